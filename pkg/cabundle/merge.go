@@ -1,0 +1,170 @@
+package cabundle
+
+import (
+	"cmp"
+	"crypto/x509"
+	"slices"
+	"time"
+)
+
+// Record is what the syncer must remember about one CA in the bundle between
+// reconciles, and across restarts and leader changes.
+type Record struct {
+	// FirstSeen is when the CA was first seen, in the source or, for a CA
+	// that was in the bundle before any record of it existed, in the bundle.
+	FirstSeen time.Time
+	// SupersededAt is when the CA was first found missing from the source.
+	// It is zero while the CA is in the source. The overlap runs from here.
+	SupersededAt time.Time
+}
+
+// State holds the records of the CAs in a bundle, by Fingerprint.
+type State map[string]Record
+
+// Input is everything Merge needs. Merge reads no clock: Now is the time.
+type Input struct {
+	// Source is the PEM data of ca.crt in the certificate Secret.
+	Source []byte
+	// Current holds the caBundle of every webhook entry as it is now. The
+	// previous CAs are taken from here; entries usually agree, but after an
+	// external edit they may not, and any of them may be damaged.
+	Current [][]byte
+	// State is the state returned by the last Merge that was written.
+	State State
+	// Overlap is how long a CA stays in the bundle after it left the source.
+	// Zero replaces the bundle with the source.
+	Overlap time.Duration
+	// Now is the time of the decision.
+	Now time.Time
+}
+
+// Result is the outcome of Merge.
+type Result struct {
+	// Verdict is the verdict on the source. When it is not valid, nothing
+	// else is set and nothing must be written.
+	Verdict Verdict
+	// Bundle is the caBundle to write: PEM, in the order of Certificates.
+	Bundle []byte
+	// Certificates are the CAs in Bundle: first those of the source, newest
+	// first, then the previous ones, most recently superseded first.
+	Certificates []*x509.Certificate
+	// State holds a record for every certificate in Bundle and nothing else.
+	State State
+	// NotAfter is the latest expiry of the CAs in the source.
+	NotAfter time.Time
+	// RequeueAfter is when the bundle will change without any new input:
+	// the earliest end of an overlap or expiry of a certificate in Bundle.
+	RequeueAfter time.Duration
+}
+
+// Merge builds the caBundle from the source and what is in place.
+//
+// The bundle holds every usable CA of the source, plus each previous CA found
+// in Current that is a CA, has not expired, and left the source less than
+// Overlap ago. Duplicates are removed. The order depends only on the
+// certificates and the state, never on the order of the input, so that an
+// unchanged situation produces identical bytes and causes no write.
+//
+// A previous CA that has no record (the state was lost, or the bundle was
+// written by an older syncer) starts its overlap now: keeping a CA too long
+// is harmless, dropping it too early opens the window this package exists to
+// close.
+func Merge(in Input) Result {
+	source, verdict := Validate(in.Source, in.Now)
+	if !verdict.Valid() {
+		return Result{Verdict: verdict}
+	}
+	// Records are kept to the second in the cluster. Rounding up makes an
+	// overlap at least as long as asked for, and makes the record that is
+	// read back equal to the one that was written.
+	stamp := ceilSecond(in.Now)
+
+	type entry struct {
+		cert *x509.Certificate
+		fp   string
+		rec  Record
+	}
+	seen := make(map[string]bool)
+	var current, previous []entry
+	for _, c := range source {
+		fp := Fingerprint(c)
+		seen[fp] = true
+		rec := Record{FirstSeen: in.State[fp].FirstSeen}
+		if rec.FirstSeen.IsZero() {
+			rec.FirstSeen = stamp
+		}
+		current = append(current, entry{cert: c, fp: fp, rec: rec})
+	}
+	if in.Overlap > 0 {
+		for _, b := range in.Current {
+			for _, c := range parseLenient(b) {
+				fp := Fingerprint(c)
+				if seen[fp] {
+					continue
+				}
+				seen[fp] = true
+				if !c.BasicConstraintsValid || !c.IsCA || expired(c, in.Now) {
+					continue
+				}
+				rec := in.State[fp]
+				if rec.FirstSeen.IsZero() {
+					rec.FirstSeen = stamp
+				}
+				if rec.SupersededAt.IsZero() {
+					rec.SupersededAt = stamp
+				}
+				if !in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
+					continue
+				}
+				previous = append(previous, entry{cert: c, fp: fp, rec: rec})
+			}
+		}
+	}
+
+	slices.SortFunc(current, func(a, b entry) int {
+		return cmp.Or(
+			b.cert.NotBefore.Compare(a.cert.NotBefore),
+			cmp.Compare(a.fp, b.fp),
+		)
+	})
+	slices.SortFunc(previous, func(a, b entry) int {
+		return cmp.Or(
+			b.rec.SupersededAt.Compare(a.rec.SupersededAt),
+			b.cert.NotBefore.Compare(a.cert.NotBefore),
+			cmp.Compare(a.fp, b.fp),
+		)
+	})
+
+	res := Result{Verdict: verdict, State: make(State, len(current)+len(previous))}
+	var next time.Time
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for _, e := range slices.Concat(current, previous) {
+		res.Certificates = append(res.Certificates, e.cert)
+		res.State[e.fp] = e.rec
+		// expired() is strict, so the certificate is gone only after NotAfter.
+		earliest(e.cert.NotAfter.Add(time.Nanosecond))
+		if !e.rec.SupersededAt.IsZero() {
+			earliest(e.rec.SupersededAt.Add(in.Overlap))
+		}
+	}
+	for _, e := range current {
+		if e.cert.NotAfter.After(res.NotAfter) {
+			res.NotAfter = e.cert.NotAfter
+		}
+	}
+	res.Bundle = Encode(res.Certificates)
+	res.RequeueAfter = max(next.Sub(in.Now), 0)
+	return res
+}
+
+func ceilSecond(t time.Time) time.Time {
+	t = t.UTC()
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
+}

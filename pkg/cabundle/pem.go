@@ -1,0 +1,115 @@
+package cabundle
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+)
+
+const certificateBlockType = "CERTIFICATE"
+
+// ErrEmpty is returned by Parse for input that holds nothing but whitespace.
+var ErrEmpty = errors.New("no certificates: the data is empty")
+
+// Parse decodes PEM data that holds one or more CERTIFICATE blocks.
+//
+// It is strict on purpose. Anything but whitespace outside the blocks, a block
+// of another type, PEM headers, or a block that does not parse as a
+// certificate is an error. A ca.crt that carries junk is more likely
+// truncated or mixed up with another file than annotated, and the syncer must
+// not guess which part was meant.
+func Parse(data []byte) ([]*x509.Certificate, error) {
+	rest := bytes.TrimSpace(data)
+	if len(rest) == 0 {
+		return nil, ErrEmpty
+	}
+	var certs []*x509.Certificate
+	for n := 1; len(rest) > 0; n++ {
+		// pem.Decode silently skips text before a block; refuse it instead.
+		if !bytes.HasPrefix(rest, []byte("-----BEGIN ")) {
+			return nil, fmt.Errorf("block %d: unexpected data outside a PEM block", n)
+		}
+		block, after := pem.Decode(rest)
+		if block == nil {
+			return nil, fmt.Errorf("block %d: malformed PEM", n)
+		}
+		if block.Type != certificateBlockType {
+			return nil, fmt.Errorf("block %d: PEM type %q, want %q", n, block.Type, certificateBlockType)
+		}
+		if len(block.Headers) != 0 {
+			return nil, fmt.Errorf("block %d: unexpected PEM headers", n)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", n, err)
+		}
+		certs = append(certs, cert)
+		rest = bytes.TrimSpace(after)
+	}
+	return certs, nil
+}
+
+// parseLenient returns every certificate it can find in data and ignores the
+// rest. It reads what is already in the MutatingWebhookConfiguration, where a
+// damaged entry must not hide the previous CAs that are still intact.
+func parseLenient(data []byte) []*x509.Certificate {
+	var certs []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return certs
+		}
+		if block.Type != certificateBlockType {
+			continue
+		}
+		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+			certs = append(certs, cert)
+		}
+	}
+}
+
+// Encode returns certs as concatenated PEM CERTIFICATE blocks, in order.
+func Encode(certs []*x509.Certificate) []byte {
+	var buf bytes.Buffer
+	for _, c := range certs {
+		// Writing to a bytes.Buffer cannot fail, and a block without headers
+		// cannot be rejected by pem.Encode.
+		_ = pem.Encode(&buf, &pem.Block{Type: certificateBlockType, Bytes: c.Raw})
+	}
+	return buf.Bytes()
+}
+
+// Fingerprint identifies a certificate by the lowercase hex SHA-256 of its
+// DER encoding, the same value `openssl x509 -fingerprint -sha256` prints
+// without colons.
+func Fingerprint(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// Equal reports whether two bundles hold the same certificates in the same
+// order. Bundles that differ only in PEM line wrapping or surrounding
+// whitespace are equal, so a caBundle written by another tool is not
+// rewritten for formatting alone. When either side does not parse, Equal
+// falls back to comparing bytes.
+func Equal(a, b []byte) bool {
+	ca, errA := Parse(a)
+	cb, errB := Parse(b)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	if len(ca) != len(cb) {
+		return false
+	}
+	for i := range ca {
+		if !bytes.Equal(ca[i].Raw, cb[i].Raw) {
+			return false
+		}
+	}
+	return true
+}
