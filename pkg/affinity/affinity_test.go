@@ -1,0 +1,248 @@
+package affinity
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
+
+func TestDecide_golden_pods(t *testing.T) {
+	m := mustMutator(t, DefaultPolicy())
+	tests := []struct {
+		name   string
+		file   string
+		reason Reason
+		patch  string
+	}{
+		{
+			name: "no_affinity_adds_the_whole_affinity", file: "no-affinity.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity","value":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[` + ourTerm + `]}}}]`,
+		},
+		{
+			name: "empty_affinity_adds_node_affinity", file: "empty-affinity.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity/nodeAffinity","value":{"preferredDuringSchedulingIgnoredDuringExecution":[` + ourTerm + `]}}]`,
+		},
+		{
+			name: "pod_anti_affinity_only_keeps_it_and_adds_node_affinity", file: "pod-anti-affinity-only.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity/nodeAffinity","value":{"preferredDuringSchedulingIgnoredDuringExecution":[` + ourTerm + `]}}]`,
+		},
+		{
+			name: "required_term_on_another_key_keeps_it_and_adds_the_list", file: "required-other-key.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution","value":[` + ourTerm + `]}]`,
+		},
+		{
+			name: "other_preferred_terms_get_ours_appended", file: "other-preferred-terms.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/-","value":` + ourTerm + `}]`,
+		},
+		{name: "node_selector_on_the_pool_key_is_kept", file: "node-selector-pool.yaml", reason: ReasonAlreadySet},
+		{name: "required_term_on_the_pool_key_is_kept", file: "required-pool-key.yaml", reason: ReasonAlreadySet},
+		{name: "our_term_already_present_is_not_added_again", file: "term-already-present.yaml", reason: ReasonAlreadySet},
+		{name: "bound_pod_is_left_alone", file: "bound.yaml", reason: ReasonAlreadyScheduled},
+		{name: "mirror_pod_is_left_alone", file: "mirror.yaml", reason: ReasonAlreadyScheduled},
+		{name: "opt_out_label_is_respected", file: "opt-out.yaml", reason: ReasonOptedOut},
+		{
+			name: "opt_out_label_with_another_value_does_not_opt_out", file: "opt-out-false.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity","value":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[` + ourTerm + `]}}}]`,
+		},
+		{
+			name: "replicaset_pod_with_generate_name_and_no_name", file: "replicaset-generate-name.yaml", reason: ReasonInjected,
+			patch: `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution","value":[` + ourTerm + `]}]`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, pod := loadPod(t, tt.file)
+			d := m.Decide(m.Policy().FactsOf(pod))
+			if d.Reason != tt.reason {
+				t.Fatalf("reason = %q (%s), want %q", d.Reason, d.Message, tt.reason)
+			}
+			if d.Message == "" {
+				t.Errorf("decision %q has no message", d.Reason)
+			}
+			if string(d.Patch) != tt.patch {
+				t.Fatalf("patch =\n%s\nwant\n%s", d.Patch, tt.patch)
+			}
+			if d.Patched() {
+				checkPatched(t, m, raw, d)
+			}
+		})
+	}
+}
+
+func TestDecide_order(t *testing.T) {
+	m := mustMutator(t, DefaultPolicy())
+	tests := []struct {
+		name  string
+		facts Facts
+		want  Reason
+	}{
+		{name: "bound_wins_over_opt_out", facts: Facts{Bound: true, OptedOut: true}, want: ReasonAlreadyScheduled},
+		{name: "mirror_wins_over_already_set", facts: Facts{Mirror: true, PoolKeySetBy: SourceNodeSelector}, want: ReasonAlreadyScheduled},
+		{name: "opt_out_wins_over_already_set", facts: Facts{OptedOut: true, PoolKeySetBy: SourceRequiredTerm}, want: ReasonOptedOut},
+		{name: "already_set_by_preferred_term", facts: Facts{PoolKeySetBy: SourcePreferredTerm, HasAffinity: true}, want: ReasonAlreadySet},
+		{name: "nothing_set_is_injected", facts: Facts{}, want: ReasonInjected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := m.Decide(tt.facts); got.Reason != tt.want {
+				t.Fatalf("Decide(%+v) = %q, want %q", tt.facts, got.Reason, tt.want)
+			}
+		})
+	}
+}
+
+func TestMutator_custom_policy(t *testing.T) {
+	m := mustMutator(t, Policy{PoolLabelKey: "example.com/pool", WorkerPool: "system", Weight: 100})
+	d := m.Decide(Facts{HasAffinity: true, HasNodeAffinity: true, HasPreferredTerms: true})
+	want := `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/-","value":{"weight":100,"preference":{"matchExpressions":[{"key":"example.com/pool","operator":"In","values":["system"]}]}}}]`
+	if string(d.Patch) != want {
+		t.Fatalf("patch =\n%s\nwant\n%s", d.Patch, want)
+	}
+	if !strings.Contains(d.Message, "example.com/pool In [system] with weight 100") {
+		t.Errorf("message %q does not name the term", d.Message)
+	}
+}
+
+func TestPolicy_Validate(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  Policy
+		wantErr string
+	}{
+		{name: "default_is_valid", policy: DefaultPolicy()},
+		{name: "weight_1_is_valid", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 1}},
+		{name: "weight_100_is_valid", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 100}},
+		{name: "weight_0_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 0}, wantErr: "between 1 and 100, got 0"},
+		{name: "weight_101_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 101}, wantErr: "between 1 and 100, got 101"},
+		{name: "empty_key_is_refused", policy: Policy{WorkerPool: "a", Weight: 10}, wantErr: "pool label key must not be empty"},
+		{name: "invalid_key_is_refused", policy: Policy{PoolLabelKey: "a b", WorkerPool: "a", Weight: 10}, wantErr: `pool label key "a b" is not a valid label key`},
+		{name: "empty_pool_is_refused", policy: Policy{PoolLabelKey: "pool", Weight: 10}, wantErr: "worker pool must not be empty"},
+		{name: "invalid_pool_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "-x-", Weight: 10}, wantErr: `worker pool "-x-" is not a valid label value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.policy.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+			}
+			if _, err := NewMutator(tt.policy); err == nil {
+				t.Fatal("NewMutator accepted an invalid policy")
+			}
+		})
+	}
+}
+
+func mustMutator(t testing.TB, p Policy) *Mutator {
+	t.Helper()
+	m, err := NewMutator(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// loadPod reads a golden Pod and returns it the way the API server sends
+// it: the JSON encoding of the typed object.
+func loadPod(t testing.TB, file string) ([]byte, *corev1.Pod) {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{}
+	if err := yaml.UnmarshalStrict(y, pod); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, pod
+}
+
+// checkPatched applies the decision's patch the way the API server does and
+// checks the result: exactly one term for the pool key, which is ours, no
+// other field changed, and a second pass that returns no patch.
+func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
+	t.Helper()
+	patch, err := jsonpatch.DecodePatch(d.Patch)
+	if err != nil {
+		t.Fatalf("decode patch %s: %v", d.Patch, err)
+	}
+	after, err := patch.Apply(before)
+	if err != nil {
+		t.Fatalf("apply patch %s to %s: %v", d.Patch, before, err)
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(after, pod); err != nil {
+		t.Fatalf("patched Pod does not decode: %v\n%s", err, after)
+	}
+
+	p := m.Policy()
+	var found []corev1.PreferredSchedulingTerm
+	na := pod.Spec.Affinity.NodeAffinity
+	for _, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		if usesKey(term.Preference.MatchExpressions, p.PoolLabelKey) {
+			found = append(found, term)
+		}
+	}
+	if len(found) != 1 || !reflect.DeepEqual(found[0], p.Term()) {
+		t.Fatalf("patched Pod has preferred terms %+v for %s, want exactly %+v", found, p.PoolLabelKey, p.Term())
+	}
+
+	// Undo the one addition the patch claims to make: what is left must
+	// equal the input, so nothing else was changed or replaced.
+	var beforeDoc, afterDoc map[string]any
+	mustUnmarshal(t, before, &beforeDoc)
+	mustUnmarshal(t, after, &afterDoc)
+	var ops []patchOp
+	mustUnmarshal(t, d.Patch, &ops)
+	if len(ops) != 1 || ops[0].Op != "add" {
+		t.Fatalf("patch %s is not a single add", d.Patch)
+	}
+	spec := afterDoc["spec"].(map[string]any)
+	switch ops[0].Path {
+	case pathAffinity:
+		delete(spec, "affinity")
+	case pathNodeAffinity:
+		delete(spec["affinity"].(map[string]any), "nodeAffinity")
+	case pathPreferred:
+		delete(spec["affinity"].(map[string]any)["nodeAffinity"].(map[string]any), "preferredDuringSchedulingIgnoredDuringExecution")
+	case pathAppend:
+		nodeAff := spec["affinity"].(map[string]any)["nodeAffinity"].(map[string]any)
+		list := nodeAff["preferredDuringSchedulingIgnoredDuringExecution"].([]any)
+		nodeAff["preferredDuringSchedulingIgnoredDuringExecution"] = list[:len(list)-1]
+	default:
+		t.Fatalf("unexpected patch path %q", ops[0].Path)
+	}
+	if !reflect.DeepEqual(beforeDoc, afterDoc) {
+		b, _ := json.Marshal(afterDoc)
+		t.Fatalf("the patch changed more than the term:\nbefore %s\nafter  %s", before, b)
+	}
+
+	if again := m.Decide(p.FactsOf(pod)); again.Patched() || again.Reason != ReasonAlreadySet {
+		t.Fatalf("second pass = %q with patch %s, want %q and no patch", again.Reason, again.Patch, ReasonAlreadySet)
+	}
+}
+
+func mustUnmarshal(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,156 @@
+package affinity
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Reason says why the webhook did what it did. The values are stable: they
+// are metric label values and the reason in every decision log line.
+type Reason string
+
+// All reasons, one per outcome of the decision order in the package doc.
+const (
+	ReasonNotPod           Reason = "not-pod"
+	ReasonNotCreate        Reason = "not-create"
+	ReasonAlreadyScheduled Reason = "already-scheduled"
+	ReasonOptedOut         Reason = "opted-out"
+	ReasonAlreadySet       Reason = "already-set"
+	ReasonInjected         Reason = "injected"
+	ReasonError            Reason = "error"
+)
+
+// Reasons lists every Reason, for metrics that want to show zeros.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonNotPod, ReasonNotCreate, ReasonAlreadyScheduled, ReasonOptedOut,
+		ReasonAlreadySet, ReasonInjected, ReasonError,
+	}
+}
+
+// Decision is the outcome for one Pod. Patch is nil unless Reason is
+// ReasonInjected. Message explains the reason to a person; it never holds
+// Pod data, so it is safe to log and cheap to produce.
+type Decision struct {
+	Reason  Reason
+	Message string
+	Patch   []byte
+}
+
+// Patched reports whether the decision carries a patch.
+func (d Decision) Patched() bool { return len(d.Patch) > 0 }
+
+// Mutator decides for one Policy. Every patch and message it can return is
+// built once by NewMutator, so Decide allocates nothing: it runs for every
+// Pod created in the cluster.
+type Mutator struct {
+	policy Policy
+
+	// One patch for each shape of the existing affinity, see patchFor.
+	addAffinity, addNodeAffinity, addPreferredList, appendPreferred []byte
+
+	msgInjected, msgBound, msgMirror, msgOptedOut string
+	msgAlreadySet                                 [SourcePreferredTerm + 1]string
+}
+
+// patchOp is one RFC 6902 operation. Only "add" is ever used: the patch
+// never replaces or removes anything the Pod already has.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// The paths are constants, never built from request data.
+const (
+	pathAffinity     = "/spec/affinity"
+	pathNodeAffinity = "/spec/affinity/nodeAffinity"
+	pathPreferred    = "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution"
+	pathAppend       = pathPreferred + "/-"
+)
+
+// NewMutator validates the policy and prepares every answer Decide can give.
+func NewMutator(p Policy) (*Mutator, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid affinity policy: %w", err)
+	}
+	term := p.Term()
+	terms := []corev1.PreferredSchedulingTerm{term}
+	m := &Mutator{policy: p}
+	var err error
+	build := func(path string, value any) []byte {
+		if err != nil {
+			return nil
+		}
+		var b []byte
+		b, err = json.Marshal([]patchOp{{Op: "add", Path: path, Value: value}})
+		return b
+	}
+	m.addAffinity = build(pathAffinity, corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}})
+	m.addNodeAffinity = build(pathNodeAffinity, corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms})
+	m.addPreferredList = build(pathPreferred, terms)
+	m.appendPreferred = build(pathAppend, term)
+	if err != nil {
+		return nil, fmt.Errorf("encode patch: %w", err)
+	}
+
+	m.msgInjected = fmt.Sprintf("added the preferred node affinity term %s In [%s] with weight %d",
+		p.PoolLabelKey, p.WorkerPool, p.Weight)
+	m.msgBound = "spec.nodeName is set: the Pod is already scheduled"
+	m.msgMirror = "the Pod is a mirror Pod (annotation " + MirrorPodAnnotation + ")"
+	m.msgOptedOut = "the Pod opts out with the label " + OptOutLabel + "=" + OptOutValue
+	for _, s := range []Source{SourceNodeSelector, SourceRequiredTerm, SourcePreferredTerm} {
+		m.msgAlreadySet[s] = fmt.Sprintf("%s already uses %s: the Pod's own choice is kept", s, p.PoolLabelKey)
+	}
+	return m, nil
+}
+
+// Policy returns the policy the Mutator was built for.
+func (m *Mutator) Policy() Policy { return m.policy }
+
+// Term returns the preferred term the policy adds.
+func (p Policy) Term() corev1.PreferredSchedulingTerm {
+	return corev1.PreferredSchedulingTerm{
+		Weight: p.Weight,
+		Preference: corev1.NodeSelectorTerm{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key:      p.PoolLabelKey,
+				Operator: corev1.NodeSelectorOpIn,
+				Values:   []string{p.WorkerPool},
+			}},
+		},
+	}
+}
+
+// Decide applies the decision order of the package doc to a Pod's facts.
+func (m *Mutator) Decide(f Facts) Decision {
+	switch {
+	case f.Bound:
+		return Decision{Reason: ReasonAlreadyScheduled, Message: m.msgBound}
+	case f.Mirror:
+		return Decision{Reason: ReasonAlreadyScheduled, Message: m.msgMirror}
+	case f.OptedOut:
+		return Decision{Reason: ReasonOptedOut, Message: m.msgOptedOut}
+	case f.PoolKeySetBy != SourceNone && f.PoolKeySetBy <= SourcePreferredTerm:
+		return Decision{Reason: ReasonAlreadySet, Message: m.msgAlreadySet[f.PoolKeySetBy]}
+	}
+	return Decision{Reason: ReasonInjected, Message: m.msgInjected, Patch: m.patchFor(f)}
+}
+
+// patchFor picks the one "add" that fits the existing affinity: each level
+// is created only when it is absent, so podAffinity, podAntiAffinity,
+// required terms and other preferred terms are never replaced.
+func (m *Mutator) patchFor(f Facts) []byte {
+	switch {
+	case !f.HasAffinity:
+		return m.addAffinity
+	case !f.HasNodeAffinity:
+		return m.addNodeAffinity
+	case !f.HasPreferredTerms:
+		return m.addPreferredList
+	default:
+		return m.appendPreferred
+	}
+}

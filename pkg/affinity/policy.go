@@ -1,0 +1,62 @@
+package affinity
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Defaults of the snatch-webhook flags --pool-label-key, --worker-pool and
+// --affinity-weight.
+const (
+	DefaultPoolLabelKey = "worker.gardener.cloud/pool"
+	DefaultWorkerPool   = "cpu-worker-0"
+	DefaultWeight       = 10
+)
+
+// The opt-out label and the annotation that marks a mirror Pod.
+const (
+	// OptOutLabel is the label key with which a Pod opts out of the mutation.
+	OptOutLabel = "kim-snatch.kyma-project.io/opt-out"
+	// OptOutValue is the only value of OptOutLabel that opts out.
+	OptOutValue = "true"
+	// MirrorPodAnnotation marks the API server's copy of a kubelet static
+	// Pod. Such a Pod is bound to its node already and cannot be changed.
+	MirrorPodAnnotation = "kubernetes.io/config.mirror"
+)
+
+// Policy says which term to add: a preferred term with Weight for nodes
+// whose PoolLabelKey label equals WorkerPool.
+type Policy struct {
+	PoolLabelKey string
+	WorkerPool   string
+	Weight       int32
+}
+
+// DefaultPolicy returns the policy for Kyma's own worker pool on Gardener.
+func DefaultPolicy() Policy {
+	return Policy{PoolLabelKey: DefaultPoolLabelKey, WorkerPool: DefaultWorkerPool, Weight: DefaultWeight}
+}
+
+// Validate reports every problem with the policy at once. The weight range
+// is the API server's own (1-100); a patch outside it would make every Pod
+// creation fail validation after the webhook admitted it.
+func (p Policy) Validate() error {
+	var errs []error
+	if p.PoolLabelKey == "" {
+		errs = append(errs, errors.New("the pool label key must not be empty"))
+	} else if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("the pool label key %q is not a valid label key: %s", p.PoolLabelKey, strings.Join(msgs, "; ")))
+	}
+	if p.WorkerPool == "" {
+		errs = append(errs, errors.New("the worker pool must not be empty"))
+	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("the worker pool %q is not a valid label value: %s", p.WorkerPool, strings.Join(msgs, "; ")))
+	}
+	if p.Weight < 1 || p.Weight > 100 {
+		errs = append(errs, fmt.Errorf("the affinity weight must be between 1 and 100, got %d", p.Weight))
+	}
+	return errors.Join(errs...)
+}
