@@ -1,0 +1,46 @@
+#!/bin/sh
+# Builds one of the shipped binaries exactly as its container image does.
+# Dockerfile.webhook and Dockerfile.syncer call this script, and
+# test/manifests runs it to check the result, so the flags live here only.
+#
+#   VERSION=v1.2.3 hack/build-binary.sh snatch-webhook bin
+#
+# GOOS and GOARCH are honoured as usual.
+set -eu
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: VERSION=<version> $0 <snatch-webhook|cabundle-syncer> [output-dir]" >&2
+	exit 2
+fi
+binary=$1
+out=${2:-bin}
+version=${VERSION:-dev}
+
+case $binary in
+snatch-webhook | cabundle-syncer) ;;
+*)
+	echo "$0: unknown binary '$binary'; want snatch-webhook or cabundle-syncer" >&2
+	exit 2
+	;;
+esac
+
+# The version ends up inside a single -ldflags word.
+case $version in
+*[!A-Za-z0-9._+-]*)
+	echo "$0: VERSION '$version' may only hold letters, digits and . _ + -" >&2
+	exit 2
+	;;
+esac
+
+# CGO_ENABLED=0: a static binary for the distroless static base, which has no
+#   libc.
+# -trimpath: no build machine paths in the binary, so builds reproduce.
+# -buildvcs=false: the image build context has no .git; leave it out
+#   everywhere so a local build matches the image's.
+# -s -w: no symbol table or DWARF; the image is for running, not debugging.
+CGO_ENABLED=0 exec go build \
+	-trimpath \
+	-buildvcs=false \
+	-ldflags "-s -w -X github.com/kyma-project/kim-snatch/pkg/version.version=${version}" \
+	-o "${out}/${binary}" \
+	"./cmd/${binary}"
