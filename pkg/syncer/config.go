@@ -1,0 +1,55 @@
+package syncer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// FieldManager is the server-side apply field manager of the syncer. It owns
+// webhooks[*].clientConfig.caBundle and the state annotation, nothing else.
+const FieldManager = "cabundle-syncer"
+
+// ControllerName names the controller in logs and in controller-runtime's
+// metrics.
+const ControllerName = "cabundle-syncer"
+
+// Config names the two objects the syncer connects, and the overlap.
+type Config struct {
+	// SecretNamespace and SecretName name the Secret written by the
+	// certificate issuer.
+	SecretNamespace string
+	SecretName      string
+	// CAKey is the key in the Secret's data that holds the CA in PEM.
+	CAKey string
+	// WebhookConfiguration names the MutatingWebhookConfiguration whose
+	// caBundle is kept.
+	WebhookConfiguration string
+	// Overlap is how long a CA stays in the bundle after it left the
+	// Secret. Zero replaces the bundle at every rotation.
+	Overlap time.Duration
+}
+
+// Validate reports every field that cannot work, checked with the API
+// server's own rules so that a typo fails at startup, not at the first watch.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(what string, msgs []string) {
+		if len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s: %s", what, strings.Join(msgs, "; ")))
+		}
+	}
+	check("secret namespace "+quote(c.SecretNamespace), validation.IsDNS1123Label(c.SecretNamespace))
+	check("secret name "+quote(c.SecretName), validation.IsDNS1123Subdomain(c.SecretName))
+	check("CA key "+quote(c.CAKey), validation.IsConfigMapKey(c.CAKey))
+	check("webhook configuration "+quote(c.WebhookConfiguration), validation.IsDNS1123Subdomain(c.WebhookConfiguration))
+	if c.Overlap < 0 {
+		errs = append(errs, fmt.Errorf("CA overlap %s: must not be negative", c.Overlap))
+	}
+	return errors.Join(errs...)
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,57 @@
+package syncer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigValidate(t *testing.T) {
+	valid := Config{
+		SecretNamespace:      "kyma-system",
+		SecretName:           "kim-snatch-certificates",
+		CAKey:                "ca.crt",
+		WebhookConfiguration: "kim-snatch-mutating-webhook-configuration",
+		Overlap:              time.Hour,
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*Config)
+		wantErr []string
+	}{
+		{name: "defaults", mutate: func(*Config) {}},
+		{name: "overlap_0", mutate: func(c *Config) { c.Overlap = 0 }},
+		{name: "negative_overlap", mutate: func(c *Config) { c.Overlap = -time.Second }, wantErr: []string{"CA overlap"}},
+		{name: "empty_namespace", mutate: func(c *Config) { c.SecretNamespace = "" }, wantErr: []string{"secret namespace"}},
+		{name: "namespace_with_dot", mutate: func(c *Config) { c.SecretNamespace = "kyma.system" }, wantErr: []string{"secret namespace"}},
+		{name: "upper_case_secret", mutate: func(c *Config) { c.SecretName = "Certs" }, wantErr: []string{"secret name"}},
+		{name: "ca_key_with_slash", mutate: func(c *Config) { c.CAKey = "certs/ca.crt" }, wantErr: []string{"CA key"}},
+		{name: "empty_webhook_configuration", mutate: func(c *Config) { c.WebhookConfiguration = "" }, wantErr: []string{"webhook configuration"}},
+		{
+			name:    "every_error_reported",
+			mutate:  func(c *Config) { *c = Config{Overlap: -1} },
+			wantErr: []string{"secret namespace", "secret name", "CA key", "webhook configuration", "CA overlap"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid
+			tt.mutate(&c)
+			err := c.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want errors about %v", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v, want it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}

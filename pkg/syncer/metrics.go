@@ -1,0 +1,107 @@
+package syncer
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+)
+
+// Error reasons of cabundle_syncer_errors_total. The set is closed, so the
+// label stays bounded.
+const (
+	ReasonSecretNotFound         = "secret-not-found"
+	ReasonCAKeyMissing           = "ca-key-missing"
+	ReasonWebhookConfigNotFound  = "webhook-configuration-not-found"
+	ReasonReadFailed             = "read-failed"
+	ReasonStateInvalid           = "state-invalid"
+	ReasonApplyConflict          = "apply-conflict"
+	ReasonApplyFailed            = "apply-failed"
+	ReasonFieldOwnershipConflict = "field-ownership-conflict"
+)
+
+// errorReasons lists every label value of cabundle_syncer_errors_total, so
+// that each series exists from the start and rate() works on the first error.
+func errorReasons() []string {
+	return []string{
+		ReasonSecretNotFound,
+		ReasonCAKeyMissing,
+		string(cabundle.ReasonEmpty),
+		string(cabundle.ReasonUnparsable),
+		string(cabundle.ReasonNotCA),
+		string(cabundle.ReasonExpired),
+		ReasonWebhookConfigNotFound,
+		ReasonReadFailed,
+		ReasonStateInvalid,
+		ReasonApplyConflict,
+		ReasonApplyFailed,
+		ReasonFieldOwnershipConflict,
+	}
+}
+
+// Metrics are the syncer's metrics. Only the leader reconciles, so in_sync,
+// source_valid, ca_not_after_seconds and bundle_certificates carry meaning
+// only where is_leader is 1; alerts should join on it.
+type Metrics struct {
+	// InSync is 1 when the last reconcile found or made every webhook's
+	// caBundle equal to the bundle built from a valid source.
+	InSync prometheus.Gauge
+	// SourceValid is 1 when the last reconcile found a usable CA.
+	SourceValid prometheus.Gauge
+	// Updates counts writes to the MutatingWebhookConfiguration.
+	Updates prometheus.Counter
+	// Errors counts reconciles that ended in an error or an invalid source.
+	Errors *prometheus.CounterVec
+	// CANotAfter is the expiry of the newest CA in the source, in Unix seconds.
+	CANotAfter prometheus.Gauge
+	// BundleCertificates is the number of CAs in the bundle.
+	BundleCertificates prometheus.Gauge
+	// IsLeader is 1 while this process holds the leader lease.
+	IsLeader prometheus.Gauge
+}
+
+// NewMetrics creates the metrics and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		InSync: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cabundle_syncer_in_sync",
+			Help: "1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile.",
+		}),
+		SourceValid: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cabundle_syncer_source_valid",
+			Help: "1 when the CA in the Secret was usable at the last reconcile.",
+		}),
+		Updates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cabundle_syncer_updates_total",
+			Help: "Writes of the caBundle to the MutatingWebhookConfiguration.",
+		}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cabundle_syncer_errors_total",
+			Help: "Reconciles that ended in an error or found an invalid source, by reason.",
+		}, []string{"reason"}),
+		CANotAfter: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cabundle_syncer_ca_not_after_seconds",
+			Help: "Expiry of the newest CA in the Secret, in Unix seconds.",
+		}),
+		BundleCertificates: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cabundle_syncer_bundle_certificates",
+			Help: "Number of CA certificates in the caBundle built at the last reconcile.",
+		}),
+		IsLeader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cabundle_syncer_is_leader",
+			Help: "1 while this process holds the leader lease and reconciles.",
+		}),
+	}
+	for _, r := range errorReasons() {
+		m.Errors.WithLabelValues(r)
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.InSync, m.SourceValid, m.Updates, m.Errors, m.CANotAfter, m.BundleCertificates, m.IsLeader} {
+		errs = append(errs, reg.Register(c))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,197 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+)
+
+// Event reasons. Each failure has its own reason: the events API folds
+// events with the same reason on the same object into one series and keeps
+// only the first note, so a shared reason would hide what changed.
+const (
+	EventSourceNotFound         = "SourceNotFound"
+	EventSourceKeyMissing       = "SourceKeyMissing"
+	EventSourceEmpty            = "SourceEmpty"
+	EventSourceUnparsable       = "SourceUnparsable"
+	EventSourceNotCA            = "SourceNotCA"
+	EventSourceExpired          = "SourceExpired"
+	EventWebhookConfigNotFound  = "WebhookConfigurationNotFound"
+	EventCABundleUpdated        = "CABundleUpdated"
+	EventCABundleOwnershipTaken = "CABundleOwnershipTaken"
+	EventCABundleApplyFailed    = "CABundleApplyFailed"
+)
+
+// eventAction is the action of every Event, as the events API requires one.
+const eventAction = "SyncCABundle"
+
+// Reconciler keeps webhooks[*].clientConfig.caBundle of one
+// MutatingWebhookConfiguration in step with the CA in one Secret. Every
+// request means the same thing, "look again", so it ignores the request.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	metrics  *Metrics
+	cfg      Config
+	now      func() time.Time
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// NewReconciler returns a reconciler that reads through c, which should be
+// backed by the cache from CacheOptions, and writes through it with
+// server-side apply. now is the clock of the merge; nil means time.Now.
+func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
+	if now == nil {
+		now = time.Now
+	}
+	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: now}
+}
+
+// Reconcile reads the Secret and the MutatingWebhookConfiguration, merges,
+// and writes when the result differs from what is in place.
+//
+// Error policy: a missing object or an invalid source is reported (Event,
+// metric, log) and not retried, because only a change to one of the two
+// watched objects can fix it, and that change triggers a new reconcile. Read
+// and write errors are returned, so the workqueue retries with backoff. In
+// every failure the caBundle in place stays as it is.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	log := logf.FromContext(ctx).WithValues(
+		"secret", r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
+		"webhookConfiguration", r.cfg.WebhookConfiguration)
+
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.InSync.Set(0)
+			r.count(ReasonWebhookConfigNotFound)
+			log.Info("MutatingWebhookConfiguration not found; waiting for it to be created", "reason", ReasonWebhookConfigNotFound)
+			stub := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			stub.Name = r.cfg.WebhookConfiguration
+			r.recorder.Eventf(stub, nil, corev1.EventTypeWarning, EventWebhookConfigNotFound, eventAction,
+				"MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)
+			return reconcile.Result{}, nil
+		}
+		r.count(ReasonReadFailed)
+		return reconcile.Result{}, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err)
+	}
+
+	secret := &corev1.Secret{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			stub := &corev1.Secret{}
+			stub.Namespace, stub.Name = r.cfg.SecretNamespace, r.cfg.SecretName
+			r.invalidSource(log, stub, mwc, ReasonSecretNotFound, EventSourceNotFound,
+				fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
+			return reconcile.Result{}, nil
+		}
+		r.count(ReasonReadFailed)
+		return reconcile.Result{}, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err)
+	}
+	source, ok := secret.Data[r.cfg.CAKey]
+	if !ok {
+		r.invalidSource(log, secret, mwc, ReasonCAKeyMissing, EventSourceKeyMissing,
+			fmt.Sprintf("Secret %s/%s has no key %q", secret.Namespace, secret.Name, r.cfg.CAKey))
+		return reconcile.Result{}, nil
+	}
+
+	state, err := decodeState(mwc.Annotations[StateAnnotation])
+	if err != nil {
+		// Without the state every previous CA starts a new overlap now:
+		// kept longer than needed, never dropped early. The next write
+		// replaces the damaged annotation.
+		r.count(ReasonStateInvalid)
+		log.Error(err, "Ignoring the overlap state", "reason", ReasonStateInvalid)
+	}
+	current := make([][]byte, 0, len(mwc.Webhooks))
+	for _, wh := range mwc.Webhooks {
+		current = append(current, wh.ClientConfig.CABundle)
+	}
+	res := cabundle.Merge(cabundle.Input{
+		Source:  source,
+		Current: current,
+		State:   state,
+		Overlap: r.cfg.Overlap,
+		Now:     r.now(),
+	})
+	if !res.Verdict.Valid() {
+		r.invalidSource(log, secret, mwc, string(res.Verdict.Reason), sourceEventReason(res.Verdict.Reason),
+			fmt.Sprintf("Secret %s/%s key %q: %s", secret.Namespace, secret.Name, r.cfg.CAKey, res.Verdict.Message))
+		return reconcile.Result{}, nil
+	}
+	r.metrics.SourceValid.Set(1)
+	r.metrics.CANotAfter.Set(float64(res.NotAfter.Unix()))
+	r.metrics.BundleCertificates.Set(float64(len(res.Certificates)))
+
+	annotation := encodeState(res.State)
+	if len(mwc.Webhooks) == 0 || upToDate(mwc, res.Bundle, annotation) {
+		r.metrics.InSync.Set(1)
+		log.V(1).Info("caBundle up to date", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
+		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	}
+	if err := r.apply(ctx, log, mwc, res.Bundle, annotation); err != nil {
+		r.metrics.InSync.Set(0)
+		return reconcile.Result{}, err
+	}
+	r.metrics.Updates.Inc()
+	r.metrics.InSync.Set(1)
+	log.Info("caBundle written", "certificates", len(res.Certificates), "webhooks", len(mwc.Webhooks), "requeueAfter", res.RequeueAfter)
+	r.recorder.Eventf(mwc, secret, corev1.EventTypeNormal, EventCABundleUpdated, eventAction,
+		"caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s", len(mwc.Webhooks), len(res.Certificates), secret.Namespace, secret.Name)
+	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// invalidSource reports a source that must not be written. The caBundle in
+// place is the last good one; leaving it alone is the whole point.
+func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, reason, eventReason, msg string) {
+	r.metrics.SourceValid.Set(0)
+	r.metrics.InSync.Set(0)
+	r.count(reason)
+	log.Info("Source invalid; keeping the caBundle in place", "reason", reason, "detail", msg)
+	r.recorder.Eventf(secret, mwc, corev1.EventTypeWarning, eventReason, eventAction,
+		"%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)
+}
+
+func (r *Reconciler) count(reason string) {
+	r.metrics.Errors.WithLabelValues(reason).Inc()
+}
+
+func sourceEventReason(r cabundle.Reason) string {
+	switch r {
+	case cabundle.ReasonEmpty:
+		return EventSourceEmpty
+	case cabundle.ReasonNotCA:
+		return EventSourceNotCA
+	case cabundle.ReasonExpired:
+		return EventSourceExpired
+	default:
+		return EventSourceUnparsable
+	}
+}
+
+// upToDate reports whether every webhook already carries bundle and the
+// state annotation is current. Comparing first is what keeps the syncer from
+// writing, and so from waking itself up, when nothing changed.
+func upToDate(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) bool {
+	if mwc.Annotations[StateAnnotation] != annotation {
+		return false
+	}
+	for _, wh := range mwc.Webhooks {
+		if !cabundle.Equal(wh.ClientConfig.CABundle, bundle) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,132 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// CacheOptions restricts the manager's cache to the two objects the syncer
+// reads.
+//
+// An unrestricted cache of Secrets holds every Secret of the cluster in
+// memory, so the syncer's memory would grow with the cluster (a Kyma cluster
+// easily has thousands of Helm release Secrets). The field selector on
+// metadata.name makes the API server send one object, and is also what
+// allows the RBAC rules to name that one object: the API server authorizes a
+// list or watch against resourceNames only when it carries such a selector.
+// Reads of any other type fail instead of silently starting a cluster-wide
+// informer.
+func CacheOptions(cfg Config) cache.Options {
+	return cache.Options{
+		ReaderFailOnMissingInformer: true,
+		// managedFields are a large part of a MutatingWebhookConfiguration
+		// and the syncer never reads them.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {
+				Namespaces: map[string]cache.Config{cfg.SecretNamespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", cfg.SecretName),
+			},
+			&admissionregistrationv1.MutatingWebhookConfiguration{}: {
+				Field: fields.OneTermEqualSelector("metadata.name", cfg.WebhookConfiguration),
+			},
+		},
+	}
+}
+
+// SetupWithManager adds the reconciler, and the runnable that reports
+// leadership, to mgr. The manager must use CacheOptions(cfg) and must not
+// have been started.
+func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *Metrics) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	// The controller, and with it its watches, starts only on the leader.
+	// Registering the two informers now makes every replica's cache hold
+	// both objects from the start: a standby takes over without a first
+	// list, and its readiness says that it can read what it needs.
+	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("register informer for %T: %w", obj, err)
+		}
+	}
+	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg, nil)
+	// Every event maps to the one key: the workqueue then folds a burst of
+	// Secret and webhook configuration events into one reconcile.
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: cfg.WebhookConfiguration}}
+	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{key}
+	})
+	// The cache holds only the two objects; the predicates say so again for
+	// a reader, and protect against a manager built without CacheOptions.
+	isSecret := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == cfg.SecretNamespace && o.GetName() == cfg.SecretName
+	})
+	isWebhookConfig := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetName() == cfg.WebhookConfiguration
+	})
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		// Watching the MutatingWebhookConfiguration is what corrects drift:
+		// an edit that wipes the caBundle, or a re-apply of the manifests,
+		// wakes the syncer up like a new CA does.
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, builder.WithPredicates(isWebhookConfig)).
+		Watches(&corev1.Secret{}, toKey, builder.WithPredicates(isSecret)).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
+	}
+	if err := mgr.Add(&leaderGauge{metrics: m}); err != nil {
+		return fmt.Errorf("add leader gauge: %w", err)
+	}
+	return nil
+}
+
+// leaderGauge sets cabundle_syncer_is_leader while this process leads. The
+// manager starts it only after winning the election, like the controller.
+type leaderGauge struct{ metrics *Metrics }
+
+var (
+	_ manager.Runnable               = (*leaderGauge)(nil)
+	_ manager.LeaderElectionRunnable = (*leaderGauge)(nil)
+)
+
+func (l *leaderGauge) Start(ctx context.Context) error {
+	l.metrics.IsLeader.Set(1)
+	<-ctx.Done()
+	l.metrics.IsLeader.Set(0)
+	return nil
+}
+
+func (l *leaderGauge) NeedLeaderElection() bool { return true }
+
+// CacheSyncedCheck is a readiness check that passes once the cache holds
+// the two objects (or knows they are absent). A replica waiting for the
+// lease is ready too: it has everything it needs to take over at once.
+func CacheSyncedCheck(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("cache not synced")
+		}
+		return nil
+	}
+}
