@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/version"
+)
+
+func TestExecute(t *testing.T) {
+	checkCalled := func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+		_, err := io.WriteString(stdout, "check "+strings.Join(args, " "))
+		return err
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantRun    bool
+		check      func(t *testing.T, o Options)
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{
+			name:    "defaults",
+			args:    nil,
+			wantRun: true,
+			check: func(t *testing.T, o Options) {
+				want := defaultOptions()
+				if o.Syncer != want.Syncer || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
+					o.LeaseDuration != 15*time.Second || o.MetricsBindAddress != ":8080" || o.HealthProbeBindAddress != ":8081" {
+					t.Errorf("options = %+v, want the defaults %+v", o, want)
+				}
+			},
+		},
+		{
+			name: "every_flag",
+			args: []string{
+				"--secret-namespace=ns", "--secret-name=certs", "--ca-key=root.pem",
+				"--webhook-configuration=hook", "--ca-overlap=90s", "--leader-elect=false",
+				"--leader-election-namespace=le", "--leader-election-id=lock",
+				"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
+				"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0",
+				"--kubeconfig=/tmp/kc", "--zap-log-level=debug",
+			},
+			wantRun: true,
+			check: func(t *testing.T, o Options) {
+				s := o.Syncer
+				if s.SecretNamespace != "ns" || s.SecretName != "certs" || s.CAKey != "root.pem" || s.WebhookConfiguration != "hook" || s.Overlap != 90*time.Second {
+					t.Errorf("syncer config = %+v", s)
+				}
+				if o.LeaderElect || o.LeaderElectionNamespace != "le" || o.LeaderElectionID != "lock" ||
+					o.LeaseDuration != 4*time.Second || o.RenewDeadline != 3*time.Second || o.RetryPeriod != 500*time.Millisecond {
+					t.Errorf("leader election = %v %q %q %s %s %s", o.LeaderElect, o.LeaderElectionNamespace, o.LeaderElectionID, o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+				}
+				if o.MetricsBindAddress != "0" || o.HealthProbeBindAddress != "127.0.0.1:0" || o.Kubeconfig != "/tmp/kc" {
+					t.Errorf("addresses and kubeconfig = %q %q %q", o.MetricsBindAddress, o.HealthProbeBindAddress, o.Kubeconfig)
+				}
+				if o.Zap.Level == nil {
+					t.Error("--zap-log-level was not bound")
+				}
+			},
+		},
+		{name: "version", args: []string{"--version"}, wantStdout: version.String("cabundle-syncer") + "\n"},
+		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, wantStdout: version.String("cabundle-syncer") + "\n"},
+		{name: "help", args: []string{"--help"}, wantStderr: "Usage: cabundle-syncer [flags]"},
+		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, wantCode: 2, wantStderr: "CA overlap"},
+		{name: "unknown_flag", args: []string{"--overlap=1h"}, wantCode: 2, wantStderr: "flag provided but not defined"},
+		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, wantCode: 2, wantStderr: "unexpected arguments"},
+		{name: "unknown_command", args: []string{"chek"}, wantCode: 2, wantStderr: `unknown command "chek"`},
+		{name: "subcommand_gets_its_arguments", args: []string{"check", "--strict", "x"}, wantStdout: "check --strict x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			ran := false
+			c := &cli{
+				stdout: &stdout,
+				stderr: &stderr,
+				runSyncer: func(_ context.Context, o Options) error {
+					ran = true
+					if tt.check != nil {
+						tt.check(t, o)
+					}
+					return nil
+				},
+				subcommands: []subcommand{{name: "check", summary: "test only", run: checkCalled}},
+			}
+			err := c.execute(context.Background(), tt.args)
+			code := exitCode(err, &stderr)
+			if ran != tt.wantRun {
+				t.Errorf("syncer ran = %v, want %v (err %v)", ran, tt.wantRun, err)
+			}
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (err %v)", code, tt.wantCode, err)
+			}
+			if tt.wantStdout != "" && stdout.String() != tt.wantStdout {
+				t.Errorf("stdout = %q, want %q", stdout.String(), tt.wantStdout)
+			}
+			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{name: "success", err: nil, want: 0},
+		{name: "help", err: flag.ErrHelp, want: 0},
+		{name: "usage", err: usageError{errors.New("bad flag")}, want: 2},
+		{name: "runtime", err: errors.New("leader election lost"), want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitCode(tt.err, io.Discard); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
