@@ -1,0 +1,150 @@
+package admission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+)
+
+// BenchmarkHandler compares this package's handler with the generic
+// approach of kim-snatch's old implementation, on the same reviews:
+//
+//   - fast: Handler as served (no logging);
+//   - fast_zap_json: the same with a production zap logger writing one JSON
+//     line per decision to io.Discard;
+//   - generic: controller-runtime's admission.Webhook, which decodes the
+//     whole AdmissionReview, then the whole Pod, mutates the typed Pod,
+//     encodes it again and diffs the two documents into a JSON patch
+//     (admission.PatchResponseFromRaw).
+//
+// Run with: go test ./pkg/admission -run '^$' -bench Handler -benchmem
+func BenchmarkHandler(b *testing.B) {
+	m, err := affinity.NewMutator(affinity.DefaultPolicy())
+	if err != nil {
+		b.Fatal(err)
+	}
+	fast, err := NewHandler(Options{Mutator: m, Log: logr.Discard()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fastZap, err := NewHandler(Options{Mutator: m, Log: zapJSONDiscard()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	generic := genericWebhook(m)
+
+	for _, payload := range []struct{ name, file string }{
+		{"pod_5k5", "review-pod-5k5.json"},
+		{"pod_8k8_managed_fields", "review-pod-8k8-managed-fields.json"},
+	} {
+		body := readFile(b, payload.file)
+		for _, impl := range []struct {
+			name string
+			h    http.Handler
+		}{{"fast", fast}, {"fast_zap_json", fastZap}, {"generic", generic}} {
+			b.Run(payload.name+"/"+impl.name, func(b *testing.B) {
+				// Both must produce the same patch, or the comparison means nothing.
+				got, want := patchOf(b, impl.h, body), patchOf(b, fast, body)
+				if !sameJSON(b, got, want) {
+					b.Fatalf("%s patch %s differs from the fast handler's %s", impl.name, got, want)
+				}
+				req := httptest.NewRequest(http.MethodPost, Path, nil)
+				req.Header.Set("Content-Type", "application/json")
+				req.ContentLength = int64(len(body))
+				w := &discardWriter{header: http.Header{}}
+				rd := bytes.NewReader(body)
+				req.Body = io.NopCloser(rd)
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					rd.Reset(body)
+					clear(w.header)
+					impl.h.ServeHTTP(w, req)
+				}
+			})
+		}
+	}
+}
+
+func patchOf(b *testing.B, h http.Handler, body []byte) []byte {
+	b.Helper()
+	rec := post(h, "application/json", body)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	return decodeResponse(b, rec.Body.Bytes()).Patch
+}
+
+func sameJSON(b *testing.B, x, y []byte) bool {
+	var vx, vy any
+	if json.Unmarshal(x, &vx) != nil || json.Unmarshal(y, &vy) != nil {
+		b.Fatalf("patches do not decode: %s, %s", x, y)
+	}
+	return reflect.DeepEqual(vx, vy)
+}
+
+// genericWebhook is the old implementation's shape: a typed handler that
+// decodes the Pod, mutates it and returns the diff as the patch.
+func genericWebhook(m *affinity.Mutator) http.Handler {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme) // the client-go scheme always registers
+	decoder := admission.NewDecoder(scheme)
+	return &admission.Webhook{
+		LogConstructor: func(logr.Logger, *admission.Request) logr.Logger { return logr.Discard() },
+		Handler: admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
+			pod := &corev1.Pod{}
+			if err := decoder.Decode(req, pod); err != nil {
+				return admission.Errored(http.StatusBadRequest, err)
+			}
+			if d := m.Decide(m.Policy().FactsOf(pod)); !d.Patched() {
+				return admission.Allowed(string(d.Reason))
+			}
+			addTerm(pod, m.Policy().Term())
+			marshaled, err := json.Marshal(pod)
+			if err != nil {
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			return admission.PatchResponseFromRaw(req.Object.Raw, marshaled)
+		}),
+	}
+}
+
+func addTerm(pod *corev1.Pod, term corev1.PreferredSchedulingTerm) {
+	if pod.Spec.Affinity == nil {
+		pod.Spec.Affinity = &corev1.Affinity{}
+	}
+	if pod.Spec.Affinity.NodeAffinity == nil {
+		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := pod.Spec.Affinity.NodeAffinity
+	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution, term)
+}
+
+func zapJSONDiscard() logr.Logger {
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+	return zapr.NewLogger(zap.New(core))
+}
+
+// discardWriter is a ResponseWriter that keeps nothing, so the benchmark
+// measures the handler and not a recorder.
+type discardWriter struct{ header http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.header }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *discardWriter) WriteHeader(int)             {}

@@ -1,0 +1,87 @@
+package admission
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+)
+
+// Outcomes of one admission request, the "outcome" label of
+// snatch_webhook_admission_total. No outcome is a denial: the webhook never
+// denies, it patches, allows, or answers a malformed request with a 4xx
+// (which the API server's failurePolicy Ignore turns into an admission).
+const (
+	OutcomePatched   = "patched"
+	OutcomeAllowed   = "allowed"
+	OutcomeMalformed = "malformed"
+)
+
+// Reasons for a malformed request, the "reason" label next to
+// OutcomeMalformed. Decisions use the affinity.Reason values.
+const (
+	ReasonMethodNotAllowed = "method-not-allowed"
+	ReasonBodyTooLarge     = "body-too-large"
+	ReasonEmptyBody        = "empty-body"
+	ReasonWrongContentType = "wrong-content-type"
+	ReasonInvalidJSON      = "invalid-json"
+	ReasonInvalidReview    = "invalid-review"
+	ReasonNoRequest        = "no-request"
+	ReasonNoUID            = "no-uid"
+)
+
+var malformedReasons = []string{
+	ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
+	ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID,
+}
+
+// Metrics are the admission metrics of DESIGN §5. The labels are bounded:
+// an outcome and a reason, never a Pod or namespace name.
+type Metrics struct {
+	total    *prometheus.CounterVec
+	duration prometheus.Histogram
+}
+
+// NewMetrics creates the admission metrics and registers them on reg. Every
+// valid label pair is created at zero so that rates exist from the start.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "snatch_webhook_admission_total",
+			Help: "Admission requests handled, by outcome (patched, allowed, malformed) and reason.",
+		}, []string{"outcome", "reason"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "snatch_webhook_admission_duration_seconds",
+			Help: "Time from reading the request headers to writing the response, TLS excluded.",
+			// The handler takes tens of microseconds; the API server gives
+			// up after the MWC's timeoutSeconds (2 s).
+			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1, 2},
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.total, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register admission metrics: %w", err)
+		}
+	}
+	for _, r := range affinity.Reasons() {
+		outcome := OutcomeAllowed
+		if r == affinity.ReasonInjected {
+			outcome = OutcomePatched
+		}
+		m.total.WithLabelValues(outcome, string(r))
+	}
+	for _, r := range malformedReasons {
+		m.total.WithLabelValues(OutcomeMalformed, r)
+	}
+	return m, nil
+}
+
+func (m *Metrics) observe(outcome, reason string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.total.WithLabelValues(outcome, reason).Inc()
+	m.duration.Observe(d.Seconds())
+}
