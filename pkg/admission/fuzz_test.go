@@ -72,4 +72,3 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
-

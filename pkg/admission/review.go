@@ -510,4 +510,3 @@ func eachElement(s *scanner, field string, fn func() error) error {
 		}
 	}
 }
-

@@ -17,7 +17,9 @@ type syntaxError struct {
 	offset int
 }
 
-func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at offset %d: %s", e.offset, e.msg) }
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.offset, e.msg)
+}
 
 // scanner reads one JSON document in place. It decodes nothing by itself:
 // callers pick the few members they need and skip the rest, and skipping
