@@ -56,13 +56,13 @@ func applyConfiguration(mwc *admissionregistrationv1.MutatingWebhookConfiguratio
 // applies to the fields in applyConfiguration: the caBundles and the state
 // annotation. It cannot take rules, selectors, failurePolicy or any other
 // field from their owner.
-func (r *Reconciler) apply(ctx context.Context, log logr.Logger, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
+func (r *Reconciler) apply(ctx context.Context, log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
 	ac := applyConfiguration(mwc, bundle, annotation)
 	err := r.client.Apply(ctx, ac, client.FieldOwner(FieldManager))
 	if conflicts := fieldManagerConflicts(err); len(conflicts) > 0 {
 		r.count(ReasonFieldOwnershipConflict)
 		log.Info("Taking ownership of the caBundle from another field manager", "reason", ReasonFieldOwnershipConflict, "conflicts", conflicts)
-		r.recorder.Eventf(mwc, nil, corev1.EventTypeWarning, EventCABundleOwnershipTaken, eventAction,
+		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleOwnershipTaken,
 			"Another field manager held the caBundle; %s takes it back: %s", FieldManager, strings.Join(conflicts, "; "))
 		err = r.client.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership)
 	}
@@ -77,7 +77,7 @@ func (r *Reconciler) apply(ctx context.Context, log logr.Logger, mwc *admissionr
 		return fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
 	default:
 		r.count(ReasonApplyFailed)
-		r.recorder.Eventf(mwc, nil, corev1.EventTypeWarning, EventCABundleApplyFailed, eventAction,
+		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleApplyFailed,
 			"Writing the caBundle failed, the caBundle in place is kept: %v", err)
 		return fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
 	}

@@ -20,6 +20,13 @@ import (
 // Event reasons. Each failure has its own reason: the events API folds
 // events with the same reason on the same object into one series and keeps
 // only the first note, so a shared reason would hide what changed.
+//
+// Every Event regards the Secret, the syncer's source, and names the
+// MutatingWebhookConfiguration as the related object. Events regarding the
+// cluster-scoped MutatingWebhookConfiguration would land in the namespace
+// "default", which would need RBAC there and would be moved by a kustomize
+// namespace override; this way all of the syncer's Events are in one
+// namespace, next to the Secret, with one Role.
 const (
 	EventSourceNotFound         = "SourceNotFound"
 	EventSourceKeyMissing       = "SourceKeyMissing"
@@ -78,9 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			r.metrics.InSync.Set(0)
 			r.count(ReasonWebhookConfigNotFound)
 			log.Info("MutatingWebhookConfiguration not found; waiting for it to be created", "reason", ReasonWebhookConfigNotFound)
-			stub := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			stub.Name = r.cfg.WebhookConfiguration
-			r.recorder.Eventf(stub, nil, corev1.EventTypeWarning, EventWebhookConfigNotFound, eventAction,
+			r.event(nil, nil, corev1.EventTypeWarning, EventWebhookConfigNotFound,
 				"MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)
 			return reconcile.Result{}, nil
 		}
@@ -91,9 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	secret := &corev1.Secret{}
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			stub := &corev1.Secret{}
-			stub.Namespace, stub.Name = r.cfg.SecretNamespace, r.cfg.SecretName
-			r.invalidSource(log, stub, mwc, ReasonSecretNotFound, EventSourceNotFound,
+			r.invalidSource(log, nil, mwc, ReasonSecretNotFound, EventSourceNotFound,
 				fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
 			return reconcile.Result{}, nil
 		}
@@ -141,14 +144,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		log.V(1).Info("caBundle up to date", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
-	if err := r.apply(ctx, log, mwc, res.Bundle, annotation); err != nil {
+	if err := r.apply(ctx, log, secret, mwc, res.Bundle, annotation); err != nil {
 		r.metrics.InSync.Set(0)
 		return reconcile.Result{}, err
 	}
 	r.metrics.Updates.Inc()
 	r.metrics.InSync.Set(1)
 	log.Info("caBundle written", "certificates", len(res.Certificates), "webhooks", len(mwc.Webhooks), "requeueAfter", res.RequeueAfter)
-	r.recorder.Eventf(mwc, secret, corev1.EventTypeNormal, EventCABundleUpdated, eventAction,
+	r.event(secret, mwc, corev1.EventTypeNormal, EventCABundleUpdated,
 		"caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s", len(mwc.Webhooks), len(res.Certificates), secret.Namespace, secret.Name)
 	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 }
@@ -160,8 +163,23 @@ func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *
 	r.metrics.InSync.Set(0)
 	r.count(reason)
 	log.Info("Source invalid; keeping the caBundle in place", "reason", reason, "detail", msg)
-	r.recorder.Eventf(secret, mwc, corev1.EventTypeWarning, eventReason, eventAction,
+	r.event(secret, mwc, corev1.EventTypeWarning, eventReason,
 		"%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)
+}
+
+// event records an Event regarding the Secret and related to the
+// MutatingWebhookConfiguration. Either may be nil when it does not exist;
+// the Event then names it without a UID.
+func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, eventType, reason, note string, args ...any) {
+	if secret == nil {
+		secret = &corev1.Secret{}
+		secret.Namespace, secret.Name = r.cfg.SecretNamespace, r.cfg.SecretName
+	}
+	if mwc == nil {
+		mwc = &admissionregistrationv1.MutatingWebhookConfiguration{}
+		mwc.Name = r.cfg.WebhookConfiguration
+	}
+	r.recorder.Eventf(secret, mwc, eventType, reason, eventAction, note, args...)
 }
 
 func (r *Reconciler) count(reason string) {
