@@ -61,7 +61,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var p pod
+		var p podFacts
 		s = scanner{data: canonical}
 		ok, err := decodePod(&s, policy.PoolLabelKey, &p)
 		if err != nil || !ok || s.typeErr != nil {

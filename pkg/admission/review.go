@@ -26,7 +26,7 @@ type review struct {
 	dryRun              bool
 
 	hasObject bool
-	pod       pod
+	pod       podFacts
 	// podErr is set when the object is well-formed JSON but not shaped like
 	// a Pod; the request is then allowed with reason "error".
 	podErr error
@@ -47,8 +47,8 @@ func (s str) String() string {
 	return string(s.raw)
 }
 
-// pod is what the decision and the decision log need from a Pod.
-type pod struct {
+// podFacts is what the decision and the decision log need from a Pod.
+type podFacts struct {
 	name, generateName str
 	facts              affinity.Facts
 
@@ -203,7 +203,7 @@ func (s *scanner) plainString(field string) ([]byte, error) {
 }
 
 // decodePod reads a Pod object and fills p. It returns false for null.
-func decodePod(s *scanner, poolKey string, p *pod) (bool, error) {
+func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 	ok, err := s.open('{', "object")
 	if err != nil || !ok {
 		return false, err
@@ -240,7 +240,7 @@ func decodePod(s *scanner, poolKey string, p *pod) (bool, error) {
 	return true, nil
 }
 
-func (p *pod) metadata(s *scanner) error {
+func (p *podFacts) metadata(s *scanner) error {
 	ok, err := s.open('{', "metadata")
 	if err != nil || !ok {
 		return err
@@ -297,7 +297,7 @@ func stringMap(s *scanner, field string, fn func(k, v str)) error {
 	}
 }
 
-func (p *pod) spec(s *scanner, poolKey string) error {
+func (p *podFacts) spec(s *scanner, poolKey string) error {
 	ok, err := s.open('{', "spec")
 	if err != nil || !ok {
 		return err
@@ -330,7 +330,7 @@ func (p *pod) spec(s *scanner, poolKey string) error {
 	}
 }
 
-func (p *pod) affinity(s *scanner, poolKey string) error {
+func (p *podFacts) affinity(s *scanner, poolKey string) error {
 	ok, err := s.open('{', "spec.affinity")
 	if err != nil || !ok {
 		return err
@@ -353,7 +353,7 @@ func (p *pod) affinity(s *scanner, poolKey string) error {
 	}
 }
 
-func (p *pod) nodeAffinity(s *scanner, poolKey string) error {
+func (p *podFacts) nodeAffinity(s *scanner, poolKey string) error {
 	ok, err := s.open('{', "spec.affinity.nodeAffinity")
 	if err != nil || !ok {
 		return err
@@ -380,7 +380,7 @@ func (p *pod) nodeAffinity(s *scanner, poolKey string) error {
 }
 
 // required reads a NodeSelector: {nodeSelectorTerms: [{matchExpressions}]}.
-func (p *pod) required(s *scanner, poolKey string) error {
+func (p *podFacts) required(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 	ok, err := s.open('{', field)
 	if err != nil || !ok {
@@ -407,7 +407,7 @@ func (p *pod) required(s *scanner, poolKey string) error {
 
 // preferred reads [{weight, preference: NodeSelectorTerm}]. The list counts
 // as present when it has elements, whatever they hold, as in FactsOf.
-func (p *pod) preferred(s *scanner, poolKey string) error {
+func (p *podFacts) preferred(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 	n := 0
 	err := eachElement(s, field, func() error {

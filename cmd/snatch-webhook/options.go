@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+)
+
+// Options are the webhook's flags, parsed and not yet acted on.
+type Options struct {
+	// Policy is the term to add: --pool-label-key, --worker-pool,
+	// --affinity-weight.
+	Policy affinity.Policy
+
+	// CertDir holds CertName and KeyName, as mounted from the certificate
+	// Secret.
+	CertDir, CertName, KeyName string
+
+	// WebhookPort is the TLS port of /mutate-pod.
+	WebhookPort int
+	// MetricsBindAddress and HealthProbeBindAddress are host:port, or "0"
+	// to disable.
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	// EnableHTTP2 offers HTTP/2 on the webhook port.
+	EnableHTTP2 bool
+
+	// Zap configures the logger; --zap-log-level sets the verbosity.
+	Zap zap.Options
+
+	// Version asks for the version instead of a run.
+	Version bool
+}
+
+// The default certificate directory is controller-runtime's, so that the
+// binary drops into setups made for a controller-runtime webhook.
+const defaultCertDir = "/tmp/k8s-webhook-server/serving-certs"
+
+func defaultOptions() Options {
+	return Options{
+		Policy:                 affinity.DefaultPolicy(),
+		CertDir:                defaultCertDir,
+		CertName:               "tls.crt",
+		KeyName:                "tls.key",
+		WebhookPort:            9443,
+		MetricsBindAddress:     ":8080",
+		HealthProbeBindAddress: ":8081",
+		Zap:                    zap.Options{},
+	}
+}
+
+// bindPolicyFlags binds the flags that shape the decision; "mutate" takes
+// them too, so that it answers for a given deployment's configuration.
+func bindPolicyFlags(fs *flag.FlagSet, p *affinity.Policy) {
+	fs.StringVar(&p.WorkerPool, "worker-pool", p.WorkerPool, "Value of the pool label that the preferred term selects.")
+	fs.StringVar(&p.PoolLabelKey, "pool-label-key", p.PoolLabelKey, "Node label key of the worker pool.")
+	fs.Func("affinity-weight", fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
+		w, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		p.Weight = int32(w)
+		return nil
+	})
+}
+
+func (o *Options) bindFlags(fs *flag.FlagSet) {
+	bindPolicyFlags(fs, &o.Policy)
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the serving certificate and key, watched for changes.")
+	fs.StringVar(&o.CertName, "cert-name", o.CertName, "File name of the serving certificate in --cert-dir.")
+	fs.StringVar(&o.KeyName, "key-name", o.KeyName, "File name of the serving key in --cert-dir.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "TLS port of the webhook (paths /mutate-pod and /mutate--v1-pod).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, `Address of /metrics; "0" disables it.`)
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables it.`)
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
+	fs.BoolVar(&o.Version, "version", false, "Print the version and exit.")
+	o.Zap.BindFlags(fs)
+}
+
+// Validate reports every invalid flag at once, by its flag name.
+func (o *Options) Validate() error {
+	errs := validatePolicy(o.Policy)
+	if o.CertDir == "" {
+		errs = append(errs, errors.New("--cert-dir must not be empty"))
+	}
+	for _, f := range [][2]string{{"--cert-name", o.CertName}, {"--key-name", o.KeyName}} {
+		if v := f[1]; v == "" || filepath.IsAbs(v) || strings.HasPrefix(filepath.Clean(v), "..") {
+			errs = append(errs, fmt.Errorf("%s must be a file name inside --cert-dir, got %q", f[0], v))
+		}
+	}
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.WebhookPort))
+	}
+	for _, f := range [][2]string{{"--metrics-bind-address", o.MetricsBindAddress}, {"--health-probe-bind-address", o.HealthProbeBindAddress}} {
+		if err := validateBindAddress(f[1]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f[0], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validatePolicy(p affinity.Policy) []error {
+	var errs []error
+	if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--pool-label-key %q is not a valid label key: %s", p.PoolLabelKey, strings.Join(msgs, "; ")))
+	}
+	if p.WorkerPool == "" {
+		errs = append(errs, errors.New("--worker-pool must not be empty"))
+	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--worker-pool %q is not a valid label value: %s", p.WorkerPool, strings.Join(msgs, "; ")))
+	}
+	if p.Weight < 1 || p.Weight > 100 {
+		errs = append(errs, fmt.Errorf("--affinity-weight must be between 1 and 100 (the API server's range), got %d", p.Weight))
+	}
+	return errs
+}
+
+func validateBindAddress(addr string) error {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf(`want host:port or "0", got %q`, addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("invalid port in %q", addr)
+	}
+	return nil
+}
+
+// webhookAddr is the TLS listener's address.
+func (o *Options) webhookAddr() string { return ":" + strconv.Itoa(o.WebhookPort) }

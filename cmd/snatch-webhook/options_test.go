@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOptions_Validate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(*Options)
+		wantErr []string
+	}{
+		{name: "defaults_are_valid", change: func(*Options) {}},
+		{name: "weight_1_and_disabled_endpoints_are_valid", change: func(o *Options) {
+			o.Policy.Weight, o.MetricsBindAddress, o.HealthProbeBindAddress = 1, "0", "0"
+		}},
+		{name: "weight_0_is_refused", change: func(o *Options) { o.Policy.Weight = 0 }, wantErr: []string{"--affinity-weight must be between 1 and 100", "got 0"}},
+		{name: "weight_101_is_refused", change: func(o *Options) { o.Policy.Weight = 101 }, wantErr: []string{"--affinity-weight must be between 1 and 100", "got 101"}},
+		{name: "invalid_pool_label_key", change: func(o *Options) { o.Policy.PoolLabelKey = "not a key" }, wantErr: []string{`--pool-label-key "not a key" is not a valid label key`}},
+		{name: "empty_worker_pool", change: func(o *Options) { o.Policy.WorkerPool = "" }, wantErr: []string{"--worker-pool must not be empty"}},
+		{name: "invalid_worker_pool", change: func(o *Options) { o.Policy.WorkerPool = "a/b" }, wantErr: []string{`--worker-pool "a/b" is not a valid label value`}},
+		{name: "empty_cert_dir", change: func(o *Options) { o.CertDir = "" }, wantErr: []string{"--cert-dir must not be empty"}},
+		{name: "cert_name_outside_the_dir", change: func(o *Options) { o.CertName = "../tls.crt" }, wantErr: []string{`--cert-name must be a file name inside --cert-dir, got "../tls.crt"`}},
+		{name: "absolute_key_name", change: func(o *Options) { o.KeyName = "/etc/tls.key" }, wantErr: []string{"--key-name must be a file name inside --cert-dir"}},
+		{name: "webhook_port_0", change: func(o *Options) { o.WebhookPort = 0 }, wantErr: []string{"--webhook-port must be between 1 and 65535, got 0"}},
+		{name: "metrics_address_without_port", change: func(o *Options) { o.MetricsBindAddress = "8080" }, wantErr: []string{`--metrics-bind-address: want host:port or "0", got "8080"`}},
+		{name: "probe_address_with_a_bad_port", change: func(o *Options) { o.HealthProbeBindAddress = ":http" }, wantErr: []string{"--health-probe-bind-address: invalid port"}},
+		{name: "every_problem_is_reported_at_once", change: func(o *Options) { o.Policy.Weight, o.WebhookPort = 0, 70000 }, wantErr: []string{"--affinity-weight", "--webhook-port"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := defaultOptions()
+			tt.change(&o)
+			err := o.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want errors containing %q", tt.wantErr)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/pkg/version"
+)
+
+// run serves the webhook until ctx ends, then drains and returns.
+func run(ctx context.Context, o Options) error {
+	log := zap.New(zap.UseFlagOptions(&o.Zap))
+	log.Info("starting", "version", version.String(binaryName),
+		"workerPool", o.Policy.WorkerPool, "poolLabelKey", o.Policy.PoolLabelKey, "weight", o.Policy.Weight,
+		"optOutLabel", affinity.OptOutLabel+"="+affinity.OptOutValue)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := newServer(o, log, reg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Serve(ctx); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// newServer wires the webhook: the affinity decision behind the admission
+// handler, behind the TLS server with its certificate watcher, probes and
+// metrics on reg. It binds nothing; the integration tests call it too.
+func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.Server, error) {
+	mutator, err := affinity.NewMutator(o.Policy)
+	if err != nil {
+		return nil, err
+	}
+	admissionMetrics, err := admission.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	handler, err := admission.NewHandler(admission.Options{
+		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName("admission"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	certMetrics, err := serving.NewCertMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := serving.NewCertWatcher(serving.CertWatcherOptions{
+		CertFile: filepath.Join(o.CertDir, o.CertName),
+		KeyFile:  filepath.Join(o.CertDir, o.KeyName),
+		Metrics:  certMetrics,
+		Log:      log.WithName("certificates"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(admission.Path, handler)
+	mux.Handle(admission.PathLegacy, handler)
+	return serving.New(serving.Options{
+		WebhookAddr: o.webhookAddr(),
+		ProbeAddr:   o.HealthProbeBindAddress,
+		MetricsAddr: o.MetricsBindAddress,
+		EnableHTTP2: o.EnableHTTP2,
+		Webhook:     mux,
+		Certs:       certs,
+		Gatherer:    reg,
+		Log:         log.WithName("serving"),
+	})
+}

@@ -1,0 +1,30 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+)
+
+// DecidePod runs the handler's decision on one Pod as for a CREATE, with the
+// same decoder. pod must be encoded as the API server sends it (the JSON
+// encoding of the typed object). "snatch-webhook mutate" uses it, so that
+// its answer is the webhook's.
+func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
+	s := scanner{data: pod}
+	var p podFacts
+	ok, err := decodePod(&s, m.Policy().PoolLabelKey, &p)
+	if err == nil {
+		err = s.end()
+	}
+	switch {
+	case err != nil:
+		return affinity.Decision{Reason: affinity.ReasonError}, fmt.Errorf("read the Pod: %w", err)
+	case !ok:
+		return affinity.Decision{Reason: affinity.ReasonError}, errors.New("read the Pod: it is null")
+	case s.typeErr != nil:
+		return affinity.Decision{Reason: affinity.ReasonError}, fmt.Errorf("read the Pod: %w", s.typeErr)
+	}
+	return m.Decide(p.facts), nil
+}
