@@ -167,4 +167,3 @@ func TestMutate_json_output_is_plain_json(t *testing.T) {
 		t.Errorf("stderr lacks the decision: %q", stderr)
 	}
 }
-
