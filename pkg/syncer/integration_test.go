@@ -1,0 +1,453 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+// The integration tests below run the syncer in this process against a real
+// kube-apiserver: server-side apply, field ownership, preconditions and field
+// selectors are decided by the API server, not by the syncer.
+
+func (h *harness) with(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
+}
+
+// putSecret creates or replaces the certificate Secret with data.
+func (h *harness) putSecret(ctx context.Context, data map[string][]byte) {
+	h.t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: h.cfg.SecretName},
+		Data:       data,
+	}
+	secrets := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace)
+	_, err := secrets.Update(ctx, secret, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, secret, metav1.CreateOptions{})
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) putCA(ctx context.Context, ca []byte) {
+	h.t.Helper()
+	h.putSecret(ctx, syncertest.CertSecret(h.cfg.SecretNamespace, h.cfg.SecretName, h.cfg.CAKey, ca).Data)
+}
+
+func (h *harness) state(mwc *admissionregistrationv1.MutatingWebhookConfiguration) map[string]stateRecordTimes {
+	h.t.Helper()
+	s, err := decodeState(mwc.Annotations[StateAnnotation])
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := make(map[string]stateRecordTimes, len(s))
+	for fp, r := range s {
+		out[fp] = stateRecordTimes{FirstSeen: r.FirstSeen, SupersededAt: r.SupersededAt}
+	}
+	return out
+}
+
+type stateRecordTimes struct{ FirstSeen, SupersededAt time.Time }
+
+func TestSecretCreatedThenRotatedUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	webhooks := []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io", "third.kim-snatch.kyma-project.io"}
+	h := newHarness(t, time.Hour, webhooks...)
+	h.start()
+
+	cas := []syncertest.Cert{syncertest.NewCA(t, "ca-0")}
+	h.putCA(ctx, cas[0].PEM)
+	mwc, _ := h.waitMWC(ctx, "the CA on every webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, cas[0].Fingerprint())
+	})
+	assertOwnsOnlyCABundle(t, mwc, webhooks)
+
+	// Rotate 50 times, each time as soon as the last CA is visible, and
+	// measure Secret write → caBundle visible on every webhook entry.
+	const rotations = 50
+	latencies := make([]time.Duration, 0, rotations)
+	for i := 1; i <= rotations; i++ {
+		ca := syncertest.NewCA(t, fmt.Sprintf("ca-%d", i))
+		cas = append(cas, ca)
+		start := time.Now()
+		h.putCA(ctx, ca.PEM)
+		_, seen := h.waitMWC(ctx, fmt.Sprintf("CA %d on every webhook", i), func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+			return syncertest.EveryBundleHas(m, ca.Fingerprint())
+		})
+		latencies = append(latencies, seen.Sub(start))
+	}
+	t.Logf("Secret write → caBundle visible on all %d webhooks, %d rotations: p50 %s, p99 %s, max %s (target p99 ≤ 1s); %v resourceVersion conflicts retried",
+		len(webhooks), rotations, syncertest.Percentile(latencies, 50), syncertest.Percentile(latencies, 99), slices.Max(latencies),
+		h.metric("cabundle_syncer_errors_total", ReasonApplyConflict))
+
+	// Nothing was lost on the way: with a one-hour overlap every CA is still
+	// in every bundle, the current one first, and the state has a record
+	// for each. (The previous CAs are ordered by the second they were
+	// superseded, and then by fingerprint, so rotations within one second
+	// do not keep their order.)
+	all := make([]string, 0, len(cas))
+	for _, ca := range cas {
+		all = append(all, ca.Fingerprint())
+	}
+	slices.Sort(all)
+	mwc = h.mwc(ctx)
+	for _, wh := range mwc.Webhooks {
+		got := syncertest.Fingerprints(wh.ClientConfig.CABundle)
+		if len(got) == 0 || got[0] != cas[len(cas)-1].Fingerprint() {
+			t.Errorf("webhook %s: the bundle does not start with the current CA", wh.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, all) {
+			t.Errorf("webhook %s: the bundle holds %d CAs, want all %d", wh.Name, len(got), len(all))
+		}
+	}
+	state := h.state(mwc)
+	if len(state) != len(cas) {
+		t.Errorf("state has %d records, want %d", len(state), len(cas))
+	}
+	for i, ca := range cas {
+		rec, ok := state[ca.Fingerprint()]
+		switch {
+		case !ok:
+			t.Errorf("no record for CA %d", i)
+		case i == len(cas)-1 && !rec.SupersededAt.IsZero():
+			t.Errorf("the current CA is recorded as superseded at %s", rec.SupersededAt)
+		case i < len(cas)-1 && rec.SupersededAt.IsZero():
+			t.Errorf("CA %d is not recorded as superseded", i)
+		}
+	}
+	h.waitMetric(ctx, "cabundle_syncer_bundle_certificates", float64(len(cas)))
+	// One write per CA, no more.
+	h.waitMetric(ctx, "cabundle_syncer_updates_total", float64(len(cas)))
+	if got, want := h.metric("cabundle_syncer_ca_not_after_seconds"), float64(cas[len(cas)-1].Cert.NotAfter.Unix()); got != want {
+		t.Errorf("cabundle_syncer_ca_not_after_seconds = %v, want %v", got, want)
+	}
+	assertOwnsOnlyCABundle(t, mwc, webhooks)
+}
+
+func TestRotationKeepsThePreviousCAForTheOverlapOnly(t *testing.T) {
+	ctx := context.Background()
+	const overlap = 3 * time.Second
+	h := newHarness(t, overlap, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
+	h.start()
+	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+
+	h.putCA(ctx, caA.PEM)
+	h.waitMWC(ctx, "CA A", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, caA.Fingerprint())
+	})
+
+	rotated := time.Now()
+	h.putCA(ctx, caB.PEM)
+	mwc, _ := h.waitMWC(ctx, "CA B next to CA A", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleHas(m, caB.Fingerprint())
+	})
+	if !syncertest.EveryBundleIs(mwc, caB.Fingerprint(), caA.Fingerprint()) {
+		t.Fatalf("after the rotation the bundle holds %v, want [B A]", syncertest.Fingerprints(mwc.Webhooks[0].ClientConfig.CABundle))
+	}
+	supersededAt := h.state(mwc)[caA.Fingerprint()].SupersededAt
+	if supersededAt.IsZero() {
+		t.Fatal("CA A is not recorded as superseded")
+	}
+
+	// Nothing else happens: the requeue at the end of the overlap alone
+	// must prune A. Every version seen on the way holds both CAs.
+	mwc, pruned := h.waitMWC(ctx, "CA A pruned", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		if syncertest.EveryBundleIs(m, caB.Fingerprint()) {
+			return true
+		}
+		if !syncertest.EveryBundleIs(m, caB.Fingerprint(), caA.Fingerprint()) {
+			t.Errorf("intermediate bundle %v, want [B A]", syncertest.Fingerprints(m.Webhooks[0].ClientConfig.CABundle))
+		}
+		return false
+	})
+	if deadline := supersededAt.Add(overlap); pruned.Before(deadline) {
+		t.Errorf("CA A was pruned at %s, before its overlap ended at %s", pruned.Format(time.RFC3339Nano), deadline.Format(time.RFC3339Nano))
+	}
+	if state := h.state(mwc); len(state) != 1 || state[caB.Fingerprint()].FirstSeen.IsZero() {
+		t.Errorf("state after pruning = %v, want only CA B", state)
+	}
+	t.Logf("CA A pruned %s after the rotation (overlap %s)", pruned.Sub(rotated).Round(time.Millisecond), overlap)
+}
+
+func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
+	h.start()
+	good := syncertest.NewCA(t, "good")
+	h.putCA(ctx, good.PEM)
+	h.waitMWC(ctx, "the good CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, good.Fingerprint())
+	})
+	h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
+
+	now := time.Now()
+	expired := syncertest.NewCert(t, "expired", now.Add(-48*time.Hour), now.Add(-time.Hour), true)
+	leaf := syncertest.NewCert(t, "webhook.kyma-system.svc", now.Add(-time.Hour), now.Add(24*time.Hour), false)
+	withCA := func(ca []byte) func(context.Context, *harness) {
+		return func(ctx context.Context, h *harness) { h.putCA(ctx, ca) }
+	}
+	tests := []struct {
+		name        string
+		mutate      func(context.Context, *harness)
+		reason      string
+		eventReason string
+	}{
+		{
+			name: "secret_deleted",
+			mutate: func(ctx context.Context, h *harness) {
+				if err := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace).Delete(ctx, h.cfg.SecretName, metav1.DeleteOptions{}); err != nil {
+					h.t.Fatal(err)
+				}
+			},
+			reason:      ReasonSecretNotFound,
+			eventReason: EventSourceNotFound,
+		},
+		{
+			name: "ca_crt_missing",
+			mutate: func(ctx context.Context, h *harness) {
+				h.putSecret(ctx, map[string][]byte{corev1.TLSCertKey: good.PEM, corev1.TLSPrivateKeyKey: []byte("key")})
+			},
+			reason:      ReasonCAKeyMissing,
+			eventReason: EventSourceKeyMissing,
+		},
+		{name: "ca_crt_garbage", mutate: withCA([]byte("-----BEGIN CERTIFICATE-----\ngarbage\n")), reason: "unparsable", eventReason: EventSourceUnparsable},
+		{name: "ca_crt_empty", mutate: withCA([]byte{}), reason: "empty", eventReason: EventSourceEmpty},
+		{name: "expired_ca", mutate: withCA(expired.PEM), reason: "expired", eventReason: EventSourceExpired},
+		{name: "leaf_certificate", mutate: withCA(leaf.PEM), reason: "not-ca", eventReason: EventSourceNotCA},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := h.with(t)
+			before := h.mwc(ctx)
+			errorsBefore := h.metric("cabundle_syncer_errors_total", tt.reason)
+
+			tt.mutate(ctx, h)
+			ev, err := syncertest.WaitForEvent(ctx, h.cluster.Clientset, h.cfg.SecretNamespace, h.cfg.SecretName, corev1.EventTypeWarning, tt.eventReason, 30*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Event %s: %s", ev.Reason, ev.Note)
+			h.waitMetric(ctx, "cabundle_syncer_source_valid", 0)
+			h.waitMetric(ctx, "cabundle_syncer_in_sync", 0)
+			if got := h.metric("cabundle_syncer_errors_total", tt.reason); got <= errorsBefore {
+				t.Errorf("cabundle_syncer_errors_total{reason=%q} = %v, want more than %v", tt.reason, got, errorsBefore)
+			}
+			assertUnchanged(t, before, h.mwc(ctx))
+			h.running()
+
+			// The good CA again: valid, in sync, and still no write, since
+			// the bundle in place is the right one.
+			h.putCA(ctx, good.PEM)
+			h.waitMetric(ctx, "cabundle_syncer_source_valid", 1)
+			h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
+			assertUnchanged(t, before, h.mwc(ctx))
+		})
+	}
+}
+
+func TestExternalEditIsCorrectedWithoutALoop(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
+	h.start()
+	ca := syncertest.NewCA(t, "ca")
+	h.putCA(ctx, ca.PEM)
+	mwc, _ := h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+
+	// An operator wipes the caBundles and sets failurePolicy: Fail.
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = nil
+		mwc.Webhooks[i].FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	}
+	if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	restored, _ := h.waitMWC(ctx, "the caBundle restored", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+	for _, wh := range restored.Webhooks {
+		if wh.FailurePolicy == nil || *wh.FailurePolicy != admissionregistrationv1.Fail {
+			t.Errorf("webhook %s: failurePolicy = %v, want the edited Fail", wh.Name, ptr.Deref(wh.FailurePolicy, ""))
+		}
+	}
+	assertOwnsOnlyCABundle(t, restored, []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"})
+
+	// No update loop: after the first write and the correction, nothing
+	// writes for the next 10 s.
+	const updates = 2
+	h.waitMetric(ctx, "cabundle_syncer_updates_total", updates)
+	time.Sleep(10 * time.Second)
+	if after := h.mwc(ctx); after.ResourceVersion != restored.ResourceVersion {
+		t.Errorf("resourceVersion moved from %s to %s within 10 s of the correction", restored.ResourceVersion, after.ResourceVersion)
+	}
+	if got := h.metric("cabundle_syncer_updates_total"); got != updates {
+		t.Errorf("cabundle_syncer_updates_total went from %v to %v within 10 s of the correction", updates, got)
+	}
+}
+
+func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
+	ctx := context.Background()
+	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
+	h := newHarness(t, time.Hour, webhooks...)
+	h.start()
+	ca := syncertest.NewCA(t, "ca")
+	h.putCA(ctx, ca.PEM)
+	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+
+	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	if err := mwcs.Delete(ctx, h.cfg.WebhookConfiguration, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncertest.WaitForEvent(ctx, h.cluster.Clientset, h.cfg.SecretNamespace, h.cfg.SecretName, corev1.EventTypeWarning, EventWebhookConfigNotFound, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	h.waitMetric(ctx, "cabundle_syncer_in_sync", 0)
+	// The syncer never creates the object.
+	if _, err := mwcs.Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the delete, Get = %v, want NotFound", err)
+	}
+
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, h.cluster.Clientset, syncertest.WebhookConfiguration(h.cfg.WebhookConfiguration, webhooks...)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitMWC(ctx, "the CA on the recreated object", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+	h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
+	h.running()
+}
+
+func TestCABundleHeldByAnotherManagerIsTakenOver(t *testing.T) {
+	ctx := context.Background()
+	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
+	h := newHarness(t, time.Hour, webhooks...)
+	h.start()
+	ca := syncertest.NewCA(t, "ca")
+	h.putCA(ctx, ca.PEM)
+	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+
+	// The previous kim-snatch applied the caBundle with force under its own
+	// field manager, with a CA of its own.
+	foreign := syncertest.NewCA(t, "old-kim-snatch")
+	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(h.cfg.WebhookConfiguration)
+	for _, name := range webhooks {
+		ac.WithWebhooks(admissionregistrationv1ac.MutatingWebhook().WithName(name).
+			WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.PEM...)))
+	}
+	if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "kim-snatch", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The syncer takes the field back, keeps the foreign CA for the overlap
+	// (webhook Pods may still serve it), and says so.
+	mwc, _ := h.waitMWC(ctx, "the caBundle taken back", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint(), foreign.Fingerprint())
+	})
+	if _, err := syncertest.WaitForEvent(ctx, h.cluster.Clientset, h.cfg.SecretNamespace, h.cfg.SecretName, corev1.EventTypeWarning, EventCABundleOwnershipTaken, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.metric("cabundle_syncer_errors_total", ReasonFieldOwnershipConflict); got < 1 {
+		t.Errorf("cabundle_syncer_errors_total{reason=%q} = %v, want at least 1", ReasonFieldOwnershipConflict, got)
+	}
+	assertOwnsOnlyCABundle(t, mwc, webhooks)
+}
+
+// assertUnchanged fails unless the object was not written at all.
+func assertUnchanged(t *testing.T, before, after *admissionregistrationv1.MutatingWebhookConfiguration) {
+	t.Helper()
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("resourceVersion changed from %s to %s", before.ResourceVersion, after.ResourceVersion)
+	}
+	if a, b := syncertest.Bundles(after), syncertest.Bundles(before); !slices.EqualFunc(a, b, bytes.Equal) {
+		t.Errorf("caBundles changed")
+	}
+	if a, b := after.Annotations[StateAnnotation], before.Annotations[StateAnnotation]; a != b {
+		t.Errorf("state annotation changed from %s to %s", b, a)
+	}
+}
+
+// assertOwnsOnlyCABundle checks the managed fields: the syncer's manager
+// owns the caBundle of every webhook entry, the state annotation and the
+// entries' keys, and nothing else; no other manager owns any caBundle.
+func assertOwnsOnlyCABundle(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration, webhooks []string) {
+	t.Helper()
+	var ours []string
+	for _, mf := range mwc.ManagedFields {
+		leaves := fieldLeaves(t, mf.FieldsV1)
+		if mf.Manager != FieldManager {
+			for _, l := range leaves {
+				if strings.HasSuffix(l, "/f:caBundle") {
+					t.Errorf("manager %s (%s) owns %s", mf.Manager, mf.Operation, l)
+				}
+			}
+			continue
+		}
+		if mf.Operation != metav1.ManagedFieldsOperationApply {
+			t.Errorf("manager %s used %s, want Apply", FieldManager, mf.Operation)
+		}
+		ours = append(ours, leaves...)
+	}
+	want := []string{"f:metadata/f:annotations/f:" + StateAnnotation}
+	for _, name := range webhooks {
+		key := `f:webhooks/k:{"name":"` + name + `"}`
+		want = append(want, key+"/.", key+"/f:clientConfig/f:caBundle", key+"/f:name")
+	}
+	slices.Sort(ours)
+	slices.Sort(want)
+	if !slices.Equal(ours, want) {
+		t.Errorf("%s owns\n  %s\nwant\n  %s", FieldManager, strings.Join(ours, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// fieldLeaves flattens a managedFields entry into slash-joined paths.
+func fieldLeaves(t *testing.T, f *metav1.FieldsV1) []string {
+	t.Helper()
+	if f == nil {
+		return nil
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(f.Raw, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "/" + k
+			}
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+				walk(p, sub)
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	walk("", tree)
+	return out
+}
