@@ -258,4 +258,3 @@ func (l *testLog) close() {
 	defer l.mu.Unlock()
 	l.closed = true
 }
-
