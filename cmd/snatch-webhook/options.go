@@ -39,6 +39,10 @@ type Options struct {
 
 	// Version asks for the version instead of a run.
 	Version bool
+
+	// webhookHost restricts the webhook listener to one address; the tests
+	// set 127.0.0.1. There is no flag: in a Pod the listener serves all.
+	webhookHost string
 }
 
 // The default certificate directory is controller-runtime's, so that the
@@ -139,4 +143,6 @@ func validateBindAddress(addr string) error {
 }
 
 // webhookAddr is the TLS listener's address.
-func (o *Options) webhookAddr() string { return ":" + strconv.Itoa(o.WebhookPort) }
+func (o *Options) webhookAddr() string {
+	return net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort))
+}
