@@ -29,7 +29,8 @@ import (
 // create the object: when the MutatingWebhookConfiguration was deleted
 // between read and write, the API server answers "uid mismatch ... no
 // existing object was found" instead of creating one that holds nothing but
-// caBundles.
+// caBundles. (An apply that creates ignores the resourceVersion; without the
+// UID only validation of the webhook entries would stand in the way.)
 func applyConfiguration(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) *admissionregistrationv1ac.MutatingWebhookConfigurationApplyConfiguration {
 	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(mwc.Name).
 		WithUID(mwc.UID).

@@ -1,0 +1,299 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+// directReconciler returns a reconciler that reads straight from the API
+// server, so that a test decides exactly what it sees.
+func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecorder) {
+	t.Helper()
+	c, err := client.New(h.cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewFakeRecorder(100)
+	return NewReconciler(c, rec, m, h.cfg, nil), rec
+}
+
+func TestApplyPreconditions(t *testing.T) {
+	ctx := context.Background()
+	ca := syncertest.NewCA(t, "ca")
+	tests := []struct {
+		name     string
+		webhooks []string
+		// between runs after the syncer read the object and before it writes.
+		between func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error
+		check   func(t *testing.T, h *harness, err error)
+	}{
+		{
+			name:    "fresh_read_is_written",
+			between: func(context.Context, *harness, *admissionregistrationv1.MutatingWebhookConfiguration) error { return nil },
+			check: func(t *testing.T, h *harness, err error) {
+				if err != nil {
+					t.Fatalf("apply = %v", err)
+				}
+				if mwc := h.mwc(ctx); !syncertest.EveryBundleIs(mwc, ca.Fingerprint()) {
+					t.Error("the caBundle was not written")
+				}
+			},
+		},
+		{
+			name: "stale_read_is_refused",
+			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				edited := mwc.DeepCopy()
+				edited.Webhooks[0].TimeoutSeconds = ptr.To[int32](5)
+				_, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, edited, metav1.UpdateOptions{})
+				return err
+			},
+			check: func(t *testing.T, h *harness, err error) {
+				if !apierrors.IsConflict(err) {
+					t.Fatalf("apply = %v, want a conflict", err)
+				}
+				if mwc := h.mwc(ctx); len(mwc.Webhooks[0].ClientConfig.CABundle) != 0 {
+					t.Error("a stale read was written")
+				}
+			},
+		},
+		{
+			name: "deleted_object_is_not_recreated",
+			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				return h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{})
+			},
+			check: func(t *testing.T, h *harness, err error) {
+				if err == nil {
+					t.Fatal("apply to a deleted object succeeded")
+				}
+				_, getErr := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{})
+				if !apierrors.IsNotFound(getErr) {
+					t.Errorf("after apply = %v, Get = %v, want NotFound", err, getErr)
+				}
+			},
+		},
+		{
+			// Without webhook entries, validation would not stop the apply
+			// from creating an object; only the UID precondition does.
+			name:     "deleted_object_without_webhooks_is_not_recreated",
+			webhooks: []string{},
+			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				return h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{})
+			},
+			check: func(t *testing.T, h *harness, err error) {
+				if err == nil {
+					t.Fatal("apply to a deleted object succeeded")
+				}
+				_, getErr := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{})
+				if !apierrors.IsNotFound(getErr) {
+					t.Errorf("after apply = %v, Get = %v, want NotFound", err, getErr)
+				}
+			},
+		},
+		{
+			name: "recreated_object_is_not_written_from_the_old_read",
+			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+				if err := mwcs.Delete(ctx, mwc.Name, metav1.DeleteOptions{}); err != nil {
+					return err
+				}
+				_, err := syncertest.CreateWebhookConfiguration(ctx, h.cluster.Clientset, syncertest.WebhookConfiguration(mwc.Name, "a.kim-snatch.kyma-project.io"))
+				return err
+			},
+			check: func(t *testing.T, h *harness, err error) {
+				if err == nil {
+					t.Fatal("apply based on the deleted object succeeded")
+				}
+				if mwc := h.mwc(ctx); len(mwc.Webhooks[0].ClientConfig.CABundle) != 0 {
+					t.Error("the recreated object was written from a read of the old one")
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			webhooks := tt.webhooks
+			if webhooks == nil {
+				webhooks = []string{"a.kim-snatch.kyma-project.io"}
+			}
+			h := newHarness(t, time.Hour, webhooks...)
+			r, _ := directReconciler(t, h)
+			mwc := h.mwc(ctx)
+			if err := tt.between(ctx, h, mwc); err != nil {
+				t.Fatal(err)
+			}
+			err := r.apply(ctx, logr.Discard(), nil, mwc, ca.PEM, "{}")
+			t.Logf("apply: %v", err)
+			tt.check(t, h, err)
+		})
+	}
+}
+
+func TestReconcileReportsAndRequeues(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, 90*time.Second, "a.kim-snatch.kyma-project.io")
+	r, rec := directReconciler(t, h)
+	clock := time.Now()
+	r.now = func() time.Time { return clock }
+	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+	h.putCA(ctx, caA.PEM)
+
+	res, err := r.Reconcile(ctx, reconcile.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Until(caA.Cert.NotAfter); res.RequeueAfter < want-time.Minute || res.RequeueAfter > want+time.Minute {
+		t.Errorf("RequeueAfter with one CA = %s, want about its remaining validity %s", res.RequeueAfter, want)
+	}
+	expectEvent(t, rec, corev1.EventTypeNormal, EventCABundleUpdated)
+	rv := h.mwc(ctx).ResourceVersion
+	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.mwc(ctx).ResourceVersion; got != rv {
+		t.Errorf("a reconcile with nothing to do wrote: resourceVersion %s -> %s", rv, got)
+	}
+	if got := counterValue(t, r.metrics.Updates); got != 1 {
+		t.Errorf("cabundle_syncer_updates_total = %v after one write", got)
+	}
+	expectNoEvent(t, rec)
+
+	h.putCA(ctx, caB.PEM)
+	res, err = r.Reconcile(ctx, reconcile.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The overlap ends 90 s after the rotation, counted from the second
+	// after the decision.
+	if res.RequeueAfter <= 89*time.Second || res.RequeueAfter > 91*time.Second {
+		t.Errorf("RequeueAfter during the overlap = %s, want about 90s", res.RequeueAfter)
+	}
+	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint(), caA.Fingerprint()) {
+		t.Error("the bundle does not hold [B A]")
+	}
+
+	clock = clock.Add(res.RequeueAfter)
+	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
+		t.Error("the requeue at the end of the overlap did not prune CA A")
+	}
+}
+
+func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
+	cs := h.cluster.Clientset
+	h.putCA(ctx, syncertest.NewCA(t, "ca").PEM)
+	// Neighbours the cache must not see: Secrets next to the one it reads,
+	// a Secret of the same name elsewhere, another webhook configuration.
+	for i := range 20 {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: fmt.Sprintf("other-%d", i)}}
+		if _, err := cs.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cs.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: h.cfg.SecretName}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	other := uniqueName(t)
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(other, "a.kim-snatch.kyma-project.io")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), other, metav1.DeleteOptions{})
+	})
+
+	c, err := cache.New(h.cluster.Config, CacheOptions(h.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = c.Start(cctx) }()
+	if !c.WaitForCacheSync(cctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	var secrets corev1.SecretList
+	if err := c.List(ctx, &secrets); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 || secrets.Items[0].Namespace != h.cfg.SecretNamespace || secrets.Items[0].Name != h.cfg.SecretName {
+		t.Errorf("the cache holds %d Secrets, want only %s/%s", len(secrets.Items), h.cfg.SecretNamespace, h.cfg.SecretName)
+	}
+	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
+	if err := c.List(ctx, &mwcs); err != nil {
+		t.Fatal(err)
+	}
+	if len(mwcs.Items) != 1 || mwcs.Items[0].Name != h.cfg.WebhookConfiguration {
+		t.Errorf("the cache holds %d MutatingWebhookConfigurations, want only %s", len(mwcs.Items), h.cfg.WebhookConfiguration)
+	}
+	if len(mwcs.Items) == 1 && mwcs.Items[0].ManagedFields != nil {
+		t.Error("the cache keeps managedFields")
+	}
+	// Reading any other type fails instead of starting a cluster-wide informer.
+	var cms corev1.ConfigMapList
+	var notCached *cache.ErrResourceNotCached
+	if err := c.List(ctx, &cms); !errors.As(err, &notCached) {
+		t.Errorf("List ConfigMaps = %v, want ErrResourceNotCached", err)
+	}
+}
+
+func expectEvent(t *testing.T, rec *events.FakeRecorder, eventType, reason string) {
+	t.Helper()
+	select {
+	case ev := <-rec.Events:
+		if !strings.HasPrefix(ev, eventType+" "+reason+" ") {
+			t.Errorf("event %q, want %s %s", ev, eventType, reason)
+		}
+	default:
+		t.Errorf("no event, want %s %s", eventType, reason)
+	}
+}
+
+func expectNoEvent(t *testing.T, rec *events.FakeRecorder) {
+	t.Helper()
+	select {
+	case ev := <-rec.Events:
+		t.Errorf("unexpected event %q", ev)
+	default:
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
