@@ -51,8 +51,10 @@ func TestApplyPreconditions(t *testing.T) {
 		check   func(t *testing.T, h *harness, err error)
 	}{
 		{
-			name:    "fresh_read_is_written",
-			between: func(context.Context, *harness, *admissionregistrationv1.MutatingWebhookConfiguration) error { return nil },
+			name: "fresh_read_is_written",
+			between: func(context.Context, *harness, *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				return nil
+			},
 			check: func(t *testing.T, h *harness, err error) {
 				if err != nil {
 					t.Fatalf("apply = %v", err)
