@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -214,7 +215,8 @@ func uidString(tok []byte) string {
 	if len(tok) < 2 {
 		return ""
 	}
-	return str{raw: tok[1 : len(tok)-1], escaped: strings.IndexByte(string(tok), '\\') >= 0}.String()
+	raw := tok[1 : len(tok)-1]
+	return str{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0}.String()
 }
 
 // read reads the body into buf, refusing more than maxBody bytes.

@@ -322,3 +322,30 @@ func (s *recordSink) Error(err error, msg string, kv ...any) {
 }
 func (s *recordSink) WithValues(...any) logr.LogSink { return s }
 func (s *recordSink) WithName(string) logr.LogSink   { return s }
+
+func TestHandler_panic_is_allowed_without_patch(t *testing.T) {
+	h, metrics := newTestHandler(t, func(o *Options) { o.Log = logr.New(panicSink{}) })
+	before := counterValue(t, metrics, OutcomeAllowed, string(affinity.ReasonError))
+	rec := post(h, "application/json", reviewOf(t, "uid-panic", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status = %d after a panic, want 200", rec.Code)
+	}
+	resp := decodeResponse(t, rec.Body.Bytes())
+	if resp.UID != "uid-panic" || !resp.Allowed || len(resp.Patch) != 0 {
+		t.Fatalf("response after a panic = %+v, want allowed without a patch and the uid", resp)
+	}
+	if got := counterValue(t, metrics, OutcomeAllowed, string(affinity.ReasonError)); got != before+1 {
+		t.Errorf("allowed/error counter went from %v to %v, want +1", before, got)
+	}
+}
+
+// panicSink panics on the decision log line, standing in for any bug on
+// the way to the response.
+type panicSink struct{}
+
+func (panicSink) Init(logr.RuntimeInfo)            {}
+func (panicSink) Enabled(int) bool                 { return true }
+func (panicSink) Info(_ int, msg string, _ ...any) { panic("bug while logging: " + msg) }
+func (panicSink) Error(error, string, ...any)      {}
+func (s panicSink) WithValues(...any) logr.LogSink { return s }
+func (s panicSink) WithName(string) logr.LogSink   { return s }
