@@ -1,0 +1,200 @@
+// Command promrules checks Prometheus rule files the way `promtool check
+// rules` does, with the same library, and lists what each rule selects:
+//
+//	promrules check FILE...      parse and validate; exit 1 on any problem
+//	promrules selectors FILE...  print each rule's series selectors as JSON
+//
+// check uses rulefmt, as promtool does: unknown fields are rejected, every
+// expression is parsed with the PromQL parser, `for` and the label and
+// annotation templates are checked, and duplicate rules are reported.
+// selectors lets tests hold alerts to the names they depend on (metric names,
+// job and webhook names) without a PromQL parser of their own.
+//
+// It exists because promtool cannot be built from the Go module proxy (one of
+// its service-discovery dependencies is not served there), and because it
+// needs about 130 packages where promtool needs thousands. It is a module of
+// its own so that github.com/prometheus/prometheus never enters the main
+// module's dependencies.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 {
+		return usage(stderr)
+	}
+	switch args[0] {
+	case "check":
+		return check(args[1:], stdout, stderr)
+	case "selectors":
+		return selectors(args[1:], stdout, stderr)
+	default:
+		return usage(stderr)
+	}
+}
+
+func usage(stderr io.Writer) int {
+	fmt.Fprintln(stderr, "usage: promrules check FILE...\n       promrules selectors FILE...")
+	return 2
+}
+
+var promql = parser.NewParser(parser.Options{})
+
+// parse reads and validates one rule file. Legacy name validation is the
+// stricter scheme: names that pass it work on every Prometheus version.
+func parse(file string, stderr io.Writer) (*rulefmt.RuleGroups, []error) {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	rgs, errs := rulefmt.ParseFile(file, false, model.LegacyValidation, promql, logger)
+	if len(errs) == 0 {
+		errs = duplicates(rgs)
+	}
+	return rgs, errs
+}
+
+func check(files []string, stdout, stderr io.Writer) int {
+	failed := false
+	for _, file := range files {
+		fmt.Fprintln(stdout, "Checking", file)
+		rgs, errs := parse(file, stderr)
+		if len(errs) > 0 {
+			failed = true
+			fmt.Fprintln(stderr, "  FAILED:")
+			for _, err := range errs {
+				fmt.Fprintln(stderr, err)
+			}
+			continue
+		}
+		n := 0
+		for _, g := range rgs.Groups {
+			n += len(g.Rules)
+		}
+		fmt.Fprintf(stdout, "  SUCCESS: %d rules found\n", n)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// Rule is one rule and the series selectors its expression uses.
+type Rule struct {
+	Group     string     `json:"group"`
+	Alert     string     `json:"alert,omitempty"`
+	Record    string     `json:"record,omitempty"`
+	For       string     `json:"for,omitempty"`
+	Expr      string     `json:"expr"`
+	Selectors []Selector `json:"selectors"`
+}
+
+// Selector is one vector selector: the metric name and its label matchers.
+type Selector struct {
+	Metric   string    `json:"metric"`
+	Matchers []Matcher `json:"matchers,omitempty"`
+}
+
+// Matcher is a label matcher other than the metric name.
+type Matcher struct {
+	Name  string `json:"name"`
+	Op    string `json:"op"`
+	Value string `json:"value"`
+}
+
+func selectors(files []string, stdout, stderr io.Writer) int {
+	out := []Rule{}
+	for _, file := range files {
+		rgs, errs := parse(file, stderr)
+		if len(errs) > 0 {
+			for _, err := range errs {
+				fmt.Fprintln(stderr, err)
+			}
+			return 1
+		}
+		for _, g := range rgs.Groups {
+			for _, r := range g.Rules {
+				expr, err := promql.ParseExpr(r.Expr)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s: group %q: %v\n", file, g.Name, err)
+					return 1
+				}
+				rule := Rule{Group: g.Name, Alert: r.Alert, Record: r.Record, Expr: r.Expr, Selectors: []Selector{}}
+				if r.For != 0 {
+					rule.For = r.For.String()
+				}
+				for _, ms := range parser.ExtractSelectors(expr) {
+					var s Selector
+					for _, m := range ms {
+						if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+							s.Metric = m.Value
+							continue
+						}
+						s.Matchers = append(s.Matchers, Matcher{Name: m.Name, Op: m.Type.String(), Value: m.Value})
+					}
+					rule.Selectors = append(rule.Selectors, s)
+				}
+				out = append(out, rule)
+			}
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// duplicates reports rules with the same name and the same labels across all
+// groups, as promtool's lint does: they would overwrite each other's series
+// or alerts.
+func duplicates(rgs *rulefmt.RuleGroups) []error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, g := range rgs.Groups {
+		for _, r := range g.Rules {
+			name := r.Alert
+			if name == "" {
+				name = r.Record
+			}
+			merged := map[string]string{}
+			for k, v := range g.Labels {
+				merged[k] = v
+			}
+			for k, v := range r.Labels {
+				merged[k] = v
+			}
+			keys := make([]string, 0, len(merged))
+			for k := range merged {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var b strings.Builder
+			b.WriteString(name)
+			for _, k := range keys {
+				fmt.Fprintf(&b, "\xff%s=%s", k, merged[k])
+			}
+			if seen[b.String()] {
+				errs = append(errs, fmt.Errorf("group %q: duplicate rule %q with labels %v", g.Name, name, merged))
+			}
+			seen[b.String()] = true
+		}
+	}
+	return errs
+}
