@@ -1,0 +1,570 @@
+package manifests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// fieldManager applies the test's objects; only dry-runs and test fixtures
+// carry it.
+const fieldManager = "kim-snatch-manifests-test"
+
+// One control plane serves every test in this package; TestMain stops it.
+var shared struct {
+	once    sync.Once
+	cluster *framework.Cluster
+	env     *apiEnv
+	err     error
+}
+
+// apiEnv is a kube-apiserver with the test CRDs installed.
+type apiEnv struct {
+	cluster  *framework.Cluster
+	cs       kubernetes.Interface
+	dyn      dynamic.Interface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	warnings *warningRecorder
+}
+
+// warningRecorder keeps the API server's warnings (PodSecurity's among
+// them), which client-go would otherwise only log.
+type warningRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, text)
+}
+
+// take returns and forgets the warnings seen so far.
+func (w *warningRecorder) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.msgs
+	w.msgs = nil
+	return out
+}
+
+// apiServer returns the shared control plane, starting it on first use.
+func apiServer(t *testing.T) *apiEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver")
+	}
+	shared.once.Do(func() { shared.env, shared.err = startAPIServer() })
+	if shared.err != nil {
+		t.Fatalf("control plane: %v", shared.err)
+	}
+	return shared.env
+}
+
+func startAPIServer() (*apiEnv, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := framework.Start(ctx, framework.Options{
+		// The framework turns ServiceAccount admission off so that Pods need
+		// not wait for default ServiceAccounts. Here it is on, as in every
+		// real cluster: Pods built from the templates get the token volume
+		// a real Pod gets, and need their ServiceAccount to exist.
+		APIServerArgs: []string{"--disable-admission-plugins=TaintNodesByCondition"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	shared.cluster = c
+	rec := &warningRecorder{}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = rec
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	env := &apiEnv{
+		cluster:  c,
+		cs:       cs,
+		dyn:      dyn,
+		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		warnings: rec,
+	}
+	if err := env.installCRDs(ctx); err != nil {
+		return nil, err
+	}
+	rec.take()
+	return env, nil
+}
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// installCRDs creates the CRDs in testdata/crds (keeping any that exist
+// already, as on a real cluster) and waits until they are served.
+func (e *apiEnv) installCRDs(ctx context.Context) error {
+	files, err := filepath.Glob(filepath.Join("testdata", "crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CRDs in testdata/crds: %v", err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		objs, err := decodeYAML(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		crds = append(crds, objs...)
+	}
+	for _, crd := range crds {
+		_, err := e.dyn.Resource(crdResource).Create(ctx, crd, metav1.CreateOptions{FieldValidation: "Strict"})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create CRD %s: %w", crd.GetName(), err)
+		}
+	}
+	for _, crd := range crds {
+		err := eventually(ctx, time.Minute, func(ctx context.Context) error {
+			got, err := e.dyn.Resource(crdResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				c := c.(map[string]any)
+				if c["type"] == "Established" && c["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("CRD %s is not Established", crd.GetName())
+		})
+		if err != nil {
+			return err
+		}
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		err = eventually(ctx, time.Minute, func(context.Context) error {
+			e.mapper.Reset()
+			_, err := e.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("discovery does not serve %s.%s: %w", kind, group, err)
+		}
+	}
+	return nil
+}
+
+// resource returns the client for o's kind, in o's namespace.
+func (e *apiEnv) resource(o *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := o.GroupVersionKind()
+	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return e.dyn.Resource(m.Resource).Namespace(o.GetNamespace()), nil
+	}
+	return e.dyn.Resource(m.Resource), nil
+}
+
+// apply server-side applies o, for real or as a dry-run, with strict field
+// validation: an unknown or duplicate field is an error, not a warning.
+func (e *apiEnv) apply(ctx context.Context, o *unstructured.Unstructured, dryRun bool) error {
+	res, err := e.resource(o)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(o.Object)
+	if err != nil {
+		return err
+	}
+	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: ptr(true), FieldValidation: "Strict"}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, data, opts)
+	return err
+}
+
+// namespace creates a namespace with labels, or adds the labels to an
+// existing one.
+func (e *apiEnv) namespace(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	ns.SetLabels(labels)
+	if err := e.apply(t.Context(), ns, false); err != nil {
+		t.Fatalf("namespace %s: %v", name, err)
+	}
+}
+
+// runID tells this run's objects apart on a shared cluster.
+var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
+
+// restricted labels a namespace to enforce, and warn about, the restricted
+// Pod Security profile of the API server's own version.
+var restricted = map[string]string{
+	"pod-security.kubernetes.io/enforce":         "restricted",
+	"pod-security.kubernetes.io/enforce-version": "latest",
+	"pod-security.kubernetes.io/warn":            "restricted",
+	"pod-security.kubernetes.io/warn-version":    "latest",
+}
+
+// Every object of every kustomization is accepted by the real API server:
+// server-side apply as a dry-run, strict field validation, no warnings. The
+// namespace enforces the restricted profile, so the Deployments' templates
+// would draw PodSecurity warnings if they broke it.
+func TestServerSideDryRun(t *testing.T) {
+	env := apiServer(t)
+	env.namespace(t, namespace, restricted)
+	env.warnings.take()
+	tests := []struct {
+		name string
+		dir  string
+	}{
+		{name: "webhook_base", dir: webhookBase},
+		{name: "syncer_base", dir: syncerBase},
+		{name: "default_install", dir: defaultInstall},
+		{name: "cert_manager_example", dir: certManagerSample},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := render(t, tt.dir)
+			for _, o := range objs {
+				if err := env.apply(t.Context(), o, true); err != nil {
+					t.Errorf("%s: %v", id(o), err)
+				}
+				if w := env.warnings.take(); len(w) > 0 {
+					t.Errorf("%s: the API server warns: %q", id(o), w)
+				}
+			}
+		})
+	}
+}
+
+// podFromTemplate builds the Pod a Deployment's ReplicaSet would create.
+func podFromTemplate(d *appsv1.Deployment, ns string) *corev1.Pod {
+	tmpl := d.Spec.Template.DeepCopy()
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: ns, Labels: tmpl.Labels, Annotations: tmpl.Annotations},
+		Spec:       tmpl.Spec,
+	}
+}
+
+// The API server's verdict on each Deployment's Pod in a namespace that
+// enforces the restricted Pod Security profile. The cases that break the
+// profile on purpose prove that the namespace does enforce it.
+func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
+	env := apiServer(t)
+	ns := "kim-snatch-restricted-" + runID
+	env.namespace(t, ns, restricted)
+	objs := render(t, defaultInstall)
+	// What the Priority and ServiceAccount admission plugins look up.
+	for _, o := range append(ofKind(objs, "ServiceAccount"), ofKind(objs, "PriorityClass")...) {
+		if o.GetNamespace() != "" {
+			o.SetNamespace(ns)
+		}
+		if err := env.apply(t.Context(), o, false); err != nil {
+			t.Fatalf("%s: %v", id(o), err)
+		}
+	}
+	env.warnings.take()
+
+	tests := []struct {
+		name      string
+		breakIt   func(*corev1.Pod)
+		wantAdmit bool
+	}{
+		{name: "template_as_is", wantAdmit: true},
+		{name: "privilege_escalation_allowed", breakIt: func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].SecurityContext.AllowPrivilegeEscalation = ptr(true)
+			}
+		}},
+		{name: "runs_as_root", breakIt: func(p *corev1.Pod) {
+			p.Spec.SecurityContext.RunAsNonRoot = nil
+			p.Spec.SecurityContext.RunAsUser = ptr(int64(0))
+		}},
+		{name: "capabilities_kept", breakIt: func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].SecurityContext.Capabilities = nil
+			}
+		}},
+	}
+	for _, d := range ofKind(objs, "Deployment") {
+		var dep appsv1.Deployment
+		typed(t, d, &dep)
+		for _, tt := range tests {
+			t.Run(dep.Name+"/"+tt.name, func(t *testing.T) {
+				pod := podFromTemplate(&dep, ns)
+				if tt.breakIt != nil {
+					tt.breakIt(pod)
+				}
+				_, err := env.cs.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{
+					DryRun:          []string{metav1.DryRunAll},
+					FieldValidation: "Strict",
+				})
+				env.warnings.take()
+				switch {
+				case tt.wantAdmit && err != nil:
+					t.Fatalf("the Pod of %s is rejected: %v", dep.Name, err)
+				case !tt.wantAdmit && err == nil:
+					t.Fatalf("the namespace admits a Pod that breaks the restricted profile; the check above proves nothing")
+				case !tt.wantAdmit && !(apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity")):
+					t.Fatalf("want a PodSecurity rejection, got %v", err)
+				}
+			})
+		}
+	}
+}
+
+// The API server decides which Pods reach the webhook; this asks it. A copy
+// of the webhook configuration with failurePolicy Fail and no webhook behind
+// it rejects exactly the Pods it would send to the webhook, so a rejection
+// means "called" and an admission means "not called". An extra namespace
+// selector term confines the copy to this test's namespaces.
+func TestWebhookConfigurationSelectsOnlyKymaPods(t *testing.T) {
+	env := apiServer(t)
+	ctx := t.Context()
+	const runLabel = "kim-snatch.kyma-project.io/test-run"
+	objs := render(t, defaultInstall)
+
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	typed(t, find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration), &mwc)
+	mwc.Name = "kim-snatch-selector-test-" + runID
+	mwc.Labels = nil
+	w := &mwc.Webhooks[0]
+	w.FailurePolicy = ptr(admissionregistrationv1.Fail)
+	w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions,
+		metav1.LabelSelectorRequirement{Key: runLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{runID}})
+	if _, err := env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &mwc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create the test copy of the webhook configuration: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), mwc.Name, metav1.DeleteOptions{})
+	})
+
+	managed, unmanaged := "kim-snatch-managed-"+runID, "kim-snatch-unmanaged-"+runID
+	env.namespace(t, managed, map[string]string{managedByLabel: "kyma", runLabel: runID})
+	env.namespace(t, unmanaged, map[string]string{runLabel: runID})
+	namespaces := []string{managed, unmanaged}
+	if !env.cluster.External() {
+		// kube-system with Kyma's label must still be skipped. Only on the
+		// test's own control plane: a real kube-system is left alone.
+		env.namespace(t, "kube-system", map[string]string{managedByLabel: "kyma", runLabel: runID})
+		namespaces = append(namespaces, "kube-system")
+	}
+	for _, ns := range namespaces {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
+		if _, err := env.cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	webhookPod := deployment(t, objs, "snatch-webhook").Spec.Template.Labels
+	syncerPod := deployment(t, objs, "cabundle-syncer").Spec.Template.Labels
+
+	called := func(ctx context.Context, ns, node string, labels, annotations map[string]string) (bool, error) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns, Labels: labels, Annotations: annotations},
+			Spec: corev1.PodSpec{
+				NodeName:                     node,
+				AutomountServiceAccountToken: ptr(false),
+				Containers:                   []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		_, err := env.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		switch {
+		case err == nil:
+			return false, nil
+		case strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", w.Name)):
+			return true, nil
+		default:
+			return false, err
+		}
+	}
+	// The API server picks up a new configuration within moments.
+	if err := eventually(ctx, 30*time.Second, func(ctx context.Context) error {
+		if ok, err := called(ctx, managed, "", nil, nil); !ok {
+			return fmt.Errorf("the webhook is not called for a plain Pod in %s (%v)", managed, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name        string
+		namespace   string
+		nodeName    string
+		labels      map[string]string
+		annotations map[string]string
+		wantCalled  bool
+	}{
+		{name: "pod_in_kyma_managed_namespace", namespace: managed, wantCalled: true},
+		{name: "pod_in_unmanaged_namespace", namespace: unmanaged},
+		{name: "pod_in_kube_system_labelled_managed", namespace: "kube-system"},
+		{name: "pod_opted_out", namespace: managed, labels: map[string]string{optOutLabel: "true"}},
+		{name: "pod_opt_out_false", namespace: managed, labels: map[string]string{optOutLabel: "false"}, wantCalled: true},
+		{name: "webhook_own_pod", namespace: managed, labels: webhookPod},
+		{name: "syncer_pod", namespace: managed, labels: syncerPod, wantCalled: true},
+		// A mirror Pod is bound to its node. The bound Pod without the
+		// annotation shows that the matchCondition, not the binding, keeps
+		// mirror Pods away (the webhook itself skips bound Pods).
+		{name: "mirror_pod", namespace: managed, nodeName: "node-1", annotations: map[string]string{corev1.MirrorPodAnnotationKey: "checksum"}},
+		{name: "pod_bound_to_a_node", namespace: managed, nodeName: "node-1", wantCalled: true},
+		{name: "pod_with_other_annotations", namespace: managed, annotations: map[string]string{"example.com/note": "x"}, wantCalled: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !slices.Contains(namespaces, tt.namespace) {
+				t.Skipf("namespace %s is not the test's own on an existing cluster", tt.namespace)
+			}
+			got, err := called(t.Context(), tt.namespace, tt.nodeName, tt.labels, tt.annotations)
+			if err != nil {
+				t.Fatalf("create Pod: %v", err)
+			}
+			if got != tt.wantCalled {
+				t.Fatalf("webhook called = %v, want %v", got, tt.wantCalled)
+			}
+		})
+	}
+}
+
+// The syncer's RBAC, as the API server's authorizer sees it: exactly the one
+// Secret and the one webhook configuration, plus its Lease and Events.
+func TestSyncerRBAC(t *testing.T) {
+	env := apiServer(t)
+	ctx := t.Context()
+	env.namespace(t, namespace, nil)
+	objs := render(t, syncerBase)
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			if err := env.apply(ctx, o, false); err != nil {
+				t.Fatalf("%s: %v", id(o), err)
+			}
+		}
+	}
+	lease := flags(t, container(t, deployment(t, objs, "cabundle-syncer")))["leader-election-id"]
+	user := "system:serviceaccount:" + namespace + ":" + syncerServiceAccount
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+	can := func(t *testing.T, a authorizationv1.ResourceAttributes) bool {
+		t.Helper()
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a}}
+		var res *authorizationv1.SubjectAccessReview
+		// RBAC changes reach the authorizer's cache within moments.
+		err := eventually(ctx, 10*time.Second, func(ctx context.Context) error {
+			var err error
+			res, err = env.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Status.Allowed
+	}
+	secret := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: namespace, Verb: verb, Resource: "secrets", Name: name}
+	}
+	mwc := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: verb, Resource: "mutatingwebhookconfigurations", Name: name}
+	}
+	leases := func(ns, verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "coordination.k8s.io", Namespace: ns, Verb: verb, Resource: "leases", Name: name}
+	}
+
+	// Wait for the bindings to take effect before judging denials.
+	if err := eventually(ctx, 30*time.Second, func(context.Context) error {
+		if !can(t, secret("get", secretName)) {
+			return fmt.Errorf("%s cannot get Secret %s/%s", user, namespace, secretName)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name  string
+		attrs authorizationv1.ResourceAttributes
+		want  bool
+	}{
+		{name: "get_the_secret", attrs: secret("get", secretName), want: true},
+		{name: "list_the_secret_by_name", attrs: secret("list", secretName), want: true},
+		{name: "watch_the_secret_by_name", attrs: secret("watch", secretName), want: true},
+		{name: "get_another_secret", attrs: secret("get", "other")},
+		{name: "list_all_secrets", attrs: secret("list", "")},
+		{name: "watch_all_secrets", attrs: secret("watch", "")},
+		{name: "update_the_secret", attrs: secret("update", secretName)},
+		{name: "delete_the_secret", attrs: secret("delete", secretName)},
+		{name: "get_the_webhook_configuration", attrs: mwc("get", webhookConfiguration), want: true},
+		{name: "list_the_webhook_configuration_by_name", attrs: mwc("list", webhookConfiguration), want: true},
+		{name: "watch_the_webhook_configuration_by_name", attrs: mwc("watch", webhookConfiguration), want: true},
+		{name: "patch_the_webhook_configuration", attrs: mwc("patch", webhookConfiguration), want: true},
+		{name: "patch_another_webhook_configuration", attrs: mwc("patch", "other")},
+		{name: "list_all_webhook_configurations", attrs: mwc("list", "")},
+		{name: "create_webhook_configurations", attrs: mwc("create", "")},
+		{name: "update_the_webhook_configuration", attrs: mwc("update", webhookConfiguration)},
+		{name: "delete_the_webhook_configuration", attrs: mwc("delete", webhookConfiguration)},
+		{name: "patch_validating_webhook_configurations", attrs: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: "patch", Resource: "validatingwebhookconfigurations", Name: webhookConfiguration}},
+		{name: "create_leases", attrs: leases(namespace, "create", ""), want: true},
+		{name: "get_its_lease", attrs: leases(namespace, "get", lease), want: true},
+		{name: "update_its_lease", attrs: leases(namespace, "update", lease), want: true},
+		{name: "create_leases_elsewhere", attrs: leases("default", "create", "")},
+		{name: "update_leases_elsewhere", attrs: leases("default", "update", lease)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := can(t, tt.attrs); got != tt.want {
+				t.Fatalf("%s may %s %+v: %v, want %v", user, tt.attrs.Verb, tt.attrs, got, tt.want)
+			}
+		})
+	}
+
+	// Events through either API; controller-runtime's recorders use one or
+	// the other.
+	t.Run("create_events", func(t *testing.T) {
+		core := can(t, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "events"})
+		events := can(t, authorizationv1.ResourceAttributes{Group: "events.k8s.io", Namespace: namespace, Verb: "create", Resource: "events"})
+		if !core && !events {
+			t.Fatalf("%s may not create Events in %s", user, namespace)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package manifests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// Kustomizations under test, relative to the repository root.
+const (
+	webhookBase       = "deploy/webhook"
+	syncerBase        = "deploy/syncer"
+	defaultInstall    = "deploy/default"
+	certManagerSample = "deploy/examples/cert-manager"
+)
+
+// allKustomizations is every kustomization that deploy/ offers.
+var allKustomizations = []string{webhookBase, syncerBase, defaultInstall, certManagerSample}
+
+// Names from the contracts in the design note; the tests hold the manifests
+// to them.
+const (
+	namespace            = "kyma-system"
+	secretName           = "kim-snatch-certificates"
+	webhookConfiguration = "kim-snatch-mutating-webhook-configuration"
+	optOutLabel          = "kim-snatch.kyma-project.io/opt-out"
+	managedByLabel       = "operator.kyma-project.io/managed-by"
+	syncerServiceAccount = "cabundle-syncer"
+)
+
+// tempDirs are removed when the tests end; they hold tools built once per
+// test binary.
+var tempDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range tempDirs {
+		_ = os.RemoveAll(dir)
+	}
+	if shared.cluster != nil {
+		if err := shared.cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop control plane:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// repoRoot returns the repository root, found by walking up to go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := repoRootE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func repoRootE() (string, error) { return framework.RepoRoot() }
+
+var renders sync.Map // kustomization dir -> renderResult
+
+type renderResult struct {
+	objs []*unstructured.Unstructured
+	err  error
+}
+
+// render runs `kubectl kustomize` on dir and decodes the output. Each dir is
+// rendered once per test binary; callers get deep copies.
+func render(t testing.TB, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	v, ok := renders.Load(dir)
+	if !ok {
+		objs, err := kustomize(dir)
+		v, _ = renders.LoadOrStore(dir, renderResult{objs: objs, err: err})
+	}
+	r := v.(renderResult)
+	if r.err != nil {
+		t.Fatalf("render %s: %v", dir, r.err)
+	}
+	out := make([]*unstructured.Unstructured, len(r.objs))
+	for i, o := range r.objs {
+		out[i] = o.DeepCopy()
+	}
+	return out
+}
+
+func kustomize(dir string) ([]*unstructured.Unstructured, error) {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return nil, err
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(kubectl, "kustomize", filepath.Join(root, dir))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubectl kustomize: %w: %s", err, stderr.String())
+	}
+	return decodeYAML(out)
+}
+
+// decodeYAML splits a multi-document YAML stream into objects.
+func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(m) == 0 {
+			continue
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+}
+
+// id names an object as Kind[.group]/namespace/name, or Kind[.group]/name
+// for cluster-scoped objects; the group tells Gardener's Certificate from
+// cert-manager's.
+func id(o *unstructured.Unstructured) string {
+	kind := o.GetKind()
+	if g := o.GroupVersionKind().Group; g != "" {
+		kind += "." + g
+	}
+	if o.GetNamespace() == "" {
+		return kind + "/" + o.GetName()
+	}
+	return kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+func ids(objs []*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, id(o))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// find returns the one object of kind and name in objs, failing t otherwise.
+func find(t testing.TB, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	var found []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want exactly one %s %q, found %d among %v", kind, name, len(found), ids(objs))
+	}
+	return found[0]
+}
+
+// ofKind returns the objects of kind in objs.
+func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// typed converts o into into, rejecting fields the Go type does not know.
+func typed(t testing.TB, o *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, into, true); err != nil {
+		t.Fatalf("convert %s: %v", id(o), err)
+	}
+}
+
+// eventually polls cond until it returns nil or timeout passes, and returns
+// the last error.
+func eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := cond(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

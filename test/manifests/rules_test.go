@@ -1,0 +1,384 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+// PromrulesEnv names a prebuilt promrules binary (`make tools` puts one in
+// bin/). Without it the tests build hack/tools/promrules themselves.
+const PromrulesEnv = "SNATCH_PROMRULES"
+
+// designMetrics are the metric names of the design note (§5). Alerts may use
+// no other metric of ours.
+var designMetrics = []string{
+	"snatch_webhook_admission_total",
+	"snatch_webhook_admission_duration_seconds",
+	"snatch_webhook_serving_cert_not_after_seconds",
+	"snatch_webhook_cert_reloads_total",
+	"cabundle_syncer_in_sync",
+	"cabundle_syncer_source_valid",
+	"cabundle_syncer_updates_total",
+	"cabundle_syncer_errors_total",
+	"cabundle_syncer_ca_not_after_seconds",
+	"cabundle_syncer_bundle_certificates",
+	"cabundle_syncer_is_leader",
+}
+
+var promrulesBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// promrules returns the rule checker: $SNATCH_PROMRULES, or a fresh build of
+// hack/tools/promrules (its own module, so Prometheus stays out of go.mod).
+func promrules(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(PromrulesEnv); p != "" {
+		return p
+	}
+	promrulesBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "promrules-")
+		if err != nil {
+			promrulesBuild.err = err
+			return
+		}
+		tempDirs = append(tempDirs, dir)
+		root, err := repoRootE()
+		if err != nil {
+			promrulesBuild.err = err
+			return
+		}
+		path := filepath.Join(dir, "promrules")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
+		cmd.Dir = filepath.Join(root, "hack", "tools", "promrules")
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			promrulesBuild.err = fmt.Errorf("build hack/tools/promrules: %w\n%s", err, out)
+			return
+		}
+		promrulesBuild.path = path
+	})
+	if promrulesBuild.err != nil {
+		t.Fatal(promrulesBuild.err)
+	}
+	return promrulesBuild.path
+}
+
+// ruleFile writes the spec of a PrometheusRule, which is a Prometheus rule
+// file, and returns its path and the number of rules in it.
+func ruleFile(t *testing.T, pr *unstructured.Unstructured) (string, int) {
+	t.Helper()
+	groups, ok, err := unstructured.NestedSlice(pr.Object, "spec", "groups")
+	if err != nil || !ok {
+		t.Fatalf("%s has no spec.groups (%v)", id(pr), err)
+	}
+	n := 0
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		n += len(rules)
+	}
+	data, err := yaml.Marshal(map[string]any{"groups": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), pr.GetName()+".rules.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, n
+}
+
+func prometheusRules(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	prs := ofKind(render(t, defaultInstall), "PrometheusRule")
+	if len(prs) == 0 {
+		t.Fatal("deploy/default renders no PrometheusRule")
+	}
+	return prs
+}
+
+func TestPrometheusRulesPassTheRuleChecker(t *testing.T) {
+	tool := promrules(t)
+	for _, pr := range prometheusRules(t) {
+		t.Run(pr.GetName(), func(t *testing.T) {
+			path, n := ruleFile(t, pr)
+			if n == 0 {
+				t.Fatalf("%s has no rules", id(pr))
+			}
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(tool, "check", path)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("promrules check %s: %v\n%s%s", id(pr), err, stdout.String(), stderr.String())
+			}
+			if want := fmt.Sprintf("SUCCESS: %d rules found", n); !strings.Contains(stdout.String(), want) {
+				t.Fatalf("promrules check %s printed %q, want %q", id(pr), stdout.String(), want)
+			}
+		})
+	}
+}
+
+// The checker must fail where Prometheus would refuse the rules; otherwise
+// the test above proves nothing.
+func TestRuleCheckerRejectsBrokenRules(t *testing.T) {
+	tool := promrules(t)
+	tests := []struct {
+		name   string
+		rules  string
+		wantOK bool
+	}{
+		{name: "valid_alert", wantOK: true, rules: `
+- alert: A
+  expr: sum(rate(x_total[5m])) > 0
+  for: 2m
+  annotations:
+    summary: '{{ $value | humanize }}'`},
+		{name: "unbalanced_parenthesis", rules: `
+- alert: A
+  expr: sum(rate(x_total[5m]) > 0`},
+		{name: "unknown_function", rules: `
+- alert: A
+  expr: no_such_function(x_total) > 0`},
+		{name: "vector_matching_conflict", rules: `
+- alert: A
+  expr: x and on (a) ignoring (b) y`},
+		{name: "malformed_for", rules: `
+- alert: A
+  expr: up == 0
+  for: 2 minutes`},
+		{name: "broken_annotation_template", rules: `
+- alert: A
+  expr: up == 0
+  annotations:
+    summary: '{{ $value'`},
+		{name: "unknown_rule_field", rules: `
+- alert: A
+  expr: up == 0
+  severity: critical`},
+		{name: "duplicate_alert", rules: `
+- alert: A
+  expr: up == 0
+- alert: A
+  expr: up == 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			indented := strings.ReplaceAll(tt.rules, "\n", "\n      ")
+			file := "groups:\n  - name: g\n    rules:" + indented + "\n"
+			path := filepath.Join(t.TempDir(), "rules.yaml")
+			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(tool, "check", path).CombinedOutput()
+			var exit *exec.ExitError
+			switch {
+			case tt.wantOK && err != nil:
+				t.Fatalf("promrules check: %v, want success\n%s", err, out)
+			case !tt.wantOK && err == nil:
+				t.Fatalf("promrules check succeeded, want a failure\n%s", out)
+			case !tt.wantOK && !(errors.As(err, &exit) && exit.ExitCode() == 1):
+				t.Fatalf("promrules check: %v, want exit code 1\n%s", err, out)
+			}
+		})
+	}
+}
+
+// rule is one rule as `promrules selectors` describes it.
+type rule struct {
+	Group     string `json:"group"`
+	Alert     string `json:"alert"`
+	For       string `json:"for"`
+	Expr      string `json:"expr"`
+	Selectors []struct {
+		Metric   string `json:"metric"`
+		Matchers []struct {
+			Name  string `json:"name"`
+			Op    string `json:"op"`
+			Value string `json:"value"`
+		} `json:"matchers"`
+	} `json:"selectors"`
+}
+
+// selects reports whether r selects metric with every label in eq matched
+// for equality.
+func (r rule) selects(metric string, eq map[string]string) bool {
+	for _, s := range r.Selectors {
+		if s.Metric != metric {
+			continue
+		}
+		n := 0
+		for _, m := range s.Matchers {
+			if v, ok := eq[m.Name]; ok && m.Op == "=" && m.Value == v {
+				n++
+			}
+		}
+		if n == len(eq) {
+			return true
+		}
+	}
+	return false
+}
+
+// alerts returns every alert of the installation with its selectors.
+func alerts(t *testing.T) []rule {
+	t.Helper()
+	tool := promrules(t)
+	var rules []rule
+	for _, pr := range prometheusRules(t) {
+		path, _ := ruleFile(t, pr)
+		var stderr bytes.Buffer
+		cmd := exec.Command(tool, "selectors", path)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("promrules selectors %s: %v\n%s", id(pr), err, stderr.String())
+		}
+		var rs []rule
+		if err := json.Unmarshal(out, &rs); err != nil {
+			t.Fatalf("decode promrules output: %v\n%s", err, out)
+		}
+		rules = append(rules, rs...)
+	}
+	return rules
+}
+
+// Each item of the operators' health checklist has an alert.
+func TestAlertsCoverTheHealthChecklist(t *testing.T) {
+	rules := alerts(t)
+	webhookName := mutatingWebhook(t).Name
+	tests := []struct {
+		name  string
+		match func(rule) bool
+	}{
+		{name: "webhook_not_ready", match: func(r rule) bool {
+			return r.selects("kube_deployment_status_replicas_available", map[string]string{"deployment": "snatch-webhook"})
+		}},
+		{name: "webhook_not_scraped", match: func(r rule) bool {
+			return r.selects("up", map[string]string{"job": "snatch-webhook-metrics"}) && strings.Contains(r.Expr, "absent(")
+		}},
+		{name: "cabundle_out_of_sync_for_more_than_2m", match: func(r rule) bool {
+			return r.selects("cabundle_syncer_in_sync", nil) && r.For == "2m" && strings.Contains(r.Expr, "== 0")
+		}},
+		{name: "ca_expires_in_less_than_7_days", match: func(r rule) bool {
+			return r.selects("cabundle_syncer_ca_not_after_seconds", nil) && strings.Contains(r.Expr, "- time() < 7 * 24 * 3600")
+		}},
+		{name: "serving_certificate_expires_in_less_than_7_days", match: func(r rule) bool {
+			return r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) && strings.Contains(r.Expr, "- time() < 7 * 24 * 3600")
+		}},
+		{name: "secret_missing_or_invalid", match: func(r rule) bool {
+			return r.selects("cabundle_syncer_source_valid", nil) && strings.Contains(r.Expr, "== 0")
+		}},
+		{name: "no_syncer_leader", match: func(r rule) bool {
+			for _, s := range r.Selectors {
+				if s.Metric != "cabundle_syncer_is_leader" {
+					return false
+				}
+			}
+			return len(r.Selectors) > 0 && strings.Contains(r.Expr, "< 1")
+		}},
+		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
+			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !slices.ContainsFunc(rules, tt.match) {
+				t.Fatalf("no alert covers %s", tt.name)
+			}
+		})
+	}
+}
+
+// The alerts name things that exist: our metric names from the design note,
+// jobs that a ServiceMonitor scrapes, Deployments of the installation.
+func TestAlertsNameWhatIsDeployed(t *testing.T) {
+	objs := render(t, defaultInstall)
+	jobs := scrapedJobs(t, objs)
+	var deployments []string
+	for _, d := range ofKind(objs, "Deployment") {
+		deployments = append(deployments, d.GetName())
+	}
+	for _, r := range alerts(t) {
+		for _, s := range r.Selectors {
+			if ours := strings.HasPrefix(s.Metric, "snatch_webhook_") || strings.HasPrefix(s.Metric, "cabundle_syncer_"); ours &&
+				!slices.ContainsFunc(designMetrics, func(m string) bool {
+					return s.Metric == m || slices.Contains([]string{m + "_bucket", m + "_sum", m + "_count"}, s.Metric)
+				}) {
+				t.Errorf("alert %s uses metric %s, which the design note does not define", r.Alert, s.Metric)
+			}
+			for _, m := range s.Matchers {
+				switch {
+				case m.Name == "job" && m.Op == "=" && !slices.Contains(jobs, m.Value):
+					t.Errorf("alert %s selects job=%q, but the ServiceMonitors scrape only %v", r.Alert, m.Value, jobs)
+				case m.Name == "deployment" && m.Op == "=" && !slices.Contains(deployments, m.Value):
+					t.Errorf("alert %s selects deployment=%q, not one of %v", r.Alert, m.Value, deployments)
+				}
+			}
+		}
+	}
+	for _, pr := range prometheusRules(t) {
+		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+		for _, g := range groups {
+			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+			for _, r := range rules {
+				r := r.(map[string]any)
+				name, _, _ := unstructured.NestedString(r, "alert")
+				severity, _, _ := unstructured.NestedString(r, "labels", "severity")
+				if severity != "critical" && severity != "warning" {
+					t.Errorf("alert %s has severity %q, want critical or warning", name, severity)
+				}
+				for _, a := range []string{"summary", "description"} {
+					if v, _, _ := unstructured.NestedString(r, "annotations", a); v == "" {
+						t.Errorf("alert %s has no %s annotation", name, a)
+					}
+				}
+			}
+		}
+	}
+}
+
+// scrapedJobs returns the job names Prometheus gives the installation's
+// targets: prometheus-operator names a ServiceMonitor's job after each
+// Service it selects. Each such Service must have the endpoint's port.
+func scrapedJobs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	var jobs []string
+	for _, sm := range ofKind(objs, "ServiceMonitor") {
+		sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		n := 0
+		for _, svc := range ofKind(objs, "Service") {
+			if svc.GetNamespace() != sm.GetNamespace() || !labels.SelectorFromSet(sel).Matches(labels.Set(svc.GetLabels())) {
+				continue
+			}
+			n++
+			jobs = append(jobs, svc.GetName())
+			ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+			for _, ep := range endpoints {
+				port, _, _ := unstructured.NestedString(ep.(map[string]any), "port")
+				if !slices.ContainsFunc(ports, func(p any) bool { return p.(map[string]any)["name"] == port }) {
+					t.Errorf("ServiceMonitor %s scrapes port %q, which Service %s lacks", sm.GetName(), port, svc.GetName())
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("ServiceMonitor %s selects %d Services, want exactly its metrics Service", sm.GetName(), n)
+		}
+	}
+	return jobs
+}
