@@ -271,6 +271,12 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		{name: "webhook_not_scraped", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "snatch-webhook-metrics"}) && strings.Contains(r.Expr, "absent(")
 		}},
+		{name: "webhook_without_a_certificate", match: func(r rule) bool {
+			return r.selects("snatch_webhook_serving_cert_not_after_seconds", map[string]string{"job": "snatch-webhook-metrics"}) && strings.Contains(r.Expr, "== 0")
+		}},
+		{name: "webhook_cannot_load_the_secret", match: func(r rule) bool {
+			return r.selects("snatch_webhook_cert_reloads_total", map[string]string{"result": "error"})
+		}},
 		{name: "cabundle_out_of_sync_for_more_than_2m", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_in_sync", nil) && r.For == "2m" && strings.Contains(r.Expr, "== 0")
 		}},
