@@ -333,7 +333,7 @@ func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
 		var dep appsv1.Deployment
 		typed(t, d, &dep)
 		for _, tt := range tests {
-			t.Run(dep.Name+"/"+tt.name, func(t *testing.T) {
+			t.Run(strings.ReplaceAll(dep.Name, "-", "_")+"/"+tt.name, func(t *testing.T) {
 				pod := podFromTemplate(&dep, ns)
 				if tt.breakIt != nil {
 					tt.breakIt(pod)

@@ -115,7 +115,7 @@ func prometheusRules(t *testing.T) []*unstructured.Unstructured {
 func TestPrometheusRulesPassTheRuleChecker(t *testing.T) {
 	tool := promrules(t)
 	for _, pr := range prometheusRules(t) {
-		t.Run(pr.GetName(), func(t *testing.T) {
+		t.Run(strings.ReplaceAll(pr.GetName(), "-", "_"), func(t *testing.T) {
 			path, n := ruleFile(t, pr)
 			if n == 0 {
 				t.Fatalf("%s has no rules", id(pr))
