@@ -31,8 +31,9 @@ func Reasons() []Reason {
 }
 
 // Decision is the outcome for one Pod. Patch is nil unless Reason is
-// ReasonInjected. Message explains the reason to a person; it never holds
-// Pod data, so it is safe to log and cheap to produce.
+// ReasonInjected; it is shared by every Decision of a Mutator, so callers
+// must not modify it. Message explains the reason to a person; it never
+// holds Pod data, so it is safe to log and cheap to produce.
 type Decision struct {
 	Reason  Reason
 	Message string
