@@ -49,11 +49,13 @@ func CreateWebhookConfiguration(ctx context.Context, cs kubernetes.Interface, mw
 }
 
 // CertSecret returns the certificate Secret with ca under key, plus the
-// tls.crt/tls.key pair Gardener writes next to it.
+// tls.crt/tls.key pair Gardener writes next to it. The key is a placeholder
+// (the syncer never reads it), so the Secret is Opaque: the API server warns
+// about a kubernetes.io/tls Secret whose key does not parse.
 func CertSecret(namespace, name, key string, ca []byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Type:       corev1.SecretTypeTLS,
+		Type:       corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
 			key:                     ca,
 			corev1.TLSCertKey:       ca,

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+// leaderOf waits until exactly one of ps leads and returns it and the others.
+func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProcess) {
+	t.Helper()
+	var leader *syncerProcess
+	var others []*syncerProcess
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		leader, others = nil, nil
+		for _, p := range ps {
+			v, err := p.metric("cabundle_syncer_is_leader")
+			switch {
+			case err != nil:
+				return false, nil
+			case v == 1 && leader != nil:
+				t.Errorf("both %s and %s report leadership", leader.name, p.name)
+				return false, nil
+			case v == 1:
+				leader = p
+			default:
+				others = append(others, p)
+			}
+		}
+		return leader != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no leader among %d replicas within 30s", len(ps))
+	}
+	return leader, others
+}
+
+func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
+	c := newCluster(t)
+	cs := c.Clientset
+	ctx := context.Background()
+	caA := syncertest.NewCA(t, "ca-a")
+	setupObjects(t, cs, caA)
+
+	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
+	p1 := startSyncer(t, "replica-1", args...)
+	p2 := startSyncer(t, "replica-2", args...)
+	leader, rest := leaderOf(t, p1, p2)
+	standby := rest[0]
+	waitBundle(t, cs, caA.Fingerprint())
+
+	// Only the leader writes.
+	caB := syncertest.NewCA(t, "ca-b")
+	putCA(t, cs, caB)
+	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())
+	leader.waitMetric("cabundle_syncer_updates_total", 2, 10*time.Second)
+	standby.waitReady(10 * time.Second)
+	if v, err := standby.metric("cabundle_syncer_updates_total"); err != nil || v != 0 {
+		t.Errorf("standby %s: cabundle_syncer_updates_total = %v (%v), want 0", standby.name, v, err)
+	}
+	if v, err := standby.metric("cabundle_syncer_is_leader"); err != nil || v != 0 {
+		t.Errorf("standby %s: cabundle_syncer_is_leader = %v (%v), want 0", standby.name, v, err)
+	}
+	if strings.Contains(standby.log(), "caBundle written") {
+		t.Errorf("standby %s logged a write", standby.name)
+	}
+
+	// SIGKILL the leader: it cannot release the Lease, so the standby takes
+	// over once the Lease expires, at most the lease duration later.
+	leases := cs.CoordinationV1().Leases(namespace)
+	before, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	leader.signal(syscall.SIGKILL)
+	tookOver := standby.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
+	t.Logf("SIGKILL of the leader: %s took over after %s (lease duration 4s, retry period 500ms)", standby.name, tookOver.Sub(killed).Round(time.Millisecond))
+	after, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after.Spec.HolderIdentity == *before.Spec.HolderIdentity {
+		t.Errorf("the Lease is still held by %s", *before.Spec.HolderIdentity)
+	}
+	// The new leader writes.
+	caC := syncertest.NewCA(t, "ca-c")
+	putCA(t, cs, caC)
+	waitBundle(t, cs, caC.Fingerprint(), caB.Fingerprint(), caA.Fingerprint())
+	standby.waitMetric("cabundle_syncer_updates_total", 1, 10*time.Second)
+
+	// SIGTERM the new leader with a fresh standby next to it: the leader
+	// releases the Lease on its way out, and the standby takes it at its
+	// next attempt, about one retry period later.
+	leader = standby
+	p3 := startSyncer(t, "replica-3", args...)
+	p3.waitReady(30 * time.Second)
+	if v, err := p3.metric("cabundle_syncer_is_leader"); err != nil || v != 0 {
+		t.Fatalf("replica-3: cabundle_syncer_is_leader = %v (%v), want 0 while %s leads", v, err, leader.name)
+	}
+	terminated := time.Now()
+	leader.signal(syscall.SIGTERM)
+	handedOver := p3.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
+	t.Logf("SIGTERM of the leader: replica-3 took over after %s (retry period 500ms)", handedOver.Sub(terminated).Round(time.Millisecond))
+	if code := leader.waitExit(30 * time.Second); code != 0 {
+		t.Errorf("%s exited with %d after SIGTERM, want 0", leader.name, code)
+	}
+	caD := syncertest.NewCA(t, "ca-d")
+	putCA(t, cs, caD)
+	waitBundle(t, cs, caD.Fingerprint(), caC.Fingerprint(), caB.Fingerprint(), caA.Fingerprint())
+	p3.waitMetric("cabundle_syncer_updates_total", 1, 10*time.Second)
+}
+
+func TestLeaderThatLosesTheLeaseExits(t *testing.T) {
+	c := newCluster(t)
+	cs := c.Clientset
+	setupObjects(t, cs, syncertest.NewCA(t, "ca"))
+
+	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
+	p1 := startSyncer(t, "replica-1", args...)
+	p2 := startSyncer(t, "replica-2", args...)
+	leader, rest := leaderOf(t, p1, p2)
+	standby := rest[0]
+
+	// Freeze the leader past its lease; the standby takes over; when the
+	// old leader wakes up it finds the Lease gone and must exit rather than
+	// go on writing next to the new leader.
+	leader.signal(syscall.SIGSTOP)
+	standby.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
+	leader.signal(syscall.SIGCONT)
+	if code := leader.waitExit(30 * time.Second); code == 0 {
+		t.Errorf("%s exited with 0 after losing the Lease, want a failure", leader.name)
+	}
+	if !strings.Contains(leader.log(), "leader election lost") {
+		t.Errorf("%s did not log the lost election", leader.name)
+	}
+	if standby.exited() {
+		t.Errorf("the new leader %s exited", standby.name)
+	}
+}

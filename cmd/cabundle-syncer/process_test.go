@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// The tests in this file run the built binary as real processes against a
+// real control plane: leader election, signals, memory and RBAC are
+// properties of the process, not of the reconciler.
+
+const (
+	namespace     = "kyma-system"
+	secretName    = "kim-snatch-certificates"
+	mwcName       = "kim-snatch-mutating-webhook-configuration"
+	leaseName     = "cabundle-syncer"
+	testVersion   = "v0.0.0-test"
+	versionLDFlag = "-X github.com/kyma-project/kim-snatch/pkg/version.version=" + testVersion
+)
+
+// Short lease timings, so that a failover takes seconds. They keep
+// client-go's proportions: lease > renew > 1.2 × retry.
+var leaseFlags = []string{
+	"--leader-election-lease-duration=4s",
+	"--leader-election-renew-deadline=3s",
+	"--leader-election-retry-period=500ms",
+}
+
+var webhookNames = []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io"}
+
+// built is the binary, built once per test run on first use.
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binary builds cmd/cabundle-syncer with a stamped version. Process tests
+// are skipped with -short.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("process test: builds the binary and needs the control plane from `make tools`")
+	}
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "cabundle-syncer-bin-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "cabundle-syncer")
+		out, err := exec.Command("go", "build", "-ldflags", versionLDFlag, "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// syncerProcess is one running cabundle-syncer.
+type syncerProcess struct {
+	t       *testing.T
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	metrics string
+	health  string
+	done    chan struct{}
+	waitErr error
+}
+
+// startSyncer starts the binary with args plus its own metrics and probe
+// ports. The kernel kills it if the test binary dies; the test's cleanup
+// stops it and, on failure, shows its log.
+func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
+	t.Helper()
+	bin := binary(t)
+	p := &syncerProcess{
+		t:       t,
+		name:    name,
+		logPath: filepath.Join(t.TempDir(), name+".log"),
+		metrics: "127.0.0.1:" + strconv.Itoa(freePort(t)),
+		health:  "127.0.0.1:" + strconv.Itoa(freePort(t)),
+		done:    make(chan struct{}),
+	}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		_ = logFile.Close()
+		t.Fatal(err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		_ = logFile.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", p.name, p.logTail(60))
+		}
+	})
+	return p
+}
+
+func (p *syncerProcess) pid() int { return p.cmd.Process.Pid }
+
+func (p *syncerProcess) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %s to %s: %v", sig, p.name, err)
+	}
+}
+
+func (p *syncerProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitExit waits for the process to end and returns its exit code.
+func (p *syncerProcess) waitExit(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		p.t.Fatalf("%s did not exit within %s", p.name, timeout)
+		return -1
+	}
+}
+
+func (p *syncerProcess) stop() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *syncerProcess) log() string {
+	b, _ := os.ReadFile(p.logPath)
+	return string(b)
+}
+
+func (p *syncerProcess) logTail(lines int) string {
+	all := strings.Split(strings.TrimRight(p.log(), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// metric scrapes /metrics and returns the value of an unlabelled series.
+func (p *syncerProcess) metric(name string) (float64, error) {
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 && fields[0] == name {
+			return strconv.ParseFloat(fields[1], 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no series %s", p.name, name)
+}
+
+// waitMetric polls /metrics every 20 ms until name has the value want, and
+// returns when it saw it.
+func (p *syncerProcess) waitMetric(name string, want float64, timeout time.Duration) time.Time {
+	p.t.Helper()
+	var last float64
+	var lastErr error
+	var seen time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		last, lastErr = p.metric(name)
+		seen = time.Now()
+		return lastErr == nil && last == want, nil
+	})
+	if err != nil {
+		p.t.Fatalf("%s: %s = %v (%v), want %v within %s", p.name, name, last, lastErr, want, timeout)
+	}
+	return seen
+}
+
+// ready reports whether /readyz answers 200.
+func (p *syncerProcess) ready() bool {
+	resp, err := http.Get("http://" + p.health + "/readyz")
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func (p *syncerProcess) waitReady(timeout time.Duration) {
+	p.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return p.ready(), nil
+	})
+	if err != nil {
+		p.t.Fatalf("%s not ready within %s", p.name, timeout)
+	}
+}
+
+// rssBytes reads the resident set size of the process from /proc.
+func (p *syncerProcess) rssBytes() int64 {
+	p.t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				p.t.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	p.t.Fatal("no VmRSS in /proc/<pid>/status")
+	return 0
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// setupObjects creates the namespace, the MutatingWebhookConfiguration as
+// the webhook's manifests would, and the certificate Secret with ca.
+func setupObjects(t *testing.T, cs kubernetes.Interface, ca syncertest.Cert) {
+	t.Helper()
+	ctx := context.Background()
+	if err := syncertest.CreateNamespace(ctx, cs, namespace); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(mwcName, webhookNames...)); err != nil {
+		t.Fatal(err)
+	}
+	putCA(t, cs, ca)
+}
+
+// putCA writes ca into the certificate Secret, creating it if needed.
+func putCA(t *testing.T, cs kubernetes.Interface, ca syncertest.Cert) {
+	t.Helper()
+	ctx := context.Background()
+	secret := syncertest.CertSecret(namespace, secretName, "ca.crt", ca.PEM)
+	if _, err := cs.CoreV1().Secrets(namespace).Update(ctx, secret, metav1.UpdateOptions{}); err == nil {
+		return
+	}
+	if _, err := cs.CoreV1().Secrets(namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitBundle waits until every webhook entry holds exactly fps.
+func waitBundle(t *testing.T, cs kubernetes.Interface, fps ...string) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	mwc, _, err := syncertest.WatchWebhookConfiguration(context.Background(), cs, mwcName, 30*time.Second, func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, fps...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mwc
+}
+
+func newCluster(t *testing.T) *framework.Cluster {
+	t.Helper()
+	binary(t) // skip early with -short, and build before the clock starts
+	return framework.New(t, framework.Options{})
+}
+
+func TestBinaryPrintsItsStampedVersion(t *testing.T) {
+	out, err := exec.Command(binary(t), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("cabundle-syncer %s (", testVersion)
+	if !bytes.HasPrefix(out, []byte(want)) {
+		t.Errorf("--version printed %q, want it to start with %q", out, want)
+	}
+}
