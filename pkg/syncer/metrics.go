@@ -49,7 +49,8 @@ type Metrics struct {
 	InSync prometheus.Gauge
 	// SourceValid is 1 when the last reconcile found a usable CA.
 	SourceValid prometheus.Gauge
-	// Updates counts writes to the MutatingWebhookConfiguration.
+	// Updates counts writes to the MutatingWebhookConfiguration: of the
+	// caBundle, or of the overlap state alone.
 	Updates prometheus.Counter
 	// Errors counts reconciles that ended in an error or an invalid source.
 	Errors *prometheus.CounterVec
@@ -74,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		Updates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cabundle_syncer_updates_total",
-			Help: "Writes of the caBundle to the MutatingWebhookConfiguration.",
+			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
 		}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cabundle_syncer_errors_total",

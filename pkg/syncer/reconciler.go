@@ -139,7 +139,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.metrics.BundleCertificates.Set(float64(len(res.Certificates)))
 
 	annotation := encodeState(res.State)
-	if len(mwc.Webhooks) == 0 || upToDate(mwc, res.Bundle, annotation) {
+	bundleInPlace := bundlesEqual(mwc, res.Bundle)
+	stateInPlace := mwc.Annotations[StateAnnotation] == annotation
+	if len(mwc.Webhooks) == 0 || bundleInPlace && stateInPlace {
+		// Comparing first is what keeps the syncer from writing, and so
+		// from waking itself up, when nothing changed.
 		r.metrics.InSync.Set(1)
 		log.V(1).Info("caBundle up to date", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -150,6 +154,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.metrics.Updates.Inc()
 	r.metrics.InSync.Set(1)
+	if bundleInPlace {
+		// Only the overlap state changed, e.g. on the first run against a
+		// bundle written by another tool.
+		log.Info("Overlap state recorded", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
+		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	}
 	log.Info("caBundle written", "certificates", len(res.Certificates), "webhooks", len(mwc.Webhooks), "requeueAfter", res.RequeueAfter)
 	r.event(secret, mwc, corev1.EventTypeNormal, EventCABundleUpdated,
 		"caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s", len(mwc.Webhooks), len(res.Certificates), secret.Namespace, secret.Name)
@@ -199,13 +209,8 @@ func sourceEventReason(r cabundle.Reason) string {
 	}
 }
 
-// upToDate reports whether every webhook already carries bundle and the
-// state annotation is current. Comparing first is what keeps the syncer from
-// writing, and so from waking itself up, when nothing changed.
-func upToDate(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) bool {
-	if mwc.Annotations[StateAnnotation] != annotation {
-		return false
-	}
+// bundlesEqual reports whether every webhook entry already carries bundle.
+func bundlesEqual(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte) bool {
 	for _, wh := range mwc.Webhooks {
 		if !cabundle.Equal(wh.ClientConfig.CABundle, bundle) {
 			return false

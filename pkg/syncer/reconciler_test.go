@@ -299,3 +299,43 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
+	r, rec := directReconciler(t, h)
+	ca := syncertest.NewCA(t, "ca")
+	h.putCA(ctx, ca.PEM)
+
+	// The previous kim-snatch left the right CA in place, without state.
+	mwc := h.mwc(ctx)
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = ca.PEM
+	}
+	if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{FieldManager: "kim-snatch"}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	after := h.mwc(ctx)
+	state, err := decodeState(after.Annotations[StateAnnotation])
+	if err != nil || len(state) != 1 || state[ca.Fingerprint()].FirstSeen.IsZero() {
+		t.Errorf("state = %v (%v), want a record of the CA", state, err)
+	}
+	if !syncertest.EveryBundleIs(after, ca.Fingerprint()) {
+		t.Error("the caBundle changed")
+	}
+	if got := counterValue(t, r.metrics.Updates); got != 1 {
+		t.Errorf("cabundle_syncer_updates_total = %v, want 1 (the state)", got)
+	}
+	expectNoEvent(t, rec) // the caBundle did not change; nothing to tell
+
+	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.mwc(ctx).ResourceVersion; got != after.ResourceVersion {
+		t.Errorf("the second reconcile wrote again: resourceVersion %s -> %s", after.ResourceVersion, got)
+	}
+}
