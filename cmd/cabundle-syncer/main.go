@@ -16,7 +16,14 @@ func main() {
 	// signal ends the process at once instead of waiting for shutdown.
 	go func() { <-ctx.Done(); stop() }()
 
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, runSyncer: run}
+	c := &cli{
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		runSyncer: run,
+		// Verbs other than the syncer itself go here, e.g. a `check` that
+		// compares the Secret and the caBundle once and exits.
+		subcommands: nil,
+	}
 	err := c.execute(ctx, os.Args[1:])
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
