@@ -339,3 +339,47 @@ func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 		t.Errorf("the second reconcile wrote again: resourceVersion %s -> %s", after.ResourceVersion, got)
 	}
 }
+
+func TestOverlapSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	const overlap = 90 * time.Second
+	h := newHarness(t, overlap, "a.kim-snatch.kyma-project.io")
+	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+	rotation := time.Now()
+
+	// The first process syncs A, sees the rotation to B, and is gone.
+	first, _ := directReconciler(t, h)
+	first.now = func() time.Time { return rotation }
+	h.putCA(ctx, caA.PEM)
+	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	h.putCA(ctx, caB.PEM)
+	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new process, 60 s later, with nothing but the cluster to go on,
+	// continues the same overlap: 30 s left, not a fresh 90 s.
+	second, _ := directReconciler(t, h)
+	second.now = func() time.Time { return rotation.Add(60 * time.Second) }
+	res, err := second.Reconcile(ctx, reconcile.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter <= 29*time.Second || res.RequeueAfter > 31*time.Second {
+		t.Errorf("after the restart RequeueAfter = %s, want the 30 s left of the overlap", res.RequeueAfter)
+	}
+	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint(), caA.Fingerprint()) {
+		t.Error("the restart changed the bundle")
+	}
+
+	third, _ := directReconciler(t, h)
+	third.now = func() time.Time { return rotation.Add(overlap + time.Second) }
+	if _, err := third.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
+		t.Error("the overlap recorded before the restart did not end on time")
+	}
+}
