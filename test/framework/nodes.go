@@ -1,0 +1,96 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PoolLabel is the label Gardener puts on every Node of a worker pool.
+const PoolLabel = "worker.gardener.cloud/pool"
+
+// Pools used throughout the tests.
+const (
+	KymaPool     = "cpu-worker-0"
+	CustomerPool = "customer-pool"
+)
+
+// NodeOption changes a Node before CreateNodes writes it.
+type NodeOption func(*corev1.Node)
+
+// WithCapacity sets the Node's capacity and allocatable resources.
+func WithCapacity(capacity corev1.ResourceList) NodeOption {
+	return func(n *corev1.Node) {
+		n.Status.Capacity = capacity.DeepCopy()
+		n.Status.Allocatable = capacity.DeepCopy()
+	}
+}
+
+// DefaultCapacity is a realistic worker: 4 CPUs, 16 GiB, 110 Pods.
+func DefaultCapacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("4"),
+		corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+}
+
+// CreateNodes creates n Ready Nodes labelled into pool, named
+// <pool>-<sequence>. Nothing heartbeats them, and nothing needs to: the
+// control plane runs without the node-lifecycle controller (see the package
+// documentation). An existing cluster has real nodes, so CreateNodes refuses
+// to run against one; label its nodes into the pools instead.
+func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...NodeOption) ([]corev1.Node, error) {
+	if c.external {
+		return nil, errors.New("CreateNodes needs a cluster started by this package; label the existing cluster's nodes with " + PoolLabel + " instead")
+	}
+	nodes := make([]corev1.Node, 0, n)
+	for range n {
+		c.nodeSeq++
+		name := fmt.Sprintf("%s-%d", pool, c.nodeSeq)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name,
+				Labels: map[string]string{
+					PoolLabel:                pool,
+					corev1.LabelHostname:     name,
+					corev1.LabelOSStable:     "linux",
+					corev1.LabelArchStable:   "amd64",
+					corev1.LabelTopologyZone: "zone-a",
+				},
+			},
+		}
+		now := metav1.Now()
+		node.Status = corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{{
+				Type:               corev1.NodeReady,
+				Status:             corev1.ConditionTrue,
+				Reason:             "KubeletReady",
+				LastHeartbeatTime:  now,
+				LastTransitionTime: now,
+			}},
+			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: KubernetesVersion},
+		}
+		WithCapacity(DefaultCapacity())(node)
+		for _, opt := range opts {
+			opt(node)
+		}
+		status := node.Status
+		created, err := c.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("create node %s: %w", name, err)
+		}
+		// The API server drops status on create; it is a subresource.
+		created.Status = status
+		updated, err := c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("set status of node %s: %w", name, err)
+		}
+		nodes = append(nodes, *updated)
+	}
+	return nodes, nil
+}
