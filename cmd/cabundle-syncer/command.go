@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
@@ -33,12 +33,6 @@ type cli struct {
 	subcommands    []subcommand
 }
 
-// usageError marks errors in the command line, which exit with status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -48,7 +42,7 @@ func (c *cli) execute(ctx context.Context, args []string) error {
 			}
 		}
 		c.usage(c.newFlagSet(new(Options)))
-		return usageError{fmt.Errorf("unknown command %q", args[0])}
+		return cmdline.UsageError{Err: fmt.Errorf("unknown command %q", args[0])}
 	}
 	o, err := c.parse(args)
 	if err != nil {
@@ -65,20 +59,14 @@ func (c *cli) execute(ctx context.Context, args []string) error {
 func (c *cli) parse(args []string) (Options, error) {
 	o := defaultOptions()
 	fs := c.newFlagSet(&o)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return Options{}, err
-		}
-		return Options{}, usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return Options{}, usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	if err := cmdline.ParseFlags(fs, args); err != nil {
+		return Options{}, err
 	}
 	if o.Version {
 		return o, nil
 	}
 	if err := o.Validate(); err != nil {
-		return Options{}, usageError{err}
+		return Options{}, cmdline.UsageError{Err: err}
 	}
 	return o, nil
 }
@@ -101,20 +89,4 @@ func (c *cli) usage(fs *flag.FlagSet) {
 	}
 	fmt.Fprintf(c.stderr, "\nKeeps webhooks[*].clientConfig.caBundle of a MutatingWebhookConfiguration in step with the CA in a Secret.\n\nFlags:\n")
 	fs.PrintDefaults()
-}
-
-// exitCode maps the outcome of execute to the process exit status, and
-// reports the error.
-func exitCode(err error, stderr io.Writer) int {
-	var ue usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %v\n", binaryName, err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "%s: %v\n", binaryName, err)
-		return 1
-	}
 }

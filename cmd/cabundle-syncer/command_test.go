@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
@@ -93,7 +92,7 @@ func TestExecute(t *testing.T) {
 				subcommands: []subcommand{{name: "check", summary: "test only", run: checkCalled}},
 			}
 			err := c.execute(context.Background(), tt.args)
-			code := exitCode(err, &stderr)
+			code := cmdline.ExitCode(binaryName, err, &stderr)
 			if ran != tt.wantRun {
 				t.Errorf("syncer ran = %v, want %v (err %v)", ran, tt.wantRun, err)
 			}
@@ -105,26 +104,6 @@ func TestExecute(t *testing.T) {
 			}
 			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
-			}
-		})
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want int
-	}{
-		{name: "success", err: nil, want: 0},
-		{name: "help", err: flag.ErrHelp, want: 0},
-		{name: "usage", err: usageError{errors.New("bad flag")}, want: 2},
-		{name: "runtime", err: errors.New("leader election lost"), want: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := exitCode(tt.err, io.Discard); got != tt.want {
-				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
 	}

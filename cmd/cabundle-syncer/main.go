@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
 func main() {
@@ -26,5 +28,5 @@ func main() {
 	}
 	err := c.execute(ctx, os.Args[1:])
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
@@ -25,12 +25,6 @@ type cli struct {
 	runWebhook     func(context.Context, Options) error
 }
 
-// usageError marks errors in the command line, which exit with status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -38,7 +32,7 @@ func (c *cli) execute(ctx context.Context, args []string) error {
 			return c.mutate(args[1:])
 		}
 		c.usage(c.newFlagSet(new(Options)))
-		return usageError{fmt.Errorf("unknown command %q", args[0])}
+		return cmdline.UsageError{Err: fmt.Errorf("unknown command %q", args[0])}
 	}
 	o, err := c.parse(args)
 	if err != nil {
@@ -55,20 +49,14 @@ func (c *cli) execute(ctx context.Context, args []string) error {
 func (c *cli) parse(args []string) (Options, error) {
 	o := defaultOptions()
 	fs := c.newFlagSet(&o)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return Options{}, err
-		}
-		return Options{}, usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return Options{}, usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	if err := cmdline.ParseFlags(fs, args); err != nil {
+		return Options{}, err
 	}
 	if o.Version {
 		return o, nil
 	}
 	if err := o.Validate(); err != nil {
-		return Options{}, usageError{err}
+		return Options{}, cmdline.UsageError{Err: err}
 	}
 	return o, nil
 }
@@ -95,20 +83,4 @@ Commands:
 Flags:
 `, binaryName)
 	fs.PrintDefaults()
-}
-
-// exitCode maps the outcome of execute to the process exit status, and
-// reports the error.
-func exitCode(err error, stderr io.Writer) int {
-	var ue usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %v\n", binaryName, err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "%s: %v\n", binaryName, err)
-		return 1
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
@@ -77,7 +78,7 @@ func TestCLI_command_lines(t *testing.T) {
 			c, stdout, stderr, runs := testCLI("")
 			err := c.execute(context.Background(), tt.args)
 			var exitErr bytes.Buffer
-			if got := exitCode(err, &exitErr); got != tt.wantExit {
+			if got := cmdline.ExitCode(binaryName, err, &exitErr); got != tt.wantExit {
 				t.Fatalf("exit code %d (%v), want %d", got, err, tt.wantExit)
 			}
 			stderr.Write(exitErr.Bytes())

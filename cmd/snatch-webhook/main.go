@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
 func main() {
@@ -20,5 +22,5 @@ func main() {
 	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, runWebhook: run}
 	err := c.execute(ctx, os.Args[1:])
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
 // mutate answers the operator's question "why was my Pod not mutated?" (or
@@ -40,7 +41,7 @@ func (c *cli) mutate(args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return cmdline.UsageError{Err: err}
 	}
 	var errs []error
 	if file == "" {
@@ -54,11 +55,11 @@ func (c *cli) mutate(args []string) error {
 	}
 	errs = append(errs, validatePolicy(policy)...)
 	if err := errors.Join(errs...); err != nil {
-		return usageError{err}
+		return cmdline.UsageError{Err: err}
 	}
 	m, err := affinity.NewMutator(policy)
 	if err != nil {
-		return usageError{err}
+		return cmdline.UsageError{Err: err}
 	}
 
 	in, err := c.readInput(file)

@@ -1,0 +1,80 @@
+package cmdline
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		wantErr   string
+		wantUsage bool
+		wantHelp  bool
+	}{
+		{name: "flags_only", args: []string{"--port=1"}},
+		{name: "unknown_flag", args: []string{"--nope"}, wantErr: "flag provided but not defined", wantUsage: true},
+		{name: "bad_value", args: []string{"--port=x"}, wantErr: "invalid value", wantUsage: true},
+		{name: "positional_argument", args: []string{"--port=1", "extra"}, wantErr: `unexpected arguments: ["extra"]`, wantUsage: true},
+		{name: "help", args: []string{"-h"}, wantHelp: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			fs.Int("port", 0, "")
+			err := ParseFlags(fs, tt.args)
+			if tt.wantHelp {
+				if !errors.Is(err, flag.ErrHelp) {
+					t.Fatalf("ParseFlags() = %v, want flag.ErrHelp", err)
+				}
+				return
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ParseFlags() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("ParseFlags() = %v, want an error containing %q", err, tt.wantErr)
+			}
+			var ue UsageError
+			if got := errors.As(err, &ue); got != tt.wantUsage {
+				t.Fatalf("errors.As(UsageError) = %v, want %v", got, tt.wantUsage)
+			}
+		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		want       int
+		wantStderr string
+	}{
+		{name: "success", err: nil, want: 0},
+		{name: "help", err: flag.ErrHelp, want: 0},
+		{name: "usage", err: UsageError{errors.New("bad flag")}, want: 2, wantStderr: "bin: bad flag\n"},
+		{name: "wrapped_usage", err: fmt.Errorf("parse: %w", UsageError{errors.New("bad flag")}), want: 2, wantStderr: "bin: parse: bad flag\n"},
+		{name: "runtime", err: errors.New("listen: address in use"), want: 1, wantStderr: "bin: listen: address in use\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if got := ExitCode("bin", tt.err, &stderr); got != tt.want {
+				t.Errorf("ExitCode() = %d, want %d", got, tt.want)
+			}
+			if stderr.String() != tt.wantStderr {
+				t.Errorf("stderr = %q, want %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
