@@ -102,7 +102,7 @@ func serviceAccountConfig(t *testing.T, c *framework.Cluster) (*rest.Config, str
 	cfg := &rest.Config{
 		Host:            c.Config.Host,
 		BearerToken:     tr.Status.Token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.Config.TLSClientConfig.CAData},
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.Config.CAData},
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}

@@ -48,7 +48,12 @@ func BenchmarkServe_over_tls(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("Serve: %v", err)
+		}
+	}()
 	for srv.Ready() != nil {
 		time.Sleep(10 * time.Millisecond)
 	}

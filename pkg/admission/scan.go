@@ -66,14 +66,6 @@ func (s *scanner) end() error {
 	return nil
 }
 
-// null consumes a null literal if one comes next.
-func (s *scanner) null() (bool, error) {
-	if s.peek() != 'n' {
-		return false, nil
-	}
-	return true, s.literal("null")
-}
-
 func (s *scanner) literal(lit string) error {
 	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
 		return s.fail("invalid literal")

@@ -89,7 +89,10 @@ func startServer(t *testing.T, dir string, ca *certtest.CA, opts ...serverOption
 		}
 		cancel()
 		select {
-		case <-ts.done:
+		case err := <-ts.done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
 		case <-time.After(eventually):
 			t.Error("the server did not stop")
 		}

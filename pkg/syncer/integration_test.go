@@ -430,7 +430,7 @@ func fieldLeaves(t *testing.T, f *metav1.FieldsV1) []string {
 		return nil
 	}
 	var tree map[string]any
-	if err := json.Unmarshal(f.Raw, &tree); err != nil {
+	if err := json.Unmarshal(f.GetRawBytes(), &tree); err != nil {
 		t.Fatal(err)
 	}
 	var out []string

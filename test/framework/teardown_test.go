@@ -106,7 +106,9 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	if err := <-done; err == nil {
+		t.Fatal("the helper exited cleanly; want it killed")
+	}
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		for _, pid := range pids {
 			if alive(pid) {

@@ -191,7 +191,7 @@ func TestRuleCheckerRejectsBrokenRules(t *testing.T) {
 				t.Fatalf("promrules check: %v, want success\n%s", err, out)
 			case !tt.wantOK && err == nil:
 				t.Fatalf("promrules check succeeded, want a failure\n%s", out)
-			case !tt.wantOK && !(errors.As(err, &exit) && exit.ExitCode() == 1):
+			case !tt.wantOK && (!errors.As(err, &exit) || exit.ExitCode() != 1):
 				t.Fatalf("promrules check: %v, want exit code 1\n%s", err, out)
 			}
 		})

@@ -155,8 +155,8 @@ func TestDeploymentsFollowTheContract(t *testing.T) {
 				t.Errorf("pod securityContext %+v, want runAsNonRoot and seccomp RuntimeDefault", psc)
 			}
 			sc := c.SecurityContext
-			switch {
-			case sc == nil:
+			switch sc {
+			case nil:
 				t.Error("the container has no securityContext")
 			default:
 				if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
