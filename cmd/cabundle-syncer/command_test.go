@@ -33,7 +33,7 @@ func TestExecute(t *testing.T) {
 			check: func(t *testing.T, o Options) {
 				want := defaultOptions()
 				if o.Syncer != want.Syncer || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
-					o.LeaseDuration != 15*time.Second || o.MetricsBindAddress != ":8080" || o.HealthProbeBindAddress != ":8081" {
+					o.LeaseDuration != 15*time.Second || o.MetricsBindAddress != ":8080" || !o.MetricsSecure || o.HealthProbeBindAddress != ":8081" {
 					t.Errorf("options = %+v, want the defaults %+v", o, want)
 				}
 			},
@@ -45,7 +45,7 @@ func TestExecute(t *testing.T) {
 				"--webhook-configuration=hook", "--ca-overlap=90s", "--leader-elect=false",
 				"--leader-election-namespace=le", "--leader-election-id=lock",
 				"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
-				"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0",
+				"--metrics-bind-address=0", "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0",
 				"--kubeconfig=/tmp/kc", "--zap-log-level=debug",
 			},
 			wantRun: true,
@@ -58,8 +58,8 @@ func TestExecute(t *testing.T) {
 					o.LeaseDuration != 4*time.Second || o.RenewDeadline != 3*time.Second || o.RetryPeriod != 500*time.Millisecond {
 					t.Errorf("leader election = %v %q %q %s %s %s", o.LeaderElect, o.LeaderElectionNamespace, o.LeaderElectionID, o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 				}
-				if o.MetricsBindAddress != "0" || o.HealthProbeBindAddress != "127.0.0.1:0" || o.Kubeconfig != "/tmp/kc" {
-					t.Errorf("addresses and kubeconfig = %q %q %q", o.MetricsBindAddress, o.HealthProbeBindAddress, o.Kubeconfig)
+				if o.MetricsBindAddress != "0" || o.MetricsSecure || o.HealthProbeBindAddress != "127.0.0.1:0" || o.Kubeconfig != "/tmp/kc" {
+					t.Errorf("addresses, metrics security and kubeconfig = %q %v %q %q", o.MetricsBindAddress, o.MetricsSecure, o.HealthProbeBindAddress, o.Kubeconfig)
 				}
 				if o.Zap.Level == nil {
 					t.Error("--zap-log-level was not bound")
@@ -70,6 +70,7 @@ func TestExecute(t *testing.T) {
 		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, wantStdout: version.String("cabundle-syncer") + "\n"},
 		{name: "help", args: []string{"--help"}, wantStderr: "Usage: cabundle-syncer [flags]"},
 		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, wantCode: 2, wantStderr: "CA overlap"},
+		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, wantCode: 2, wantStderr: `invalid boolean value "maybe" for -metrics-secure`},
 		{name: "unknown_flag", args: []string{"--overlap=1h"}, wantCode: 2, wantStderr: "flag provided but not defined"},
 		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, wantCode: 2, wantStderr: "unexpected arguments"},
 		{name: "unknown_command", args: []string{"chek"}, wantCode: 2, wantStderr: `unknown command "chek"`},

@@ -38,6 +38,11 @@ type Options struct {
 	// to disable.
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
+	// MetricsSecure serves /metrics over HTTPS, with a self-signed
+	// certificate, to clients that authenticate with a bearer token
+	// (TokenReview) and may get the path /metrics (SubjectAccessReview).
+	// Without it, /metrics is plain HTTP and open to anyone who reaches it.
+	MetricsSecure bool
 
 	// Kubeconfig is a kubeconfig file; empty means in-cluster, then the
 	// usual kubeconfig lookup.
@@ -69,6 +74,7 @@ func defaultOptions() Options {
 		RetryPeriod:            2 * time.Second,
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
+		MetricsSecure:          true,
 		Zap:                    zap.Options{},
 	}
 }
@@ -88,6 +94,7 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before it gives up leading and exits.")
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod, "How often candidates try to acquire or renew the Lease.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the /metrics endpoint; 0 disables it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS with a self-signed certificate, only to clients whose bearer token may get /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig; empty means in-cluster, then $KUBECONFIG and ~/.kube/config.")
 	fs.BoolVar(&o.Version, "version", o.Version, "Print the version and exit.")

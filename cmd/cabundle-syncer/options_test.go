@@ -30,6 +30,8 @@ func TestOptionsValidate(t *testing.T) {
 		}},
 		{name: "metrics_disabled", mutate: func(o *Options) { o.MetricsBindAddress = "0" }},
 		{name: "both_endpoints_disabled", mutate: func(o *Options) { o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0" }},
+		{name: "plain_metrics", mutate: func(o *Options) { o.MetricsSecure = false }},
+		{name: "secure_metrics_disabled", mutate: func(o *Options) { o.MetricsSecure, o.MetricsBindAddress = true, "0" }},
 		{name: "metrics_on_loopback", mutate: func(o *Options) { o.MetricsBindAddress = "127.0.0.1:9090" }},
 		{name: "metrics_without_port", mutate: func(o *Options) { o.MetricsBindAddress = "localhost" }, wantErr: []string{"--metrics-bind-address"}},
 		{name: "probe_port_out_of_range", mutate: func(o *Options) { o.HealthProbeBindAddress = ":70000" }, wantErr: []string{"--health-probe-bind-address"}},

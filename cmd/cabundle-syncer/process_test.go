@@ -101,8 +101,10 @@ type syncerProcess struct {
 }
 
 // startSyncer starts the binary with args plus its own metrics and probe
-// ports. The kernel kills it if the test binary dies; the test's cleanup
-// stops it and, on failure, shows its log.
+// ports. Metrics are plain HTTP, so that waitMetric can scrape them, unless
+// args pass --metrics-secure=true (the last value of a flag wins). The
+// kernel kills it if the test binary dies; the test's cleanup stops it and,
+// on failure, shows its log.
 func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
 	t.Helper()
 	bin := binary(t)
@@ -118,7 +120,7 @@ func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append(args, "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
+	args = append(append([]string{"--metrics-secure=false"}, args...), "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

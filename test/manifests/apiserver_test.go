@@ -549,6 +549,11 @@ func TestSyncerRBAC(t *testing.T) {
 		{name: "update_its_lease", attrs: leases(namespace, "update", lease), want: true},
 		{name: "create_leases_elsewhere", attrs: leases("default", "create", "")},
 		{name: "update_leases_elsewhere", attrs: leases("default", "update", lease)},
+		// Secure metrics check each scrape's token and its access to /metrics.
+		{name: "create_token_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authentication.k8s.io", Verb: "create", Resource: "tokenreviews"}, want: true},
+		{name: "create_subject_access_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Verb: "create", Resource: "subjectaccessreviews"}, want: true},
+		{name: "create_local_subject_access_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Namespace: namespace, Verb: "create", Resource: "localsubjectaccessreviews"}},
+		{name: "create_service_account_tokens", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: syncerServiceAccount}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -557,6 +562,20 @@ func TestSyncerRBAC(t *testing.T) {
 			}
 		})
 	}
+
+	// The syncer itself does not read metrics; the metrics-reader role is
+	// for the scraper, and the base binds it to no one.
+	t.Run("get_metrics", func(t *testing.T) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups,
+			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"}}}
+		res, err := env.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status.Allowed {
+			t.Errorf("%s may get /metrics: %s", user, res.Status.Reason)
+		}
+	})
 
 	// Events through either API; controller-runtime's recorders use one or
 	// the other.

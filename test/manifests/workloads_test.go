@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -28,7 +30,7 @@ var (
 	syncerFlags = []string{
 		"secret-namespace", "secret-name", "ca-key", "webhook-configuration", "ca-overlap",
 		"leader-elect", "leader-election-namespace", "leader-election-id",
-		"metrics-bind-address", "health-probe-bind-address", "kubeconfig",
+		"metrics-bind-address", "metrics-secure", "health-probe-bind-address", "kubeconfig",
 	}
 )
 
@@ -392,4 +394,72 @@ func TestNetworkPolicies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The syncer's /metrics is scraped over HTTPS with the scraper's token, which
+// it checks against the API server; the webhook, which has no API access,
+// stays plain HTTP behind its NetworkPolicy.
+func TestMetricsScraping(t *testing.T) {
+	tests := []struct {
+		name       string
+		dir        string
+		deployment string
+		wantSecure bool
+	}{
+		{name: "snatch_webhook", dir: webhookBase, deployment: "snatch-webhook"},
+		{name: "cabundle_syncer", dir: syncerBase, deployment: "cabundle-syncer", wantSecure: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := render(t, tt.dir)
+			if tt.wantSecure {
+				if v, ok := flags(t, container(t, deployment(t, objs, tt.deployment)))["metrics-secure"]; ok && v != "true" {
+					t.Errorf("--metrics-secure=%s, want true (the default)", v)
+				}
+			}
+			sm := find(t, objs, "ServiceMonitor", tt.deployment)
+			endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+			if len(endpoints) == 0 {
+				t.Fatal("the ServiceMonitor has no endpoints")
+			}
+			for _, e := range endpoints {
+				ep := e.(map[string]any)
+				scheme, _, _ := unstructured.NestedString(ep, "scheme")
+				token, _, _ := unstructured.NestedString(ep, "bearerTokenFile")
+				_, hasAuthorization := ep["authorization"]
+				skipVerify, _, _ := unstructured.NestedBool(ep, "tlsConfig", "insecureSkipVerify")
+				switch {
+				case !tt.wantSecure && scheme != "http":
+					t.Errorf("scheme %q, want http", scheme)
+				case tt.wantSecure && scheme != "https":
+					t.Errorf("scheme %q, want https", scheme)
+				case tt.wantSecure && token != "/var/run/secrets/kubernetes.io/serviceaccount/token" && !hasAuthorization:
+					t.Errorf("bearerTokenFile %q and no authorization: Prometheus would send no token", token)
+				case tt.wantSecure && !skipVerify:
+					// The certificate is self-signed at each start; no CA
+					// could verify it.
+					t.Error("tlsConfig.insecureSkipVerify is not true")
+				}
+			}
+		})
+	}
+
+	t.Run("metrics_reader_role", func(t *testing.T) {
+		objs := render(t, syncerBase)
+		var role rbacv1.ClusterRole
+		typed(t, find(t, objs, "ClusterRole", "cabundle-syncer-metrics-reader"), &role)
+		want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+		if !equality.Semantic.DeepEqual(role.Rules, want) {
+			t.Errorf("rules %+v, want exactly %+v", role.Rules, want)
+		}
+		// Who scrapes is the installation's business: the base binds the
+		// role to no one.
+		for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
+			for _, b := range ofKind(objs, kind) {
+				if name, _, _ := unstructured.NestedString(b.Object, "roleRef", "name"); name == role.Name {
+					t.Errorf("%s binds %s", id(b), role.Name)
+				}
+			}
+		}
+	})
 }
