@@ -80,30 +80,21 @@ func decodeReview(body []byte, poolKey string) (review, error) {
 		}
 		return r, &fieldTypeError{field: "the body", want: "a JSON object"}
 	}
-	s.pos++
-	s.depth++
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil {
-			return r, err
-		}
-		if !more {
-			break
-		}
+	m := s.members("the body")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "apiVersion"):
-			r.apiVersion.raw, r.apiVersion.escaped, err = s.stringOrNull("apiVersion")
-		case is(key, esc, "kind"):
-			r.kind.raw, r.kind.escaped, err = s.stringOrNull("kind")
-		case is(key, esc, "request"):
-			err = r.request(&s, poolKey)
+		case m.key.is("apiVersion"):
+			m.err = s.strInto(&r.apiVersion, "apiVersion")
+		case m.key.is("kind"):
+			m.err = s.strInto(&r.kind, "kind")
+		case m.key.is("request"):
+			m.err = r.request(&s, poolKey)
 		default:
-			err = s.skip()
+			m.err = s.skip()
 		}
-		if err != nil {
-			return r, err
-		}
+	}
+	if m.err != nil {
+		return r, m.err
 	}
 	if err := s.end(); err != nil {
 		return r, err
@@ -112,73 +103,53 @@ func decodeReview(body []byte, poolKey string) (review, error) {
 }
 
 func (r *review) request(s *scanner, poolKey string) error {
-	ok, err := s.open('{', "request")
-	if err != nil || !ok {
-		return err
-	}
-	r.hasRequest = true
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members("request")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "uid"):
-			if s.peek() == '"' {
-				start := s.pos
-				_, _, err = s.str()
-				r.uid = s.data[start:s.pos]
-			} else {
+		case m.key.is("uid"):
+			if s.peek() != '"' {
 				s.mismatch("request.uid", "a string")
-				err = s.skip()
+				m.err = s.skip()
+				break
 			}
-		case is(key, esc, "kind"):
-			err = r.groupVersionKind(s)
-		case is(key, esc, "subResource"):
-			r.subResource, err = s.plainString("request.subResource")
-		case is(key, esc, "operation"):
-			r.operation, err = s.plainString("request.operation")
-		case is(key, esc, "namespace"):
-			r.namespace.raw, r.namespace.escaped, err = s.stringOrNull("request.namespace")
-		case is(key, esc, "name"):
-			r.name.raw, r.name.escaped, err = s.stringOrNull("request.name")
-		case is(key, esc, "dryRun"):
-			r.dryRun, err = s.boolOrNull("request.dryRun")
-		case is(key, esc, "object"):
-			err = r.object(s, poolKey)
+			start := s.pos
+			_, _, m.err = s.str()
+			r.uid = s.data[start:s.pos]
+		case m.key.is("kind"):
+			m.err = r.groupVersionKind(s)
+		case m.key.is("subResource"):
+			r.subResource, m.err = s.plainString("request.subResource")
+		case m.key.is("operation"):
+			r.operation, m.err = s.plainString("request.operation")
+		case m.key.is("namespace"):
+			m.err = s.strInto(&r.namespace, "request.namespace")
+		case m.key.is("name"):
+			m.err = s.strInto(&r.name, "request.name")
+		case m.key.is("dryRun"):
+			r.dryRun, m.err = s.boolOrNull("request.dryRun")
+		case m.key.is("object"):
+			m.err = r.object(s, poolKey)
 		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	r.hasRequest = m.present
+	return m.err
 }
 
 func (r *review) groupVersionKind(s *scanner) error {
-	ok, err := s.open('{', "request.kind")
-	if err != nil || !ok {
-		return err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members("request.kind")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "group"):
-			r.kindGroup, err = s.plainString("request.kind.group")
-		case is(key, esc, "kind"):
-			r.kindKind, err = s.plainString("request.kind.kind")
+		case m.key.is("group"):
+			r.kindGroup, m.err = s.plainString("request.kind.group")
+		case m.key.is("kind"):
+			r.kindKind, m.err = s.plainString("request.kind.kind")
 		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	return m.err
 }
 
 // object reads the Pod. Type mismatches inside it are kept apart from the
@@ -202,32 +173,28 @@ func (s *scanner) plainString(field string) ([]byte, error) {
 	return raw, err
 }
 
+// strInto reads a string or null in place into *v.
+func (s *scanner) strInto(v *str, field string) error {
+	var err error
+	v.raw, v.escaped, err = s.stringOrNull(field)
+	return err
+}
+
 // decodePod reads a Pod object and fills p. It returns false for null.
 func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
-	ok, err := s.open('{', "object")
-	if err != nil || !ok {
-		return false, err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil {
-			return false, err
-		}
-		if !more {
-			break
-		}
+	m := s.members("object")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "metadata"):
-			err = p.metadata(s)
-		case is(key, esc, "spec"):
-			err = p.spec(s, poolKey)
+		case m.key.is("metadata"):
+			m.err = p.metadata(s)
+		case m.key.is("spec"):
+			m.err = p.spec(s, poolKey)
 		default:
-			err = s.skip()
+			m.err = s.skip()
 		}
-		if err != nil {
-			return false, err
-		}
+	}
+	if m.err != nil || !m.present {
+		return false, m.err
 	}
 	switch {
 	case p.inNodeSelector:
@@ -241,201 +208,128 @@ func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 }
 
 func (p *podFacts) metadata(s *scanner) error {
-	ok, err := s.open('{', "metadata")
-	if err != nil || !ok {
-		return err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members("metadata")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "name"):
-			p.name.raw, p.name.escaped, err = s.stringOrNull("metadata.name")
-		case is(key, esc, "generateName"):
-			p.generateName.raw, p.generateName.escaped, err = s.stringOrNull("metadata.generateName")
-		case is(key, esc, "labels"):
-			err = stringMap(s, "metadata.labels", func(k, v str) {
-				if is(k.raw, k.escaped, affinity.OptOutLabel) {
-					p.facts.OptedOut = is(v.raw, v.escaped, affinity.OptOutValue)
+		case m.key.is("name"):
+			m.err = s.strInto(&p.name, "metadata.name")
+		case m.key.is("generateName"):
+			m.err = s.strInto(&p.generateName, "metadata.generateName")
+		case m.key.is("labels"):
+			m.err = stringMap(s, "metadata.labels", func(k, v str) {
+				if k.is(affinity.OptOutLabel) {
+					p.facts.OptedOut = v.is(affinity.OptOutValue)
 				}
 			})
-		case is(key, esc, "annotations"):
-			err = stringMap(s, "metadata.annotations", func(k, _ str) {
-				if is(k.raw, k.escaped, affinity.MirrorPodAnnotation) {
+		case m.key.is("annotations"):
+			m.err = stringMap(s, "metadata.annotations", func(k, _ str) {
+				if k.is(affinity.MirrorPodAnnotation) {
 					p.facts.Mirror = true
 				}
 			})
 		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	return m.err
 }
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
 func stringMap(s *scanner, field string, fn func(k, v str)) error {
-	ok, err := s.open('{', field)
-	if err != nil || !ok {
-		return err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members(field)
+	for s.next(&m) {
 		var v str
-		if v.raw, v.escaped, err = s.stringOrNull(field); err != nil {
-			return err
+		if m.err = s.strInto(&v, field); m.err == nil {
+			fn(m.key, v)
 		}
-		fn(str{raw: key, escaped: esc}, v)
 	}
+	return m.err
 }
 
 func (p *podFacts) spec(s *scanner, poolKey string) error {
-	ok, err := s.open('{', "spec")
-	if err != nil || !ok {
-		return err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members("spec")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "nodeName"):
+		case m.key.is("nodeName"):
 			var raw []byte
-			raw, _, err = s.stringOrNull("spec.nodeName")
+			raw, _, m.err = s.stringOrNull("spec.nodeName")
 			p.facts.Bound = len(raw) > 0
-		case is(key, esc, "nodeSelector"):
-			err = stringMap(s, "spec.nodeSelector", func(k, _ str) {
-				if is(k.raw, k.escaped, poolKey) {
+		case m.key.is("nodeSelector"):
+			m.err = stringMap(s, "spec.nodeSelector", func(k, _ str) {
+				if k.is(poolKey) {
 					p.inNodeSelector = true
 				}
 			})
-		case is(key, esc, "affinity"):
-			err = p.affinity(s, poolKey)
+		case m.key.is("affinity"):
+			m.err = p.affinity(s, poolKey)
 		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	return m.err
 }
 
 func (p *podFacts) affinity(s *scanner, poolKey string) error {
-	ok, err := s.open('{', "spec.affinity")
-	if err != nil || !ok {
-		return err
-	}
-	p.facts.HasAffinity = true
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		if is(key, esc, "nodeAffinity") {
-			err = p.nodeAffinity(s, poolKey)
+	m := s.members("spec.affinity")
+	for s.next(&m) {
+		if m.key.is("nodeAffinity") {
+			m.err = p.nodeAffinity(s, poolKey)
 		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	p.facts.HasAffinity = m.present
+	return m.err
 }
 
 func (p *podFacts) nodeAffinity(s *scanner, poolKey string) error {
-	ok, err := s.open('{', "spec.affinity.nodeAffinity")
-	if err != nil || !ok {
-		return err
-	}
-	p.facts.HasNodeAffinity = true
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
+	m := s.members("spec.affinity.nodeAffinity")
+	for s.next(&m) {
 		switch {
-		case is(key, esc, "requiredDuringSchedulingIgnoredDuringExecution"):
-			err = p.required(s, poolKey)
-		case is(key, esc, "preferredDuringSchedulingIgnoredDuringExecution"):
-			err = p.preferred(s, poolKey)
+		case m.key.is("requiredDuringSchedulingIgnoredDuringExecution"):
+			m.err = p.required(s, poolKey)
+		case m.key.is("preferredDuringSchedulingIgnoredDuringExecution"):
+			m.err = p.preferred(s, poolKey)
 		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+			m.err = s.skip()
 		}
 	}
+	p.facts.HasNodeAffinity = m.present
+	return m.err
 }
 
 // required reads a NodeSelector: {nodeSelectorTerms: [{matchExpressions}]}.
 func (p *podFacts) required(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-	ok, err := s.open('{', field)
-	if err != nil || !ok {
-		return err
+	m := s.members(field)
+	for s.next(&m) {
+		if !m.key.is("nodeSelectorTerms") {
+			m.err = s.skip()
+			continue
+		}
+		m.err = eachElement(s, field+".nodeSelectorTerms", func() error {
+			return nodeSelectorTerm(s, poolKey, &p.inRequired)
+		})
 	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		if is(key, esc, "nodeSelectorTerms") {
-			err = eachElement(s, field+".nodeSelectorTerms", func() error {
-				return nodeSelectorTerm(s, poolKey, &p.inRequired)
-			})
-		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return m.err
 }
 
 // preferred reads [{weight, preference: NodeSelectorTerm}]. The list counts
 // as present when it has elements, whatever they hold, as in FactsOf.
 func (p *podFacts) preferred(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-	n := 0
-	err := eachElement(s, field, func() error {
-		n++
-		ok, err := s.open('{', field+"[]")
-		if err != nil || !ok {
-			return err
-		}
-		first := true
-		for {
-			key, esc, more, err := s.member(&first)
-			if err != nil || !more {
-				return err
-			}
-			if is(key, esc, "preference") {
-				err = nodeSelectorTerm(s, poolKey, &p.inPreferred)
-			} else {
-				err = s.skip()
-			}
-			if err != nil {
-				return err
-			}
-		}
-	})
-	if n > 0 {
+	return eachElement(s, field, func() error {
 		p.facts.HasPreferredTerms = true
-	}
-	return err
+		m := s.members(field + "[]")
+		for s.next(&m) {
+			if m.key.is("preference") {
+				m.err = nodeSelectorTerm(s, poolKey, &p.inPreferred)
+			} else {
+				m.err = s.skip()
+			}
+		}
+		return m.err
+	})
 }
 
 // nodeSelectorTerm sets *found when one of the term's matchExpressions uses
@@ -443,53 +337,70 @@ func (p *podFacts) preferred(s *scanner, poolKey string) error {
 // metadata.name.
 func nodeSelectorTerm(s *scanner, poolKey string, found *bool) error {
 	const field = "nodeSelectorTerm"
-	ok, err := s.open('{', field)
-	if err != nil || !ok {
-		return err
+	m := s.members(field)
+	for s.next(&m) {
+		if !m.key.is("matchExpressions") {
+			m.err = s.skip()
+			continue
+		}
+		m.err = eachElement(s, field+".matchExpressions", func() error {
+			return matchExpression(s, poolKey, found)
+		})
 	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		if is(key, esc, "matchExpressions") {
-			err = eachElement(s, field+".matchExpressions", func() error {
-				return matchExpression(s, poolKey, found)
-			})
-		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return m.err
 }
 
 func matchExpression(s *scanner, poolKey string, found *bool) error {
-	ok, err := s.open('{', "matchExpression")
-	if err != nil || !ok {
-		return err
-	}
-	first := true
-	for {
-		key, esc, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
+	m := s.members("matchExpression")
+	for s.next(&m) {
+		if !m.key.is("key") {
+			m.err = s.skip()
+			continue
 		}
-		if is(key, esc, "key") {
-			var v str
-			v.raw, v.escaped, err = s.stringOrNull("matchExpression.key")
-			if is(v.raw, v.escaped, poolKey) {
-				*found = true
-			}
-		} else {
-			err = s.skip()
-		}
-		if err != nil {
-			return err
+		var v str
+		m.err = s.strInto(&v, "matchExpression.key")
+		if v.is(poolKey) {
+			*found = true
 		}
 	}
+	return m.err
+}
+
+// memberIter walks the members of one object:
+//
+//	m := s.members(field)
+//	for s.next(&m) {
+//		// read or skip the value of m.key, setting m.err
+//	}
+//	return m.err
+//
+// It is a struct rather than a callback so that the walk costs no indirect
+// call per member: this runs over every Pod the cluster creates. It holds
+// no pointer to the scanner, which would move the scanner to the heap.
+type memberIter struct {
+	first bool
+	// present is true when an object was there: false for null, and for a
+	// value of another type, which is recorded as a mismatch and skipped.
+	present bool
+	key     str
+	err     error
+}
+
+// members opens the object at the scanner's position for a walk.
+func (s *scanner) members(field string) memberIter {
+	ok, err := s.open('{', field)
+	return memberIter{first: true, present: ok, err: err}
+}
+
+// next moves m to the next member; it returns false at the end of the object
+// or once m.err is set, by the walk or by the loop body.
+func (s *scanner) next(m *memberIter) bool {
+	if m.err != nil || !m.present {
+		return false
+	}
+	key, esc, more, err := s.member(&m.first)
+	m.key, m.err = str{raw: key, escaped: esc}, err
+	return err == nil && more
 }
 
 // eachElement calls fn at each element of an array (or not at all for
