@@ -242,40 +242,37 @@ func (c *Cluster) startAPIServer(ctx context.Context, keys *pki, etcdURL string,
 }
 
 func (c *Cluster) startScheduler() error {
-	path, err := binary(schedulerBinary)
-	if err != nil {
-		return err
-	}
-	p, err := startProcess(schedulerBinary, path, []string{
-		"--kubeconfig=" + c.KubeconfigPath,
+	return c.startComponent(schedulerBinary,
+		"--kubeconfig="+c.KubeconfigPath,
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--v=1",
-	}, c.Dir)
-	if err != nil {
-		return err
-	}
-	c.processes = append(c.processes, p)
-	return nil
+	)
 }
 
 func (c *Cluster) startControllerManager(keys *pki) error {
-	path, err := binary(controllerManagerBinary)
-	if err != nil {
-		return err
-	}
-	p, err := startProcess(controllerManagerBinary, path, []string{
-		"--kubeconfig=" + c.KubeconfigPath,
+	return c.startComponent(controllerManagerBinary,
+		"--kubeconfig="+c.KubeconfigPath,
 		"--leader-elect=false",
 		"--secure-port=0",
 		// Nodes have no kubelet to heartbeat them; the node-lifecycle
 		// controller would mark them NotReady and evict their Pods.
 		"--controllers=*,-node-lifecycle-controller",
-		"--root-ca-file=" + keys.caFile,
-		"--service-account-private-key-file=" + keys.saKeyFile,
+		"--root-ca-file="+keys.caFile,
+		"--service-account-private-key-file="+keys.saKeyFile,
 		"--use-service-account-credentials=false",
 		"--v=1",
-	}, c.Dir)
+	)
+}
+
+// startComponent starts a component that needs no readiness wait: Pods and
+// Deployments queue until the scheduler and the controllers catch up.
+func (c *Cluster) startComponent(name string, args ...string) error {
+	path, err := binary(name)
+	if err != nil {
+		return err
+	}
+	p, err := startProcess(name, path, args, c.Dir)
 	if err != nil {
 		return err
 	}
