@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +22,11 @@ func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProc
 	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		leader, others = nil, nil
 		for _, p := range ps {
+			select {
+			case <-p.done:
+				return false, fmt.Errorf("%s exited before a leader was elected: %v", p.name, p.waitErr)
+			default:
+			}
 			v, err := p.metric("cabundle_syncer_is_leader")
 			switch {
 			case err != nil:
@@ -37,7 +43,7 @@ func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProc
 		return leader != nil, nil
 	})
 	if err != nil {
-		t.Fatalf("no leader among %d replicas within 30s", len(ps))
+		t.Fatalf("no leader among %d replicas within 30s: %v", len(ps), err)
 	}
 	return leader, others
 }

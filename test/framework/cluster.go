@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -126,7 +125,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("write certificates: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -343,22 +342,6 @@ func waitReady(ctx context.Context, p *process, client *http.Client, url string,
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// freePorts asks the kernel for n distinct free loopback ports. Another
-// process may take one before the component binds it; the component then
-// fails to start with a clear error, which is rare enough to accept.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		defer func() { _ = l.Close() }()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func writeKubeconfig(path, host string, keys *pki) error {
