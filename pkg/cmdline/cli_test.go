@@ -65,6 +65,11 @@ func TestExitCode(t *testing.T) {
 		{name: "usage", err: UsageError{errors.New("bad flag")}, want: 2, wantStderr: "bin: bad flag\n"},
 		{name: "wrapped_usage", err: fmt.Errorf("parse: %w", UsageError{errors.New("bad flag")}), want: 2, wantStderr: "bin: parse: bad flag\n"},
 		{name: "runtime", err: errors.New("listen: address in use"), want: 1, wantStderr: "bin: listen: address in use\n"},
+		{name: "exit_code_quiet", err: ExitError{Code: 2}, want: 2},
+		{name: "exit_code_with_message", err: ExitError{Code: 3, Err: errors.New("no cluster")}, want: 3, wantStderr: "bin: no cluster\n"},
+		{name: "wrapped_quiet_exit_code", err: fmt.Errorf("check: %w", ExitError{Code: 1}), want: 1},
+		{name: "exit_code_overrides_usage", err: ExitError{Code: 3, Err: UsageError{errors.New("bad flag")}}, want: 3, wantStderr: "bin: bad flag\n"},
+		{name: "exit_code_zero", err: ExitError{Code: 0}, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
