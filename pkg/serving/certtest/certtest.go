@@ -107,28 +107,35 @@ func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
 
-// WriteAtomic updates dir as kubelet's AtomicWriter updates a Secret
+// WriteAtomic is AtomicWrite for tests: it fails t on error.
+func WriteAtomic(t testing.TB, dir string, files map[string][]byte) {
+	t.Helper()
+	if err := AtomicWrite(dir, files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AtomicWrite updates dir as kubelet's AtomicWriter updates a Secret
 // volume: the files go to a new timestamped directory, a ..data_tmp symlink
 // to it is renamed over ..data in one step, each visible name is a symlink
 // to ..data/<name>, and the previous timestamped directory is removed.
-func WriteAtomic(t testing.TB, dir string, files map[string][]byte) {
-	t.Helper()
+func AtomicWrite(dir string, files map[string][]byte) error {
 	ts := fmt.Sprintf("..%s.%09d", time.Now().UTC().Format("2006_01_02_15_04_05"), time.Now().Nanosecond())
 	if err := os.Mkdir(filepath.Join(dir, ts), 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, ts, name), data, 0o644); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	old, _ := os.Readlink(filepath.Join(dir, "..data")) // absent on the first write
 	tmp := filepath.Join(dir, "..data_tmp")
 	if err := os.Symlink(ts, tmp); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for name := range files {
 		link := filepath.Join(dir, name)
@@ -136,12 +143,11 @@ func WriteAtomic(t testing.TB, dir string, files map[string][]byte) {
 			continue
 		}
 		if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	if old != "" {
-		if err := os.RemoveAll(filepath.Join(dir, old)); err != nil {
-			t.Fatal(err)
-		}
+		return os.RemoveAll(filepath.Join(dir, old))
 	}
+	return nil
 }
