@@ -106,6 +106,13 @@ type syncerProcess struct {
 // on failure, shows its log.
 func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
 	t.Helper()
+	return startSyncerEnv(t, name, nil, args...)
+}
+
+// startSyncerEnv is startSyncer with env ("KEY=value") added to the test's
+// own environment.
+func startSyncerEnv(t *testing.T, name string, env []string, args ...string) *syncerProcess {
+	t.Helper()
 	bin := binary(t)
 	p := &syncerProcess{
 		t:       t,
@@ -121,6 +128,7 @@ func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
 	}
 	args = append(append([]string{"--metrics-secure=false"}, args...), "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
 	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

@@ -4,9 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"os"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -44,7 +50,7 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Logger:                        log,
 		Cache:                         syncer.CacheOptions(o.Syncer),
 		Metrics:                       metricsServerOptions(o),
@@ -56,9 +62,28 @@ func run(ctx context.Context, o Options) error {
 		LeaseDuration:                 &o.LeaseDuration,
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
-	})
+	}
+	var lock *resourcelock.LeaseLock
+	if o.LeaderElect {
+		identity, err := leaderIdentity(os.Getenv, os.Hostname)
+		if err != nil {
+			return err
+		}
+		if lock, err = leaderLock(cfg, o, identity); err != nil {
+			return err
+		}
+		mgrOpts.LeaderElectionResourceLockInterface = lock
+		log.Info("Leader election", "lease", o.LeaderElectionNamespace+"/"+o.LeaderElectionID, "identity", identity)
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
+	}
+	if lock != nil {
+		// Leader election records "became leader" and the like through
+		// client-go's core/v1 events, which only the deprecated recorder
+		// speaks. The manager exists only now, and elects only in Start.
+		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above
 	}
 	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
 		return err
@@ -91,6 +116,51 @@ func metricsServerOptions(o Options) metricsserver.Options {
 		opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 	}
 	return opts
+}
+
+// podNameEnv is set through the downward API (metadata.name) in
+// deploy/syncer/deployment.yaml.
+const podNameEnv = "POD_NAME"
+
+// leaderIdentity names this replica in the Lease as <name>_<uuid>, with the
+// name from $POD_NAME and, without it, the hostname.
+//
+// controller-runtime's own lock uses the hostname. That is not the Pod
+// name: the kernel caps a hostname at 63 characters while a Pod name may be
+// longer, and processes started outside a cluster share one hostname. With
+// the Pod name, `cabundle-syncer check` finds the leader's Pod from the
+// Lease (everything before the last "_"), and an operator sees at a glance
+// which replica leads. The uuid keeps two processes of one Pod, such as a
+// restarted container, apart.
+func leaderIdentity(getenv func(string) string, hostname func() (string, error)) (string, error) {
+	name := getenv(podNameEnv)
+	if name == "" {
+		h, err := hostname()
+		if err != nil {
+			return "", fmt.Errorf("leader identity: $%s is empty and the hostname is unknown: %w", podNameEnv, err)
+		}
+		name = h
+	}
+	return name + "_" + string(uuid.NewUUID()), nil
+}
+
+// leaderLock is the Lease lock controller-runtime would build, with
+// identity as its holder: its own client, named "leader-election" in the
+// API server's logs, whose requests time out after half the renew deadline
+// (at least a second) so that one hung request cannot cost the leadership.
+// The caller sets LockConfig.EventRecorder once the manager exists.
+func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.LeaseLock, error) {
+	lcfg := rest.AddUserAgent(cfg, "leader-election")
+	lcfg.Timeout = max(o.RenewDeadline/2, time.Second)
+	client, err := coordinationv1client.NewForConfig(lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("leader election client: %w", err)
+	}
+	return &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaderElectionNamespace, Name: o.LeaderElectionID},
+		Client:     client,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}, nil
 }
 
 // restConfig loads the named kubeconfig, or, without one, the in-cluster

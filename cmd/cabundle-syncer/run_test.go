@@ -2,6 +2,8 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -45,4 +47,53 @@ func TestMetricsServerOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLeaderIdentity(t *testing.T) {
+	longName := strings.Repeat("cabundle-syncer-", 5) + "7d9f8c6b5-x2k4q"
+	tests := []struct {
+		name     string
+		env      map[string]string
+		hostname string
+		hostErr  error
+		wantName string
+		wantErr  string
+	}{
+		{name: "pod_name", env: map[string]string{"POD_NAME": "cabundle-syncer-7d9f8c6b5-x2k4q"}, hostname: "node-host", wantName: "cabundle-syncer-7d9f8c6b5-x2k4q"},
+		{name: "pod_name_longer_than_a_hostname", env: map[string]string{"POD_NAME": longName}, hostname: longName[:63], wantName: longName},
+		{name: "hostname_without_pod_name", hostname: "laptop", wantName: "laptop"},
+		{name: "hostname_error", hostErr: errors.New("no uts"), wantErr: "no uts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			hostname := func() (string, error) { return tt.hostname, tt.hostErr }
+			id, err := leaderIdentity(getenv, hostname)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("leaderIdentity() = %q, %v; want an error containing %q", id, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, suffix, ok := cutLast(id, "_")
+			if !ok || name != tt.wantName || suffix == "" {
+				t.Errorf("leaderIdentity() = %q, want %q_<uuid>", id, tt.wantName)
+			}
+			again, _ := leaderIdentity(getenv, hostname)
+			if again == id {
+				t.Errorf("two identities are both %q; each process needs its own", id)
+			}
+		})
+	}
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+// The Lease names the leader's Pod, so that `cabundle-syncer check` can
+// find it. A Pod name may be longer than the 63 characters a hostname
+// keeps, which is why it comes from $POD_NAME and not from the hostname.
+func TestLeaderHoldsTheLeaseAsItsPodName(t *testing.T) {
+	c := newCluster(t)
+	cs := c.Clientset
+	setupObjects(t, cs, syncertest.NewCA(t, "ca"))
+
+	podName := "cabundle-syncer-" + strings.Repeat("long-", 10) + "7d9f8c6b5-x2k4q"
+	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
+	p := startSyncerEnv(t, "replica-1", []string{"POD_NAME=" + podName}, args...)
+	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
+
+	var holder string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		lease, err := cs.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil {
+			return false, nil
+		}
+		holder = *lease.Spec.HolderIdentity
+		return holder != "", nil
+	})
+	if err != nil {
+		t.Fatalf("the Lease has no holder: %v", err)
+	}
+	name, suffix, ok := cutLast(holder, "_")
+	if !ok || name != podName || suffix == "" {
+		t.Errorf("Lease holder = %q, want %q_<uuid>", holder, podName)
+	}
+}
