@@ -24,5 +24,6 @@
 //
 // Every request is counted in snatch_webhook_admission_total{outcome,reason}
 // and snatch_webhook_admission_duration_seconds, and logged in one line
-// with its reason.
+// with the message "Admission decision" (MsgDecision) and the keys of
+// package logkeys: outcome, reason, namespace, pod, uid.
 package admission

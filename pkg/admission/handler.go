@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ type Options struct {
 	Mutator *affinity.Mutator
 	// Metrics, when set, count every request.
 	Metrics *Metrics
-	// Log receives one line per request.
+	// Log receives one line per request, with the message MsgDecision.
 	Log logr.Logger
 	// MaxBodyBytes defaults to DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -50,7 +49,7 @@ type Handler struct {
 	mutator *affinity.Mutator
 	poolKey string
 	metrics *Metrics
-	log     logr.Logger
+	log     decisionLogger
 	maxBody int64
 	bufs    sync.Pool
 }
@@ -69,7 +68,7 @@ func NewHandler(o Options) (*Handler, error) {
 		mutator: o.Mutator,
 		poolKey: o.Mutator.Policy().PoolLabelKey,
 		metrics: o.Metrics,
-		log:     o.Log,
+		log:     newDecisionLogger(o.Log),
 		maxBody: o.MaxBodyBytes,
 	}
 	h.bufs.New = func() any { return &buffers{in: make([]byte, 0, 16<<10), out: make([]byte, 0, 1<<10)} }
@@ -107,7 +106,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			} else if !written {
 				h.writeBody(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, "InternalError", err.Error()))
 			}
-			h.log.Error(err, "admission handler panicked", "outcome", OutcomeAllowed, "reason", affinity.ReasonError)
+			h.log.panicked(&rev, err)
 			h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
 		}
 	}()
@@ -129,14 +128,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bufs.out = appendMalformed(bufs.out[:0], rev.uid, reqErr.code, statusReason(reqErr.code), reqErr.message)
 		h.writeBody(w, reqErr.code, bufs.out)
 		written = true
-		h.log.Info("malformed admission request", "outcome", OutcomeMalformed, "reason", reqErr.reason,
-			"status", reqErr.code, "error", reqErr.message, "uid", uidString(rev.uid))
+		h.log.malformed(&rev, reqErr)
 		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
 
 	d, err := h.decide(&rev)
-	h.logDecision(&rev, d, err)
+	h.log.decision(&rev, d, err)
 	bufs.out = appendAllowed(bufs.out[:0], rev.uid, d.Patch)
 	h.writeBody(w, http.StatusOK, bufs.out)
 	written = true
@@ -169,54 +167,6 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 		return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 	}
 	return h.mutator.Decide(rev.pod.facts), nil
-}
-
-func (h *Handler) logDecision(rev *review, d affinity.Decision, err error) {
-	if !h.log.Enabled() {
-		return
-	}
-	kv := []any{
-		"namespace", rev.namespace.String(),
-		"pod", podName(rev),
-		"uid", uidString(rev.uid),
-		"outcome", OutcomeAllowed,
-		"reason", string(d.Reason),
-		"detail", d.Message,
-	}
-	if d.Patched() {
-		kv[7] = OutcomePatched
-	}
-	if rev.dryRun {
-		kv = append(kv, "dryRun", true)
-	}
-	if err != nil {
-		h.log.Error(err, "admission decision", kv...)
-		return
-	}
-	h.log.Info("admission decision", kv...)
-}
-
-// podName names the Pod for the log: its name, or its generateName
-// followed by "*" when the name is still to be generated.
-func podName(rev *review) string {
-	if len(rev.name.raw) > 0 {
-		return rev.name.String()
-	}
-	if len(rev.pod.name.raw) > 0 {
-		return rev.pod.name.String()
-	}
-	if len(rev.pod.generateName.raw) > 0 {
-		return rev.pod.generateName.String() + "*"
-	}
-	return ""
-}
-
-func uidString(tok []byte) string {
-	if len(tok) < 2 {
-		return ""
-	}
-	raw := tok[1 : len(tok)-1]
-	return str{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0}.String()
 }
 
 // read reads the body into buf, refusing more than maxBody bytes.
