@@ -13,6 +13,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
@@ -20,7 +21,7 @@ import (
 // run serves the webhook until ctx ends, then drains and returns.
 func run(ctx context.Context, o Options) error {
 	log := zap.New(zap.UseFlagOptions(&o.Zap))
-	log.Info("starting", "version", version.String(binaryName),
+	log.Info("Starting", logkeys.Version, version.String(binaryName),
 		"workerPool", o.Policy.WorkerPool, "poolLabelKey", o.Policy.PoolLabelKey, "weight", o.Policy.Weight,
 		"optOutLabel", affinity.OptOutLabel+"="+affinity.OptOutValue)
 
@@ -33,7 +34,7 @@ func run(ctx context.Context, o Options) error {
 	if err := srv.Serve(ctx); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	log.Info("stopped")
+	log.Info("Stopped")
 	return nil
 }
 

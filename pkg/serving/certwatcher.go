@@ -13,6 +13,21 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+)
+
+// Messages of the certificate watcher's lines. A loaded line carries the
+// keys logkeys.Fingerprint, logkeys.Serial, logkeys.Subject and
+// logkeys.NotAfter; compare its fingerprint with the cabundle-syncer's
+// logkeys.Fingerprints to see whether the API server trusts the served
+// certificate. A failed load is logged at error level with keptPrevious true
+// when the last good pair is still served, false when none has loaded and
+// the replica is not ready.
+const (
+	MsgCertificateLoaded     = "Serving certificate loaded"
+	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 )
 
 // DefaultPollInterval is how often the files are read even without a file
@@ -102,7 +117,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 				continue
 			}
 			if err := fw.Add(dir); err != nil {
-				w.opts.Log.V(1).Info("cannot watch the certificate directory yet; polling", "dir", dir, "error", err.Error())
+				w.opts.Log.V(1).Info("Cannot watch the certificate directory yet; polling", "dir", dir, logkeys.Error, err.Error())
 				continue
 			}
 			dirs[dir] = true
@@ -122,7 +137,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 			if !ok {
 				return errors.New("file watcher closed")
 			}
-			w.opts.Log.V(2).Info("certificate directory event", "event", ev.String())
+			w.opts.Log.V(2).Info("Certificate directory event", "event", ev.String())
 			if ev.Has(fsnotify.Remove) && dirs[ev.Name] {
 				// The directory itself went away; watch it again when it is back.
 				dirs[ev.Name] = false
@@ -134,7 +149,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 			if !ok {
 				return errors.New("file watcher closed")
 			}
-			w.opts.Log.Error(err, "certificate file watch error; the poll goes on")
+			w.opts.Log.Error(err, "Certificate file watch error; the poll goes on")
 		case <-pending:
 			pending = nil
 			w.reload()
@@ -150,9 +165,9 @@ func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
 		w.opts.Metrics.failed()
 		if w.Loaded() {
-			w.opts.Log.Error(err, "cannot load the serving certificate; the last good one is kept")
+			w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, true)
 		} else {
-			w.opts.Log.Error(err, "cannot load the serving certificate; not ready until one loads")
+			w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, false)
 		}
 	}
 }
@@ -182,7 +197,10 @@ func (w *CertWatcher) load() error {
 
 	leaf := cert.Leaf // set by X509KeyPair since Go 1.23
 	w.opts.Metrics.reloaded(leaf.NotAfter.Unix())
-	w.opts.Log.Info("serving certificate loaded", "serial", leaf.SerialNumber.String(),
-		"subject", leaf.Subject.String(), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
+	w.opts.Log.Info(MsgCertificateLoaded,
+		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
+		logkeys.Serial, leaf.SerialNumber.String(),
+		logkeys.Subject, leaf.Subject.String(),
+		logkeys.NotAfter, leaf.NotAfter.UTC().Format(time.RFC3339))
 	return nil
 }

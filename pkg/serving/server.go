@@ -227,17 +227,17 @@ func (s *Server) Serve(ctx context.Context) error {
 		return s.webhook.ServeTLS(wl, "", "")
 	})
 	webhookAddr, probeAddr, metricsAddr := s.Addr()
-	log.Info("serving", "webhook", webhookAddr, "probes", probeAddr, "metrics", metricsAddr, "http2", s.opts.EnableHTTP2)
+	log.Info("Serving", "webhook", webhookAddr, "probes", probeAddr, "metrics", metricsAddr, "http2", s.opts.EnableHTTP2)
 
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-errs:
-		log.Error(runErr, "a server failed; shutting down")
+		log.Error(runErr, "A server failed; shutting down")
 	}
 
 	s.stopping.Store(true)
-	log.Info("shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
+	log.Info("Shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
 	var shutdownErrs []error

@@ -1,0 +1,91 @@
+package serving
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+)
+
+// A load names the served certificate by the fingerprint the syncer logs
+// for the CAs it writes, and a failed load says whether the last good pair
+// is kept.
+func TestCertWatcher_logs_loads_with_stable_keys(t *testing.T) {
+	dir := t.TempDir()
+	ca := certtest.NewCA(t)
+	first := ca.Issue(t, 7)
+	certtest.WriteAtomic(t, dir, first.Files())
+
+	core, logs := observer.New(zapcore.InfoLevel)
+	w, err := NewCertWatcher(CertWatcherOptions{
+		CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
+		PollInterval: time.Hour, Log: zapr.NewLogger(zap.New(core)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+
+	loaded := waitForLine(t, logs, MsgCertificateLoaded)
+	block, _ := pem.Decode(first.CertPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		logkeys.Fingerprint: cabundle.Fingerprint(cert),
+		logkeys.Serial:      "7",
+		logkeys.Subject:     cert.Subject.String(),
+		logkeys.NotAfter:    cert.NotAfter.UTC().Format(time.RFC3339),
+	}
+	got := loaded.ContextMap()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%q line: %s = %v, want %v", MsgCertificateLoaded, k, got[k], v)
+		}
+	}
+
+	// A key that does not match the certificate is refused; the first pair
+	// stays.
+	certtest.WriteAtomic(t, dir, map[string][]byte{"tls.crt": ca.Issue(t, 8).CertPEM, "tls.key": first.KeyPEM})
+	failed := waitForLine(t, logs, MsgCertificateLoadFailed)
+	if failed.Level != zapcore.ErrorLevel || failed.ContextMap()[logkeys.KeptPrevious] != true {
+		t.Errorf("%q at level %s with %v, want error level and %s=true", MsgCertificateLoadFailed, failed.Level, failed.ContextMap(), logkeys.KeptPrevious)
+	}
+	if _, ok := failed.ContextMap()[logkeys.Error]; !ok {
+		t.Errorf("%q line lacks %q: %v", MsgCertificateLoadFailed, logkeys.Error, failed.ContextMap())
+	}
+}
+
+func waitForLine(t *testing.T, logs *observer.ObservedLogs, msg string) observer.LoggedEntry {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	for {
+		if lines := logs.FilterMessage(msg).All(); len(lines) > 0 {
+			return lines[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q line; logged: %v", msg, logs.All())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
