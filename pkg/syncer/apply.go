@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
 // applyConfiguration carries exactly what the syncer owns: the name of each
@@ -57,30 +59,29 @@ func applyConfiguration(mwc *admissionregistrationv1.MutatingWebhookConfiguratio
 // applies to the fields in applyConfiguration: the caBundles and the state
 // annotation. It cannot take rules, selectors, failurePolicy or any other
 // field from their owner.
-func (r *Reconciler) apply(ctx context.Context, log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
+//
+// A failed apply returns the reason label to count and log it under.
+func (r *Reconciler) apply(ctx context.Context, log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) (string, error) {
 	ac := applyConfiguration(mwc, bundle, annotation)
 	err := r.client.Apply(ctx, ac, client.FieldOwner(FieldManager))
 	if conflicts := fieldManagerConflicts(err); len(conflicts) > 0 {
 		r.count(ReasonFieldOwnershipConflict)
-		log.Info("Taking ownership of the caBundle from another field manager", "reason", ReasonFieldOwnershipConflict, "conflicts", conflicts)
+		log.Info("Taking ownership of the caBundle from another field manager", logkeys.Reason, ReasonFieldOwnershipConflict, logkeys.Conflicts, conflicts)
 		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleOwnershipTaken,
 			"Another field manager held the caBundle; %s takes it back: %s", FieldManager, strings.Join(conflicts, "; "))
 		err = r.client.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership)
 	}
 	switch {
 	case err == nil:
-		return nil
+		return "", nil
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 		// The object changed or went away since the cache was read. The
 		// watch event that says so is on its way; retry on fresh data.
-		r.count(ReasonApplyConflict)
-		log.V(1).Info("MutatingWebhookConfiguration changed during the write; retrying", "reason", ReasonApplyConflict, "error", err.Error())
-		return fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
+		return ReasonApplyConflict, fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", mwc.Name, err)
 	default:
-		r.count(ReasonApplyFailed)
 		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleApplyFailed,
 			"Writing the caBundle failed, the caBundle in place is kept: %v", err)
-		return fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
+		return ReasonApplyFailed, fmt.Errorf("apply caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
 	}
 }
 

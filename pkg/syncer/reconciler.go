@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
 // Event reasons. Each failure has its own reason: the events API folds
@@ -38,6 +39,39 @@ const (
 	EventCABundleUpdated        = "CABundleUpdated"
 	EventCABundleOwnershipTaken = "CABundleOwnershipTaken"
 	EventCABundleApplyFailed    = "CABundleApplyFailed"
+)
+
+// Messages of the one line that ends every sync, with the value of
+// logkeys.Outcome beside each. They all start with "caBundle", so that
+// `grep caBundle` finds every sync. Every line carries logkeys.Secret and
+// logkeys.WebhookConfiguration; a sync that built a bundle adds
+// logkeys.Certificates, logkeys.Fingerprints and logkeys.RequeueAfter; one
+// that did not write adds logkeys.Reason, the reason label of
+// cabundle_syncer_errors_total.
+const (
+	// MsgWritten: the caBundle changed (OutcomeWritten).
+	MsgWritten = "caBundle written"
+	// MsgStateRecorded: the caBundle was right, only the overlap state
+	// annotation was written (OutcomeStateRecorded).
+	MsgStateRecorded = "caBundle unchanged, overlap state written"
+	// MsgUnchanged: nothing to write (OutcomeUnchanged).
+	MsgUnchanged = "caBundle unchanged"
+	// MsgRefused: the source is invalid or an object is missing; the
+	// caBundle in place is kept and the sync is not retried until one of
+	// the two objects changes (OutcomeRefused).
+	MsgRefused = "caBundle not written"
+	// MsgFailed: a read or the write failed; retried with backoff
+	// (OutcomeError). Logged at error level.
+	MsgFailed = "caBundle sync failed"
+)
+
+// Outcomes of a sync, the values of logkeys.Outcome.
+const (
+	OutcomeWritten       = "written"
+	OutcomeStateRecorded = "state-recorded"
+	OutcomeUnchanged     = "unchanged"
+	OutcomeRefused       = "refused"
+	OutcomeError         = "error"
 )
 
 // eventAction is the action of every Event, as the events API requires one.
@@ -76,21 +110,21 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, c
 // every failure the caBundle in place stays as it is.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx).WithValues(
-		"secret", r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
-		"webhookConfiguration", r.cfg.WebhookConfiguration)
+		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
+		logkeys.WebhookConfiguration, r.cfg.WebhookConfiguration)
 
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.InSync.Set(0)
 			r.count(ReasonWebhookConfigNotFound)
-			log.Info("MutatingWebhookConfiguration not found; waiting for it to be created", "reason", ReasonWebhookConfigNotFound)
+			log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, ReasonWebhookConfigNotFound,
+				logkeys.Detail, "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it")
 			r.event(nil, nil, corev1.EventTypeWarning, EventWebhookConfigNotFound,
 				"MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)
 			return reconcile.Result{}, nil
 		}
-		r.count(ReasonReadFailed)
-		return reconcile.Result{}, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err)
+		return r.failed(log, ReasonReadFailed, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err))
 	}
 
 	secret := &corev1.Secret{}
@@ -100,8 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 				fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
 			return reconcile.Result{}, nil
 		}
-		r.count(ReasonReadFailed)
-		return reconcile.Result{}, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err)
+		return r.failed(log, ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
 	}
 	source, ok := secret.Data[r.cfg.CAKey]
 	if !ok {
@@ -116,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// kept longer than needed, never dropped early. The next write
 		// replaces the damaged annotation.
 		r.count(ReasonStateInvalid)
-		log.Error(err, "Ignoring the overlap state", "reason", ReasonStateInvalid)
+		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
 	}
 	current := make([][]byte, 0, len(mwc.Webhooks))
 	for _, wh := range mwc.Webhooks {
@@ -138,6 +171,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.metrics.CANotAfter.Set(float64(res.NotAfter.Unix()))
 	r.metrics.BundleCertificates.Set(float64(len(res.Certificates)))
 
+	fingerprints := make([]string, len(res.Certificates))
+	for i, c := range res.Certificates {
+		fingerprints[i] = cabundle.Fingerprint(c)
+	}
+	log = log.WithValues(logkeys.Certificates, len(res.Certificates), logkeys.Fingerprints, fingerprints,
+		logkeys.RequeueAfter, res.RequeueAfter.String())
+
 	annotation := encodeState(res.State)
 	bundleInPlace := bundlesEqual(mwc, res.Bundle)
 	stateInPlace := mwc.Annotations[StateAnnotation] == annotation
@@ -145,22 +185,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// Comparing first is what keeps the syncer from writing, and so
 		// from waking itself up, when nothing changed.
 		r.metrics.InSync.Set(1)
-		log.V(1).Info("caBundle up to date", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
+		log.Info(MsgUnchanged, logkeys.Outcome, OutcomeUnchanged)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
-	if err := r.apply(ctx, log, secret, mwc, res.Bundle, annotation); err != nil {
+	if reason, err := r.apply(ctx, log, secret, mwc, res.Bundle, annotation); err != nil {
 		r.metrics.InSync.Set(0)
-		return reconcile.Result{}, err
+		return r.failed(log, reason, err)
 	}
 	r.metrics.Updates.Inc()
 	r.metrics.InSync.Set(1)
 	if bundleInPlace {
 		// Only the overlap state changed, e.g. on the first run against a
 		// bundle written by another tool.
-		log.Info("Overlap state recorded", "certificates", len(res.Certificates), "requeueAfter", res.RequeueAfter)
+		log.Info(MsgStateRecorded, logkeys.Outcome, OutcomeStateRecorded)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
-	log.Info("caBundle written", "certificates", len(res.Certificates), "webhooks", len(mwc.Webhooks), "requeueAfter", res.RequeueAfter)
+	log.Info(MsgWritten, logkeys.Outcome, OutcomeWritten, logkeys.Webhooks, len(mwc.Webhooks))
 	r.event(secret, mwc, corev1.EventTypeNormal, EventCABundleUpdated,
 		"caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s", len(mwc.Webhooks), len(res.Certificates), secret.Namespace, secret.Name)
 	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -172,7 +212,7 @@ func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *
 	r.metrics.SourceValid.Set(0)
 	r.metrics.InSync.Set(0)
 	r.count(reason)
-	log.Info("Source invalid; keeping the caBundle in place", "reason", reason, "detail", msg)
+	log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, reason, logkeys.Detail, msg)
 	r.event(secret, mwc, corev1.EventTypeWarning, eventReason,
 		"%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)
 }
@@ -190,6 +230,14 @@ func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.M
 		mwc.Name = r.cfg.WebhookConfiguration
 	}
 	r.recorder.Eventf(secret, mwc, eventType, reason, eventAction, note, args...)
+}
+
+// failed counts and logs a sync that ended in err, and returns err so that
+// the workqueue retries with backoff.
+func (r *Reconciler) failed(log logr.Logger, reason string, err error) (reconcile.Result, error) {
+	r.count(reason)
+	log.Error(err, MsgFailed, logkeys.Outcome, OutcomeError, logkeys.Reason, reason)
+	return reconcile.Result{}, err
 }
 
 func (r *Reconciler) count(reason string) {

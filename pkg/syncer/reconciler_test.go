@@ -146,7 +146,7 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			err := r.apply(ctx, logr.Discard(), nil, mwc, ca.PEM, "{}")
+			_, err := r.apply(ctx, logr.Discard(), nil, mwc, ca.PEM, "{}")
 			t.Logf("apply: %v", err)
 			tt.check(t, h, err)
 		})

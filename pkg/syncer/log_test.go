@@ -1,0 +1,139 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/zapr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+// Every sync ends in exactly one line whose message and outcome say what
+// happened, with the keys operators grep for.
+func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
+	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
+	r, _ := directReconciler(t, h)
+	core, logs := observer.New(zapcore.InfoLevel)
+	ctx := logf.IntoContext(context.Background(), zapr.NewLogger(zap.New(core)))
+	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+
+	// sync runs one reconcile and returns its one sync line.
+	sync := func(t *testing.T, r *Reconciler, wantErr bool) observer.LoggedEntry {
+		t.Helper()
+		logs.TakeAll()
+		_, err := r.Reconcile(ctx, reconcile.Request{})
+		if (err != nil) != wantErr {
+			t.Fatalf("Reconcile error = %v, want an error: %v", err, wantErr)
+		}
+		var lines []observer.LoggedEntry
+		for _, e := range logs.TakeAll() {
+			if slices.Contains([]string{MsgWritten, MsgStateRecorded, MsgUnchanged, MsgRefused, MsgFailed}, e.Message) {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) != 1 {
+			t.Fatalf("got %d sync lines, want 1: %v", len(lines), lines)
+		}
+		got := lines[0].ContextMap()
+		if got[logkeys.Secret] != h.cfg.SecretNamespace+"/"+h.cfg.SecretName || got[logkeys.WebhookConfiguration] != h.cfg.WebhookConfiguration {
+			t.Errorf("line %q names secret %v and webhookConfiguration %v, want %s/%s and %s", lines[0].Message,
+				got[logkeys.Secret], got[logkeys.WebhookConfiguration], h.cfg.SecretNamespace, h.cfg.SecretName, h.cfg.WebhookConfiguration)
+		}
+		return lines[0]
+	}
+	expect := func(t *testing.T, e observer.LoggedEntry, msg, outcome string, want map[string]any) {
+		t.Helper()
+		got := e.ContextMap()
+		if e.Message != msg || got[logkeys.Outcome] != outcome {
+			t.Errorf("line %q with outcome %v, want %q with %q", e.Message, got[logkeys.Outcome], msg, outcome)
+		}
+		for k, v := range want {
+			if gv, ok := got[k]; !ok || !equalValue(gv, v) {
+				t.Errorf("%q: %s = %#v, want %#v", e.Message, k, gv, v)
+			}
+		}
+	}
+
+	t.Run("secret_missing_is_refused", func(t *testing.T) {
+		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: ReasonSecretNotFound})
+	})
+	h.putCA(ctx, caA.PEM)
+	t.Run("first_ca_is_written", func(t *testing.T) {
+		e := sync(t, r, false)
+		expect(t, e, MsgWritten, OutcomeWritten, map[string]any{
+			logkeys.Certificates: int64(1), logkeys.Fingerprints: []string{caA.Fingerprint()}, logkeys.Webhooks: int64(1),
+		})
+		if _, ok := e.ContextMap()[logkeys.RequeueAfter]; !ok || e.Level != zapcore.InfoLevel {
+			t.Errorf("line %v at level %s, want %s at info level", e.ContextMap(), e.Level, logkeys.RequeueAfter)
+		}
+	})
+	t.Run("nothing_new_is_unchanged", func(t *testing.T) {
+		expect(t, sync(t, r, false), MsgUnchanged, OutcomeUnchanged, map[string]any{
+			logkeys.Certificates: int64(1), logkeys.Fingerprints: []string{caA.Fingerprint()},
+		})
+	})
+	t.Run("garbage_is_refused_with_its_reason", func(t *testing.T) {
+		h.putCA(ctx, []byte("not a certificate"))
+		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: string(cabundle.ReasonUnparsable)})
+	})
+	t.Run("rotation_keeps_the_old_ca_after_the_new", func(t *testing.T) {
+		h.putCA(ctx, caB.PEM)
+		expect(t, sync(t, r, false), MsgWritten, OutcomeWritten, map[string]any{
+			logkeys.Certificates: int64(2), logkeys.Fingerprints: []string{caB.Fingerprint(), caA.Fingerprint()},
+		})
+	})
+	t.Run("read_error_is_an_error_line", func(t *testing.T) {
+		c, err := client.NewWithWatch(h.cluster.Config, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failing := interceptor.NewClient(c, interceptor.Funcs{
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return errors.New("the API server is away")
+			},
+		})
+		m, err := NewMetrics(prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := NewReconciler(failing, events.NewFakeRecorder(10), m, h.cfg, nil)
+		e := sync(t, fr, true)
+		expect(t, e, MsgFailed, OutcomeError, map[string]any{logkeys.Reason: ReasonReadFailed})
+		if e.Level != zapcore.ErrorLevel {
+			t.Errorf("%q at level %s, want error", e.Message, e.Level)
+		}
+	})
+}
+
+// equalValue compares a logged value with a wanted one; ContextMap turns a
+// []string into a []any.
+func equalValue(got, want any) bool {
+	if w, ok := want.([]string); ok {
+		g, ok := got.([]any)
+		return ok && slices.Equal(g, toAny(w))
+	}
+	return got == want
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
