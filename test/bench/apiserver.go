@@ -1,0 +1,345 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// policyAPI is where MutatingAdmissionPolicy is served: GA, and on by
+// default, in Kubernetes 1.36.
+const policyAPI = "admissionregistration.k8s.io/v1"
+
+// policyAPIServerArgs is what kube-apiserver needs for policyAPI: nothing.
+var policyAPIServerArgs []string
+
+// arm is one side of the API-server comparison.
+type arm struct {
+	name      string // A, B or C
+	namespace string
+	labels    map[string]string
+	// mutated: every Pod must carry exactly the term; otherwise none may.
+	mutated bool
+
+	stats     ArmStats
+	latencies []time.Duration
+}
+
+func (r *runner) apiServerSection(ctx context.Context) error {
+	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(r.dir, "apiserver-webhook-certs")
+	_, caPEM, err := writeServingCert(certDir)
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, framework.Options{APIServerArgs: policyAPIServerArgs})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start the control plane: %w", err)
+	}
+	defer func() { _ = cluster.Stop() }()
+	r.progress("control plane up in %s", cluster.Dir)
+
+	if err := servesPolicies(cluster.Clientset); err != nil {
+		return err
+	}
+	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1)
+	if err != nil {
+		return err
+	}
+	defer wh.proc.Stop(10 * time.Second)
+
+	// The framework's client is rate limited; the creators must not be.
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	arms := []*arm{
+		{name: "A", namespace: "bench-a-plain"},
+		{name: "B", namespace: "bench-b-webhook", labels: map[string]string{managedByLabel: "kyma"}, mutated: true},
+		{name: "C", namespace: "bench-c-policy", labels: map[string]string{policyLabel: "true"}, mutated: true},
+	}
+	for _, a := range arms {
+		a.stats.Namespace = a.namespace
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.namespace, Labels: a.labels}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	mwc, err := webhookConfiguration(wh.url, caPEM)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the webhook configuration: %w", err)
+	}
+	policy, binding := mutatingPolicy(affinity.DefaultPolicy())
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the MutatingAdmissionPolicy: %w", err)
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the MutatingAdmissionPolicyBinding: %w", err)
+	}
+
+	term := affinity.DefaultPolicy().Term()
+	// The API server picks the configurations up asynchronously: wait until
+	// a Pod in each arm comes out as that arm should.
+	for _, a := range arms {
+		if err := waitForArm(ctx, cs, a, term); err != nil {
+			return err
+		}
+	}
+	// A warm-up round per arm: connections, the CEL programs, caches.
+	warm := min(r.cfg.Creators*4, r.cfg.Pods/r.cfg.Rounds)
+	for _, a := range arms {
+		if _, err := createPods(ctx, cs, a, "warm", warm, r.cfg.Creators, term); err != nil {
+			return err
+		}
+		if err := deletePods(ctx, cs, a.namespace); err != nil {
+			return err
+		}
+	}
+
+	res := &APIServerResults{PolicyAPI: policyAPI, APIServerArgs: policyAPIServerArgs, Creators: r.cfg.Creators, Rounds: r.cfg.Rounds}
+	perRound := r.cfg.Pods / r.cfg.Rounds
+	for round := range r.cfg.Rounds {
+		n := perRound
+		if round == r.cfg.Rounds-1 {
+			n = r.cfg.Pods - perRound*(r.cfg.Rounds-1)
+		}
+		// Rotate the order every round: ABC, BCA, CAB, ...
+		order := ""
+		for i := range arms {
+			a := arms[(round+i)%len(arms)]
+			order += a.name
+			d, err := createPods(ctx, cs, a, "r"+strconv.Itoa(round), n, r.cfg.Creators, term)
+			if err != nil {
+				return err
+			}
+			a.stats.Seconds += d.Seconds()
+			if err := deletePods(ctx, cs, a.namespace); err != nil {
+				return err
+			}
+		}
+		res.Order = append(res.Order, order)
+		r.progress("round %d/%d (%s): %d Pods per arm", round+1, r.cfg.Rounds, order, n)
+	}
+	for _, a := range arms {
+		s := &a.stats
+		slices.Sort(a.latencies)
+		if s.Seconds > 0 {
+			s.PodsPerSecond = float64(s.Pods) / s.Seconds
+		}
+		s.P50Ms, s.P99Ms = ms(percentile(a.latencies, 50)), ms(percentile(a.latencies, 99))
+		if len(a.latencies) > 0 {
+			s.MaxMs = ms(a.latencies[len(a.latencies)-1])
+		}
+		r.progress("arm %s (%s): %d Pods, %.0f Pods/s, p50 %.2f ms, p99 %.2f ms, %d with the term",
+			a.name, a.namespace, s.Pods, s.PodsPerSecond, s.P50Ms, s.P99Ms, s.WithTerm)
+	}
+	res.A, res.B, res.C = arms[0].stats, arms[1].stats, arms[2].stats
+	res.BOverA, res.COverA, res.BOverC = compare(res.B, res.A), compare(res.C, res.A), compare(res.B, res.C)
+	r.res.APIServer = res
+
+	// The outcome the comparison rests on: B and C mutated every Pod, A
+	// none. It fails the run.
+	var errs []error
+	for _, a := range arms {
+		want := 0
+		if a.mutated {
+			want = a.stats.Pods
+		}
+		if a.stats.WithTerm != want || a.stats.Errors > 0 {
+			errs = append(errs, fmt.Errorf("arm %s: %d of %d Pods carry exactly the term, want %d; %d creates failed",
+				a.name, a.stats.WithTerm, a.stats.Pods, want, a.stats.Errors))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// servesPolicies checks that the API server serves MutatingAdmissionPolicy
+// in policyAPI.
+func servesPolicies(cs kubernetes.Interface) error {
+	list, err := cs.Discovery().ServerResourcesForGroupVersion(policyAPI)
+	if err != nil {
+		return fmt.Errorf("discover %s: %w", policyAPI, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "mutatingadmissionpolicies" {
+			return nil
+		}
+	}
+	return fmt.Errorf("kube-apiserver does not serve mutatingadmissionpolicies in %s", policyAPI)
+}
+
+// benchPod is a Pod of an ordinary Deployment: labels, a container with
+// resources, probes and a few environment variables, no affinity.
+func benchPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Labels:      map[string]string{"app.kubernetes.io/name": "bench", "app.kubernetes.io/instance": "bench", "pod-template-hash": "5d8f9c7b6"},
+			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "app"},
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name:  "app",
+				Image: "europe-docker.pkg.dev/kyma-project/prod/bench:1.2.3",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Env: []corev1.EnvVar{
+					{Name: "LOG_LEVEL", Value: "info"},
+					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+				},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}}},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					RunAsNonRoot:             ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+}
+
+// hasExactlyTheTerm reports whether the created Pod's affinity is the
+// term and nothing else, as both mutations must leave a Pod without one.
+func hasExactlyTheTerm(p *corev1.Pod, term corev1.PreferredSchedulingTerm) bool {
+	want := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term},
+	}}
+	return apiequality.Semantic.DeepEqual(p.Spec.Affinity, want)
+}
+
+// createPods creates n Pods in the arm's namespace with conc creators and
+// returns the wall time. Latencies, errors and the term are recorded on
+// the arm, except for the warm-up (prefix "warm").
+func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) (time.Duration, error) {
+	next := make(chan int)
+	type result struct {
+		lat      time.Duration
+		err      error
+		withTerm bool
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t0 := time.Now()
+				created, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
+				results[i] = result{lat: time.Since(t0), err: err}
+				if err == nil {
+					results[i].withTerm = hasExactlyTheTerm(created, term)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var firstErr error
+	for _, res := range results {
+		if res.err != nil && firstErr == nil {
+			firstErr = res.err
+		}
+	}
+	if prefix == "warm" {
+		return elapsed, firstErr
+	}
+	for _, res := range results {
+		a.stats.Pods++
+		if res.err != nil {
+			a.stats.Errors++
+			continue
+		}
+		a.latencies = append(a.latencies, res.lat)
+		if res.withTerm {
+			a.stats.WithTerm++
+		}
+	}
+	if a.stats.Errors > 0 {
+		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
+	}
+	return elapsed, nil
+}
+
+// deletePods deletes the arm's Pods, so that later rounds do not run
+// against a larger etcd. Pods that were never scheduled go at once.
+func deletePods(ctx context.Context, cs kubernetes.Interface, namespace string) error {
+	pods := cs.CoreV1().Pods(namespace)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete the Pods of %s: %w", namespace, err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitForArm creates probe Pods until one comes out as the arm should:
+// with exactly the term in B and C, without in A.
+func waitForArm(ctx context.Context, cs kubernetes.Interface, a *arm, term corev1.PreferredSchedulingTerm) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		p, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod("probe-"+strconv.Itoa(i)), metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("arm %s: create a probe Pod: %w", a.name, err)
+		}
+		if hasExactlyTheTerm(p, term) == a.mutated {
+			return deletePods(ctx, cs, a.namespace)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("arm %s: probe Pods still come out with affinity %+v after 30s", a.name, p.Spec.Affinity)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Config sets the scale of a run. Full returns the scale of `make bench`,
+// Smoke the scale of the test that keeps the harness working.
+type Config struct {
+	// CellDuration is how long each webhook cell (binary × payload ×
+	// concurrency) is measured, after a warm-up.
+	CellDuration time.Duration
+	// CellMaxReviews bounds the reviews of one cell.
+	CellMaxReviews int
+	// Concurrency are the webhook cells' numbers of connections.
+	Concurrency []int
+	// BenchTime is go test's -benchtime for the handler benchmarks.
+	BenchTime string
+	// Pods is the number of Pods created per arm (A, B, C) at API-server
+	// level; Rounds splits them into interleaved rounds.
+	Pods, Rounds int
+	// Creators is the number of concurrent Pod creators.
+	Creators int
+	// Rotations is the number of CA rotations the syncer propagates.
+	Rotations int
+	// UnrelatedSecrets of SecretSize bytes are created for the syncer's
+	// memory figure.
+	UnrelatedSecrets, SecretSize int
+	// Settle is how long the syncer rests before its memory is read.
+	Settle time.Duration
+	// Sections selects what runs; empty means all of SectionNames.
+	Sections []string
+	// WorkDir holds the built binaries, certificates and process logs; a
+	// temporary directory when empty, removed unless KeepWorkDir.
+	WorkDir     string
+	KeepWorkDir bool
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// Section names, in the order they run.
+const (
+	SectionWebhook   = "webhook"
+	SectionHandler   = "handler"
+	SectionAPIServer = "apiserver"
+	SectionSyncer    = "syncer"
+)
+
+// SectionNames are all sections, in the order they run.
+var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer}
+
+// Full is the scale of `make bench`: about ten minutes on two cores.
+func Full() Config {
+	return Config{
+		CellDuration:     5 * time.Second,
+		CellMaxReviews:   1_000_000,
+		Concurrency:      []int{1, 8, 64},
+		BenchTime:        "2s",
+		Pods:             2000,
+		Rounds:           10,
+		Creators:         16,
+		Rotations:        50,
+		UnrelatedSecrets: 2000,
+		SecretSize:       32 << 10,
+		Settle:           3 * time.Second,
+	}
+}
+
+// Smoke is the same run at the smallest scale that still yields every
+// figure: seconds of measuring.
+func Smoke() Config {
+	return Config{
+		CellDuration:     300 * time.Millisecond,
+		CellMaxReviews:   20_000,
+		Concurrency:      []int{1, 8, 64},
+		BenchTime:        "200x",
+		Pods:             48,
+		Rounds:           2,
+		Creators:         16,
+		Rotations:        5,
+		UnrelatedSecrets: 100,
+		SecretSize:       32 << 10,
+		Settle:           500 * time.Millisecond,
+	}
+}
+
+// Validate reports every figure that cannot run.
+func (c Config) Validate() error {
+	var errs []error
+	if c.CellDuration <= 0 || c.CellMaxReviews <= 0 {
+		errs = append(errs, errors.New("the cell duration and review bound must be positive"))
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("concurrency %d is below 1", n))
+		}
+	}
+	if len(c.Concurrency) == 0 {
+		errs = append(errs, errors.New("at least one concurrency is needed"))
+	}
+	if c.Rounds < 1 || c.Pods < c.Rounds || c.Creators < 1 {
+		errs = append(errs, fmt.Errorf("want pods ≥ rounds ≥ 1 and creators ≥ 1, got %d pods, %d rounds, %d creators", c.Pods, c.Rounds, c.Creators))
+	}
+	if c.Rotations < 1 || c.UnrelatedSecrets < 0 || c.SecretSize < 1 {
+		errs = append(errs, errors.New("want at least one rotation, no negative Secret count and a positive Secret size"))
+	}
+	for _, s := range c.Sections {
+		if !contains(SectionNames, s) {
+			errs = append(errs, fmt.Errorf("unknown section %q, want one of %v", s, SectionNames))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) runs(section string) bool {
+	return len(c.Sections) == 0 || contains(c.Sections, section)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs the selected sections one after another and returns what they
+// measured. A section that fails ends the run with its error; the figures
+// of the sections before it are returned with it.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	machine, err := describeMachine()
+	if err != nil {
+		return nil, err
+	}
+	res := &Results{Started: time.Now().UTC(), Machine: machine, Scale: scaleOf(cfg)}
+	r := &runner{cfg: cfg, res: res, log: cfg.Progress}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	if r.dir = cfg.WorkDir; r.dir == "" {
+		if r.dir, err = os.MkdirTemp("", "kim-snatch-bench-"); err != nil {
+			return nil, err
+		}
+		if !cfg.KeepWorkDir {
+			defer func() { _ = os.RemoveAll(r.dir) }()
+		}
+	} else if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+
+	sections := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{SectionWebhook, r.webhookSection},
+		{SectionHandler, r.handlerSection},
+		{SectionAPIServer, r.apiServerSection},
+		{SectionSyncer, r.syncerSection},
+	}
+	for _, s := range sections {
+		if !cfg.runs(s.name) {
+			continue
+		}
+		start := time.Now()
+		r.progress("== %s", s.name)
+		if err := s.run(ctx); err != nil {
+			res.Finished = time.Now().UTC()
+			return res, fmt.Errorf("section %s: %w (work directory %s)", s.name, err, r.dir)
+		}
+		r.progress("== %s done in %s", s.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	res.Targets = targetsOf(res)
+	res.Finished = time.Now().UTC()
+	return res, nil
+}
+
+// runner carries one run's state between its sections.
+type runner struct {
+	cfg Config
+	res *Results
+	dir string
+	log io.Writer
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

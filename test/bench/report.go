@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the compact table of `make bench`. Ratios are the
+// figure over its baseline.
+func (r *Results) WriteTable(out io.Writer) error {
+	m := r.Machine
+	fmt.Fprintf(out, "KIM Snatch benchmarks, %s\n", r.Started.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(out, "machine: %d × %s, %s, %s, kernel %s, load average at start %.2f %.2f %.2f\n",
+		m.CPUs, m.CPUModel, m.GoVersion, m.OSArch, m.Kernel, m.LoadAvg[0], m.LoadAvg[1], m.LoadAvg[2])
+	s := r.Scale
+	fmt.Fprintf(out, "scale: %s per webhook cell, benchtime %s, %d Pods per arm in %d rounds × %d creators, %d rotations, %d × %d KiB Secrets\n",
+		s.CellDuration, s.BenchTime, s.Pods, s.Rounds, s.Creators, s.Rotations, s.UnrelatedSecrets, s.SecretSize>>10)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(cells ...any) {
+		parts := make([]string, len(cells))
+		for i, c := range cells {
+			parts[i] = fmt.Sprint(c)
+		}
+		fmt.Fprintln(tw, strings.Join(parts, "\t")+"\t")
+	}
+	flush := func() { _ = tw.Flush() }
+
+	if w := r.Webhook; w != nil {
+		fmt.Fprintf(out, "\n[webhook] HTTPS keep-alive, server pinned to CPU %d, load generator to CPU %d; ratio = snatch / generic\n", w.ServerCPU, w.LoadCPU)
+		line("payload", "conc", "server", "reviews/s", "p50 ms", "p99 ms", "p99.9 ms", "cpu ms/review", "cpu s/10k", "RSS MiB", "load cpu", "reviews")
+		for _, c := range w.Cells {
+			for _, x := range []struct {
+				name string
+				s    LoadStats
+			}{{"snatch", c.Snatch}, {"generic", c.Generic}} {
+				line(c.Payload, c.Concurrency, x.name, f0(x.s.ReviewsPerSecond), f3(x.s.P50Ms), f3(x.s.P99Ms), f3(x.s.P999Ms),
+					f4(x.s.CPUMsPerReview), f3(x.s.CPUSecondsPer10k), f1(x.s.RSSMiB), f2(x.s.LoadCPUShare), x.s.Reviews)
+			}
+			line("", "", "ratio", f2(c.ReviewsPerSecond.Ratio), f2(c.P50Ms.Ratio), f2(c.P99Ms.Ratio), f2(c.P999Ms.Ratio),
+				f2(c.CPUMsPerReview.Ratio), f2(c.CPUSecondsPer10k.Ratio), f2(c.RSSMiB.Ratio), "", "")
+		}
+		flush()
+	}
+	if h := r.Handler; h != nil {
+		fmt.Fprintf(out, "\n[handler] %s; ratio = variant / generic\n", h.Command)
+		line("payload", "variant", "ns/op", "B/op", "allocs/op", "ns ratio", "B ratio", "allocs ratio")
+		ratios := map[string]HandlerFigure{}
+		for _, c := range h.Compare {
+			ratios[c.Payload+"/"+c.Variant] = c
+		}
+		for _, b := range h.Rows {
+			c, ok := ratios[b.Payload+"/"+b.Variant]
+			nr, br, ar := "", "", ""
+			if ok {
+				nr, br, ar = f3(c.NsPerOp.Ratio), f3(c.BytesPerOp.Ratio), f3(c.AllocsPerOp.Ratio)
+			}
+			line(b.Payload, b.Variant, f0(b.NsPerOp), f0(b.BytesPerOp), f0(b.AllocsPerOp), nr, br, ar)
+		}
+		flush()
+	}
+	if a := r.APIServer; a != nil {
+		args := "no extra kube-apiserver flags"
+		if len(a.APIServerArgs) > 0 {
+			args = strings.Join(a.APIServerArgs, " ")
+		}
+		fmt.Fprintf(out, "\n[apiserver] Pod creates, %d creators, rounds %s; policy %s (%s)\n", a.Creators, strings.Join(a.Order, " "), a.PolicyAPI, args)
+		line("arm", "namespace", "Pods", "errors", "Pods/s", "p50 ms", "p99 ms", "max ms", "with term")
+		for _, x := range []struct {
+			name string
+			s    ArmStats
+		}{{"A none", a.A}, {"B webhook", a.B}, {"C policy", a.C}} {
+			line(x.name, x.s.Namespace, x.s.Pods, x.s.Errors, f0(x.s.PodsPerSecond), f2(x.s.P50Ms), f2(x.s.P99Ms), f2(x.s.MaxMs), x.s.WithTerm)
+		}
+		for _, x := range []struct {
+			name string
+			c    Comparison
+		}{{"B/A", a.BOverA}, {"C/A", a.COverA}, {"B/C", a.BOverC}} {
+			line(x.name, "", "", "", f3(x.c.PodsPerSecond.Ratio), f3(x.c.P50Ms.Ratio), f3(x.c.P99Ms.Ratio), "", "")
+		}
+		flush()
+	}
+	if sy := r.Syncer; sy != nil {
+		fmt.Fprintf(out, "\n[syncer] %d rotations; baseline = a plain watch on the Secret, and RSS with no other Secrets\n", sy.Rotations)
+		line("figure", "value", "baseline", "ratio")
+		line("Secret write → caBundle visible p50 ms", f1(sy.PropagationP50Ms.Value), f1(sy.PropagationP50Ms.Baseline), f2(sy.PropagationP50Ms.Ratio))
+		line("Secret write → caBundle visible p99 ms", f1(sy.PropagationP99Ms.Value), f1(sy.PropagationP99Ms.Baseline), f2(sy.PropagationP99Ms.Ratio))
+		line(fmt.Sprintf("RSS MiB, %d × %d KiB Secrets vs none", sy.UnrelatedSecrets, sy.SecretSize>>10), f1(sy.RSSMiB.Value), f1(sy.RSSMiB.Baseline), f3(sy.RSSMiB.Ratio))
+		flush()
+	}
+	if len(r.Targets) > 0 {
+		fmt.Fprintln(out, "\n[targets]")
+		tt := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tt, "figure\tkim-snatch\ttarget\tmeasured\t\tfrom")
+		for _, t := range r.Targets {
+			verdict := "met"
+			if !t.Met {
+				verdict = "MISSED"
+			}
+			fmt.Fprintf(tt, "%s\t%s\t%s\t%s %s\t%s\t%s\n", t.Figure, t.Reference, t.Target, fmtMeasured(t), t.Unit, verdict, t.Source)
+		}
+		_ = tt.Flush()
+	}
+	return nil
+}
+
+func fmtMeasured(t Target) string {
+	switch t.Unit {
+	case "reviews/s":
+		return f0(t.Measured)
+	case "ratio":
+		return f3(t.Measured)
+	case "MiB":
+		return f1(t.Measured)
+	default:
+		return f3(t.Measured)
+	}
+}
+
+func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
+func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
+func f4(v float64) string { return fmt.Sprintf("%.4f", v) }

@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// The syncer's defaults: the Secret it reads and the configuration it
+// writes.
+const (
+	syncerNamespace = "kyma-system"
+	syncerSecret    = "kim-snatch-certificates"
+)
+
+var syncerWebhooks = []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io"}
+
+// seen is an object received through a watch, and when.
+type seen[T any] struct {
+	at  time.Time
+	obj T
+}
+
+func (r *runner) syncerSection(ctx context.Context) error {
+	bin, err := process.Build(ctx, "cabundle-syncer", r.dir)
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, framework.Options{})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start the control plane: %w", err)
+	}
+	defer func() { _ = cluster.Stop() }()
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	if err := syncertest.CreateNamespace(ctx, cs, syncerNamespace); err != nil {
+		return err
+	}
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(mwcName, syncerWebhooks...)); err != nil {
+		return err
+	}
+	ca0, err := newCA("ca-0")
+	if err != nil {
+		return err
+	}
+	secrets := cs.CoreV1().Secrets(syncerNamespace)
+	if _, err := secrets.Create(ctx, syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca0.PEM), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+
+	// Watches started before any rotation, so that each receipt time is the
+	// moment the write reached a watcher.
+	watchCtx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	secretSeen, err := watchOne(watchCtx, secretWatch(cs), func(s *corev1.Secret) []byte { return s.Data["ca.crt"] })
+	if err != nil {
+		return err
+	}
+	mwcSeen, err := watchOne(watchCtx, mwcWatch(cs), func(m *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhookConfiguration {
+		return m
+	})
+	if err != nil {
+		return err
+	}
+
+	ports, err := framework.FreePorts(2)
+	if err != nil {
+		return err
+	}
+	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
+	p, err := process.Start(process.Options{
+		Name: "cabundle-syncer",
+		Path: bin,
+		Args: []string{
+			"--kubeconfig=" + cluster.KubeconfigPath,
+			"--leader-elect=false",
+			"--metrics-secure=false",
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
+			"--health-probe-bind-address=" + probe,
+		},
+		LogPath: filepath.Join(r.dir, "cabundle-syncer.log"),
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Stop(10 * time.Second)
+	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
+		return err
+	}
+	if _, err := waitBundle(ctx, mwcSeen, ca0); err != nil {
+		return err
+	}
+
+	res := &SyncerResults{Rotations: r.cfg.Rotations, UnrelatedSecrets: r.cfg.UnrelatedSecrets, SecretSize: r.cfg.SecretSize}
+	rss0, err := settledRSS(ctx, p, r.cfg.Settle)
+	if err != nil {
+		return err
+	}
+	if err := createUnrelatedSecrets(ctx, cs, r.cfg.UnrelatedSecrets, r.cfg.SecretSize); err != nil {
+		return err
+	}
+	// The syncer is alive among them: one rotation, not measured.
+	if _, _, err := rotate(ctx, cs, secretSeen, mwcSeen, "ca-warm"); err != nil {
+		return err
+	}
+	rss1, err := settledRSS(ctx, p, r.cfg.Settle)
+	if err != nil {
+		return err
+	}
+	res.RSSMiB = figure(mib(rss1), mib(rss0))
+	r.progress("syncer RSS %.1f MiB with no other Secrets, %.1f MiB with %d of %d KiB", mib(rss0), mib(rss1), r.cfg.UnrelatedSecrets, r.cfg.SecretSize>>10)
+
+	var toSecret, toBundle []time.Duration
+	for i := 1; i <= r.cfg.Rotations; i++ {
+		s, b, err := rotate(ctx, cs, secretSeen, mwcSeen, "ca-"+strconv.Itoa(i))
+		if err != nil {
+			return fmt.Errorf("rotation %d: %w", i, err)
+		}
+		toSecret, toBundle = append(toSecret, s), append(toBundle, b)
+	}
+	slices.Sort(toSecret)
+	slices.Sort(toBundle)
+	res.Samples = len(toBundle)
+	res.PropagationP50Ms = figure(ms(percentile(toBundle, 50)), ms(percentile(toSecret, 50)))
+	res.PropagationP99Ms = figure(ms(percentile(toBundle, 99)), ms(percentile(toSecret, 99)))
+	res.PropagationMaxMs = ms(toBundle[len(toBundle)-1])
+	r.progress("%d rotations: caBundle visible p50 %.1f ms p99 %.1f ms; Secret watch p50 %.1f ms p99 %.1f ms",
+		len(toBundle), res.PropagationP50Ms.Value, res.PropagationP99Ms.Value, res.PropagationP50Ms.Baseline, res.PropagationP99Ms.Baseline)
+	r.res.Syncer = res
+	return nil
+}
+
+func newCA(name string) (syncertest.Cert, error) {
+	var c syncertest.Cert
+	err := fixture(func(t testing.TB) { c = syncertest.NewCA(t, name) })
+	return c, err
+}
+
+// rotate writes a new CA into the Secret and returns how long it took the
+// plain watch to see the write and the caBundle of every webhook entry to
+// hold the new CA.
+func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen[[]byte], mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], name string) (time.Duration, time.Duration, error) {
+	ca, err := newCA(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	secret := syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca.PEM)
+	start := time.Now()
+	if _, err := cs.CoreV1().Secrets(syncerNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		return 0, 0, err
+	}
+	secretAt, err := waitFor(ctx, secretSeen, func(data []byte) bool { return bytes.Equal(data, ca.PEM) })
+	if err != nil {
+		return 0, 0, fmt.Errorf("the Secret watch: %w", err)
+	}
+	bundleAt, err := waitBundle(ctx, mwcSeen, ca)
+	if err != nil {
+		return 0, 0, err
+	}
+	return secretAt.Sub(start), bundleAt.Sub(start), nil
+}
+
+func waitBundle(ctx context.Context, mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], ca syncertest.Cert) (time.Time, error) {
+	fp := ca.Fingerprint()
+	at, err := waitFor(ctx, mwcSeen, func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleHas(m, fp)
+	})
+	if err != nil {
+		return at, fmt.Errorf("the caBundle: %w", err)
+	}
+	return at, nil
+}
+
+// waitFor returns when ok first holds for an object from ch.
+func waitFor[T any](ctx context.Context, ch <-chan seen[T], ok func(T) bool) (time.Time, error) {
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case s, open := <-ch:
+			if !open {
+				return time.Time{}, fmt.Errorf("the watch ended")
+			}
+			if ok(s.obj) {
+				return s.at, nil
+			}
+		case <-timeout:
+			return time.Time{}, fmt.Errorf("not seen within 30s")
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
+func secretWatch(cs kubernetes.Interface) func(context.Context) (watch.Interface, error) {
+	return func(ctx context.Context) (watch.Interface, error) {
+		return cs.CoreV1().Secrets(syncerNamespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", syncerSecret).String(),
+		})
+	}
+}
+
+func mwcWatch(cs kubernetes.Interface) func(context.Context) (watch.Interface, error) {
+	return func(ctx context.Context) (watch.Interface, error) {
+		return cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", mwcName).String(),
+		})
+	}
+}
+
+// watchOne starts a watch and passes what each event carries, stamped with
+// its receipt time, to the returned channel; the first events are the
+// current state.
+func watchOne[O any, T any](ctx context.Context, start func(context.Context) (watch.Interface, error), extract func(O) T) (<-chan seen[T], error) {
+	w, err := start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan seen[T], 1024)
+	go func() {
+		defer close(ch)
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					return
+				}
+				at := time.Now()
+				obj, isO := ev.Object.(O)
+				if !isO || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+					continue
+				}
+				select {
+				case ch <- seen[T]{at: at, obj: extract(obj)}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// settledRSS waits d, then reads the resident set of p.
+func settledRSS(ctx context.Context, p *process.Process, d time.Duration) (int64, error) {
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(d):
+	}
+	if p.Exited() {
+		return 0, fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+	}
+	return p.RSS()
+}
+
+// createUnrelatedSecrets creates n Secrets of size random bytes in the
+// syncer's namespace, where a namespace-wide cache would pick them up.
+func createUnrelatedSecrets(ctx context.Context, cs kubernetes.Interface, n, size int) error {
+	next := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := make([]byte, size)
+			for i := range next {
+				_, _ = rand.Read(data)
+				s := &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Namespace: syncerNamespace, Name: fmt.Sprintf("unrelated-%05d", i)},
+					Data:       map[string][]byte{"blob": data},
+				}
+				if _, err := cs.CoreV1().Secrets(syncerNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("create unrelated Secrets: %w", err)
+	default:
+		return nil
+	}
+}

@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// payloads are the reviews of pkg/admission/testdata, the same as the
+// handler benchmarks use.
+var payloads = []struct{ name, file string }{
+	{"pod_5k5", "review-pod-5k5.json"},
+	{"pod_8k8_managed_fields", "review-pod-8k8-managed-fields.json"},
+}
+
+// genericBaseline names the reference server in the results.
+const genericBaseline = "generic-webhook (test/bench/cmd/generic-webhook): controller-runtime admission.Webhook, whole review and Pod decoded into k8s types, patch by diff; same TLS server and logging"
+
+// server is a webhook process and where it listens.
+type server struct {
+	proc    *process.Process
+	url     string
+	metrics string
+}
+
+func (r *runner) webhookSection(ctx context.Context) error {
+	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
+	if err != nil {
+		return err
+	}
+	genericBin, err := buildGeneric(ctx, r.dir)
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(r.dir, "webhook-certs")
+	roots, _, err := writeServingCert(certDir)
+	if err != nil {
+		return err
+	}
+
+	serverCPU, loadCPU := 0, 1
+	if runtime.NumCPU() < 2 {
+		serverCPU, loadCPU = -1, -1
+	}
+	snatch, err := r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU)
+	if err != nil {
+		return err
+	}
+	defer snatch.proc.Stop(10 * time.Second)
+	generic, err := r.startWebhook(ctx, "generic-webhook", genericBin, certDir, serverCPU)
+	if err != nil {
+		return err
+	}
+	defer generic.proc.Stop(10 * time.Second)
+	r.progress("servers on CPUs %s (snatch) and %s (generic)", allowedCPUs(snatch.proc.PID()), allowedCPUs(generic.proc.PID()))
+
+	if loadCPU >= 0 {
+		old, err := pinSelf(cpuSet(loadCPU))
+		if err != nil {
+			return fmt.Errorf("pin the load generator: %w", err)
+		}
+		prev := runtime.GOMAXPROCS(1)
+		defer func() {
+			_, _ = pinSelf(&old)
+			runtime.GOMAXPROCS(prev)
+		}()
+	}
+
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	res := &WebhookResults{Baseline: genericBaseline, ServerCPU: serverCPU, LoadCPU: loadCPU}
+	cell := 0
+	for _, p := range payloads {
+		body, err := os.ReadFile(filepath.Join(root, "pkg", "admission", "testdata", p.file))
+		if err != nil {
+			return err
+		}
+		for _, conc := range r.cfg.Concurrency {
+			c := WebhookCell{Payload: p.name, PayloadBytes: len(body), Concurrency: conc}
+			// Alternate which server goes first, so that drift between
+			// the two halves of a cell favours neither.
+			order := []*server{snatch, generic}
+			if cell%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			cell++
+			for _, s := range order {
+				client := newTLSClient(roots, conc)
+				stats, err := load{
+					client: client, url: s.url, body: body, conc: conc,
+					duration: r.cfg.CellDuration, maxReviews: r.cfg.CellMaxReviews, server: s.proc,
+				}.run(ctx)
+				client.CloseIdleConnections()
+				if err != nil {
+					return fmt.Errorf("%s, %s, concurrency %d: %w", s.proc.Name, p.name, conc, err)
+				}
+				if s == snatch {
+					c.Snatch = stats
+				} else {
+					c.Generic = stats
+				}
+				r.progress("%-15s %-22s c=%-3d %8.0f reviews/s  p99 %6.3f ms  cpu %.4f ms/review  rss %.1f MiB  load cpu %.2f",
+					s.proc.Name, p.name, conc, stats.ReviewsPerSecond, stats.P99Ms, stats.CPUMsPerReview, stats.RSSMiB, stats.LoadCPUShare)
+			}
+			c.ReviewsPerSecond = figure(c.Snatch.ReviewsPerSecond, c.Generic.ReviewsPerSecond)
+			c.P50Ms = figure(c.Snatch.P50Ms, c.Generic.P50Ms)
+			c.P99Ms = figure(c.Snatch.P99Ms, c.Generic.P99Ms)
+			c.P999Ms = figure(c.Snatch.P999Ms, c.Generic.P999Ms)
+			c.CPUMsPerReview = figure(c.Snatch.CPUMsPerReview, c.Generic.CPUMsPerReview)
+			c.CPUSecondsPer10k = figure(c.Snatch.CPUSecondsPer10k, c.Generic.CPUSecondsPer10k)
+			c.RSSMiB = figure(c.Snatch.RSSMiB, c.Generic.RSSMiB)
+			res.Cells = append(res.Cells, c)
+		}
+	}
+
+	// The webhook's own count of patched reviews: warm-ups included, so at
+	// least the measured ones.
+	n, err := process.Metric(http.DefaultClient, snatch.metrics, "snatch_webhook_admission_total", `{outcome="patched",reason="injected"}`)
+	if err != nil {
+		return fmt.Errorf("scrape the webhook: %w", err)
+	}
+	res.Reviews = map[string]int{"snatch_webhook_admission_total_patched": int(n)}
+	r.res.Webhook = res
+	return nil
+}
+
+// buildGeneric builds the reference server with the flags of
+// hack/build-binary.sh.
+func buildGeneric(ctx context.Context, dir string) (string, error) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "generic-webhook")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./test/bench/cmd/generic-webhook")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build generic-webhook: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// writeServingCert writes a serving certificate for 127.0.0.1 into dir as
+// kubelet writes a Secret volume, and returns the pool that trusts it and
+// its CA in PEM.
+func writeServingCert(dir string) (*x509.CertPool, []byte, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var roots *x509.CertPool
+	var caPEM []byte
+	err := fixture(func(t testing.TB) {
+		ca := certtest.NewCA(t)
+		certtest.WriteAtomic(t, dir, ca.Issue(t, 24).Files())
+		roots, caPEM = ca.Pool(), ca.CertPEM
+	})
+	return roots, caPEM, err
+}
+
+// startWebhook starts a webhook binary on free loopback ports, pinned to
+// cpu unless it is negative, and waits until it is ready.
+func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cpu int) (*server, error) {
+	ports, err := framework.FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	probe := "127.0.0.1:" + strconv.Itoa(ports[2])
+	opts := process.Options{
+		Name: name,
+		Path: bin,
+		Args: []string{
+			"--cert-dir=" + certDir,
+			"--webhook-port=" + strconv.Itoa(ports[0]),
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+			"--health-probe-bind-address=" + probe,
+		},
+		LogPath: filepath.Join(r.dir, name+".log"),
+	}
+	var p *process.Process
+	if cpu >= 0 {
+		p, err = startPinned(cpu, opts)
+	} else {
+		p, err = process.Start(opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, err
+	}
+	return &server{
+		proc:    p,
+		url:     "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/mutate-pod",
+		metrics: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
+	}, nil
+}
+
+// waitHTTP polls url until it answers 200, the process exits or timeout
+// passes.
+func waitHTTP(ctx context.Context, p *process.Process, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		if p.Exited() {
+			return fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+		}
+		if resp, err := client.Get(url); err == nil {
+			ok := resp.StatusCode == http.StatusOK
+			drain(resp)
+			if ok {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready at %s within %s; log:\n%s", p.Name, url, timeout, p.LogTail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
