@@ -93,10 +93,8 @@ run: ## Run both binaries on a local, embedded cluster (not available yet).
 	@exit 1
 
 .PHONY: bench
-bench: ## Benchmarks against same-run baselines (not available yet).
-	@echo "make bench: not available yet; the benchmark harness has not landed." >&2
-	@echo "make bench: the handler's Go benchmarks run with: go test ./pkg/admission -run '^\$$' -bench Handler -benchmem" >&2
-	@exit 1
+bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, JSON to bin/bench/results.json (BENCH_FLAGS=-smoke for a quick run).
+	go run ./test/bench/cmd/snatch-bench -out $(BIN)/bench/results.json $(BENCH_FLAGS)
 
 ##@ Images
 
