@@ -1,0 +1,277 @@
+package docs
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+)
+
+var metricName = regexp.MustCompile(`\b(?:snatch_webhook|cabundle_syncer)_[a-z0-9_]*[a-z0-9]`)
+
+// registeredMetrics registers every metric of both binaries' packages on a
+// fresh registry and returns the names.
+func registeredMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if _, err := admission.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serving.NewCertMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range families {
+		names[f.GetName()] = true
+	}
+	return names
+}
+
+// Every metric the documents name is registered by the code, and
+// operations.md documents every registered metric.
+func TestMetricsAreDocumented(t *testing.T) {
+	registered := registeredMetrics(t)
+	for _, d := range readDocs(t) {
+		for _, m := range metricName.FindAllString(d.text, -1) {
+			base := m
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if b, ok := strings.CutSuffix(m, suffix); ok && registered[b] {
+					base = b
+				}
+			}
+			if !registered[base] {
+				t.Errorf("%s names metric %s, which the code does not register", d.path, m)
+			}
+		}
+	}
+	documented := setOf(metricName.FindAllString(readDoc(t, "docs/operations.md").section(t, "Metrics"), -1)...)
+	for m := range registered {
+		if !documented[m] {
+			t.Errorf("metric %s is registered but not documented in the Metrics section of docs/operations.md", m)
+		}
+	}
+}
+
+var alertName = regexp.MustCompile(`\bKimSnatch[A-Za-z]+\b`)
+
+// deployedAlerts returns the alert names of deploy/*/prometheusrule.yaml.
+func deployedAlerts(t *testing.T) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no deploy/*/prometheusrule.yaml: %v", err)
+	}
+	alerts := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pr struct {
+			Spec struct {
+				Groups []struct {
+					Rules []struct {
+						Alert string `json:"alert"`
+					} `json:"rules"`
+				} `json:"groups"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(data, &pr); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, g := range pr.Spec.Groups {
+			for _, r := range g.Rules {
+				if r.Alert != "" {
+					alerts[r.Alert] = true
+				}
+			}
+		}
+	}
+	return alerts
+}
+
+// operations.md has a section for every deployed alert and none for an
+// alert that does not exist; no document names an alert that does not
+// exist.
+func TestAlertsAreDocumented(t *testing.T) {
+	deployed := deployedAlerts(t)
+	ops := readDoc(t, "docs/operations.md")
+	headings := map[string]bool{}
+	for l := range strings.SplitSeq(ops.section(t, "Alerts"), "\n") {
+		if h, ok := strings.CutPrefix(l, "### "); ok {
+			headings[strings.TrimSpace(h)] = true
+		}
+	}
+	compareSets(t, "alert", headings, deployed)
+	for _, d := range readDocs(t) {
+		for _, a := range alertName.FindAllString(d.text, -1) {
+			if !deployed[a] {
+				t.Errorf("%s names alert %s, which deploy/ does not define", d.path, a)
+			}
+		}
+	}
+}
+
+// logKeyConstants parses pkg/logkeys and returns the values of its string
+// constants.
+func logKeyConstants(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	dir := filepath.Join(repoRoot(t), "pkg", "logkeys")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				for _, v := range spec.(*ast.ValueSpec).Values {
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						s, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							t.Fatal(err)
+						}
+						keys[s] = true
+					}
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		t.Fatal("pkg/logkeys declares no keys")
+	}
+	return keys
+}
+
+// The key table of operations.md lists exactly the constants of
+// pkg/logkeys, and the message table exactly the messages the code logs.
+func TestLogKeysAndMessagesAreDocumented(t *testing.T) {
+	ops := readDoc(t, "docs/operations.md")
+	compareSets(t, "log key", setOf(tableColumn(ops.section(t, "Keys"), 0)...), logKeyConstants(t))
+	messages := setOf(
+		admission.MsgDecision,
+		serving.MsgCertificateLoaded, serving.MsgCertificateLoadFailed,
+		syncer.MsgWritten, syncer.MsgStateRecorded, syncer.MsgUnchanged, syncer.MsgRefused, syncer.MsgFailed,
+	)
+	compareSets(t, "log message", setOf(tableColumn(ops.section(t, "Messages"), 1)...), messages)
+	outcomes := []string{
+		admission.OutcomePatched, admission.OutcomeAllowed, admission.OutcomeMalformed,
+		syncer.OutcomeWritten, syncer.OutcomeStateRecorded, syncer.OutcomeUnchanged, syncer.OutcomeRefused, syncer.OutcomeError,
+	}
+	keys := ops.section(t, "Keys")
+	for _, o := range outcomes {
+		if !strings.Contains(keys, "`"+o+"`") {
+			t.Errorf("outcome %q is not documented in the Keys section of docs/operations.md", o)
+		}
+	}
+}
+
+// The check ids of operations.md are exactly those of the health
+// command's contract.
+func TestCheckIDsMatchTheContract(t *testing.T) {
+	contract := setOf("webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle", "namespace")
+	compareSets(t, "check id", setOf(tableColumn(readDoc(t, "docs/operations.md").section(t, "Checks"), 0)...), contract)
+}
+
+var (
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	repoPath = regexp.MustCompile(`^(?:deploy|docs|cmd|pkg|hack|test)/[A-Za-z0-9._/-]*[A-Za-z0-9_]$|^Dockerfile\.[a-z]+$`)
+)
+
+// Every relative link points at a file that exists, and at a heading that
+// exists; every repository path in a code span exists.
+func TestLinksAndPathsExist(t *testing.T) {
+	root := repoRoot(t)
+	for _, d := range readDocs(t) {
+		for _, m := range mdLink.FindAllStringSubmatch(prose(d.text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := filepath.Join(root, filepath.Dir(d.path), file)
+			if file == "" {
+				path = filepath.Join(root, d.path)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				if _, statErr := os.Stat(path); statErr != nil {
+					t.Errorf("%s links to %s, which does not exist", d.path, target)
+					continue
+				}
+			}
+			if anchor != "" && !hasAnchor(string(data), anchor) {
+				t.Errorf("%s links to %s, but %s has no heading with that anchor", d.path, target, file)
+			}
+		}
+		for _, span := range inlineSpans(d.text) {
+			if !repoPath.MatchString(span) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, span)); err != nil {
+				t.Errorf("%s names %s, which does not exist", d.path, span)
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether markdown has a heading whose GitHub anchor is
+// anchor.
+func hasAnchor(markdown, anchor string) bool {
+	for l := range strings.SplitSeq(prose(markdown), "\n") {
+		h := strings.TrimLeft(l, "#")
+		if len(h) == len(l) || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		if slug(strings.TrimSpace(h)) == anchor {
+			return true
+		}
+	}
+	return false
+}
+
+// slug is GitHub's heading anchor: lower case, spaces to hyphens, and only
+// letters, digits, hyphens and underscores kept.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

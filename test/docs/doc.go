@@ -1,0 +1,12 @@
+// Package docs holds the tests that keep docs/ true to the code.
+//
+// Operators act on what docs/ says: a flag that does not exist, a metric
+// or alert that was renamed, a log key that is never written or a kubectl
+// command that does not parse costs time during an incident. The tests
+// compare the documents with the flags of the built binaries, the metrics
+// the code registers, the alerts in deploy/, the log key constants of
+// pkg/logkeys, the check ids of the health command's contract, the files
+// the documents link to, and run the documented kubectl commands: the
+// read-only ones against a real API server that holds the objects of
+// deploy/, the others with --help or a server-side dry run.
+package docs

@@ -1,0 +1,197 @@
+package docs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The binaries, built once for all tests by hack/build-binary.sh, as the
+// images build them.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+func binary(t testing.TB, name string) string {
+	t.Helper()
+	built.once.Do(func() {
+		root, err := os.Getwd()
+		if err != nil {
+			built.err = err
+			return
+		}
+		root = filepath.Join(root, "..", "..")
+		if built.dir, built.err = os.MkdirTemp("", "kim-snatch-docs-"); built.err != nil {
+			return
+		}
+		for _, b := range []string{"snatch-webhook", "cabundle-syncer"} {
+			cmd := exec.Command("sh", filepath.Join(root, "hack", "build-binary.sh"), b, built.dir)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "VERSION=docs-test")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				built.err = fmt.Errorf("build %s: %w: %s", b, err, out)
+				return
+			}
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return filepath.Join(built.dir, name)
+}
+
+var helpFlag = regexp.MustCompile(`(?m)^  (-{1,2}[a-z0-9][a-z0-9-]*)\b`)
+
+// flagsOf runs the binary with args and --help and returns its flags, each
+// with two dashes except single-letter ones, and the output.
+func flagsOf(t testing.TB, name string, args ...string) (map[string]bool, string) {
+	t.Helper()
+	cmd := exec.Command(binary(t, name), append(args, "--help")...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run() // --help exits non-zero with the flag package; the output is what counts
+	flags := map[string]bool{}
+	for _, m := range helpFlag.FindAllStringSubmatch(out.String(), -1) {
+		flags[canonicalFlag(m[1])] = true
+	}
+	return flags, out.String()
+}
+
+// canonicalFlag writes a flag as the documents do: --name, or -o for a
+// single letter.
+func canonicalFlag(f string) string {
+	name := strings.TrimLeft(f, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// The health command's flags, as its contract names them.
+var checkContractFlags = setOf(
+	"--kubeconfig", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
+	"--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
+	"--min-ca-validity", "--target-namespace", "-o", "--timeout",
+)
+
+// checkFlags returns the flags of `cabundle-syncer check`, or nil when the
+// binary has no such command yet.
+func checkFlags(t testing.TB) map[string]bool {
+	t.Helper()
+	flags, out := flagsOf(t, "cabundle-syncer", "check")
+	if strings.Contains(out, `unknown command "check"`) {
+		return nil
+	}
+	return flags
+}
+
+func documentedFlags(t *testing.T, heading string) map[string]bool {
+	t.Helper()
+	return setOf(tableColumn(readDoc(t, "docs/operations.md").section(t, heading), 0)...)
+}
+
+// The flag tables of operations.md list exactly the flags of each binary.
+func TestFlagTablesMatchTheBinaries(t *testing.T) {
+	t.Run("snatch_webhook", func(t *testing.T) {
+		actual, _ := flagsOf(t, "snatch-webhook")
+		compareSets(t, "snatch-webhook flag", documentedFlags(t, "snatch-webhook flags"), actual)
+	})
+	t.Run("cabundle_syncer", func(t *testing.T) {
+		actual, _ := flagsOf(t, "cabundle-syncer")
+		compareSets(t, "cabundle-syncer flag", documentedFlags(t, "cabundle-syncer flags"), actual)
+	})
+	t.Run("check_contract", func(t *testing.T) {
+		compareSets(t, "cabundle-syncer check flag (contract)", documentedFlags(t, "Check flags"), checkContractFlags)
+	})
+	t.Run("check_binary", func(t *testing.T) {
+		actual := checkFlags(t)
+		if actual == nil {
+			t.Skip("cabundle-syncer has no check command yet: `cabundle-syncer check --help` answers unknown command; the documented flags are held to the contract only")
+		}
+		for f := range documentedFlags(t, "Check flags") {
+			if !actual[f] {
+				t.Errorf("cabundle-syncer check flag %q is documented but the binary does not have it", f)
+			}
+		}
+	})
+}
+
+var flagToken = regexp.MustCompile(`(?:^|[\s\x60(=])(--[a-z0-9][a-z0-9-]*)`)
+
+// Every flag named anywhere in the documents, outside kubectl and other
+// tools' command lines, is a flag of one of the binaries.
+func TestEveryDocumentedFlagExists(t *testing.T) {
+	known := map[string]bool{}
+	for _, set := range []map[string]bool{checkContractFlags, must(flagsOf(t, "snatch-webhook")), must(flagsOf(t, "cabundle-syncer")), must(flagsOf(t, "snatch-webhook", "mutate"))} {
+		for f := range set {
+			known[f] = true
+		}
+	}
+	if cf := checkFlags(t); cf != nil {
+		for f := range cf {
+			known[f] = true
+		}
+	}
+	for _, d := range readDocs(t) {
+		var texts []string
+		texts = append(texts, inlineSpans(d.text)...)
+		texts = append(texts, codeBlocks(d.text)...)
+		// Prose outside code spans.
+		texts = append(texts, inlineCode.ReplaceAllString(prose(d.text), " "))
+		for _, s := range texts {
+			s = ourPart(s)
+			if isOtherTool(s) {
+				continue
+			}
+			for _, m := range flagToken.FindAllStringSubmatch(s, -1) {
+				f := strings.SplitN(m[1], "=", 2)[0]
+				if !known[f] && (d.path != "docs/migration.md" || !formerFlags[f]) {
+					t.Errorf("%s names flag %s (in %q), which no binary has", d.path, f, strings.TrimSpace(s))
+				}
+			}
+		}
+	}
+}
+
+// isOtherTool reports whether a code line or span is a command of another
+// tool, whose flags are checked elsewhere (kubectl, see kubectl_test.go) or
+// not at all. The part of a `kubectl exec` after "--" is ours.
+func isOtherTool(s string) bool {
+	for _, tool := range []string{"kubectl", "kustomize", "openssl", "grep", "base64"} {
+		if strings.Contains(s, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// ourPart returns the part of a kubectl exec line that runs one of the
+// binaries, or s itself.
+func ourPart(s string) string {
+	if _, after, ok := strings.Cut(s, " -- "); ok && strings.Contains(s, "kubectl") {
+		return after
+	}
+	return s
+}
+
+// formerFlags are flags of the single-binary kim-snatch, named only in
+// docs/migration.md to map them to today's.
+var formerFlags = setOf("--kyma-worker-pool-name", "--webhook-cfg-name")
+
+func must(flags map[string]bool, _ string) map[string]bool { return flags }
