@@ -1,0 +1,221 @@
+package check
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The IDs of the checks, in the order Run reports them. They are part of
+// the command's output contract (table and JSON) and never change.
+const (
+	IDWebhookPods          = "webhook-pods"
+	IDSyncerLease          = "syncer-lease"
+	IDCASecret             = "ca-secret"
+	IDWebhookConfiguration = "webhook-configuration"
+	IDCABundle             = "ca-bundle"
+	IDNamespace            = "namespace"
+)
+
+// Labels the checks reason about.
+const (
+	// ManagedByLabel and ManagedByValue mark the namespaces Kyma Lifecycle
+	// Manager manages; the webhook's namespaceSelector selects them.
+	ManagedByLabel = "operator.kyma-project.io/managed-by"
+	ManagedByValue = "kyma"
+	// OptOutLabel set to "true" on a Pod keeps it away from the webhook.
+	OptOutLabel = "kim-snatch.kyma-project.io/opt-out"
+)
+
+// Status is the outcome of one check, or of a whole Report.
+type Status string
+
+// The statuses, from best to worst; SKIP does not count towards a Report's
+// status.
+const (
+	StatusPass Status = "PASS"
+	StatusSkip Status = "SKIP"
+	StatusWarn Status = "WARN"
+	StatusFail Status = "FAIL"
+)
+
+// Result is the outcome of one check.
+type Result struct {
+	ID     string `json:"id"`
+	Status Status `json:"status"`
+	// Message says what was found, on one line, with names, counts and
+	// dates.
+	Message string `json:"message"`
+	// Remediation says what to do next, on one line; empty on PASS.
+	Remediation string `json:"remediation"`
+}
+
+// Config names what the checks look at. The zero value is not useful; the
+// command fills every field from its flags.
+type Config struct {
+	// Namespace holds the webhook Pods and the syncer Pods.
+	Namespace string
+	// SecretNamespace, SecretName and CAKey name the CA the syncer copies.
+	SecretNamespace string
+	SecretName      string
+	CAKey           string
+	// WebhookConfiguration names the MutatingWebhookConfiguration.
+	WebhookConfiguration string
+	// LeaderElectionNamespace and LeaderElectionID name the syncer's Lease.
+	LeaderElectionNamespace string
+	LeaderElectionID        string
+	// WebhookSelector selects the webhook Pods in Namespace.
+	WebhookSelector labels.Selector
+	// MinReadyWebhooks is how many ready webhook Pods make webhook-pods
+	// pass; fewer, but at least one, is a warning.
+	MinReadyWebhooks int
+	// MinCAValidity is how long the CA must stay valid for ca-secret to
+	// pass; less is a warning.
+	MinCAValidity time.Duration
+	// TargetNamespace, when set, adds the namespace check for it.
+	TargetNamespace string
+}
+
+// Run runs every check against the cluster behind client, with now as the
+// time, and reports them in a fixed order. It never fails: an error while
+// reading is the result of the check that needed the object.
+func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Report {
+	// The Secret and the MutatingWebhookConfiguration are read once and
+	// shared, so that every check sees the same version of each.
+	secret, secretErr := client.CoreV1().Secrets(cfg.SecretNamespace).Get(ctx, cfg.SecretName, metav1.GetOptions{})
+	mwc, mwcErr := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, cfg.WebhookConfiguration, metav1.GetOptions{})
+	if secretErr != nil {
+		secret = nil
+	}
+	if mwcErr != nil {
+		mwc = nil
+	}
+
+	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
+	results := []Result{
+		checkWebhookPods(ctx, client, cfg),
+		checkSyncerLease(ctx, client, cfg, now),
+		caResult,
+		checkWebhookConfiguration(cfg, mwc, mwcErr),
+		checkCABundle(cfg, ca, mwc, mwcErr),
+	}
+	if cfg.TargetNamespace != "" {
+		results = append(results, checkNamespace(ctx, client, cfg, mwc, mwcErr))
+	}
+	return NewReport(results)
+}
+
+// readFailure is the result of a check that could not read what it needs.
+// NotFound is not a read failure; the checks report it themselves.
+func readFailure(id, what string, err error) Result {
+	remediation := "Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get " + resourceOf(what) + ")."
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		remediation = "Grant the user running the check get/list on " + resourceOf(what) + ", or run it with a kubeconfig that has them."
+	}
+	return Result{
+		ID:          id,
+		Status:      StatusFail,
+		Message:     oneLine(fmt.Sprintf("could not read %s: %v", what, err)),
+		Remediation: remediation,
+	}
+}
+
+// resourceOf turns "Secret kyma-system/x" into "secrets" for a remediation.
+func resourceOf(what string) string {
+	kind, _, _ := strings.Cut(what, " ")
+	switch kind {
+	case "Secret":
+		return "secrets"
+	case "MutatingWebhookConfiguration":
+		return "mutatingwebhookconfigurations"
+	case "Lease":
+		return "leases"
+	case "Namespace":
+		return "namespaces"
+	default:
+		return "pods"
+	}
+}
+
+// oneLine keeps an error text that spans lines on one line of the table.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// shortFingerprint is the start of a certificate's SHA-256 fingerprint, as
+// `openssl x509 -fingerprint -sha256` prints it without colons; enough to
+// tell two CAs apart in a message.
+func shortFingerprint(fp string) string {
+	if len(fp) > 16 {
+		return fp[:16]
+	}
+	return fp
+}
+
+// describeCert names a certificate in a message.
+func describeCert(c *x509.Certificate, fp string) string {
+	return fmt.Sprintf("%q (sha256 %s)", c.Subject.CommonName, shortFingerprint(fp))
+}
+
+// formatTime prints a time in messages: UTC, to the second.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// formatDuration prints a remaining time: days and hours above a day,
+// minutes below.
+func formatDuration(d time.Duration) string {
+	if d >= 24*time.Hour {
+		days := d / (24 * time.Hour)
+		hours := (d - days*24*time.Hour) / time.Hour
+		return fmt.Sprintf("%dd%dh", days, hours)
+	}
+	return d.Round(time.Minute).String()
+}
+
+// entries counts webhook entries in a message.
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+// listNames joins names for a message, capped so that a large Deployment
+// does not turn one line into a screenful.
+func listNames(names []string) string {
+	const maxNames = 5
+	if len(names) <= maxNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
+}
+
+// namespaceSelectorOf returns the selector the API server applies for an
+// entry. A missing namespaceSelector matches every namespace (the API
+// server defaults it to {}), whereas metav1.LabelSelectorAsSelector turns
+// nil into a selector that matches nothing.
+func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
+	if wh.NamespaceSelector == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
+}
+
+// isNotFound reports whether err is the API server's NotFound.
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
+func podPhase(p *corev1.Pod) corev1.PodPhase {
+	if p.Status.Phase == "" {
+		return corev1.PodUnknown
+	}
+	return p.Status.Phase
+}

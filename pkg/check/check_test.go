@@ -1,0 +1,393 @@
+package check_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+)
+
+const testNamespace = "kyma-system"
+
+var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle}
+
+func TestRun(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name string
+		// mutate changes the healthy install before it is loaded.
+		mutate func(t *testing.T, in *checktest.Install)
+		// extra objects, e.g. a target namespace.
+		extra []runtime.Object
+		// react installs API errors on the fake clientset.
+		react  func(cs *fake.Clientset)
+		config func(cfg *check.Config)
+		// want lists the checks that do not PASS; every other one must.
+		want map[string]check.Status
+		// wantMessage lists strings each check's message must contain.
+		wantMessage map[string][]string
+	}{
+		{
+			name: "healthy",
+			wantMessage: map[string][]string{
+				check.IDWebhookPods:          {"2 of 2 webhook Pods ready", "snatch-webhook-5c8d7f9b6-abcde"},
+				check.IDSyncerLease:          {"held by cabundle-syncer-7d9f8c6b5-x2k4q_", "Pod kyma-system/cabundle-syncer-7d9f8c6b5-x2k4q is Running"},
+				check.IDCASecret:             {"Secret kyma-system/kim-snatch-certificates key ca.crt", "valid until"},
+				check.IDWebhookConfiguration: {"1 entry (pods.kim-snatch.kyma-project.io)"},
+				check.IDCABundle:             {"the 1 entry of kim-snatch-mutating-webhook-configuration trusts the CA"},
+			},
+		},
+		{
+			name:        "one_webhook_pod_ready_warns",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.WebhookPods[1] = checktest.NotReady(in.WebhookPods[1]) },
+			want:        map[string]check.Status{check.IDWebhookPods: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDWebhookPods: {"1 of 2 webhook Pods ready", "snatch-webhook-5c8d7f9b6-fghij (Running, not Ready: ContainersNotReady)"}},
+		},
+		{
+			name: "no_webhook_pod_ready_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.WebhookPods[0].Status.Phase = corev1.PodPending
+				in.WebhookPods[1].DeletionTimestamp = ptr.To(metav1.Now())
+				in.WebhookPods[1].Finalizers = []string{"test/keep"}
+			},
+			want:        map[string]check.Status{check.IDWebhookPods: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookPods: {"0 of 2", "(Pending)", "(terminating)"}},
+		},
+		{
+			name:        "no_webhook_pods_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.WebhookPods = nil },
+			want:        map[string]check.Status{check.IDWebhookPods: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookPods: {"no Pods match app.kubernetes.io/name=snatch-webhook in namespace kyma-system"}},
+		},
+		{
+			name:   "min_ready_webhooks_one",
+			mutate: func(_ *testing.T, in *checktest.Install) { in.WebhookPods = in.WebhookPods[:1] },
+			config: func(cfg *check.Config) { cfg.MinReadyWebhooks = 1 },
+		},
+		{
+			name:        "lease_missing_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Lease.Name = "another" },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"Lease kyma-system/cabundle-syncer not found"}},
+		},
+		{
+			name:        "lease_released_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Lease.Spec.HolderIdentity = ptr.To("") },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"has no holder"}},
+		},
+		{
+			name: "lease_expired_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.Lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now.Add(-2 * time.Hour)))
+			},
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"expired at " + now.Add(-time.Hour).UTC().Format(time.RFC3339)}},
+		},
+		{
+			name:        "lease_without_renew_time_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Lease.Spec.RenewTime = nil },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"no renewTime"}},
+		},
+		{
+			name:        "holder_pod_missing_warns",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Lease.Spec.HolderIdentity = ptr.To("laptop_0f6c") },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"Pod kyma-system/laptop does not exist"}},
+		},
+		{
+			name:        "holder_pod_not_running_warns",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.SyncerPod.Status.Phase = corev1.PodFailed },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"is Failed"}},
+		},
+		{
+			name:        "secret_missing_fails_and_skips_the_bundle",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Secret.Name = "other" },
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"Secret kyma-system/kim-snatch-certificates not found"}, check.IDCABundle: {"no usable CA", check.IDCASecret}},
+		},
+		{
+			name:        "ca_key_missing_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { delete(in.Secret.Data, "ca.crt") },
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"has no key ca.crt (keys: tls.crt, tls.key)"}},
+		},
+		{
+			name:        "ca_garbage_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.Secret.Data["ca.crt"] = []byte("not\na certificate") },
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"is unparsable"}},
+		},
+		{
+			name: "ca_not_a_ca_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				in.Secret.Data["ca.crt"] = syncertest.NewCert(t, "leaf", now.Add(-time.Hour), now.Add(time.Hour*24*90), false).PEM
+			},
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"is not-ca", `"CN=leaf"`}},
+		},
+		{
+			name: "ca_expired_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				in.Secret.Data["ca.crt"] = syncertest.NewCert(t, "old", now.Add(-48*time.Hour), now.Add(-time.Hour), true).PEM
+			},
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"is expired"}},
+		},
+		{
+			name: "ca_expiring_warns_and_the_bundle_is_still_compared",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				soon := syncertest.NewCert(t, "soon", now.Add(-time.Hour), now.Add(71*time.Hour), true)
+				in.Secret.Data["ca.crt"] = soon.PEM
+				for i := range in.MWC.Webhooks {
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, soon.PEM...), in.CA.PEM...)
+				}
+			},
+			want:        map[string]check.Status{check.IDCASecret: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDCASecret: {`CA "soon"`, "in 2d22h", "less than --min-ca-validity 168h0m0s"}},
+		},
+		{
+			name: "newest_of_several_cas_is_current",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				older := syncertest.NewCert(t, "older", now.Add(-30*24*time.Hour), now.Add(60*24*time.Hour), true)
+				in.Secret.Data["ca.crt"] = append(append([]byte{}, older.PEM...), in.CA.PEM...)
+			},
+			wantMessage: map[string][]string{check.IDCASecret: {`CA "snatch-webhook.kyma-system.svc"`, "and 1 older CA(s)"}},
+		},
+		{
+			name:   "webhook_configuration_missing_fails_and_skips",
+			mutate: func(_ *testing.T, in *checktest.Install) { in.MWC.Name = "other" },
+			extra:  []runtime.Object{namespace("customer", nil)},
+			config: func(cfg *check.Config) { cfg.TargetNamespace = "customer" },
+			want: map[string]check.Status{
+				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip, check.IDNamespace: check.StatusSkip,
+			},
+			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"kim-snatch-mutating-webhook-configuration not found"}},
+		},
+		{
+			name: "failure_policy_fail_fails_naming_the_entry",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				addLegacyEntry(in)
+				in.MWC.Webhooks[1].FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+			},
+			want:        map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"entry pods-legacy.kim-snatch.kyma-project.io: failurePolicy is Fail, want Ignore"}},
+		},
+		{
+			name: "rules_without_create_fail",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.MWC.Webhooks[0].Rules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Update}
+			},
+			want:        map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"rules do not cover CREATE of pods"}},
+		},
+		{
+			name: "selector_without_kyma_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.MWC.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{check.ManagedByLabel: "customer"}}
+			},
+			want:        map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookConfiguration: {`namespaceSelector "operator.kyma-project.io/managed-by=customer" does not select`}},
+		},
+		{
+			name: "wildcard_rules_and_no_selector_pass",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				wh := &in.MWC.Webhooks[0]
+				wh.NamespaceSelector = nil
+				wh.Rules = []admissionregistrationv1.RuleWithOperations{{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+				}}
+			},
+		},
+		{
+			name: "bundle_wiped_fails_naming_the_entry",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				addLegacyEntry(in)
+				in.MWC.Webhooks[0].ClientConfig.CABundle = nil
+			},
+			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
+			wantMessage: map[string][]string{check.IDCABundle: {"1 of 2 entries", "pods.kim-snatch.kyma-project.io (caBundle is empty)"}},
+		},
+		{
+			name: "bundle_with_another_ca_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				addLegacyEntry(in)
+				for i := range in.MWC.Webhooks {
+					in.MWC.Webhooks[i].ClientConfig.CABundle = syncertest.NewCA(t, "other").PEM
+				}
+			},
+			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
+			wantMessage: map[string][]string{check.IDCABundle: {"2 of 2 entries", "caBundle holds 1 other certificate(s)"}},
+		},
+		{
+			name: "bundle_with_the_previous_ca_too_passes",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				for i := range in.MWC.Webhooks {
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.PEM...), syncertest.NewCA(t, "previous").PEM...)
+				}
+			},
+		},
+		{
+			name:        "target_namespace_managed_by_kyma_passes",
+			config:      func(cfg *check.Config) { cfg.TargetNamespace = testNamespace },
+			wantMessage: map[string][]string{check.IDNamespace: {"Pods created in kyma-system are sent to the webhook", "kim-snatch.kyma-project.io/opt-out=true"}},
+		},
+		{
+			name:        "target_namespace_without_label_warns",
+			extra:       []runtime.Object{namespace("customer", nil)},
+			config:      func(cfg *check.Config) { cfg.TargetNamespace = "customer" },
+			want:        map[string]check.Status{check.IDNamespace: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDNamespace: {"Pods created in customer are not sent to the webhook: the namespace lacks the label operator.kyma-project.io/managed-by=kyma"}},
+		},
+		{
+			name:        "target_namespace_excluded_warns",
+			extra:       []runtime.Object{namespace("kube-system", map[string]string{check.ManagedByLabel: check.ManagedByValue})},
+			config:      func(cfg *check.Config) { cfg.TargetNamespace = "kube-system" },
+			want:        map[string]check.Status{check.IDNamespace: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDNamespace: {"although it is labelled", "kubernetes.io/metadata.name notin (kube-system)"}},
+		},
+		{
+			name:        "target_namespace_missing_fails",
+			config:      func(cfg *check.Config) { cfg.TargetNamespace = "nope" },
+			want:        map[string]check.Status{check.IDNamespace: check.StatusFail},
+			wantMessage: map[string][]string{check.IDNamespace: {"namespace nope not found"}},
+		},
+		{
+			name: "secret_read_error_fails_only_that_check",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "kim-snatch-certificates", errors.New("no RBAC"))
+				})
+			},
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"could not read Secret kyma-system/kim-snatch-certificates", "forbidden"}},
+		},
+		{
+			name: "pod_list_error_fails_only_that_check",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("connection reset\nby peer")
+				})
+			},
+			want:        map[string]check.Status{check.IDWebhookPods: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"}},
+		},
+		{
+			name: "webhook_configuration_read_error_fails_and_skips",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("get", "mutatingwebhookconfigurations", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+				})
+			},
+			want:        map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCABundle: {"could not be read"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := checktest.Healthy(t, testNamespace, checktest.WebhookConfiguration, now)
+			cfg := in.Config()
+			if tt.mutate != nil {
+				tt.mutate(t, in)
+			}
+			cs := fake.NewClientset(append(in.Objects(), tt.extra...)...)
+			if tt.react != nil {
+				tt.react(cs)
+			}
+			if tt.config != nil {
+				tt.config(&cfg)
+			}
+			report := check.Run(context.Background(), cs, cfg, now)
+
+			ids := allIDs
+			if cfg.TargetNamespace != "" {
+				ids = append(ids[:len(ids):len(ids)], check.IDNamespace)
+			}
+			assertReport(t, report, ids, tt.want)
+			for _, r := range report.Checks {
+				for _, w := range tt.wantMessage[r.ID] {
+					if !strings.Contains(r.Message, w) {
+						t.Errorf("%s: message %q\nwant it to contain %q", r.ID, r.Message, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// assertReport checks the order of the results, that the checks in want
+// have that status and every other one passes, the rules for messages and
+// remediations, and the overall status.
+func assertReport(t *testing.T, report check.Report, ids []string, want map[string]check.Status) {
+	t.Helper()
+	if len(report.Checks) != len(ids) {
+		t.Fatalf("%d results, want %d (%v): %+v", len(report.Checks), len(ids), ids, report.Checks)
+	}
+	wantOverall := check.StatusPass
+	for i, r := range report.Checks {
+		if r.ID != ids[i] {
+			t.Errorf("result %d is %s, want %s", i, r.ID, ids[i])
+		}
+		w, ok := want[r.ID]
+		if !ok {
+			w = check.StatusPass
+		}
+		if r.Status != w {
+			t.Errorf("%s = %s (%s), want %s", r.ID, r.Status, r.Message, w)
+		}
+		switch w {
+		case check.StatusFail:
+			wantOverall = check.StatusFail
+		case check.StatusWarn:
+			if wantOverall != check.StatusFail {
+				wantOverall = check.StatusWarn
+			}
+		}
+		if r.Message == "" || strings.Contains(r.Message, "\n") {
+			t.Errorf("%s: message %q, want one non-empty line", r.ID, r.Message)
+		}
+		if (r.Status == check.StatusPass) != (r.Remediation == "") {
+			t.Errorf("%s %s: remediation %q, want one exactly when the check did not pass", r.ID, r.Status, r.Remediation)
+		}
+		if strings.Contains(r.Remediation, "\n") {
+			t.Errorf("%s: remediation %q spans lines", r.ID, r.Remediation)
+		}
+	}
+	if report.Status != wantOverall {
+		t.Errorf("report status = %s, want %s", report.Status, wantOverall)
+	}
+}
+
+// addLegacyEntry adds a second entry like the first, as configurations
+// that still call kim-snatch's old path have.
+func addLegacyEntry(in *checktest.Install) {
+	legacy := *in.MWC.Webhooks[0].DeepCopy()
+	legacy.Name = "pods-legacy.kim-snatch.kyma-project.io"
+	in.MWC.Webhooks = append(in.MWC.Webhooks, legacy)
+}
+
+func namespace(name string, labels map[string]string) *corev1.Namespace {
+	all := map[string]string{corev1.LabelMetadataName: name}
+	for k, v := range labels {
+		all[k] = v
+	}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
+}

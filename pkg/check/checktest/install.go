@@ -1,0 +1,227 @@
+package checktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// Default names, as deploy/ sets them.
+const (
+	SecretName           = "kim-snatch-certificates"
+	CAKey                = "ca.crt"
+	WebhookConfiguration = "kim-snatch-mutating-webhook-configuration"
+	LeaseName            = "cabundle-syncer"
+	// NameLabel carries the component, as deploy/ sets it; the webhook's
+	// value is what --webhook-selector selects by default.
+	NameLabel   = "app.kubernetes.io/name"
+	WebhookName = "snatch-webhook"
+	SyncerName  = "cabundle-syncer"
+)
+
+// LeaseDurationSeconds is the term of the Lease an Install holds. It is far
+// longer than a test, so that the Lease stays live without renewals; tests
+// that need it expired move its renewTime into the past.
+const LeaseDurationSeconds = 3600
+
+// Install is a healthy install: two ready webhook Pods, a running syncer
+// Pod holding the Lease, the certificate Secret with a CA, and the
+// MutatingWebhookConfiguration from deploy/webhook with that CA in every
+// entry. Every object lives in Namespace, which Kyma manages.
+type Install struct {
+	Namespace   *corev1.Namespace
+	CA          syncertest.Cert
+	Secret      *corev1.Secret
+	WebhookPods []*corev1.Pod
+	SyncerPod   *corev1.Pod
+	Lease       *coordinationv1.Lease
+	MWC         *admissionregistrationv1.MutatingWebhookConfiguration
+}
+
+// Healthy returns the objects of a healthy install in namespace, with the
+// Lease renewed at now and the MutatingWebhookConfiguration named mwcName.
+func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
+	t.Helper()
+	ca := syncertest.NewCA(t, "snatch-webhook."+namespace+".svc")
+	mwc := DeployedWebhookConfiguration(t)
+	mwc.Name = mwcName
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = ca.PEM
+	}
+	syncer := RunningPod(namespace, "cabundle-syncer-7d9f8c6b5-x2k4q", map[string]string{NameLabel: SyncerName})
+	return &Install{
+		Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:   namespace,
+			Labels: map[string]string{check.ManagedByLabel: check.ManagedByValue, corev1.LabelMetadataName: namespace},
+		}},
+		CA:     ca,
+		Secret: syncertest.CertSecret(namespace, SecretName, CAKey, ca.PEM),
+		WebhookPods: []*corev1.Pod{
+			RunningPod(namespace, "snatch-webhook-5c8d7f9b6-abcde", map[string]string{NameLabel: WebhookName}),
+			RunningPod(namespace, "snatch-webhook-5c8d7f9b6-fghij", map[string]string{NameLabel: WebhookName}),
+		},
+		SyncerPod: syncer,
+		Lease:     HeldLease(namespace, LeaseName, syncer.Name+"_"+string(uuid.NewUUID()), now),
+		MWC:       mwc,
+	}
+}
+
+// Config is the check configuration that looks at this install, as the
+// command's defaults would with --namespace set to its namespace.
+func (in *Install) Config() check.Config {
+	ns := in.Namespace.Name
+	return check.Config{
+		Namespace:               ns,
+		SecretNamespace:         ns,
+		SecretName:              in.Secret.Name,
+		CAKey:                   CAKey,
+		WebhookConfiguration:    in.MWC.Name,
+		LeaderElectionNamespace: ns,
+		LeaderElectionID:        in.Lease.Name,
+		WebhookSelector:         labels.SelectorFromSet(labels.Set{NameLabel: WebhookName}),
+		MinReadyWebhooks:        2,
+		MinCAValidity:           168 * time.Hour,
+	}
+}
+
+// Objects returns copies of every object, for a fake clientset.
+func (in *Install) Objects() []runtime.Object {
+	objs := []runtime.Object{in.Namespace.DeepCopy(), in.Secret.DeepCopy(), in.SyncerPod.DeepCopy(), in.Lease.DeepCopy(), in.MWC.DeepCopy()}
+	for _, p := range in.WebhookPods {
+		objs = append(objs, p.DeepCopy())
+	}
+	return objs
+}
+
+// Create creates the install in a real cluster. Pods get their status
+// through the status subresource, as a kubelet would set it; the namespace
+// and the Pods come before the MutatingWebhookConfiguration, so that the
+// API server never tries to call the webhook, which does not run.
+func (in *Install) Create(ctx context.Context, cs kubernetes.Interface) error {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, in.Namespace, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace: %w", err)
+	}
+	for _, p := range append([]*corev1.Pod{in.SyncerPod}, in.WebhookPods...) {
+		if err := CreatePod(ctx, cs, p); err != nil {
+			return err
+		}
+	}
+	if _, err := cs.CoreV1().Secrets(in.Secret.Namespace).Create(ctx, in.Secret, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create secret: %w", err)
+	}
+	if _, err := cs.CoordinationV1().Leases(in.Lease.Namespace).Create(ctx, in.Lease, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create lease: %w", err)
+	}
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, in.MWC); err != nil {
+		return fmt.Errorf("create mutatingwebhookconfiguration: %w", err)
+	}
+	return nil
+}
+
+// CreatePod creates p and then writes its status, which the API server
+// drops on create.
+func CreatePod(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) error {
+	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create pod %s: %w", p.Name, err)
+	}
+	created.Status = p.Status
+	if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("set status of pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// RunningPod returns a Pod bound to a node, Running and Ready. It passes
+// the restricted Pod Security profile.
+func RunningPod(namespace, name string, podLabels map[string]string) *corev1.Pod {
+	now := metav1.Now()
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: podLabels},
+		Spec: corev1.PodSpec{
+			NodeName: "cpu-worker-0-1",
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:  "main",
+				Image: "registry.invalid/" + name,
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			},
+		},
+	}
+}
+
+// NotReady returns a copy of p whose Ready condition is false, as when its
+// readiness probe fails.
+func NotReady(p *corev1.Pod) *corev1.Pod {
+	p = p.DeepCopy()
+	for i := range p.Status.Conditions {
+		p.Status.Conditions[i].Status = corev1.ConditionFalse
+		p.Status.Conditions[i].Reason = "ContainersNotReady"
+	}
+	return p
+}
+
+// HeldLease returns a leader election Lease held by holder, renewed at now.
+func HeldLease(namespace, name, holder string, now time.Time) *coordinationv1.Lease {
+	renew := metav1.NewMicroTime(now)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(holder),
+			LeaseDurationSeconds: ptr.To[int32](LeaseDurationSeconds),
+			AcquireTime:          &renew,
+			RenewTime:            &renew,
+			LeaseTransitions:     ptr.To[int32](0),
+		},
+	}
+}
+
+// DeployedWebhookConfiguration reads the MutatingWebhookConfiguration from
+// deploy/webhook, as `kubectl apply -k deploy/webhook` creates it.
+func DeployedWebhookConfiguration(t testing.TB) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "webhook", "mutatingwebhookconfiguration.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	if err := yaml.UnmarshalStrict(data, &mwc); err != nil {
+		t.Fatalf("deploy/webhook/mutatingwebhookconfiguration.yaml: %v", err)
+	}
+	return &mwc
+}

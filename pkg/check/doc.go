@@ -1,0 +1,25 @@
+// Package check is the operators' health checklist of kim-snatch as code:
+// `cabundle-syncer check` runs it once against a cluster and prints one
+// line per item.
+//
+// Each check answers one question an operator asks when Pods in Kyma
+// namespaces land on customer nodes: are the webhook replicas ready
+// (webhook-pods), does a syncer lead (syncer-lease), is the CA in the
+// Secret usable and not about to expire (ca-secret), is the
+// MutatingWebhookConfiguration shaped so that the API server calls the
+// webhook for Kyma Pods (webhook-configuration), does every entry trust the
+// current CA (ca-bundle), and, on request, are Pods of a given namespace
+// sent to the webhook at all (namespace).
+//
+// The checks are independent: an API error, a missing object or a broken
+// item fails exactly the check that owns it. The one exception is
+// ca-bundle, which compares two objects that other checks own; when either
+// is unusable it is skipped with the reason instead of failing a second
+// time for the same fault.
+//
+// Every decision that the API server makes (does a namespaceSelector select
+// a namespace, do the rules match a Pod CREATE) is evaluated with the API
+// server's own label selector code, never by comparing strings. Nothing here
+// writes to the cluster, logs or exits; the command turns a Report into
+// output and an exit code.
+package check

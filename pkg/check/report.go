@@ -1,0 +1,80 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Report is the outcome of a run: every check in order, and the worst
+// status among them.
+type Report struct {
+	Checks []Result `json:"checks"`
+	// Status is FAIL when a check failed, otherwise WARN when one warned,
+	// otherwise PASS. Skipped checks do not count.
+	Status Status `json:"status"`
+}
+
+// NewReport collects results into a Report.
+func NewReport(results []Result) Report {
+	status := StatusPass
+	for _, r := range results {
+		switch {
+		case r.Status == StatusFail:
+			status = StatusFail
+		case r.Status == StatusWarn && status != StatusFail:
+			status = StatusWarn
+		}
+	}
+	return Report{Checks: results, Status: status}
+}
+
+// The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's
+// own: the checks did not run at all.
+const (
+	ExitPass      = 0
+	ExitWarn      = 1
+	ExitFail      = 2
+	ExitCannotRun = 3
+)
+
+// ExitCode maps the report's status to the command's exit code.
+func (r Report) ExitCode() int {
+	switch r.Status {
+	case StatusFail:
+		return ExitFail
+	case StatusWarn:
+		return ExitWarn
+	default:
+		return ExitPass
+	}
+}
+
+// WriteJSON writes the report as one indented JSON object:
+// {"checks":[{"id","status","message","remediation"}],"status"}.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as an aligned table with the columns ID,
+// STATUS and MESSAGE. The remediation of a check that did not pass follows
+// on its own line under the message, marked with an arrow; the overall
+// status closes the table.
+func (r Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tMESSAGE")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status, c.Message)
+		if c.Status != StatusPass && c.Remediation != "" {
+			fmt.Fprintf(tw, "\t\t→ %s\n", c.Remediation)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nStatus: %s\n", r.Status)
+	return err
+}

@@ -1,0 +1,93 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestNewReportStatusAndExitCode(t *testing.T) {
+	tests := []struct {
+		name     string
+		statuses []Status
+		want     Status
+		wantExit int
+	}{
+		{name: "no_checks", want: StatusPass, wantExit: 0},
+		{name: "all_pass", statuses: []Status{StatusPass, StatusPass}, want: StatusPass, wantExit: 0},
+		{name: "skip_does_not_count", statuses: []Status{StatusPass, StatusSkip}, want: StatusPass, wantExit: 0},
+		{name: "warn", statuses: []Status{StatusPass, StatusWarn, StatusSkip}, want: StatusWarn, wantExit: 1},
+		{name: "fail_beats_warn", statuses: []Status{StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
+		{name: "warn_after_fail_keeps_fail", statuses: []Status{StatusWarn, StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var results []Result
+			for _, s := range tt.statuses {
+				results = append(results, Result{ID: "x", Status: s})
+			}
+			r := NewReport(results)
+			if r.Status != tt.want || r.ExitCode() != tt.wantExit {
+				t.Errorf("status %s, exit %d; want %s, %d", r.Status, r.ExitCode(), tt.want, tt.wantExit)
+			}
+		})
+	}
+}
+
+var sample = NewReport([]Result{
+	{ID: IDWebhookPods, Status: StatusPass, Message: "2 of 2 webhook Pods ready"},
+	{ID: IDCASecret, Status: StatusFail, Message: "Secret kyma-system/kim-snatch-certificates not found", Remediation: "Check the Certificate."},
+	{ID: IDCABundle, Status: StatusSkip, Message: "no usable CA", Remediation: "Fix the check named in the message first."},
+	{ID: IDNamespace, Status: StatusWarn, Message: "not sent"},
+})
+
+func TestWriteTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sample.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := `ID            STATUS  MESSAGE
+webhook-pods  PASS    2 of 2 webhook Pods ready
+ca-secret     FAIL    Secret kyma-system/kim-snatch-certificates not found
+                      → Check the Certificate.
+ca-bundle     SKIP    no usable CA
+                      → Fix the check named in the message first.
+namespace     WARN    not sent
+
+Status: FAIL
+`
+	if buf.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sample.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// The shape is a contract: exactly these keys, remediation present
+	// even when empty.
+	var got struct {
+		Checks []map[string]string `json:"checks"`
+		Status string              `json:"status"`
+	}
+	dec := json.NewDecoder(&buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "FAIL" || len(got.Checks) != 4 {
+		t.Fatalf("got %+v", got)
+	}
+	first := got.Checks[0]
+	if len(first) != 4 || first["id"] != "webhook-pods" || first["status"] != "PASS" || first["message"] != "2 of 2 webhook Pods ready" {
+		t.Errorf("first check = %v", first)
+	}
+	if r, ok := first["remediation"]; !ok || r != "" {
+		t.Errorf("remediation of a PASS = %q (present %v), want an empty string", r, ok)
+	}
+	if got.Checks[1]["remediation"] != "Check the Certificate." {
+		t.Errorf("second check = %v", got.Checks[1])
+	}
+}
