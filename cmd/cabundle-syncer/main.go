@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
@@ -22,9 +23,10 @@ func main() {
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		runSyncer: run,
-		// Verbs other than the syncer itself go here, e.g. a `check` that
-		// compares the Secret and the caBundle once and exits.
-		subcommands: nil,
+		// Verbs other than the syncer itself.
+		subcommands: []subcommand{
+			checkCommand{connect: connectCluster, now: time.Now}.subcommand(),
+		},
 	}
 	err := c.execute(ctx, os.Args[1:])
 	stop()

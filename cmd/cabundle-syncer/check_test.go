@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+)
+
+func TestCheckOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*checkOptions)
+		wantErr []string
+	}{
+		{name: "defaults", mutate: func(*checkOptions) {}},
+		{name: "lease_namespace_defaults_to_namespace", mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "" }},
+		{name: "target_namespace", mutate: func(o *checkOptions) { o.TargetNamespace = "istio-system" }},
+		{name: "set_based_selector", mutate: func(o *checkOptions) { o.WebhookSelector = "app.kubernetes.io/name in (snatch-webhook),tier!=test" }},
+		{name: "zero_min_validity", mutate: func(o *checkOptions) { o.MinCAValidity = 0 }},
+		{name: "json", mutate: func(o *checkOptions) { o.Output = "json" }},
+		{name: "bad_namespace", mutate: func(o *checkOptions) { o.Namespace = "Kyma_System" }, wantErr: []string{"--namespace"}},
+		{name: "bad_secret_name", mutate: func(o *checkOptions) { o.SecretName = "" }, wantErr: []string{"--secret-name"}},
+		{name: "bad_ca_key", mutate: func(o *checkOptions) { o.CAKey = "ca crt" }, wantErr: []string{"--ca-key"}},
+		{name: "bad_lease_namespace", mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "-x" }, wantErr: []string{"--leader-election-namespace"}},
+		{name: "bad_target_namespace", mutate: func(o *checkOptions) { o.TargetNamespace = "a.b" }, wantErr: []string{"--target-namespace"}},
+		{name: "unparsable_selector", mutate: func(o *checkOptions) { o.WebhookSelector = "a in (" }, wantErr: []string{"--webhook-selector"}},
+		{name: "empty_selector", mutate: func(o *checkOptions) { o.WebhookSelector = "" }, wantErr: []string{"must not be empty"}},
+		{name: "zero_min_ready", mutate: func(o *checkOptions) { o.MinReadyWebhooks = 0 }, wantErr: []string{"--min-ready-webhooks"}},
+		{name: "negative_min_validity", mutate: func(o *checkOptions) { o.MinCAValidity = -time.Hour }, wantErr: []string{"--min-ca-validity"}},
+		{name: "yaml_output", mutate: func(o *checkOptions) { o.Output = "yaml" }, wantErr: []string{"--output"}},
+		{name: "zero_timeout", mutate: func(o *checkOptions) { o.Timeout = 0 }, wantErr: []string{"--timeout"}},
+		{
+			name:    "every_error_reported",
+			mutate:  func(o *checkOptions) { o.WebhookConfiguration, o.MinReadyWebhooks, o.Timeout = "", -1, -time.Second },
+			wantErr: []string{"--webhook-configuration", "--min-ready-webhooks", "--timeout"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := defaultCheckOptions()
+			tt.mutate(&o)
+			err := o.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want errors about %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v\nwant it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckCommand(t *testing.T) {
+	now := time.Now()
+	const ns = "kyma-system"
+	tests := []struct {
+		name string
+		args []string
+		// breakIt changes the healthy cluster.
+		breakIt    func(t *testing.T, cs kubernetes.Interface)
+		connectErr error
+		wantCode   int
+		wantStdout []string
+		wantStderr string
+		// wantKubeconfig is what connect must be called with.
+		wantKubeconfig string
+		wantNoConnect  bool
+	}{
+		{
+			name:       "healthy_table",
+			wantCode:   0,
+			wantStdout: []string{"ID", "STATUS", "MESSAGE", "webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle", "Status: PASS"},
+		},
+		{
+			name:       "healthy_json",
+			args:       []string{"-o", "json"},
+			wantCode:   0,
+			wantStdout: []string{`"status": "PASS"`},
+		},
+		{
+			name: "failure_exits_2",
+			args: []string{"--output=json"},
+			breakIt: func(t *testing.T, cs kubernetes.Interface) {
+				if err := cs.CoreV1().Secrets(ns).Delete(context.Background(), checktest.SecretName, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantCode:   2,
+			wantStdout: []string{`"id": "ca-secret"`, `"status": "FAIL"`, `"status": "SKIP"`},
+		},
+		{
+			name:       "warning_exits_1",
+			args:       []string{"--min-ready-webhooks=3"},
+			wantCode:   1,
+			wantStdout: []string{"WARN", "→ One more disruption", "Status: WARN"},
+		},
+		{
+			name:       "target_namespace_adds_a_check",
+			args:       []string{"--target-namespace=" + ns},
+			wantCode:   0,
+			wantStdout: []string{"namespace ", "Pods created in kyma-system are sent to the webhook"},
+		},
+		{
+			name:       "lease_namespace_follows_namespace",
+			args:       []string{"--leader-election-id=other"},
+			wantCode:   2,
+			wantStdout: []string{"Lease kyma-system/other not found"},
+		},
+		{
+			name:           "kubeconfig_is_passed_on",
+			args:           []string{"--kubeconfig=/tmp/kc"},
+			wantCode:       0,
+			wantKubeconfig: "/tmp/kc",
+		},
+		{name: "help_exits_0", args: []string{"-h"}, wantCode: 0, wantStderr: "Usage: cabundle-syncer check [flags]", wantNoConnect: true},
+		{name: "unknown_flag_exits_3", args: []string{"--strict"}, wantCode: 3, wantStderr: "flag provided but not defined", wantNoConnect: true},
+		{name: "argument_exits_3", args: []string{"extra"}, wantCode: 3, wantStderr: "unexpected arguments", wantNoConnect: true},
+		{name: "invalid_option_exits_3", args: []string{"-o", "yaml"}, wantCode: 3, wantStderr: `-o/--output "yaml"`, wantNoConnect: true},
+		{name: "no_cluster_exits_3", connectErr: errors.New("cannot reach the API server"), wantCode: 3, wantStderr: "cabundle-syncer: check: cannot reach the API server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := checktest.Healthy(t, ns, checktest.WebhookConfiguration, now)
+			cs := fake.NewClientset(in.Objects()...)
+			if tt.breakIt != nil {
+				tt.breakIt(t, cs)
+			}
+			connected := false
+			var stdout, stderr bytes.Buffer
+			c := &cli{
+				stdout: &stdout,
+				stderr: &stderr,
+				runSyncer: func(context.Context, Options) error {
+					t.Error("the syncer ran")
+					return nil
+				},
+				subcommands: []subcommand{checkCommand{
+					connect: func(_ context.Context, kubeconfig string, _ time.Duration) (kubernetes.Interface, error) {
+						connected = true
+						if kubeconfig != tt.wantKubeconfig {
+							t.Errorf("kubeconfig = %q, want %q", kubeconfig, tt.wantKubeconfig)
+						}
+						if tt.connectErr != nil {
+							return nil, tt.connectErr
+						}
+						return cs, nil
+					},
+					now: func() time.Time { return now },
+				}.subcommand()},
+			}
+			err := c.execute(context.Background(), append([]string{"check"}, tt.args...))
+			code := cmdline.ExitCode(binaryName, err, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (err %v)\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, err, stdout.String(), stderr.String())
+			}
+			if connected == tt.wantNoConnect {
+				t.Errorf("connected = %v, want %v", connected, !tt.wantNoConnect)
+			}
+			for _, w := range tt.wantStdout {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout:\n%s\nwant it to contain %q", stdout.String(), w)
+				}
+			}
+			if tt.wantStderr == "" && code != 3 && stderr.Len() > 0 {
+				t.Errorf("stderr = %q, want it empty: the report is the output", stderr.String())
+			}
+			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+			if code == 3 && stdout.Len() > 0 {
+				t.Errorf("stdout = %q, want nothing when the checks could not run", stdout.String())
+			}
+			if strings.Contains(strings.Join(tt.args, " "), "json") && code != 3 {
+				var r check.Report
+				if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+					t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout.String())
+				}
+				if r.ExitCode() != code {
+					t.Errorf("JSON status %s, exit code %d", r.Status, code)
+				}
+			}
+		})
+	}
+}
