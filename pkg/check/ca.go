@@ -115,8 +115,8 @@ func checkCABundle(cfg Config, ca *x509.Certificate, mwc *admissionregistrationv
 		return Result{
 			ID:     IDCABundle,
 			Status: StatusFail,
-			Message: fmt.Sprintf("%d of %s of %s do not trust the CA sha256 %s from Secret %s/%s: %s; the API server cannot verify the webhook and admits Pods without the affinity",
-				len(missing), entries(len(mwc.Webhooks)), cfg.WebhookConfiguration, shortFingerprint(want), cfg.SecretNamespace, cfg.SecretName, strings.Join(missing, ", ")),
+			Message: fmt.Sprintf("MutatingWebhookConfiguration %s: entries without the CA sha256 %s from Secret %s/%s (%d of %d): %s; the API server cannot verify the webhook and admits Pods without the affinity",
+				cfg.WebhookConfiguration, shortFingerprint(want), cfg.SecretNamespace, cfg.SecretName, len(missing), len(mwc.Webhooks), strings.Join(missing, ", ")),
 			Remediation: fmt.Sprintf("The syncer leader writes the caBundle within seconds; check syncer-lease and its logs and Events: kubectl -n %s logs -l app.kubernetes.io/name=cabundle-syncer.", cfg.Namespace),
 		}
 	}

@@ -224,7 +224,7 @@ func TestRun(t *testing.T) {
 				in.MWC.Webhooks[0].ClientConfig.CABundle = nil
 			},
 			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
-			wantMessage: map[string][]string{check.IDCABundle: {"1 of 2 entries", "pods.kim-snatch.kyma-project.io (caBundle is empty)"}},
+			wantMessage: map[string][]string{check.IDCABundle: {"entries without the CA", "(1 of 2): pods.kim-snatch.kyma-project.io (caBundle is empty)"}},
 		},
 		{
 			name: "bundle_with_another_ca_fails",
@@ -235,7 +235,7 @@ func TestRun(t *testing.T) {
 				}
 			},
 			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
-			wantMessage: map[string][]string{check.IDCABundle: {"2 of 2 entries", "caBundle holds 1 other certificate(s)"}},
+			wantMessage: map[string][]string{check.IDCABundle: {"(2 of 2)", "caBundle holds 1 other certificate(s)"}},
 		},
 		{
 			name: "bundle_with_the_previous_ca_too_passes",
