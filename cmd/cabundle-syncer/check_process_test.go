@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
+)
+
+// runCheckBinary runs `cabundle-syncer check args...` and returns its exit
+// code and output.
+func runCheckBinary(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), append([]string{"check"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("run check: %v", err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// decodeReport parses the JSON report and checks its shape: the checks in
+// their fixed order, and nothing but the four fields in each.
+func decodeReport(t *testing.T, stdout string) check.Report {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	var r check.Report
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
+	}
+	want := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDNamespace}
+	if len(r.Checks) != len(want) {
+		t.Fatalf("%d checks, want %d: %s", len(r.Checks), len(want), stdout)
+	}
+	for i, c := range r.Checks {
+		if c.ID != want[i] {
+			t.Errorf("check %d is %s, want %s", i, c.ID, want[i])
+		}
+	}
+	return r
+}
+
+// The whole path an operator takes: a real syncer leads and writes the
+// caBundle, and the built binary checks the cluster through a kubeconfig.
+func TestCheckBinaryAgainstARunningSyncer(t *testing.T) {
+	c := newCluster(t)
+	cs := c.Clientset
+	ctx := context.Background()
+
+	in := checktest.Healthy(t, namespace, mwcName, time.Now())
+	// The syncer below takes the Lease and fills the caBundle itself.
+	in.Lease = nil
+	for i := range in.MWC.Webhooks {
+		in.MWC.Webhooks[i].ClientConfig.CABundle = nil
+	}
+	if err := in.Create(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
+	syncer := startSyncerEnv(t, "replica-1", []string{"POD_NAME=" + in.SyncerPod.Name}, args...)
+	syncer.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
+	waitBundle(t, cs, in.CA.Fingerprint())
+
+	checkArgs := []string{"--kubeconfig=" + c.KubeconfigPath, "--target-namespace=" + namespace, "-o", "json"}
+	code, stdout, stderr := runCheckBinary(t, checkArgs...)
+	if code != 0 {
+		t.Fatalf("healthy cluster: exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := decodeReport(t, stdout)
+	if r.Status != check.StatusPass {
+		t.Errorf("status %s, want PASS", r.Status)
+	}
+	for _, c := range r.Checks {
+		if c.Status != check.StatusPass || c.Remediation != "" {
+			t.Errorf("%s = %s %q (remediation %q), want PASS without a remediation", c.ID, c.Status, c.Message, c.Remediation)
+		}
+	}
+	if lease := r.Checks[1]; !strings.Contains(lease.Message, "held by "+in.SyncerPod.Name+"_") || !strings.Contains(lease.Message, "is Running") {
+		t.Errorf("syncer-lease message %q, want the leader's Pod %s named", lease.Message, in.SyncerPod.Name)
+	}
+
+	code, table, _ := runCheckBinary(t, "--kubeconfig="+c.KubeconfigPath)
+	if code != 0 || !strings.HasPrefix(table, "ID ") || !strings.Contains(table, "Status: PASS") {
+		t.Errorf("table: exit code %d, output:\n%s", code, table)
+	}
+
+	// The certificate Secret goes away: the syncer keeps the last good
+	// bundle, so only ca-secret fails, and ca-bundle has nothing to compare.
+	if err := cs.CoreV1().Secrets(namespace).Delete(ctx, secretName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCheckBinary(t, checkArgs...)
+	if code != 2 {
+		t.Fatalf("Secret deleted: exit code %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr = %q, want nothing: the report is the output", stderr)
+	}
+	r = decodeReport(t, stdout)
+	if r.Status != check.StatusFail {
+		t.Errorf("status %s, want FAIL", r.Status)
+	}
+	for _, c := range r.Checks {
+		want := check.StatusPass
+		switch c.ID {
+		case check.IDCASecret:
+			want = check.StatusFail
+		case check.IDCABundle:
+			want = check.StatusSkip
+		}
+		if c.Status != want {
+			t.Errorf("%s = %s %q, want %s", c.ID, c.Status, c.Message, want)
+		}
+		if want != check.StatusPass && c.Remediation == "" {
+			t.Errorf("%s %s has no remediation", c.ID, c.Status)
+		}
+	}
+}
+
+func TestCheckBinaryCannotRun(t *testing.T) {
+	// Nothing listens on this port: the API server cannot be reached.
+	unreachable := filepath.Join(t.TempDir(), "kubeconfig")
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, freePort(t))
+	if err := os.WriteFile(unreachable, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{name: "missing_kubeconfig", args: []string{"--kubeconfig=" + filepath.Join(t.TempDir(), "none")}, wantStderr: "load kubeconfig"},
+		{name: "unreachable_api_server", args: []string{"--kubeconfig=" + unreachable, "--timeout=10s"}, wantStderr: "cannot reach the API server"},
+		{name: "bad_flag", args: []string{"--min-ready-webhooks=none"}, wantStderr: "invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCheckBinary(t, tt.args...)
+			if code != check.ExitCannotRun {
+				t.Errorf("exit code %d, want %d", code, check.ExitCannotRun)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.wantStderr)
+			}
+		})
+	}
+}
