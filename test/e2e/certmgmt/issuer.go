@@ -1,0 +1,137 @@
+// Package certmgmt stands in for Gardener cert-management in the local
+// environment: it issues the webhook's serving certificate the way the
+// self-signed issuer with isCA: true does, into the Secret the webhook
+// mounts and the cabundle-syncer watches.
+package certmgmt
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+)
+
+// Keys of the Secret, as cert-management writes them.
+const (
+	CertKey = "tls.crt"
+	KeyKey  = "tls.key"
+	CAKey   = "ca.crt"
+)
+
+// Issuer writes and renews one certificate Secret.
+type Issuer struct {
+	Client    kubernetes.Interface
+	Namespace string
+	Name      string
+	// DNSNames and IPs go into the certificate's subjectAltName.
+	DNSNames []string
+	IPs      []net.IP
+	// Validity defaults to 90 days, Gardener's default duration.
+	Validity time.Duration
+}
+
+// Issued is one issued certificate.
+type Issued struct {
+	CertPEM, KeyPEM []byte
+	Cert            *x509.Certificate
+}
+
+// Fingerprint identifies the certificate as the cabundle-syncer does.
+func (c Issued) Fingerprint() string { return cabundle.Fingerprint(c.Cert) }
+
+// Files are the Secret's data: ca.crt is tls.crt, as with the self-signed
+// issuer.
+func (c Issued) Files() map[string][]byte {
+	return map[string][]byte{CertKey: c.CertPEM, KeyKey: c.KeyPEM, CAKey: c.CertPEM}
+}
+
+// Renew issues a new self-signed CA certificate with a new key and writes
+// it to the Secret, creating the Secret if needed. Every renewal is
+// therefore a CA rotation, as in production.
+func (i *Issuer) Renew(ctx context.Context) (Issued, error) {
+	c, err := i.issue()
+	if err != nil {
+		return Issued{}, err
+	}
+	secrets := i.Client.CoreV1().Secrets(i.Namespace)
+	s, err := secrets.Get(ctx, i.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		s = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: i.Namespace, Name: i.Name},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       c.Files(),
+		}
+		_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
+	case err == nil:
+		s.Data = c.Files()
+		_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return Issued{}, fmt.Errorf("write Secret %s/%s: %w", i.Namespace, i.Name, err)
+	}
+	return c, nil
+}
+
+func (i *Issuer) issue() (Issued, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Issued{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return Issued{}, err
+	}
+	validity := i.Validity
+	if validity == 0 {
+		validity = 90 * 24 * time.Hour
+	}
+	now := time.Now()
+	cn := i.Name
+	if len(i.DNSNames) > 0 {
+		cn = i.DNSNames[0]
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: cn},
+		DNSNames:              i.DNSNames,
+		IPAddresses:           i.IPs,
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(validity),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return Issued{}, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return Issued{}, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return Issued{}, err
+	}
+	return Issued{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		Cert:    cert,
+	}, nil
+}

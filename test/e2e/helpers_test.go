@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// logf prints progress and figures; they end up in the closing notes.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
+}
+
+// namespace creates a fresh namespace, Kyma-managed or not, and deletes it
+// when the test ends, waiting until it is gone so that its Pods no longer
+// take up Node capacity.
+func namespace(t *testing.T, prefix string, managed bool) string {
+	t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("%s-%04x", prefix, rand.IntN(1<<16))
+	if err := stack.CreateNamespace(ctx, sys.Clientset(), name, managed); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs := sys.Clientset()
+		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete namespace %s: %v", name, err)
+			return
+		}
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("namespace %s not gone within 2m", name)
+		}
+	})
+	return name
+}
+
+// deployment is a Deployment of pause Pods requesting cpu each. The Pods
+// have no kubelet to stop them, so they are deleted at once.
+func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	zero := int64(0)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: &zero,
+					Containers: []corev1.Container{{
+						Name:  "app",
+						Image: "registry.k8s.io/pause:3.10",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(cpu),
+						}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// runDeployment creates d in ns and waits until n of its Pods are bound to
+// Nodes, then returns all its Pods.
+func runDeployment(t *testing.T, ns string, d *appsv1.Deployment, bound int) []corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	cs := sys.Clientset()
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + d.Name})
+		if err != nil {
+			return false, nil
+		}
+		pods = list.Items
+		n := 0
+		for _, p := range pods {
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n >= bound && len(pods) == int(*d.Spec.Replicas), nil
+	})
+	if err != nil {
+		t.Fatalf("deployment %s/%s: want %d of %d Pods bound, have %s", ns, d.Name, bound, *d.Spec.Replicas, describe(pods))
+	}
+	return pods
+}
+
+// poolTerms counts the preferred node affinity terms on the pool label.
+func poolTerms(p *corev1.Pod) int {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil {
+		return 0
+	}
+	n := 0
+	for _, term := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		for _, e := range term.Preference.MatchExpressions {
+			if e.Key == framework.PoolLabel {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// pools maps Node names to their pool.
+func pools(t *testing.T) map[string]string {
+	t.Helper()
+	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes.Items {
+		out[n.Name] = n.Labels[framework.PoolLabel]
+	}
+	return out
+}
+
+// placement counts Pods per pool ("" for unbound).
+func placement(pods []corev1.Pod, pool map[string]string) map[string]int {
+	out := map[string]int{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			out[""]++
+			continue
+		}
+		out[pool[p.Spec.NodeName]]++
+	}
+	return out
+}
+
+func describe(pods []corev1.Pod) string {
+	s := fmt.Sprintf("%d Pods:", len(pods))
+	for _, p := range pods {
+		s += fmt.Sprintf(" %s(node=%q terms=%d)", p.Name, p.Spec.NodeName, poolTerms(&p))
+	}
+	return s
+}
+
+// loadResult is what a burst of Pod creations produced.
+type loadResult struct {
+	created []string
+	errors  []error
+	latency []time.Duration
+}
+
+func (r loadResult) percentile(p float64) time.Duration {
+	if len(r.latency) == 0 {
+		return 0
+	}
+	ds := append([]time.Duration(nil), r.latency...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+}
+
+// createLoad creates rate Pods per second in ns until ctx ends. The Pods
+// carry a scheduling gate: the scheduler leaves them alone, so a long
+// burst costs the control plane only the admission under test.
+func createLoad(ctx context.Context, ns string, rate int) loadResult {
+	var mu sync.Mutex
+	var res loadResult
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	zero := int64(0)
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return res
+		case <-tick.C:
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "load-", Labels: map[string]string{"app": "load"}},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: &zero,
+				SchedulingGates:               []corev1.PodSchedulingGate{{Name: "kim-snatch.kyma-project.io/e2e-hold"}},
+				Containers:                    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			p, err := sys.Clientset().CoreV1().Pods(ns).Create(cctx, pod, metav1.CreateOptions{})
+			d := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				res.errors = append(res.errors, err)
+				return
+			}
+			res.created = append(res.created, p.Name)
+			res.latency = append(res.latency, d)
+		}()
+	}
+}
+
+// withoutTerm lists the Pods of ns labelled app=load that lack the term.
+func withoutTerm(t *testing.T, ns string) (missing []string, total int) {
+	t.Helper()
+	list, err := sys.Clientset().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if poolTerms(&p) != 1 {
+			missing = append(missing, p.Name)
+		}
+	}
+	return missing, len(list.Items)
+}
+
+func failOpen(t *testing.T) float64 {
+	t.Helper()
+	v, err := stack.FailOpenCount(context.Background(), sys.Clientset(), stack.WebhookEntryName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

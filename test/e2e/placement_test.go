@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
+	pool := pools(t)
+	kyma := namespace(t, "e2e-kyma", true)
+	pods := runDeployment(t, kyma, deployment("operator", 5, "100m"), 5)
+	for _, p := range pods {
+		if n := poolTerms(&p); n != 1 {
+			t.Errorf("%s/%s has %d terms on %s, want 1", kyma, p.Name, n, framework.PoolLabel)
+		}
+		if got := pool[p.Spec.NodeName]; got != framework.KymaPool {
+			t.Errorf("%s/%s runs on %s in pool %q, want pool %s", kyma, p.Name, p.Spec.NodeName, got, framework.KymaPool)
+		}
+	}
+	logf("Kyma Deployment of 5: placement %v", placement(pods, pool))
+
+	customer := namespace(t, "e2e-customer", false)
+	pods = runDeployment(t, customer, deployment("shop", 5, "100m"), 5)
+	for _, p := range pods {
+		if n := poolTerms(&p); n != 0 {
+			t.Errorf("customer Pod %s/%s has %d terms, want none", customer, p.Name, n)
+		}
+	}
+	logf("customer Deployment of 5: placement %v", placement(pods, pool))
+}
+
+// With every Kyma node full, Kyma Pods go to the customer pool: the term
+// is a preference, not a requirement.
+func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
+	pool := pools(t)
+	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) == 0 {
+		t.Fatal("no Kyma-pool nodes")
+	}
+	// Each Pod takes 60% of a Kyma node's CPU, so one fits per Kyma node.
+	alloc := nodes.Items[0].Status.Allocatable[corev1.ResourceCPU]
+	cpu := fmt.Sprintf("%dm", alloc.MilliValue()*6/10)
+	kymaNodes := len(nodes.Items)
+	replicas := int32(kymaNodes + 2)
+
+	ns := namespace(t, "e2e-full", true)
+	pods := runDeployment(t, ns, deployment("big-operator", replicas, cpu), int(replicas))
+	for _, p := range pods {
+		if n := poolTerms(&p); n != 1 {
+			t.Errorf("%s/%s has %d terms, want 1", ns, p.Name, n)
+		}
+	}
+	got := placement(pods, pool)
+	if got[framework.KymaPool] != kymaNodes || got[framework.CustomerPool] != 2 {
+		t.Errorf("placement %v, want %d on %s (one per node) and 2 on %s", got, kymaNodes, framework.KymaPool, framework.CustomerPool)
+	}
+	logf("Kyma pool full (%d Pods of %s CPU, %d Kyma nodes): placement %v", replicas, cpu, kymaNodes, got)
+}
+
+// Without any Kyma-pool node the term matches nothing and costs nothing.
+func TestNoKymaPoolStillSchedules(t *testing.T) {
+	ctx := context.Background()
+	cs := sys.Clientset()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Move the Kyma nodes into another pool for the duration of the test.
+	relabel := func(from, to string) {
+		for _, n := range nodes.Items {
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, framework.PoolLabel, to)
+			if _, err := cs.CoreV1().Nodes().Patch(ctx, n.Name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatalf("relabel node %s from %s to %s: %v", n.Name, from, to, err)
+			}
+		}
+	}
+	relabel(framework.KymaPool, "retired-pool")
+	t.Cleanup(func() { relabel("retired-pool", framework.KymaPool) })
+
+	pool := pools(t)
+	ns := namespace(t, "e2e-nokyma", true)
+	pods := runDeployment(t, ns, deployment("operator", 3, "100m"), 3)
+	for _, p := range pods {
+		if n := poolTerms(&p); n != 1 {
+			t.Errorf("%s/%s has %d terms, want 1", ns, p.Name, n)
+		}
+		if pool[p.Spec.NodeName] == framework.KymaPool {
+			t.Errorf("%s/%s on a node still labelled %s", ns, p.Name, framework.KymaPool)
+		}
+	}
+	logf("no Kyma pool: placement %v", placement(pods, pool))
+}
