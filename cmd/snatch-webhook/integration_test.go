@@ -48,6 +48,7 @@ func startWebhook(t *testing.T, certDir string) *webhookProcess {
 	t.Helper()
 	o := defaultOptions()
 	o.CertDir = certDir
+	o.ShutdownDelay = 0
 	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
 	o.HealthProbeBindAddress, o.MetricsBindAddress = "127.0.0.1:0", "0"
 	reg := prometheus.NewRegistry()

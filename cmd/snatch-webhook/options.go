@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
 // Options are the webhook's flags, parsed and not yet acted on.
@@ -33,6 +35,9 @@ type Options struct {
 	HealthProbeBindAddress string
 	// EnableHTTP2 offers HTTP/2 on the webhook port.
 	EnableHTTP2 bool
+	// ShutdownDelay is how long a stopping replica keeps serving, closing
+	// each connection after its response, before it drains.
+	ShutdownDelay time.Duration
 
 	// Zap configures the logger; --zap-log-level sets the verbosity.
 	Zap zap.Options
@@ -49,6 +54,10 @@ type Options struct {
 // binary drops into setups made for a controller-runtime webhook.
 const defaultCertDir = "/tmp/k8s-webhook-server/serving-certs"
 
+// maxShutdownDelay leaves room for the drain within a termination grace
+// period of 30 s.
+const maxShutdownDelay = 10 * time.Second
+
 func defaultOptions() Options {
 	return Options{
 		Policy:                 affinity.DefaultPolicy(),
@@ -58,6 +67,7 @@ func defaultOptions() Options {
 		WebhookPort:            9443,
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
+		ShutdownDelay:          serving.DefaultShutdownDelay,
 		Zap:                    zap.Options{},
 	}
 }
@@ -86,6 +96,7 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, `Address of /metrics; "0" disables it.`)
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables it.`)
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", o.ShutdownDelay, "On SIGTERM, keep serving this long with readiness failed and each connection closed after its response, so that the API server moves to other replicas without a failed call; then drain.")
 	fs.BoolVar(&o.Version, "version", false, "Print the version and exit.")
 	o.Zap.BindFlags(fs)
 }
@@ -100,6 +111,9 @@ func (o *Options) Validate() error {
 		if v := f[1]; v == "" || filepath.IsAbs(v) || strings.HasPrefix(filepath.Clean(v), "..") {
 			errs = append(errs, fmt.Errorf("%s must be a file name inside --cert-dir, got %q", f[0], v))
 		}
+	}
+	if o.ShutdownDelay < 0 || o.ShutdownDelay > maxShutdownDelay {
+		errs = append(errs, fmt.Errorf("--shutdown-delay must be between 0 and %s, got %s", maxShutdownDelay, o.ShutdownDelay))
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.WebhookPort))

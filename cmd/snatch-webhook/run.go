@@ -73,13 +73,14 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	mux.Handle(admission.Path, handler)
 	mux.Handle(admission.PathLegacy, handler)
 	return serving.New(serving.Options{
-		WebhookAddr: o.webhookAddr(),
-		ProbeAddr:   o.HealthProbeBindAddress,
-		MetricsAddr: o.MetricsBindAddress,
-		EnableHTTP2: o.EnableHTTP2,
-		Webhook:     mux,
-		Certs:       certs,
-		Gatherer:    reg,
-		Log:         log.WithName("serving"),
+		WebhookAddr:   o.webhookAddr(),
+		ProbeAddr:     o.HealthProbeBindAddress,
+		MetricsAddr:   o.MetricsBindAddress,
+		EnableHTTP2:   o.EnableHTTP2,
+		Webhook:       mux,
+		Certs:         certs,
+		Gatherer:      reg,
+		ShutdownDelay: o.ShutdownDelay,
+		Log:           log.WithName("serving"),
 	})
 }

@@ -34,6 +34,7 @@ func BenchmarkServe_over_tls(b *testing.B) {
 	certtest.WriteAtomic(b, certDir, ca.Issue(b, 1).Files())
 	o := defaultOptions()
 	o.CertDir = certDir
+	o.ShutdownDelay = 0
 	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
 	o.HealthProbeBindAddress, o.MetricsBindAddress = "0", "0"
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)

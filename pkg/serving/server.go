@@ -27,9 +27,14 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
-// DefaultShutdownTimeout bounds the drain of in-flight requests; it fits in
-// Kubernetes' default termination grace period of 30 s.
-const DefaultShutdownTimeout = 25 * time.Second
+// DefaultShutdownTimeout bounds the drain of in-flight requests; together
+// with DefaultShutdownDelay it fits in Kubernetes' default termination grace
+// period of 30 s.
+const DefaultShutdownTimeout = 20 * time.Second
+
+// DefaultShutdownDelay is how long a stopping webhook keeps serving, with
+// every response closing its connection, before it closes the idle ones.
+const DefaultShutdownDelay = 5 * time.Second
 
 // Options configure a Server.
 type Options struct {
@@ -53,6 +58,15 @@ type Options struct {
 	Log      logr.Logger
 	// ShutdownTimeout defaults to DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// ShutdownDelay is the first phase of a shutdown: readiness fails, the
+	// webhook keeps serving, and every response tells the client to close
+	// its connection. The API server keeps its kept-alive connections to a
+	// terminating replica until it uses them; a connection closed while
+	// idle can race with a request being written to it, which the API
+	// server does not retry and so admits the Pod without its affinity.
+	// Retiring each connection after a response avoids that race. Zero
+	// skips the phase; negative is treated as zero.
+	ShutdownDelay time.Duration
 }
 
 // Server runs the webhook's TLS listener, its probes and its metrics, and
@@ -65,6 +79,9 @@ type Server struct {
 
 	serving  atomic.Bool // the webhook listener is accepting
 	stopping atomic.Bool // shutdown has begun
+
+	// endDelay, when closed, ends the shutdown delay early; tests use it.
+	endDelay chan struct{}
 }
 
 // New checks the options and builds the servers; it binds nothing.
@@ -83,13 +100,13 @@ func New(o Options) (*Server, error) {
 	if o.Gatherer == nil {
 		o.Gatherer = prometheus.NewRegistry()
 	}
-	s := &Server{opts: o}
+	s := &Server{opts: o, endDelay: make(chan struct{})}
 
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(o.EnableHTTP2)
 	s.webhook = &http.Server{
-		Handler: o.Webhook,
+		Handler: s.closeWhenStopping(o.Webhook),
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: o.Certs.GetCertificate,
@@ -112,6 +129,17 @@ func New(o Options) (*Server, error) {
 	metrics.Handle("/metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: newErrorLog(o.Log.WithName("metrics"))}))
 	s.metrics = plainServer(metrics, o.Log.WithName("metrics-http"))
 	return s, nil
+}
+
+// closeWhenStopping makes every response close its connection once
+// shutdown has begun, so that clients move to another replica.
+func (s *Server) closeWhenStopping(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func plainServer(h http.Handler, log logr.Logger) *http.Server {
@@ -191,7 +219,9 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 }
 
 // Serve runs until ctx ends, then fails readiness and shuts down
-// gracefully: in-flight requests are drained for up to ShutdownTimeout.
+// gracefully: for ShutdownDelay it keeps serving and closes each connection
+// after its response, then it drains in-flight requests for up to
+// ShutdownTimeout.
 // It calls Listen first if that was not done.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
@@ -237,6 +267,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 
 	s.stopping.Store(true)
+	if runErr == nil && s.opts.ShutdownDelay > 0 {
+		log.Info("Shutting down: serving with connections closed after each response", "delay", s.opts.ShutdownDelay)
+		select {
+		case <-time.After(s.opts.ShutdownDelay):
+		case <-s.endDelay:
+		case runErr = <-errs:
+			log.Error(runErr, "A server failed while shutting down")
+		}
+	}
 	log.Info("Shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -392,6 +394,62 @@ func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
 	}
 	if _, err := ts.servedSerial(); err == nil {
 		t.Fatal("the webhook still accepts connections after shutdown")
+	}
+}
+
+func TestServer_retires_kept_alive_connections_during_the_shutdown_delay(t *testing.T) {
+	dir := t.TempDir()
+	ca := certtest.NewCA(t)
+	certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+	ts := startServer(t, dir, ca, func(o *Options, _ *CertWatcherOptions) { o.ShutdownDelay = time.Hour })
+	t.Cleanup(func() { close(ts.endDelay) }) // runs before the server's cleanup
+	ts.waitReady(t)
+
+	var conns atomic.Int32
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conns.Add(1)
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}}
+	post := func() *http.Response {
+		t.Helper()
+		resp, err := client.Post("https://"+ts.webhook+"/mutate-pod", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatalf("request during the shutdown delay: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if string(b) != "ok" {
+			t.Fatalf("body %q, want ok", b)
+		}
+		return resp
+	}
+	if resp := post(); resp.Close {
+		t.Fatal("a running server closed the connection after a response")
+	}
+	post()
+	if got := conns.Load(); got != 1 {
+		t.Fatalf("%d connections for two requests before shutdown, want 1 kept alive", got)
+	}
+
+	ts.cancel()
+	waitFor(t, func() bool { return ts.Ready() != nil })
+	for i := range 3 {
+		if resp := post(); !resp.Close {
+			t.Fatalf("response %d during the shutdown delay did not close its connection", i)
+		}
+	}
+	// The kept-alive connection was retired by the first response; each
+	// later request came on a new one, which was served and closed.
+	if got := conns.Load(); got != 3 {
+		t.Fatalf("%d connections in all, want 3: the kept-alive one and one for each later request", got)
+	}
+	select {
+	case err := <-ts.done:
+		t.Fatalf("Serve returned (%v) before the shutdown delay ended", err)
+	default:
 	}
 }
 

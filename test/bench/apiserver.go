@@ -65,7 +65,7 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 	if err := servesPolicies(cluster.Clientset); err != nil {
 		return err
 	}
-	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1)
+	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay)
 	if err != nil {
 		return err
 	}

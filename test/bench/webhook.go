@@ -54,7 +54,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	if runtime.NumCPU() < 2 {
 		serverCPU, loadCPU = -1, -1
 	}
-	snatch, err := r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU)
+	snatch, err := r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU, noShutdownDelay)
 	if err != nil {
 		return err
 	}
@@ -172,9 +172,14 @@ func writeServingCert(dir string) (*x509.CertPool, []byte, error) {
 	return roots, caPEM, err
 }
 
+// noShutdownDelay stops snatch-webhook at once: nothing calls it while the
+// benchmark stops it.
+const noShutdownDelay = "--shutdown-delay=0"
+
 // startWebhook starts a webhook binary on free loopback ports, pinned to
-// cpu unless it is negative, and waits until it is ready.
-func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cpu int) (*server, error) {
+// cpu unless it is negative, and waits until it is ready. extra are added
+// to the common flags.
+func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cpu int, extra ...string) (*server, error) {
 	ports, err := framework.FreePorts(3)
 	if err != nil {
 		return nil, err
@@ -183,12 +188,12 @@ func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cp
 	opts := process.Options{
 		Name: name,
 		Path: bin,
-		Args: []string{
+		Args: append([]string{
 			"--cert-dir=" + certDir,
 			"--webhook-port=" + strconv.Itoa(ports[0]),
 			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 			"--health-probe-bind-address=" + probe,
-		},
+		}, extra...),
 		LogPath: filepath.Join(r.dir, name+".log"),
 	}
 	var p *process.Process

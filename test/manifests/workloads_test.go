@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
 // Flags of each binary (design note §5). The manifests may pass no others.
@@ -25,7 +28,7 @@ var (
 	webhookFlags = []string{
 		"worker-pool", "pool-label-key", "affinity-weight", "cert-dir", "cert-name", "key-name",
 		"webhook-port", "metrics-bind-address", "health-probe-bind-address", "enable-http2",
-		"zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level", "zap-time-encoding",
+		"shutdown-delay", "zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level", "zap-time-encoding",
 	}
 	syncerFlags = []string{
 		"secret-namespace", "secret-name", "ca-key", "webhook-configuration", "ca-overlap",
@@ -462,4 +465,26 @@ func TestMetricsScraping(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A terminating webhook replica keeps serving for --shutdown-delay and then
+// drains for up to serving.DefaultShutdownTimeout; the kubelet kills it
+// when the grace period ends, so both must fit in it.
+func TestWebhookShutdownFitsTheGracePeriod(t *testing.T) {
+	d := deployment(t, render(t, webhookBase), "snatch-webhook")
+	v, ok := flags(t, container(t, d))["shutdown-delay"]
+	if !ok {
+		t.Fatal("the webhook Deployment does not set --shutdown-delay; set it explicitly, as every flag is")
+	}
+	delay, err := time.ParseDuration(v)
+	if err != nil || delay <= 0 {
+		t.Fatalf("--shutdown-delay=%s, want a positive duration: without it a terminating replica closes kept-alive connections that the API server may be writing a call to", v)
+	}
+	grace := 30 * time.Second // the API server's default
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = time.Duration(*g) * time.Second
+	}
+	if need := delay + serving.DefaultShutdownTimeout; need > grace {
+		t.Errorf("--shutdown-delay %s plus the drain of %s is %s, more than the termination grace period of %s", delay, serving.DefaultShutdownTimeout, need, grace)
+	}
 }

@@ -72,7 +72,8 @@ func (r *Replica) Running() bool {
 	return p != nil && !p.Exited()
 }
 
-// Stop ends the process with SIGTERM, as the kubelet does after preStop.
+// Stop ends the process with SIGTERM, as the kubelet does, and waits for
+// it to exit.
 func (r *Replica) Stop() {
 	if p := r.Process(); p != nil {
 		p.Stop(30 * time.Second)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -22,9 +23,10 @@ import (
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
-// PreStopDelay stands in for the webhook Deployment's preStop sleep: the
-// time between a replica leaving the Service's endpoints and its SIGTERM.
-const PreStopDelay = time.Second
+// ShutdownDelay is the replicas' --shutdown-delay: shorter than the
+// Deployment's, as the proxy drops a stopping replica at once, where
+// kube-proxy takes a while to learn of it.
+const ShutdownDelay = 2 * time.Second
 
 // startWebhooks projects the Secret into one cert dir per replica, starts
 // the replicas and the proxy in front of them, and waits until the proxy
@@ -53,6 +55,7 @@ func (s *Stack) startWebhooks(ctx, runCtx context.Context) error {
 				fmt.Sprintf("--webhook-port=%d", ports[3*i]),
 				"--metrics-bind-address=" + localAddr(ports[3*i+1]),
 				"--health-probe-bind-address=" + localAddr(ports[3*i+2]),
+				"--shutdown-delay=" + ShutdownDelay.String(),
 			},
 			logDir: s.opts.Dir,
 			client: &http.Client{Timeout: 2 * time.Second},
@@ -155,16 +158,12 @@ func RenderWebhookConfiguration() (*admissionregistrationv1.MutatingWebhookConfi
 }
 
 // RestartWebhook restarts replica i as a rolling update does: it leaves
-// the Service's endpoints, serves what is in flight through the preStop
-// delay, gets SIGTERM and drains, and a new process takes its place.
+// the Service's endpoints as it gets SIGTERM, keeps serving through its
+// shutdown delay while the API server's kept-alive connections move away,
+// drains, and a new process takes its place.
 func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
 	r := s.Webhooks[i]
 	s.Proxy.SetDraining(i, true)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(PreStopDelay):
-	}
 	r.Stop()
 	if code, _ := r.Process().Wait(5 * time.Second); code != 0 {
 		return errorf("%s exited with code %d after SIGTERM; log:\n%s", r.Name, code, r.Process().LogTail(20))
@@ -179,12 +178,14 @@ func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
 	return s.waitRouted(ctx, len(s.Webhooks))
 }
 
-// StopWebhooks stops every webhook replica.
+// StopWebhooks stops every webhook replica at once, and waits for them.
 func (s *Stack) StopWebhooks() {
+	var wg sync.WaitGroup
 	for i, r := range s.Webhooks {
 		s.Proxy.SetDraining(i, true)
-		r.Stop()
+		wg.Go(r.Stop)
 	}
+	wg.Wait()
 }
 
 // StartWebhooks starts the stopped webhook replicas again and waits until
