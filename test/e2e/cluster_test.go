@@ -2,9 +2,279 @@ package e2e
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
 
-func newClusterSystem(context.Context, string) (system, error) {
-	return nil, errors.New("not yet")
+// kubeletProjectionDelay bounds how long the kubelet takes to update a
+// mounted Secret: its sync period of a minute plus the cache's TTL.
+const kubeletProjectionDelay = 90 * time.Second
+
+// rolloutTimeout bounds a Deployment's rollout in a cluster.
+const rolloutTimeout = 5 * time.Minute
+
+// clusterSystem is a cluster with deploy/ applied, e.g. through
+// test/e2e/kind/overlay by hack/e2e-kind.sh. The suite plays Gardener
+// cert-management: it issues and renews the Secret. Everything else is
+// what runs in the cluster, driven as an operator would, through the API:
+// scaling, deleting Pods, editing the syncer's args.
+type clusterSystem struct {
+	cs         kubernetes.Interface
+	kubeconfig string
+	issuer     *certmgmt.Issuer
+	// webhookReplicas is the webhook Deployment's size as installed.
+	webhookReplicas int32
+}
+
+func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200 // the load scenarios create 20 Pods/s
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	svc := stack.WebhookName + "." + stack.Namespace + ".svc"
+	c := &clusterSystem{
+		cs: cs, kubeconfig: kubeconfig,
+		issuer: &certmgmt.Issuer{Client: cs, Namespace: stack.Namespace, Name: stack.SecretName,
+			DNSNames: []string{svc, svc + ".cluster.local"}},
+	}
+	if _, err := cs.CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		logf("cluster: issuing Secret %s/%s, as Gardener cert-management does", stack.Namespace, stack.SecretName)
+		if _, err := c.issuer.Renew(ctx); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	webhook, err := c.waitRollout(ctx, stack.WebhookName)
+	if err != nil {
+		return nil, err
+	}
+	c.webhookReplicas = replicasOf(webhook)
+	if _, err := c.waitRollout(ctx, stack.SyncerName); err != nil {
+		return nil, err
+	}
+	logf("cluster: waiting for the caBundle to hold the Secret's CA")
+	if err := c.WaitBundleHas(ctx, 2*time.Minute, stack.CurrentFingerprint(ctx, cs)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *clusterSystem) Clientset() kubernetes.Interface { return c.cs }
+func (c *clusterSystem) KubeconfigPath() string          { return c.kubeconfig }
+func (c *clusterSystem) ProjectionDelay() time.Duration  { return kubeletProjectionDelay }
+func (c *clusterSystem) WebhookReplicas() int            { return int(c.webhookReplicas) }
+func (c *clusterSystem) Stop()                           {}
+
+func (c *clusterSystem) Renew(ctx context.Context) (string, string, error) {
+	issued, err := c.issuer.Renew(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	sec, err := c.cs.CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		return "", "", err
+	}
+	return issued.Fingerprint(), sec.ResourceVersion, nil
+}
+
+func (c *clusterSystem) WaitBundleHas(ctx context.Context, timeout time.Duration, fp string) error {
+	return stack.WaitBundleHas(ctx, c.cs, timeout, fp)
+}
+
+// WaitServed waits until every webhook Pod has logged that it loaded the
+// certificate: the Pods' addresses are not reachable from outside a kind
+// cluster, their logs are.
+func (c *clusterSystem) WaitServed(ctx context.Context, fp string) error {
+	var pending []string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, kubeletProjectionDelay+2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.pods(ctx, stack.WebhookName)
+		if err != nil {
+			return false, nil
+		}
+		pending = pending[:0]
+		for _, p := range pods {
+			if !loggedCertificate(ctx, c.cs, p.Name, fp) {
+				pending = append(pending, p.Name)
+			}
+		}
+		return len(pods) > 0 && len(pending) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhook Pods %v did not log %q with %s=%s: %w", pending, serving.MsgCertificateLoaded, logkeys.Fingerprint, fp, err)
+	}
+	return nil
+}
+
+// loggedCertificate reports whether Pod name logged loading the
+// certificate with fingerprint fp.
+func loggedCertificate(ctx context.Context, cs kubernetes.Interface, name, fp string) bool {
+	b, err := cs.CoreV1().Pods(stack.Namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, serving.MsgCertificateLoaded) && strings.Contains(line, fp) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetCAOverlap rolls the syncer out with --ca-overlap set.
+func (c *clusterSystem) SetCAOverlap(ctx context.Context, overlap time.Duration) error {
+	d, err := c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, stack.SyncerName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	ctr := &d.Spec.Template.Spec.Containers[0]
+	ctr.Args = slices.DeleteFunc(ctr.Args, func(a string) bool { return strings.HasPrefix(a, "--ca-overlap=") })
+	ctr.Args = append(ctr.Args, "--ca-overlap="+overlap.String())
+	if _, err := c.cs.AppsV1().Deployments(stack.Namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	_, err = c.waitRollout(ctx, stack.SyncerName)
+	return err
+}
+
+func (c *clusterSystem) StopWebhooks(ctx context.Context) error {
+	if err := c.scale(ctx, stack.WebhookName, 0); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.pods(ctx, stack.WebhookName)
+		return err == nil && len(pods) == 0, nil
+	})
+}
+
+// StartWebhooks scales the webhook back and waits until the API server
+// reaches it through the Service: a Pod created with dry-run gets the term.
+func (c *clusterSystem) StartWebhooks(ctx context.Context) error {
+	if err := c.scale(ctx, stack.WebhookName, c.webhookReplicas); err != nil {
+		return err
+	}
+	if _, err := c.waitRollout(ctx, stack.WebhookName); err != nil {
+		return err
+	}
+	ns := fmt.Sprintf("e2e-probe-%d", time.Now().UnixNano())
+	if err := stack.CreateNamespace(ctx, c.cs, ns, true); err != nil {
+		return err
+	}
+	defer func() { _ = c.cs.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), ns, metav1.DeleteOptions{}) }()
+	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		p, err := c.cs.CoreV1().Pods(ns).Create(ctx, gatedPod("probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && poolTerms(p) == 1, nil
+	})
+}
+
+// RestartWebhook deletes webhook Pod i, as a rolling update or a node
+// drain does, and waits until its replacement is ready.
+func (c *clusterSystem) RestartWebhook(ctx context.Context, i int) error {
+	pods, err := c.pods(ctx, stack.WebhookName)
+	if err != nil {
+		return err
+	}
+	if i >= len(pods) {
+		return fmt.Errorf("webhook Pod %d of %d", i, len(pods))
+	}
+	name := pods[i].Name
+	if err := c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		d, err := c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, stack.WebhookName, metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == c.webhookReplicas, nil
+	})
+}
+
+// KillSyncerLeader deletes the Pod that holds the Lease without a grace
+// period: the kubelet kills it, and it cannot release the Lease.
+func (c *clusterSystem) KillSyncerLeader(ctx context.Context) error {
+	lease, err := c.cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		return fmt.Errorf("lease %s/%s has no holder", stack.Namespace, stack.LeaseName)
+	}
+	zero := int64(0)
+	return c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, check.HolderPodName(*lease.Spec.HolderIdentity), metav1.DeleteOptions{GracePeriodSeconds: &zero})
+}
+
+func (c *clusterSystem) RestoreSyncers(ctx context.Context) error {
+	_, err := c.waitRollout(ctx, stack.SyncerName)
+	return err
+}
+
+// pods returns the live Pods of a Deployment by name, sorted by name.
+func (c *clusterSystem) pods(ctx context.Context, app string) ([]corev1.Pod, error) {
+	list, err := c.cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + app})
+	if err != nil {
+		return nil, err
+	}
+	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return pods, nil
+}
+
+func (c *clusterSystem) scale(ctx context.Context, name string, replicas int32) error {
+	s, err := c.cs.AppsV1().Deployments(stack.Namespace).GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	s.Spec.Replicas = replicas
+	_, err = c.cs.AppsV1().Deployments(stack.Namespace).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+	return err
+}
+
+// waitRollout waits until Deployment name has rolled out its current
+// generation with every replica ready, as `kubectl rollout status` does.
+func (c *clusterSystem) waitRollout(ctx context.Context, name string) (*appsv1.Deployment, error) {
+	var d *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if d, err = c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		want := replicasOf(d)
+		st := d.Status
+		return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
+			st.ReadyReplicas == want && st.Replicas == want, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s did not roll out within %s: %w", stack.Namespace, name, rolloutTimeout, err)
+	}
+	return d, nil
+}
+
+func replicasOf(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
 }

@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
@@ -29,7 +30,13 @@ func (s *Stack) Renew(ctx context.Context) (certmgmt.Issued, string, error) {
 }
 
 func (s *Stack) currentFingerprint(ctx context.Context) string {
-	sec, err := s.Clientset.CoreV1().Secrets(Namespace).Get(ctx, SecretName, metav1.GetOptions{})
+	return CurrentFingerprint(ctx, s.Clientset)
+}
+
+// CurrentFingerprint returns the fingerprint of the CA in the Secret, or ""
+// when there is none.
+func CurrentFingerprint(ctx context.Context, cs kubernetes.Interface) string {
+	sec, err := cs.CoreV1().Secrets(Namespace).Get(ctx, SecretName, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
@@ -58,9 +65,15 @@ func BundleFingerprints(mwc *admissionregistrationv1.MutatingWebhookConfiguratio
 // WaitBundleHas waits until every webhook entry's caBundle holds the
 // certificate with fingerprint fp.
 func (s *Stack) WaitBundleHas(ctx context.Context, timeout time.Duration, fp string) error {
+	return WaitBundleHas(ctx, s.Clientset, timeout, fp)
+}
+
+// WaitBundleHas waits until every webhook entry's caBundle in the cluster
+// of cs holds the certificate with fingerprint fp.
+func WaitBundleHas(ctx context.Context, cs kubernetes.Interface, timeout time.Duration, fp string) error {
 	var last map[string][]string
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		mwc, err := s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, WebhookConfigName, metav1.GetOptions{})
+		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, WebhookConfigName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

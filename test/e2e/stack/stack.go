@@ -173,7 +173,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	return s, nil
 }
 
-func (s *Stack) allReplicas() []*Replica { return append(append([]*Replica(nil), s.Webhooks...), s.Syncers...) }
+func (s *Stack) allReplicas() []*Replica {
+	return append(append([]*Replica(nil), s.Webhooks...), s.Syncers...)
+}
 
 // Options returns the options the stack runs with, defaults filled in.
 func (s *Stack) Options() Options { return s.opts }

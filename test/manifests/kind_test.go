@@ -1,0 +1,126 @@
+package manifests
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// The kind path of the end-to-end suite (hack/e2e-kind.sh).
+const (
+	kindOverlay = "test/e2e/kind/overlay"
+	kindConfig  = "test/e2e/kind/kind-config.yaml"
+)
+
+// The overlay is deploy/default without what kind lacks: the suite issues
+// the Secret in place of Gardener cert-management, and there is no
+// prometheus-operator. Everything else, RBAC included, is what ships.
+func TestKindOverlayIsTheDefaultInstallWithoutGardenerAndMonitoring(t *testing.T) {
+	objs := render(t, kindOverlay)
+	dropped := func(s string) bool {
+		return slices.Contains(gardenerCertificate, s) ||
+			slices.Contains([]string{
+				"ServiceMonitor.monitoring.coreos.com/kyma-system/snatch-webhook",
+				"ServiceMonitor.monitoring.coreos.com/kyma-system/cabundle-syncer",
+				"PrometheusRule.monitoring.coreos.com/kyma-system/snatch-webhook",
+				"PrometheusRule.monitoring.coreos.com/kyma-system/cabundle-syncer",
+			}, s)
+	}
+	want := slices.DeleteFunc(ids(render(t, defaultInstall)), dropped)
+	want = slices.Sorted(slices.Values(append(want, "Namespace/"+namespace)))
+	if got := ids(objs); !slices.Equal(got, want) {
+		t.Fatalf("%s renders\n  %v\nwant\n  %v", kindOverlay, got, want)
+	}
+	for _, o := range objs {
+		if o.GetAPIVersion() == "cert.gardener.cloud/v1alpha1" || o.GetAPIVersion() == "monitoring.coreos.com/v1" {
+			t.Errorf("%s renders %s, which kind cannot serve", kindOverlay, id(o))
+		}
+	}
+
+	images := map[string]string{}
+	for _, d := range ofKind(objs, "Deployment") {
+		for _, c := range containers(t, d) {
+			images[d.GetName()] = c
+		}
+	}
+	wantImages := map[string]string{"snatch-webhook": "snatch-webhook:e2e", "cabundle-syncer": "cabundle-syncer:e2e"}
+	if !maps.Equal(images, wantImages) {
+		t.Errorf("images %v, want the ones hack/e2e-kind.sh loads: %v", images, wantImages)
+	}
+
+	ns := ofKind(objs, "Namespace")[0]
+	for k, v := range map[string]string{managedByLabel: "kyma", "pod-security.kubernetes.io/enforce": "restricted"} {
+		if got := ns.GetLabels()[k]; got != v {
+			t.Errorf("Namespace %s has %s=%q, want %q", ns.GetName(), k, got, v)
+		}
+	}
+}
+
+// Every object of the overlay is accepted by the real API server, with
+// kyma-system enforcing the restricted profile as the overlay sets it.
+func TestKindOverlayServerSideDryRun(t *testing.T) {
+	env := apiServer(t)
+	env.warnings.take()
+	for _, o := range render(t, kindOverlay) {
+		// The Namespace for real, so that the rest can be tried in it.
+		if err := env.apply(t.Context(), o, o.GetKind() != "Namespace"); err != nil {
+			t.Errorf("%s: %v", id(o), err)
+		}
+		if w := env.warnings.take(); len(w) > 0 {
+			t.Errorf("%s: the API server warns: %q", id(o), w)
+		}
+	}
+}
+
+// The suite's scenarios need both pools. Filling the Kyma pool puts one
+// large Pod on each Kyma node and two on the customer pool, which takes
+// two customer nodes.
+func TestKindConfigHasBothPools(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), kindConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		Nodes      []struct {
+			Role   string            `json:"role"`
+			Labels map[string]string `json:"labels"`
+		} `json:"nodes"`
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		t.Fatalf("%s: %v", kindConfig, err)
+	}
+	pools := map[string]int{}
+	for _, n := range cfg.Nodes {
+		if n.Role == "worker" {
+			pools[n.Labels["worker.gardener.cloud/pool"]]++
+		}
+	}
+	if cfg.Kind != "Cluster" || pools["cpu-worker-0"] < 1 || pools["customer-pool"] < 2 || len(pools) != 2 {
+		t.Errorf("%s: kind %q with workers per pool %v; want a Cluster with at least 1 cpu-worker-0 and 2 customer-pool workers, and no unlabelled worker", kindConfig, cfg.Kind, pools)
+	}
+}
+
+// containers returns the images of a Deployment's containers.
+func containers(t *testing.T, d *unstructured.Unstructured) []string {
+	t.Helper()
+	cs, _, err := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if err != nil {
+		t.Fatalf("%s: %v", id(d), err)
+	}
+	var images []string
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			img, _ := m["image"].(string)
+			images = append(images, img)
+		}
+	}
+	return images
+}
