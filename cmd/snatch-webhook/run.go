@@ -20,6 +20,7 @@ import (
 
 // run serves the webhook until ctx ends, then drains and returns.
 func run(ctx context.Context, o Options) error {
+	tuneGC()
 	log := zap.New(zap.UseFlagOptions(&o.Zap))
 	log.Info("Starting", logkeys.Version, version.String(binaryName),
 		"workerPool", o.Policy.WorkerPool, "poolLabelKey", o.Policy.PoolLabelKey, "weight", o.Policy.Weight,
