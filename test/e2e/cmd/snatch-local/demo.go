@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// The demo workload: one Deployment of pause Pods per namespace.
+const (
+	kymaNamespace     = "kyma-demo"
+	customerNamespace = "customer-demo"
+	deploymentName    = "demo"
+	pauseImage        = "registry.k8s.io/pause:3.10"
+	cpuRequest        = "50m"
+	// bindTimeout is generous: the scheduler binds a handful of Pods in
+	// about a second, but a loaded machine may be running tests too.
+	bindTimeout = 2 * time.Minute
+)
+
+// demoNamespace is one namespace of the demo and its Deployment's size.
+type demoNamespace struct {
+	name     string
+	managed  bool
+	replicas int
+}
+
+func demoNamespaces(o Options) []demoNamespace {
+	return []demoNamespace{
+		{name: kymaNamespace, managed: true, replicas: o.KymaReplicas},
+		{name: customerNamespace, managed: false, replicas: o.CustomerReplicas},
+	}
+}
+
+// deployDemo creates the demo namespaces and Deployments, waits until the
+// scheduler has bound every Pod, and returns the Pods' rows in the order
+// of the namespaces.
+func deployDemo(ctx context.Context, cs kubernetes.Interface, namespaces []demoNamespace, progress func(string, ...any)) ([]Row, error) {
+	for _, ns := range namespaces {
+		how := "not managed: the webhook is not called"
+		if ns.managed {
+			how = stack.ManagedByLabel + "=kyma"
+		}
+		progress("creating namespace %s (%s) with Deployment %s of %d pause Pods", ns.name, how, deploymentName, ns.replicas)
+		if err := stack.CreateNamespace(ctx, cs, ns.name, ns.managed); err != nil {
+			return nil, fmt.Errorf("create namespace %s: %w", ns.name, err)
+		}
+		if _, err := cs.AppsV1().Deployments(ns.name).Create(ctx, deployment(deploymentName, int32(ns.replicas)), metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("create deployment %s/%s: %w", ns.name, deploymentName, err)
+		}
+	}
+	progress("waiting for kube-scheduler to bind the Pods to Nodes (no kubelet runs them; they stay Pending)")
+	var pods []corev1.Pod
+	for _, ns := range namespaces {
+		got, err := waitBound(ctx, cs, ns.name, deploymentName, ns.replicas)
+		if err != nil {
+			return nil, err
+		}
+		pods = append(pods, got...)
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	pools := map[string]string{}
+	for _, n := range nodes.Items {
+		pools[n.Name] = n.Labels[framework.PoolLabel]
+	}
+	return rowsOf(pods, pools), nil
+}
+
+// deployment is a Deployment of pause Pods with a small CPU request. No
+// kubelet stops them, so they are deleted at once.
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	zero := int64(0)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: &zero,
+					Containers: []corev1.Container{{
+						Name:  "app",
+						Image: pauseImage,
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(cpuRequest),
+						}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// waitBound waits until the Deployment has exactly replicas Pods and all
+// of them are bound to a Node, and returns them.
+func waitBound(ctx context.Context, cs kubernetes.Interface, ns, name string, replicas int) ([]corev1.Pod, error) {
+	var pods []corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, bindTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			// The next poll retries; a lasting error ends in the timeout,
+			// which reports what was seen.
+			return false, nil
+		}
+		pods = list.Items
+		return len(pods) == replicas && bound(pods) == replicas, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("wait for the Pods of deployment %s/%s: %w", ns, name, ctx.Err())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: %d of %d Pods bound to a Node after %s (see kube-scheduler.log and kube-controller-manager.log): %w",
+			ns, name, bound(pods), replicas, bindTimeout, err)
+	}
+	return pods, nil
+}
+
+func bound(pods []corev1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want Options
+		// wantErr is a substring of the error; every error but -h is a
+		// UsageError.
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			want: Options{KymaReplicas: 3, CustomerReplicas: 3, ProjectorDelay: 10 * time.Second},
+		},
+		{
+			name: "every_flag",
+			args: []string{"--kyma-replicas=5", "--customer-replicas", "1", "--projector-delay=1m", "--dir=/tmp/x"},
+			want: Options{KymaReplicas: 5, CustomerReplicas: 1, ProjectorDelay: time.Minute, Dir: "/tmp/x"},
+		},
+		{
+			name:    "zero_kyma_replicas",
+			args:    []string{"--kyma-replicas=0"},
+			wantErr: "--kyma-replicas must be between 1 and 50, got 0",
+		},
+		{
+			name:    "too_many_customer_replicas",
+			args:    []string{"--customer-replicas=51"},
+			wantErr: "--customer-replicas must be between 1 and 50, got 51",
+		},
+		{
+			name:    "zero_projector_delay",
+			args:    []string{"--projector-delay=0s"},
+			wantErr: "--projector-delay must be positive, got 0s",
+		},
+		{
+			name:    "reports_every_bad_option_at_once",
+			args:    []string{"--kyma-replicas=-1", "--customer-replicas=0"},
+			wantErr: "--kyma-replicas must be between 1 and 50, got -1\n--customer-replicas must be between 1 and 50, got 0",
+		},
+		{
+			name:    "positional_argument",
+			args:    []string{"extra"},
+			wantErr: `unexpected arguments: ["extra"]`,
+		},
+		{
+			name:    "unknown_flag",
+			args:    []string{"--replicas=3"},
+			wantErr: "flag provided but not defined: -replicas",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parse(tt.args, io.Discard)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("parse: %v", err)
+				}
+				if got != tt.want {
+					t.Errorf("options %+v, want %+v", got, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if !errors.As(err, new(cmdline.UsageError)) {
+				t.Errorf("error %v is not a UsageError, so it would not exit 2", err)
+			}
+		})
+	}
+}
+
+func TestParseHelp(t *testing.T) {
+	var b strings.Builder
+	_, err := parse([]string{"-h"}, &b)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("error %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"Usage: snatch-local [flags]", "-kyma-replicas", "-customer-replicas", "-projector-delay", "-dir"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, b.String())
+		}
+	}
+}
