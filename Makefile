@@ -79,18 +79,17 @@ test: $(K8S_STAMP) $(PROMRULES) ## Run all tests: unit, integration against a re
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: ## End-to-end suite on the local multi-pool cluster (not available yet).
-	@echo "make e2e: not available yet; the end-to-end suite has not landed." >&2; exit 1
+e2e: $(K8S_STAMP) ## End-to-end suite on a local multi-pool cluster with both binaries (also part of make test).
+	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e
 
 .PHONY: e2e-kind
-e2e-kind: ## End-to-end suite on kind, for machines with Docker (not available yet).
-	@echo "make e2e-kind: not available yet; the kind path has not landed (it also needs a Docker engine)." >&2; exit 1
+e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).
+	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
 
 .PHONY: run
-run: ## Run both binaries on a local, embedded cluster (not available yet).
-	@echo "make run: not available yet; the local cluster with both binaries has not landed." >&2
-	@echo "make run: meanwhile 'make test' exercises each binary against a real kube-apiserver." >&2
-	@exit 1
+run: $(K8S_STAMP) ## Run both binaries on a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment.
+	go build -o $(BIN)/snatch-local ./test/e2e/cmd/snatch-local
+	$(BIN)/snatch-local
 
 .PHONY: bench
 bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, JSON to bin/bench/results.json (BENCH_FLAGS=-smoke for a quick run).

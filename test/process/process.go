@@ -33,8 +33,8 @@ type Process struct {
 	waitErr error
 }
 
-// Start starts the process. The kernel kills it with SIGKILL if the
-// starting process dies.
+// Start starts the process in a process group of its own. The kernel
+// kills it with SIGKILL if the starting process dies.
 func Start(o Options) (*Process, error) {
 	logFile, err := os.Create(o.LogPath)
 	if err != nil {
@@ -43,7 +43,9 @@ func Start(o Options) (*Process, error) {
 	cmd := exec.Command(o.Path, o.Args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group keeps a terminal's Ctrl-C away from it: the
+	// starting process decides when and how it stops.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", o.Name, err)

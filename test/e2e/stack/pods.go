@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -99,6 +100,11 @@ func (m *podMirror) sync(ctx context.Context, r *Replica) error {
 		{Type: corev1.ContainersReady, Status: ready, LastTransitionTime: now},
 		{Type: corev1.PodReady, Status: ready, LastTransitionTime: now},
 	}
+	// kubectl's READY column counts the containers.
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: r.App, Image: r.App + ":local", Ready: ready == corev1.ConditionTrue, Started: ptr.To(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *pod.Status.StartTime}},
+	}}
 	_, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 	return err
 }
