@@ -90,7 +90,7 @@ func (p *Projector) Start(ctx context.Context) error {
 		return fmt.Errorf("secret %s/%s not found; the volume cannot be mounted", p.namespace, p.name)
 	}
 	for {
-		rv, err, changed := p.state()
+		rv, changed, err := p.state()
 		if err != nil {
 			return err
 		}
@@ -139,17 +139,17 @@ func (p *Projector) loop(ctx context.Context) {
 	}
 }
 
-func (p *Projector) state() (string, error, <-chan struct{}) {
+func (p *Projector) state() (string, <-chan struct{}, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.written, p.err, p.changed
+	return p.written, p.changed, p.err
 }
 
 // WaitFor waits until the Secret at resourceVersion rv (or a later one it
 // saw) has been written into every directory.
 func (p *Projector) WaitFor(ctx context.Context, rv string) error {
 	for {
-		written, err, changed := p.state()
+		written, changed, err := p.state()
 		if err != nil {
 			return err
 		}
