@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,9 +26,15 @@ func (s *Stack) startSyncers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.applySyncerRBAC(ctx); err != nil {
+		return err
+	}
 	s.opts.Progress("starting %d cabundle-syncer replicas with leader election (--ca-overlap=%s)", n, s.opts.CAOverlap)
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", SyncerName, i)
+		if err := s.writeSyncerKubeconfig(ctx, name); err != nil {
+			return err
+		}
 		r := &Replica{
 			Name: name, App: SyncerName,
 			MetricsAddr: localAddr(ports[2*i]), ProbeAddr: localAddr(ports[2*i+1]),
@@ -52,7 +59,7 @@ func (s *Stack) startSyncers(ctx context.Context) error {
 
 func (s *Stack) syncerArgs(r *Replica) []string {
 	return append([]string{
-		"--kubeconfig=" + s.Cluster.KubeconfigPath,
+		"--kubeconfig=" + s.syncerKubeconfigPath(r.Name),
 		"--secret-namespace=" + Namespace,
 		"--secret-name=" + SecretName,
 		"--webhook-configuration=" + WebhookConfigName,
@@ -81,6 +88,27 @@ func (s *Stack) SetCAOverlap(ctx context.Context, overlap time.Duration) error {
 	}
 	_, err := s.Leader(ctx, time.Minute)
 	return err
+}
+
+// StopSyncers stops every syncer replica at once, as scaling the
+// Deployment to zero does, and waits for them until ctx ends. The leader
+// releases the Lease as it stops; nobody takes it.
+func (s *Stack) StopSyncers(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, r := range s.Syncers {
+			wg.Go(r.Stop)
+		}
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Leader waits until exactly one running syncer reports leadership and

@@ -1,0 +1,726 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// docsTargetNamespace is the namespace docs/operations.md passes to
+// --target-namespace; a Kyma-managed namespace in every Kyma cluster.
+const docsTargetNamespace = "istio-system"
+
+// checkIDs are the items of a report in their order; namespace only with
+// --target-namespace.
+func checkIDs(withNamespace bool) []string {
+	ids := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle}
+	if withNamespace {
+		ids = append(ids, check.IDNamespace)
+	}
+	return ids
+}
+
+// An operator's first command on a healthy installation: every item
+// passes, in the table and in JSON, run as docs/operations.md quotes it.
+func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
+	c := newChecker(t)
+	targetNamespace(t)
+
+	// docs/operations.md: bin/cabundle-syncer check --kubeconfig ~/.kube/config
+	run := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath())
+	logf("check on a healthy installation (%s):\n%s", run.took.Round(time.Millisecond), run.stdout)
+	if run.code != check.ExitPass || run.stderr != "" {
+		t.Fatalf("healthy installation: %s", run)
+	}
+	for _, id := range checkIDs(false) {
+		if got := tableStatus(run.stdout, id); got != string(check.StatusPass) {
+			t.Errorf("table: %s is %q, want PASS:\n%s", id, got, run.stdout)
+		}
+	}
+	if strings.Contains(run.stdout, "→") || !strings.HasSuffix(run.stdout, "\nStatus: PASS\n") {
+		t.Errorf("table: want no remediation and Status: PASS last:\n%s", run.stdout)
+	}
+
+	fp := secretCAFingerprint(t)
+
+	// docs/operations.md: check -o json, and check --target-namespace istio-system
+	run, r := c.report(t, nil, "--kubeconfig", sys.KubeconfigPath(), "--target-namespace", docsTargetNamespace, "-o", "json")
+	assertReport(t, run, r, nil)
+	messages := map[string]string{
+		check.IDWebhookPods: fmt.Sprintf("%d of %d webhook Pods ready in %s", sys.WebhookReplicas(), sys.WebhookReplicas(), stack.Namespace),
+		check.IDSyncerLease: "held by " + stack.SyncerName + "-",
+		check.IDCASecret:    fmt.Sprintf("Secret %s/%s key ca.crt: CA", stack.Namespace, stack.SecretName),
+		check.IDCABundle:    "the 1 entry of " + stack.WebhookConfigName + " trusts the CA sha256 " + fp[:16],
+		check.IDNamespace:   "Pods created in " + docsTargetNamespace + " are sent to the webhook (entries: " + stack.WebhookEntryName + ")",
+	}
+	for _, res := range r.Checks {
+		if want, ok := messages[res.ID]; ok && !strings.Contains(res.Message, want) {
+			t.Errorf("%s message %q, want it to contain %q", res.ID, res.Message, want)
+		}
+	}
+	if lease := result(r, check.IDSyncerLease); !strings.HasSuffix(lease.Message, " is Running") {
+		t.Errorf("syncer-lease message %q, want the leader's Pod named and Running", lease.Message)
+	}
+}
+
+// Each item of the checklist, broken on its own: the check fails exactly
+// that item with a remediation, and passes again once it is repaired.
+//
+// One item depends on another by design (pkg/check): ca-bundle compares
+// the Secret's CA with the caBundle, so while the Secret has no usable CA
+// it is SKIPped, pointing at ca-secret, instead of failing a second time
+// for the same fault.
+func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
+	c := newChecker(t)
+	targetNamespace(t)
+	args := []string{"--kubeconfig", sys.KubeconfigPath(), "--target-namespace", docsTargetNamespace, "-o", "json"}
+	skipCABundle := map[string]check.Status{check.IDCABundle: check.StatusSkip}
+
+	tests := []struct {
+		name string
+		// item is the item that must fail, with message in its message.
+		item, message string
+		// others are the items that are not PASS by design, and their
+		// status.
+		others map[string]check.Status
+		// breakIt breaks the installation and returns what repairs it.
+		breakIt func(t *testing.T) (restore func(context.Context) error)
+		// hold is how long the fault must last before the check runs
+		// once more and reports the same.
+		hold time.Duration
+	}{
+		{
+			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
+			breakIt: deleteSecret,
+		},
+		{
+			name: "ca_crt_garbled", item: check.IDCASecret, message: "is unparsable", others: skipCABundle,
+			breakIt: garbleCA,
+		},
+		{
+			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
+			breakIt: wipeCABundleWithoutPatch,
+			// Far longer than the leader takes to repair a wipe it may
+			// write (tens of milliseconds): the caBundle stays empty.
+			hold: 2 * time.Second,
+		},
+		{
+			name: "all_webhook_replicas_stopped", item: check.IDWebhookPods, message: "no Pods match",
+			breakIt: func(t *testing.T) func(context.Context) error {
+				if err := sys.StopWebhooks(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				return sys.StartWebhooks
+			},
+		},
+		{
+			name: "both_syncers_stopped", item: check.IDSyncerLease, message: "has no holder",
+			breakIt: func(t *testing.T) func(context.Context) error {
+				stopper, ok := sys.(syncerStopper)
+				if !ok {
+					t.Skipf("%T cannot stop every syncer replica", sys)
+				}
+				if err := stopper.StopSyncers(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				return sys.RestoreSyncers
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			want := map[string]check.Status{tt.item: check.StatusFail}
+			for id, st := range tt.others {
+				want[id] = st
+			}
+			restore := onceCleanup(t, tt.breakIt(t))
+			broken := time.Now()
+
+			// Pods of stopped replicas go away and the Lease is released
+			// a moment after the processes end: wait for the report to
+			// settle on the broken item, then hold the whole report to
+			// the expectation.
+			run, r, ok := c.waitReport(t, nil, time.Minute, args, func(r check.Report) bool {
+				res := result(r, tt.item)
+				return res.Status == check.StatusFail && strings.Contains(res.Message, tt.message)
+			})
+			if !ok {
+				t.Fatalf("%s did not FAIL with %q within 1m; last run: %s", tt.item, tt.message, run)
+			}
+			detected := time.Since(broken)
+			assertReport(t, run, r, want)
+
+			table := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath())
+			logf("check, %s (FAIL reported %s after the break was in place, run took %s):\n%s",
+				tt.name, detected.Round(time.Millisecond), table.took.Round(time.Millisecond), table.stdout)
+			assertTable(t, table, want)
+			time.Sleep(tt.hold)
+			run, r = c.report(t, nil, args...)
+			assertReport(t, run, r, want)
+
+			start := time.Now()
+			if err := restore(ctx); err != nil {
+				t.Fatalf("restore: %v", err)
+			}
+			run, r, ok = c.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool { return r.Status == check.StatusPass })
+			if !ok {
+				t.Fatalf("the check does not pass within 2m of the repair; last run: %s", run)
+			}
+			assertReport(t, run, r, nil)
+			logf("check, %s: PASS again %s after the repair started", tt.name, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// docs/operations.md and docs/troubleshooting.md run the check inside a
+// syncer Pod, where it has the syncer's ServiceAccount, and say that what
+// the account may not read fails with "forbidden". The same command with
+// the same credentials, a token of ServiceAccount cabundle-syncer under
+// deploy/syncer's RBAC: the Secret, the MutatingWebhookConfiguration and
+// the Lease are readable, the Pods are not.
+func TestCheckWithTheSyncersServiceAccountCannotReadPods(t *testing.T) {
+	c := newChecker(t)
+	ctx := context.Background()
+	kubeconfig := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")
+	if err := stack.WriteServiceAccountKubeconfig(ctx, sys.Clientset(), sys.KubeconfigPath(),
+		stack.Namespace, stack.SyncerServiceAccount, 10*time.Minute, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	// In the Pod the client finds its credentials itself; here they come
+	// from $KUBECONFIG, the next place it looks.
+	env := []string{"KUBECONFIG=" + kubeconfig}
+	want := map[string]check.Status{check.IDWebhookPods: check.StatusFail, check.IDSyncerLease: check.StatusFail}
+
+	// docs/troubleshooting.md: kubectl -n kyma-system exec deploy/cabundle-syncer -- /cabundle-syncer check
+	table := c.run(t, env)
+	logf("check with the syncer's ServiceAccount (%s):\n%s", table.took.Round(time.Millisecond), table.stdout)
+	assertTable(t, table, want)
+
+	// docs/operations.md: ... -- /cabundle-syncer check -o json
+	run, r := c.report(t, env, "-o", "json")
+	assertReport(t, run, r, want)
+	for _, id := range []string{check.IDWebhookPods, check.IDSyncerLease} {
+		res := result(r, id)
+		if !strings.Contains(res.Message, "forbidden") || !strings.Contains(res.Message, "system:serviceaccount:"+stack.Namespace+":"+stack.SyncerServiceAccount) {
+			t.Errorf("%s message %q, want the ServiceAccount's forbidden read", id, res.Message)
+		}
+		if !strings.Contains(res.Remediation, "Grant the user running the check get/list on pods") {
+			t.Errorf("%s remediation %q, want the grant to ask for", id, res.Remediation)
+		}
+	}
+}
+
+// syncerStopper stops every syncer replica; the local stack can.
+type syncerStopper interface {
+	StopSyncers(ctx context.Context) error
+}
+
+// leaderFinder finds the syncer replica that leads, to read its metrics;
+// the local stack can.
+type leaderFinder interface {
+	Leader(ctx context.Context, timeout time.Duration) (*stack.Replica, error)
+}
+
+// deleteSecret deletes the certificate Secret; restoring creates it again
+// with the same data, as a re-applied backup would.
+func deleteSecret(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	secrets := sys.Clientset().CoreV1().Secrets(stack.Namespace)
+	saved, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.Delete(ctx, stack.SecretName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		_, err := secrets.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: saved.Namespace, Name: saved.Name, Labels: saved.Labels, Annotations: saved.Annotations},
+			Type:       saved.Type,
+			Data:       saved.Data,
+		}, metav1.CreateOptions{})
+		return err
+	}
+}
+
+// garbleCA cuts the DER of the CA in ca.crt in half: still PEM, no longer a
+// certificate. tls.crt and tls.key stay as they are.
+func garbleCA(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := sec.Data[certmgmt.CAKey]
+	block, _ := pem.Decode(good)
+	if block == nil {
+		t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
+	}
+	block.Bytes = block.Bytes[:len(block.Bytes)/2]
+	if err := setCA(ctx, sys.Clientset(), pem.EncodeToMemory(block)); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error { return setCA(ctx, sys.Clientset(), good) }
+}
+
+// secretCAFingerprint is the fingerprint of the first CA in the Secret.
+func secretCAFingerprint(t *testing.T) string {
+	t.Helper()
+	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(context.Background(), stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := cabundle.Parse(sec.Data[certmgmt.CAKey])
+	if err != nil || len(certs) == 0 {
+		t.Fatalf("no CA in Secret %s/%s: %v", stack.Namespace, stack.SecretName, err)
+	}
+	return cabundle.Fingerprint(certs[0])
+}
+
+// setCA writes ca into the Secret's ca.crt.
+func setCA(ctx context.Context, cs kubernetes.Interface, ca []byte) error {
+	secrets := cs.CoreV1().Secrets(stack.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sec, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sec.Data[certmgmt.CAKey] = ca
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// wipeCABundleWithoutPatch leaves the caBundle empty the one way it stays
+// empty while a syncer leads: the leader keeps its Lease but may no longer
+// write the MutatingWebhookConfiguration, as after RBAC drift. First it
+// shows why nothing simpler works: with the shipped RBAC the leader puts a
+// wiped caBundle back before any check could see it. Restoring gives the
+// ClusterRole its rules back; the leader then repairs the caBundle itself.
+func wipeCABundleWithoutPatch(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	cs := sys.Clientset()
+	fp := secretCAFingerprint(t)
+
+	wiped := time.Now()
+	if err := wipeCABundle(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.WaitBundleHas(ctx, 30*time.Second, fp); err != nil {
+		t.Fatalf("with the shipped RBAC the leader does not repair a wiped caBundle: %v", err)
+	}
+	logf("caBundle wiped with the shipped RBAC: the leader repaired it %s later", time.Since(wiped).Round(time.Millisecond))
+
+	roles := cs.RbacV1().ClusterRoles()
+	role, err := roles.Get(ctx, stack.SyncerServiceAccount, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := role.DeepCopy().Rules
+	removed := 0
+	for i, rule := range role.Rules {
+		if slices.Contains(rule.Resources, "mutatingwebhookconfigurations") {
+			n := len(rule.Verbs)
+			role.Rules[i].Verbs = slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return v == "patch" })
+			removed += n - len(role.Rules[i].Verbs)
+		}
+	}
+	if removed != 1 {
+		t.Fatalf("ClusterRole %s grants patch on mutatingwebhookconfigurations %d times, want once: %v", role.Name, removed, shipped)
+	}
+	if _, err := roles.Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restore := func(ctx context.Context) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			role, err := roles.Get(ctx, stack.SyncerServiceAccount, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			role.Rules = shipped
+			_, err = roles.Update(ctx, role, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	// The authorizer learns of the change through a watch; wipe only once
+	// it refuses, or the leader may still repair the wipe.
+	if err := waitSyncerMayPatch(ctx, cs, false); err != nil {
+		_ = restore(ctx)
+		t.Fatal(err)
+	}
+
+	var leader *stack.Replica
+	refusedBefore := 0.0
+	if lf, ok := sys.(leaderFinder); ok {
+		if leader, err = lf.Leader(ctx, time.Minute); err != nil {
+			_ = restore(ctx)
+			t.Fatal(err)
+		}
+		refusedBefore = applyFailures(leader)
+	}
+	if err := wipeCABundle(ctx, cs); err != nil {
+		_ = restore(ctx)
+		t.Fatal(err)
+	}
+	if leader != nil {
+		// The leader saw the wipe and was refused the write: the caBundle
+		// stays empty because of the RBAC, not because nobody looked.
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return applyFailures(leader) > refusedBefore, nil
+		})
+		if err != nil {
+			_ = restore(ctx)
+			t.Fatalf("leader %s did not count a refused write (cabundle_syncer_errors_total{reason=%q}) within 30s", leader.Name, syncer.ReasonApplyFailed)
+		}
+		refusal := refusalInLog(leader.Process().LogTail(50))
+		if !strings.Contains(refusal, "system:serviceaccount:"+stack.Namespace+":"+stack.SyncerServiceAccount) {
+			_ = restore(ctx)
+			t.Fatalf("leader %s did not log the ServiceAccount's refused patch; last lines:\n%s", leader.Name, leader.Process().LogTail(10))
+		}
+		logf("caBundle wiped without patch: leader %s refused %v write(s) so far: %s",
+			leader.Name, applyFailures(leader)-refusedBefore, refusal)
+	}
+	return func(ctx context.Context) error {
+		if err := restore(ctx); err != nil {
+			return err
+		}
+		return waitSyncerMayPatch(ctx, cs, true)
+	}
+}
+
+// wipeCABundle empties the caBundle of every webhook entry.
+func wipeCABundle(ctx context.Context, cs kubernetes.Interface) error {
+	mwcs := cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mwc, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range mwc.Webhooks {
+			mwc.Webhooks[i].ClientConfig.CABundle = nil
+		}
+		_, err = mwcs.Update(ctx, mwc, metav1.UpdateOptions{FieldManager: "e2e-check"})
+		return err
+	})
+}
+
+// waitSyncerMayPatch waits until the API server's authorizer answers want
+// to "may ServiceAccount cabundle-syncer patch the
+// MutatingWebhookConfiguration".
+func waitSyncerMayPatch(ctx context.Context, cs kubernetes.Interface, want bool) error {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + stack.Namespace + ":" + stack.SyncerServiceAccount,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + stack.Namespace, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations",
+			Name: stack.WebhookConfigName, Verb: "patch",
+		},
+	}}
+	var got bool
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			return false, nil
+		}
+		got = res.Status.Allowed
+		return got == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("ServiceAccount %s may patch %s: %v, want %v within 30s", stack.SyncerServiceAccount, stack.WebhookConfigName, got, want)
+	}
+	return nil
+}
+
+// applyFailures is the leader's count of refused caBundle writes; a series
+// not yet created counts 0.
+func applyFailures(r *stack.Replica) float64 {
+	v, err := r.Metric("cabundle_syncer_errors_total", `{reason="`+syncer.ReasonApplyFailed+`"}`)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// refusalInLog returns the error of the last line of a syncer's JSON log
+// that says a patch was forbidden, or "".
+func refusalInLog(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		var line struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(lines[i]), &line) == nil && strings.Contains(line.Error, "cannot patch resource") {
+			return line.Error
+		}
+	}
+	return ""
+}
+
+// onceCleanup returns restore made safe to call twice, and calls it when
+// t ends if the test did not, so that a failed step never leaves the
+// shared installation broken for the next test.
+func onceCleanup(t *testing.T, restore func(context.Context) error) func(context.Context) error {
+	var once sync.Once
+	var err error
+	do := func(ctx context.Context) error {
+		once.Do(func() { err = restore(ctx) })
+		return err
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := do(ctx); err != nil {
+			t.Errorf("restore: %v", err)
+		}
+	})
+	return do
+}
+
+// targetNamespace creates the Kyma-managed namespace the docs pass to
+// --target-namespace, and removes it when t ends.
+func targetNamespace(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	cs := sys.Clientset()
+	if err := stack.CreateNamespace(ctx, cs, docsTargetNamespace, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, docsTargetNamespace, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete namespace %s: %v", docsTargetNamespace, err)
+			return
+		}
+		// The next test creates it again; a namespace still terminating
+		// would count as created and then vanish under it.
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, docsTargetNamespace, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("namespace %s not gone within 2m", docsTargetNamespace)
+		}
+	})
+}
+
+// checker runs `cabundle-syncer check`, built as the image builds it.
+type checker struct{ bin string }
+
+func newChecker(t *testing.T) checker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := process.Build(ctx, stack.SyncerName, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checker{bin: bin}
+}
+
+// checkRun is one run of the command.
+type checkRun struct {
+	args           []string
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+func (r checkRun) String() string {
+	return fmt.Sprintf("cabundle-syncer check %s: exit code %d (%s)\nstdout:\n%s\nstderr:\n%s",
+		strings.Join(r.args, " "), r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+}
+
+// run runs `cabundle-syncer check args...` with env added to an
+// environment that names no cluster of its own.
+func (c checker) run(t *testing.T, env []string, args ...string) checkRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, append([]string{"check"}, args...)...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_")
+	})
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	run := checkRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("run %s: %v", c.bin, err)
+	}
+	run.code = cmd.ProcessState.ExitCode()
+	return run
+}
+
+// report runs the command with args that include -o json and decodes the
+// report.
+func (c checker) report(t *testing.T, env []string, args ...string) (checkRun, check.Report) {
+	t.Helper()
+	run := c.run(t, env, args...)
+	r, err := decodeReport(run.stdout, slices.Contains(args, "--target-namespace"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, run)
+	}
+	return run, r
+}
+
+// waitReport runs the JSON form every 250 ms until done accepts the
+// report, and returns the last run and report and whether done did.
+func (c checker) waitReport(t *testing.T, env []string, timeout time.Duration, args []string, done func(check.Report) bool) (checkRun, check.Report, bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		run, r := c.report(t, env, args...)
+		if done(r) {
+			return run, r, true
+		}
+		if time.Now().After(deadline) {
+			return run, r, false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// decodeReport parses the JSON report strictly and checks that it holds
+// the items in their fixed order.
+func decodeReport(stdout string, withNamespace bool) (check.Report, error) {
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	var r check.Report
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("stdout is not the JSON report: %w", err)
+	}
+	want := checkIDs(withNamespace)
+	got := make([]string, 0, len(r.Checks))
+	for _, c := range r.Checks {
+		got = append(got, c.ID)
+	}
+	if !slices.Equal(got, want) {
+		return r, fmt.Errorf("report items %v, want %v", got, want)
+	}
+	return r, nil
+}
+
+// result returns the item id of r.
+func result(r check.Report, id string) check.Result {
+	for _, c := range r.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	return check.Result{ID: id}
+}
+
+// wantStatus is the status want gives item id: PASS unless named.
+func wantStatus(want map[string]check.Status, id string) check.Status {
+	if st, ok := want[id]; ok {
+		return st
+	}
+	return check.StatusPass
+}
+
+// overall is the report status and exit code that want's statuses make.
+func overall(want map[string]check.Status) (check.Status, int) {
+	statuses := make([]check.Result, 0, len(want))
+	for id, st := range want {
+		statuses = append(statuses, check.Result{ID: id, Status: st})
+	}
+	r := check.NewReport(statuses)
+	return r.Status, r.ExitCode()
+}
+
+// assertReport holds every item of r to want (PASS where want names none):
+// the status, a remediation exactly where it did not pass, and the overall
+// status and exit code that follow. Nothing goes to stderr.
+func assertReport(t *testing.T, run checkRun, r check.Report, want map[string]check.Status) {
+	t.Helper()
+	status, code := overall(want)
+	ok := true
+	for _, res := range r.Checks {
+		st := wantStatus(want, res.ID)
+		if res.Status != st {
+			t.Errorf("%s = %s %q, want %s", res.ID, res.Status, res.Message, st)
+			ok = false
+		}
+		if res.Message == "" {
+			t.Errorf("%s has no message", res.ID)
+		}
+		if pass := res.Status == check.StatusPass; pass != (res.Remediation == "") {
+			t.Errorf("%s %s with remediation %q: want one exactly when it did not pass", res.ID, res.Status, res.Remediation)
+		}
+	}
+	if r.Status != status || run.code != code {
+		t.Errorf("report status %s, exit code %d; want %s, %d", r.Status, run.code, status, code)
+		ok = false
+	}
+	if run.stderr != "" {
+		t.Errorf("stderr = %q, want nothing: the report is the output", run.stderr)
+	}
+	if !ok {
+		t.Logf("report:\n%s", run.stdout)
+	}
+}
+
+// assertTable holds the table form to want: each item's status, the arrow
+// line with the remediation under each that did not pass, the closing
+// status and the exit code.
+func assertTable(t *testing.T, run checkRun, want map[string]check.Status) {
+	t.Helper()
+	status, code := overall(want)
+	if run.code != code || run.stderr != "" {
+		t.Errorf("table: exit code %d, stderr %q; want %d and nothing", run.code, run.stderr, code)
+	}
+	lines := strings.Split(run.stdout, "\n")
+	for _, id := range checkIDs(false) {
+		st := wantStatus(want, id)
+		if got := tableStatus(run.stdout, id); got != string(st) {
+			t.Errorf("table: %s is %q, want %s", id, got, st)
+		}
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, id+" ") })
+		arrow := i >= 0 && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "→ ") && len(strings.TrimSpace(lines[i+1])) > len("→ ")
+		if arrow != (st != check.StatusPass) {
+			t.Errorf("table: %s %s with a remediation line: %v, want %v", id, st, arrow, st != check.StatusPass)
+		}
+	}
+	if !strings.HasSuffix(run.stdout, "\nStatus: "+string(status)+"\n") {
+		t.Errorf("table: want it to end with Status: %s:\n%s", status, run.stdout)
+	}
+}
+
+// tableStatus returns the STATUS column of item id in the table, or "".
+func tableStatus(table, id string) string {
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == id {
+			return f[1]
+		}
+	}
+	return ""
+}
