@@ -129,6 +129,20 @@ func readFailure(id, what string, err error) Result {
 	}
 }
 
+// notPermitted skips a check whose read the credentials may not make. The
+// syncer's own ServiceAccount may not read Pods or Namespaces, and check
+// runs in its Pod; that says nothing about the installation, so the other
+// items still decide the exit code. what names the read, e.g. "list Pods
+// in kyma-system".
+func notPermitted(id, what string, err error) Result {
+	return Result{
+		ID:          id,
+		Status:      StatusSkip,
+		Message:     oneLine(fmt.Sprintf("these credentials may not %s, so this was not checked: %v", what, err)),
+		Remediation: fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", what),
+	}
+}
+
 // resourceOf turns "Secret kyma-system/x" into "secrets" for a remediation.
 func resourceOf(what string) string {
 	kind, _, _ := strings.Cut(what, " ")

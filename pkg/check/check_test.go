@@ -291,6 +291,33 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"}},
 		},
 		{
+			// The syncer's ServiceAccount, as check runs in its Pod: no Pods.
+			name: "pods_forbidden_skips_webhook_pods_and_keeps_the_lease_verdict",
+			react: func(cs *fake.Clientset) {
+				forbidden := func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC"))
+				}
+				cs.PrependReactor("list", "pods", forbidden)
+				cs.PrependReactor("get", "pods", forbidden)
+			},
+			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip},
+			wantMessage: map[string][]string{
+				check.IDWebhookPods: {"these credentials may not list Pods in kyma-system, so this was not checked", "forbidden"},
+				check.IDSyncerLease: {"held by", "was not looked at: these credentials may not get Pods"},
+			},
+		},
+		{
+			name:   "target_namespace_forbidden_skips",
+			config: func(cfg *check.Config) { cfg.TargetNamespace = "istio-system" },
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("get", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "istio-system", errors.New("no RBAC"))
+				})
+			},
+			want:        map[string]check.Status{check.IDNamespace: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDNamespace: {"these credentials may not get Namespace istio-system"}},
+		},
+		{
 			name: "webhook_configuration_read_error_fails_and_skips",
 			react: func(cs *fake.Clientset) {
 				cs.PrependReactor("get", "mutatingwebhookconfigurations", func(k8stesting.Action) (bool, runtime.Object, error) {

@@ -7,6 +7,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +27,8 @@ func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config
 			Message:     fmt.Sprintf("namespace %s not found", cfg.TargetNamespace),
 			Remediation: "Check the name given to --target-namespace: kubectl get namespaces.",
 		}
+	case apierrors.IsForbidden(err):
+		return notPermitted(IDNamespace, "get Namespace "+cfg.TargetNamespace, err)
 	case err != nil:
 		return readFailure(IDNamespace, "Namespace "+cfg.TargetNamespace, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -16,7 +17,10 @@ import (
 // is one eviction or rollout away from it.
 func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
-	if err != nil {
+	switch {
+	case apierrors.IsForbidden(err):
+		return notPermitted(IDWebhookPods, "list Pods in "+cfg.Namespace, err)
+	case err != nil:
 		return readFailure(IDWebhookPods, fmt.Sprintf("Pods %s in %s", cfg.WebhookSelector, cfg.Namespace), err)
 	}
 	return webhookPodsResult(cfg, list.Items)
