@@ -11,10 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -89,6 +91,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 		// wakes the syncer up like a new CA does.
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, builder.WithPredicates(isWebhookConfig)).
 		Watches(&corev1.Secret{}, toKey, builder.WithPredicates(isSecret)).
+		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
@@ -129,4 +132,21 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// Retries of a failed sync back off from minRetryDelay to maxRetryDelay.
+// controller-runtime's default grows to 1000 s: after a long outage, of
+// RBAC for example, the caBundle would stay wrong for up to 16 minutes
+// after the cause is fixed. With one object to write, retrying every 30 s
+// costs nothing, and a fix shows well within the 2 minutes after which
+// the out-of-sync alert fires.
+const (
+	minRetryDelay = 100 * time.Millisecond
+	maxRetryDelay = 30 * time.Second
+)
+
+// retryBackoff is the controller's rate limiter. Every event maps to the
+// one key, so a per-item exponential backoff is all there is to limit.
+func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay)
 }
