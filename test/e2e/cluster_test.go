@@ -38,8 +38,9 @@ type clusterSystem struct {
 	cs         kubernetes.Interface
 	kubeconfig string
 	issuer     *certmgmt.Issuer
-	// webhookReplicas is the webhook Deployment's size as installed.
-	webhookReplicas int32
+	// webhookReplicas and syncerReplicas are the Deployments' sizes as
+	// installed.
+	webhookReplicas, syncerReplicas int32
 }
 
 func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
@@ -71,9 +72,11 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 		return nil, err
 	}
 	c.webhookReplicas = replicasOf(webhook)
-	if _, err := c.waitRollout(ctx, stack.SyncerName); err != nil {
+	syncer, err := c.waitRollout(ctx, stack.SyncerName)
+	if err != nil {
 		return nil, err
 	}
+	c.syncerReplicas = replicasOf(syncer)
 	logf("cluster: waiting for the caBundle to hold the Secret's CA")
 	if err := c.WaitBundleHas(ctx, 2*time.Minute, stack.CurrentFingerprint(ctx, cs)); err != nil {
 		return nil, err
@@ -226,7 +229,24 @@ func (c *clusterSystem) KillSyncerLeader(ctx context.Context) error {
 	return c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, check.HolderPodName(*lease.Spec.HolderIdentity), metav1.DeleteOptions{GracePeriodSeconds: &zero})
 }
 
+// StopSyncers scales the syncer to zero and waits until its Pods are gone;
+// the leader releases the Lease as it stops.
+func (c *clusterSystem) StopSyncers(ctx context.Context) error {
+	if err := c.scale(ctx, stack.SyncerName, 0); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.pods(ctx, stack.SyncerName)
+		return err == nil && len(pods) == 0, nil
+	})
+}
+
+// RestoreSyncers scales the syncer back to its installed size and waits
+// for the rollout.
 func (c *clusterSystem) RestoreSyncers(ctx context.Context) error {
+	if err := c.scale(ctx, stack.SyncerName, c.syncerReplicas); err != nil {
+		return err
+	}
 	_, err := c.waitRollout(ctx, stack.SyncerName)
 	return err
 }

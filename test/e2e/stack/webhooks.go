@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -130,20 +129,9 @@ func (s *Stack) applyWebhookConfiguration(ctx context.Context) error {
 // RenderWebhookConfiguration renders deploy/webhook with kubectl kustomize
 // and returns its MutatingWebhookConfiguration.
 func RenderWebhookConfiguration() (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	kubectl, err := framework.Kubectl()
+	out, err := kustomize("webhook")
 	if err != nil {
 		return nil, err
-	}
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "kustomize", filepath.Join(root, "deploy", "webhook"))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("kubectl kustomize deploy/webhook: %w: %s", err, stderr.String())
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	for {
