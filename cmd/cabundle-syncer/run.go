@@ -163,9 +163,27 @@ func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.Lea
 	}, nil
 }
 
+// Client-side rate limit of the syncer's requests: controller-runtime's
+// defaults for a manager. client-go's own, 5 per second with a burst of
+// 10, delayed each caBundle write by about 200 ms once a few rotations
+// and the Lease renewals had used up the burst.
+const (
+	clientQPS   = 20
+	clientBurst = 30
+)
+
 // restConfig loads the named kubeconfig, or, without one, the in-cluster
 // configuration and then the usual $KUBECONFIG and ~/.kube/config lookup.
 func restConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := loadRestConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	return cfg, nil
+}
+
+func loadRestConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		if cfg, err := rest.InClusterConfig(); err == nil {
 			return cfg, nil
