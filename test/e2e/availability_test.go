@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
 
 // With every webhook replica down, Pod creation goes on: the API server
@@ -94,7 +96,7 @@ func gatedPod(prefix string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: &zero,
 			SchedulingGates:               []corev1.PodSchedulingGate{{Name: "kim-snatch.kyma-project.io/e2e-hold"}},
-			Containers:                    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			Containers:                    []corev1.Container{{Name: "app", Image: stack.PauseImage}},
 		},
 	}
 }

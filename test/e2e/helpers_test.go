@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -53,31 +52,9 @@ func namespace(t *testing.T, prefix string, managed bool) string {
 	return name
 }
 
-// deployment is a Deployment of pause Pods requesting cpu each. The Pods
-// have no kubelet to stop them, so they are deleted at once.
+// deployment is a Deployment of pause Pods requesting cpu each.
 func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	zero := int64(0)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: &zero,
-					Containers: []corev1.Container{{
-						Name:  "app",
-						Image: "registry.k8s.io/pause:3.10",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU: resource.MustParse(cpu),
-						}},
-					}},
-				},
-			},
-		},
-	}
+	return stack.PauseDeployment(name, replicas, cpu)
 }
 
 // runDeployment creates d in ns and waits until n of its Pods are bound to
@@ -200,7 +177,7 @@ func createLoad(ctx context.Context, ns string, rate int) loadResult {
 			Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: &zero,
 				SchedulingGates:               []corev1.PodSchedulingGate{{Name: "kim-snatch.kyma-project.io/e2e-hold"}},
-				Containers:                    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+				Containers:                    []corev1.Container{{Name: "app", Image: stack.PauseImage}},
 			},
 		}
 		wg.Add(1)

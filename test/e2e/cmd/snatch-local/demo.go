@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -21,7 +19,6 @@ const (
 	kymaNamespace     = "kyma-demo"
 	customerNamespace = "customer-demo"
 	deploymentName    = "demo"
-	pauseImage        = "registry.k8s.io/pause:3.10"
 	cpuRequest        = "50m"
 	// bindTimeout is generous: the scheduler binds a handful of Pods in
 	// about a second, but a loaded machine may be running tests too.
@@ -55,7 +52,7 @@ func deployDemo(ctx context.Context, cs kubernetes.Interface, namespaces []demoN
 		if err := stack.CreateNamespace(ctx, cs, ns.name, ns.managed); err != nil {
 			return nil, fmt.Errorf("create namespace %s: %w", ns.name, err)
 		}
-		if _, err := cs.AppsV1().Deployments(ns.name).Create(ctx, deployment(deploymentName, int32(ns.replicas)), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AppsV1().Deployments(ns.name).Create(ctx, stack.PauseDeployment(deploymentName, int32(ns.replicas), cpuRequest), metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("create deployment %s/%s: %w", ns.name, deploymentName, err)
 		}
 	}
@@ -77,33 +74,6 @@ func deployDemo(ctx context.Context, cs kubernetes.Interface, namespaces []demoN
 		pools[n.Name] = n.Labels[framework.PoolLabel]
 	}
 	return rowsOf(pods, pools), nil
-}
-
-// deployment is a Deployment of pause Pods with a small CPU request. No
-// kubelet stops them, so they are deleted at once.
-func deployment(name string, replicas int32) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	zero := int64(0)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: &zero,
-					Containers: []corev1.Container{{
-						Name:  "app",
-						Image: pauseImage,
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU: resource.MustParse(cpuRequest),
-						}},
-					}},
-				},
-			},
-		},
-	}
 }
 
 // waitBound waits until the Deployment has exactly replicas Pods and all

@@ -137,7 +137,7 @@ In another shell:
   %[8]s check --target-namespace %[4]s
 
 Logs:
-`, c.KubeconfigPath, kubectl, framework.PoolLabel, kymaNamespace, pauseImage, stack.Namespace, stack.LeaseName,
+`, c.KubeconfigPath, kubectl, framework.PoolLabel, kymaNamespace, stack.PauseImage, stack.Namespace, stack.LeaseName,
 		filepath.Join(s.dir, "bin", stack.SyncerName))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	for _, r := range append(append([]*stack.Replica(nil), s.stack.Webhooks...), s.stack.Syncers...) {
