@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -21,8 +20,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
-
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // SyncerServiceAccount is the ServiceAccount of deploy/syncer, in
@@ -192,24 +189,4 @@ func WriteServiceAccountKubeconfig(ctx context.Context, cs kubernetes.Interface,
 	kc.Contexts["cluster"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: user}
 	kc.CurrentContext = "cluster"
 	return clientcmd.WriteToFile(*kc, path)
-}
-
-// kustomize renders deploy/<base> with kubectl kustomize.
-func kustomize(base string) ([]byte, error) {
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		return nil, err
-	}
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "kustomize", filepath.Join(root, "deploy", base))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("kubectl kustomize deploy/%s: %w: %s", base, err, stderr.String())
-	}
-	return out, nil
 }

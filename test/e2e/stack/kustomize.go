@@ -1,0 +1,30 @@
+package stack
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// kustomize renders deploy/<base> with kubectl kustomize.
+func kustomize(base string) ([]byte, error) {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return nil, err
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(kubectl, "kustomize", filepath.Join(root, "deploy", base))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubectl kustomize deploy/%s: %w: %s", base, err, stderr.String())
+	}
+	return out, nil
+}
