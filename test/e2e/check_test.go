@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +19,11 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
@@ -201,11 +200,11 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 
 // docs/operations.md and docs/troubleshooting.md run the check inside a
 // syncer Pod, where it has the syncer's ServiceAccount, and say that the
-// webhook Pods are skipped there, as the account may not read them. The
-// same command with
-// the same credentials, a token of ServiceAccount cabundle-syncer under
-// deploy/syncer's RBAC: the Secret, the MutatingWebhookConfiguration and
-// the Lease are readable, the Pods are not.
+// webhook Pods are skipped there, as the account may not read them. This
+// runs the same command with the same credentials, a token of
+// ServiceAccount cabundle-syncer under deploy/syncer's RBAC: the Secret,
+// the MutatingWebhookConfiguration and the Lease are readable, the Pods
+// are not.
 func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	c := newChecker(t)
 	ctx := context.Background()
@@ -300,15 +299,11 @@ func garbleCA(t *testing.T) func(context.Context) error {
 // secretCAFingerprint is the fingerprint of the first CA in the Secret.
 func secretCAFingerprint(t *testing.T) string {
 	t.Helper()
-	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(context.Background(), stack.SecretName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	fp := stack.CurrentFingerprint(context.Background(), sys.Clientset())
+	if fp == "" {
+		t.Fatalf("no CA in Secret %s/%s", stack.Namespace, stack.SecretName)
 	}
-	certs, err := cabundle.Parse(sec.Data[certmgmt.CAKey])
-	if err != nil || len(certs) == 0 {
-		t.Fatalf("no CA in Secret %s/%s: %v", stack.Namespace, stack.SecretName, err)
-	}
-	return cabundle.Fingerprint(certs[0])
+	return fp
 }
 
 // setCA writes ca into the Secret's ca.crt.
@@ -514,26 +509,7 @@ func onceCleanup(t *testing.T, restore func(context.Context) error) func(context
 // --target-namespace, and removes it when t ends.
 func targetNamespace(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	cs := sys.Clientset()
-	if err := stack.CreateNamespace(ctx, cs, docsTargetNamespace, true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cs.CoreV1().Namespaces().Delete(ctx, docsTargetNamespace, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("delete namespace %s: %v", docsTargetNamespace, err)
-			return
-		}
-		// The next test creates it again; a namespace still terminating
-		// would count as created and then vanish under it.
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := cs.CoreV1().Namespaces().Get(ctx, docsTargetNamespace, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-		if err != nil {
-			t.Errorf("namespace %s not gone within 2m", docsTargetNamespace)
-		}
-	})
+	createNamespace(t, docsTargetNamespace, true)
 }
 
 // checker runs `cabundle-syncer check`, built as the image builds it.
@@ -654,14 +630,19 @@ func wantStatus(want map[string]check.Status, id string) check.Status {
 	return check.StatusPass
 }
 
-// overall is the report status and exit code that want's statuses make.
+// overall is the report status and exit code that want's statuses make,
+// as the operators' contract has it: any FAIL fails with 2, else any WARN
+// warns with 1, else it passes with 0; SKIP counts as neither.
 func overall(want map[string]check.Status) (check.Status, int) {
-	statuses := make([]check.Result, 0, len(want))
-	for id, st := range want {
-		statuses = append(statuses, check.Result{ID: id, Status: st})
+	statuses := slices.Collect(maps.Values(want))
+	switch {
+	case slices.Contains(statuses, check.StatusFail):
+		return check.StatusFail, 2
+	case slices.Contains(statuses, check.StatusWarn):
+		return check.StatusWarn, 1
+	default:
+		return check.StatusPass, 0
 	}
-	r := check.NewReport(statuses)
-	return r.Status, r.ExitCode()
 }
 
 // assertReport holds every item of r to want (PASS where want names none):

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -26,22 +26,30 @@ func logf(format string, args ...any) {
 }
 
 // namespace creates a fresh namespace, Kyma-managed or not, and deletes it
-// when the test ends, waiting until it is gone so that its Pods no longer
-// take up Node capacity.
+// when the test ends.
 func namespace(t *testing.T, prefix string, managed bool) string {
 	t.Helper()
-	ctx := context.Background()
 	name := fmt.Sprintf("%s-%04x", prefix, rand.IntN(1<<16))
-	if err := stack.CreateNamespace(ctx, sys.Clientset(), name, managed); err != nil {
+	createNamespace(t, name, managed)
+	return name
+}
+
+// createNamespace creates namespace name and, when the test ends, deletes
+// it and waits until it is gone: its Pods no longer take up Node capacity,
+// and a test that creates it again does not find it terminating.
+func createNamespace(t *testing.T, name string, managed bool) {
+	t.Helper()
+	ctx := context.Background()
+	cs := sys.Clientset()
+	if err := stack.CreateNamespace(ctx, cs, name, managed); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cs := sys.Clientset()
 		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Errorf("delete namespace %s: %v", name, err)
 			return
 		}
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
@@ -49,7 +57,6 @@ func namespace(t *testing.T, prefix string, managed bool) string {
 			t.Errorf("namespace %s not gone within 2m", name)
 		}
 	})
-	return name
 }
 
 // deployment is a Deployment of pause Pods requesting cpu each.
@@ -146,13 +153,9 @@ type loadResult struct {
 	latency []time.Duration
 }
 
+// percentile is the p-th percentile (0 < p <= 1) of the create latencies.
 func (r loadResult) percentile(p float64) time.Duration {
-	if len(r.latency) == 0 {
-		return 0
-	}
-	ds := append([]time.Duration(nil), r.latency...)
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+	return syncertest.Percentile(r.latency, 100*p)
 }
 
 // createLoad creates rate Pods per second in ns until ctx ends. The Pods
