@@ -90,16 +90,12 @@ func (c *clusterSystem) ProjectionDelay() time.Duration  { return kubeletProject
 func (c *clusterSystem) WebhookReplicas() int            { return int(c.webhookReplicas) }
 func (c *clusterSystem) Stop()                           {}
 
-func (c *clusterSystem) Renew(ctx context.Context) (string, string, error) {
+func (c *clusterSystem) Renew(ctx context.Context) (string, error) {
 	issued, err := c.issuer.Renew(ctx)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	sec, err := c.cs.CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
-	if err != nil {
-		return "", "", err
-	}
-	return issued.Fingerprint(), sec.ResourceVersion, nil
+	return issued.Fingerprint(), nil
 }
 
 func (c *clusterSystem) WaitBundleHas(ctx context.Context, timeout time.Duration, fp string) error {

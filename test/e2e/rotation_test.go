@@ -21,7 +21,7 @@ func rotationUnderLoad(t *testing.T, rate int, dur time.Duration) (missing []str
 	go func() { done <- createLoad(ctx, ns, rate) }()
 
 	time.Sleep(dur / 6)
-	fp, _, err := sys.Renew(context.Background())
+	fp, err := sys.Renew(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSyncerLeaderKilledMidRotation(t *testing.T) {
 			t.Errorf("restore syncers: %v", err)
 		}
 	})
-	fp, _, err := sys.Renew(ctx)
+	fp, err := sys.Renew(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

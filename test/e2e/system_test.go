@@ -19,8 +19,8 @@ type system interface {
 	Clientset() kubernetes.Interface
 	KubeconfigPath() string
 	// Renew rotates the CA as Gardener does; it returns the new CA's
-	// fingerprint and the Secret's resourceVersion.
-	Renew(ctx context.Context) (fingerprint, resourceVersion string, err error)
+	// fingerprint.
+	Renew(ctx context.Context) (fingerprint string, err error)
 	// WaitServed waits until every webhook replica serves the certificate
 	// with the fingerprint.
 	WaitServed(ctx context.Context, fingerprint string) error
@@ -69,9 +69,12 @@ type localSystem struct {
 func (l *localSystem) Clientset() kubernetes.Interface { return l.Stack.Clientset }
 func (l *localSystem) KubeconfigPath() string          { return l.Cluster.KubeconfigPath }
 
-func (l *localSystem) Renew(ctx context.Context) (string, string, error) {
-	c, rv, err := l.Stack.Renew(ctx)
-	return c.Fingerprint(), rv, err
+func (l *localSystem) Renew(ctx context.Context) (string, error) {
+	c, err := l.Issuer.Renew(ctx)
+	if err != nil {
+		return "", err
+	}
+	return c.Fingerprint(), nil
 }
 
 func (l *localSystem) WaitServed(ctx context.Context, fp string) error {

@@ -144,22 +144,3 @@ func (p *Projector) state() (string, <-chan struct{}, error) {
 	defer p.mu.Unlock()
 	return p.written, p.changed, p.err
 }
-
-// WaitFor waits until the Secret at resourceVersion rv (or a later one it
-// saw) has been written into every directory.
-func (p *Projector) WaitFor(ctx context.Context, rv string) error {
-	for {
-		written, changed, err := p.state()
-		if err != nil {
-			return err
-		}
-		if written == rv {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("secret %s/%s at resourceVersion %s not projected (last written %q): %w", p.namespace, p.name, rv, written, ctx.Err())
-		case <-changed:
-		}
-	}
-}

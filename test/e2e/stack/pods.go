@@ -26,7 +26,7 @@ type podMirror struct {
 	node   string
 }
 
-func newPodMirror(client kubernetes.Interface, _ *framework.Cluster) *podMirror {
+func newPodMirror(client kubernetes.Interface) *podMirror {
 	return &podMirror{client: client}
 }
 

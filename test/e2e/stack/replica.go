@@ -34,9 +34,9 @@ type Replica struct {
 	logDir string
 	client *http.Client
 
-	mu       sync.Mutex
-	proc     *process.Process
-	restarts int
+	mu     sync.Mutex
+	proc   *process.Process
+	starts int
 }
 
 // Start starts a new process of the replica.
@@ -44,8 +44,8 @@ func (r *Replica) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	name := r.Name
-	if r.restarts > 0 {
-		name += "-" + strconv.Itoa(r.restarts)
+	if r.starts > 0 {
+		name += "-" + strconv.Itoa(r.starts)
 	}
 	p, err := process.Start(process.Options{
 		Name: r.Name, Path: r.path, Args: r.args, Env: r.env,
@@ -55,7 +55,7 @@ func (r *Replica) Start() error {
 		return err
 	}
 	r.proc = p
-	r.restarts++
+	r.starts++
 	return nil
 }
 
@@ -78,6 +78,15 @@ func (r *Replica) Stop() {
 	if p := r.Process(); p != nil {
 		p.Stop(30 * time.Second)
 	}
+}
+
+// stopAll stops the replicas at once and waits for all of them.
+func stopAll(rs []*Replica) {
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(r.Stop)
+	}
+	wg.Wait()
 }
 
 // Kill ends the process with SIGKILL and waits for it.

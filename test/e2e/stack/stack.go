@@ -162,7 +162,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err = s.startSyncers(ctx); err != nil {
 		return s, err
 	}
-	s.pods = newPodMirror(s.Clientset, s.Cluster)
+	s.pods = newPodMirror(s.Clientset)
 	if err = s.pods.start(runCtx, s.allReplicas()); err != nil {
 		return s, err
 	}

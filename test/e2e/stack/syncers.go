@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -91,24 +90,11 @@ func (s *Stack) SetCAOverlap(ctx context.Context, overlap time.Duration) error {
 }
 
 // StopSyncers stops every syncer replica at once, as scaling the
-// Deployment to zero does, and waits for them until ctx ends. The leader
-// releases the Lease as it stops; nobody takes it.
-func (s *Stack) StopSyncers(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		var wg sync.WaitGroup
-		for _, r := range s.Syncers {
-			wg.Go(r.Stop)
-		}
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// Deployment to zero does, and waits for them. The leader releases the
+// Lease as it stops; nobody takes it.
+func (s *Stack) StopSyncers(context.Context) error {
+	stopAll(s.Syncers)
+	return nil
 }
 
 // Leader waits until exactly one running syncer reports leadership and

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -88,16 +87,11 @@ func (s *Stack) waitRouted(ctx context.Context, n int) error {
 			}
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.Proxy.Ready() != n {
-		if time.Now().After(deadline) {
-			return errorf("the proxy routes to %d webhook replicas, want %d", s.Proxy.Ready(), n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return s.Proxy.Ready() == n, nil
+	})
+	if err != nil {
+		return errorf("the proxy routes to %d webhook replicas, want %d: %w", s.Proxy.Ready(), n, err)
 	}
 	return nil
 }
@@ -168,12 +162,10 @@ func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
 
 // StopWebhooks stops every webhook replica at once, and waits for them.
 func (s *Stack) StopWebhooks() {
-	var wg sync.WaitGroup
-	for i, r := range s.Webhooks {
+	for i := range s.Webhooks {
 		s.Proxy.SetDraining(i, true)
-		wg.Go(r.Stop)
 	}
-	wg.Wait()
+	stopAll(s.Webhooks)
 }
 
 // StartWebhooks starts the stopped webhook replicas again and waits until
