@@ -168,9 +168,10 @@ func (s *Stack) StartWebhooks(ctx context.Context) error {
 // certificate in certDir (tls.crt and tls.key; the projector does not
 // write there), with an EndpointSlice and a Pod object of its own, and
 // waits until its endpoint is Ready. It is not one of s.Webhooks: the
-// scenarios' restarts and rotations leave it alone. The API server then
-// calls it as often as any other replica, so a certificate from another
-// CA in certDir makes some calls fail.
+// scenarios' restarts and rotations leave it alone. The API server dials
+// it like any Ready endpoint, for new connections only: connections it
+// keeps alive to the other replicas stay where they are. A certificate
+// from another CA in certDir makes the calls on its connections fail open.
 func (s *Stack) AddWebhook(ctx context.Context, name, certDir string) (*Replica, error) {
 	r, err := s.newWebhook(name, certDir)
 	if err != nil {
