@@ -36,6 +36,12 @@ type Options struct {
 	// Kubeconfig names an existing cluster to use instead of starting one.
 	// When empty, SNATCH_TEST_KUBECONFIG is consulted.
 	Kubeconfig string
+	// AggregatorRouting starts kube-apiserver with
+	// --enable-aggregator-routing=true: it then calls a webhook or an
+	// aggregated API named by a Service at a ready endpoint of the
+	// Service's EndpointSlices instead of at its ClusterIP, which nothing
+	// here routes, as there is no kube-proxy.
+	AggregatorRouting bool
 	// APIServerArgs are extra kube-apiserver flags, appended last so they win.
 	APIServerArgs []string
 }
@@ -134,7 +140,11 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	host := "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	if err := c.startAPIServer(ctx, keys, etcdURL, ports[2], opts.APIServerArgs); err != nil {
+	var extra []string
+	if opts.AggregatorRouting {
+		extra = append(extra, "--enable-aggregator-routing=true")
+	}
+	if err := c.startAPIServer(ctx, keys, etcdURL, ports[2], append(extra, opts.APIServerArgs...)); err != nil {
 		return err
 	}
 

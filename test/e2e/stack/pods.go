@@ -30,7 +30,9 @@ func newPodMirror(client kubernetes.Interface) *podMirror {
 	return &podMirror{client: client}
 }
 
-func (m *podMirror) start(ctx context.Context, replicas []*Replica) error {
+// start mirrors the replicas that replicas returns, now and every 250 ms
+// until ctx ends.
+func (m *podMirror) start(ctx context.Context, replicas func() []*Replica) error {
 	nodes, err := m.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
 	if err != nil {
 		return err
@@ -39,7 +41,7 @@ func (m *podMirror) start(ctx context.Context, replicas []*Replica) error {
 		return errors.New("stack: no Kyma-pool node to place the replicas' Pods on")
 	}
 	m.node = nodes.Items[0].Name
-	for _, r := range replicas {
+	for _, r := range replicas() {
 		if err := m.sync(ctx, r); err != nil {
 			return err
 		}
@@ -51,7 +53,7 @@ func (m *podMirror) start(ctx context.Context, replicas []*Replica) error {
 				return
 			case <-time.After(250 * time.Millisecond):
 			}
-			for _, r := range replicas {
+			for _, r := range replicas() {
 				_ = m.sync(ctx, r)
 			}
 		}
@@ -67,11 +69,7 @@ func (m *podMirror) sync(ctx context.Context, r *Replica) error {
 	}
 	if !r.Running() {
 		if err == nil {
-			grace := int64(0)
-			err = pods.Delete(ctx, r.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
+			return m.remove(ctx, r)
 		}
 		return err
 	}
@@ -90,7 +88,11 @@ func (m *podMirror) sync(ctx context.Context, r *Replica) error {
 	}
 	now := metav1.Now()
 	pod.Status.Phase = corev1.PodRunning
-	pod.Status.PodIP, pod.Status.HostIP = "127.0.0.1", "127.0.0.1"
+	// No podIP: the Service's selector matches these Pods, and
+	// kube-controller-manager would write 127.0.0.1 into an IPv4
+	// EndpointSlice, which rejects loopback. The stack writes the
+	// endpoints itself (endpoints.go).
+	pod.Status.HostIP = "127.0.0.1"
 	if pod.Status.StartTime == nil {
 		pod.Status.StartTime = &now
 	}
@@ -106,6 +108,16 @@ func (m *podMirror) sync(ctx context.Context, r *Replica) error {
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: *pod.Status.StartTime}},
 	}}
 	_, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	return err
+}
+
+// remove deletes the Pod of r at once; a missing Pod is not an error.
+func (m *podMirror) remove(ctx context.Context, r *Replica) error {
+	grace := int64(0)
+	err := m.client.CoreV1().Pods(Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/projector"
-	"github.com/kyma-project/kim-snatch/test/e2e/proxy"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
@@ -82,20 +82,24 @@ type Stack struct {
 	Clientset kubernetes.Interface
 	Issuer    *certmgmt.Issuer
 	Projector *projector.Projector
-	Proxy     *proxy.Proxy
 	Webhooks  []*Replica
 	Syncers   []*Replica
 
 	opts       Options
+	manifests  *WebhookManifests
 	webhookBin string
 	syncerBin  string
 	cancel     context.CancelFunc
 	pods       *podMirror
+	endpoints  *endpoints
+
+	mu    sync.Mutex
+	extra []*Replica // started by AddWebhook
 }
 
 // Start brings the environment up and returns once Pods in a Kyma-managed
-// namespace are mutated: the webhooks are ready behind the proxy, a syncer
-// leads and the caBundle holds the CA. On error everything started is
+// namespace are mutated: the webhooks are Ready in the EndpointSlices of
+// their Service, a syncer leads and the caBundle holds the CA. On error everything started is
 // stopped again.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	opts.defaults()
@@ -112,13 +116,24 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	}()
 	p := opts.Progress
 
-	p("starting etcd, kube-apiserver, kube-scheduler and kube-controller-manager %s", framework.KubernetesVersion)
-	if s.Cluster, err = framework.Start(ctx, framework.Options{Scheduler: true, ControllerManager: true}); err != nil {
+	if s.manifests, err = RenderWebhookManifests(); err != nil {
+		return s, err
+	}
+	port, err := s.manifests.ServicePort()
+	if err != nil {
+		return s, err
+	}
+
+	p("starting etcd, kube-apiserver (aggregator routing: webhooks are called at their Service's endpoints), kube-scheduler and kube-controller-manager %s", framework.KubernetesVersion)
+	if s.Cluster, err = framework.Start(ctx, framework.Options{Scheduler: true, ControllerManager: true, AggregatorRouting: true}); err != nil {
 		return s, err
 	}
 	s.Clientset = s.Cluster.Clientset
 	if s.Cluster.External() {
 		return s, errors.New("stack: SNATCH_TEST_KUBECONFIG is set; the local stack needs a control plane of its own")
+	}
+	if s.endpoints, err = newEndpoints(s.Cluster.Config, port); err != nil {
+		return s, err
 	}
 	p("creating %d nodes in pool %s and %d in pool %s", opts.KymaNodes, framework.KymaPool, opts.CustomerNodes, framework.CustomerPool)
 	if _, err = s.Cluster.CreateNodes(ctx, framework.KymaPool, opts.KymaNodes); err != nil {
@@ -153,6 +168,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return s, err
 	}
 
+	if err = s.applyService(ctx); err != nil {
+		return s, err
+	}
 	if err = s.startWebhooks(ctx, runCtx); err != nil {
 		return s, err
 	}
@@ -163,7 +181,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return s, err
 	}
 	s.pods = newPodMirror(s.Clientset)
-	if err = s.pods.start(runCtx, s.allReplicas()); err != nil {
+	if err = s.pods.start(runCtx, s.allReplicas); err != nil {
 		return s, err
 	}
 	p("waiting for a syncer to lead and write the caBundle")
@@ -173,8 +191,12 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	return s, nil
 }
 
+// allReplicas returns the webhook replicas, those of AddWebhook and the
+// syncer replicas.
 func (s *Stack) allReplicas() []*Replica {
-	return append(append([]*Replica(nil), s.Webhooks...), s.Syncers...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(append(append([]*Replica(nil), s.Webhooks...), s.extra...), s.Syncers...)
 }
 
 // Options returns the options the stack runs with, defaults filled in.
@@ -187,9 +209,6 @@ func (s *Stack) Stop() {
 	}
 	for _, r := range s.allReplicas() {
 		r.Stop()
-	}
-	if s.Proxy != nil {
-		_ = s.Proxy.Close()
 	}
 	if s.Cluster != nil {
 		_ = s.Cluster.Stop()

@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -10,33 +9,49 @@ import (
 	"path/filepath"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/test/e2e/projector"
-	"github.com/kyma-project/kim-snatch/test/e2e/proxy"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // ShutdownDelay is the replicas' --shutdown-delay: shorter than the
-// Deployment's, as the proxy drops a stopping replica at once, where
-// kube-proxy takes a while to learn of it.
+// Deployment's, as the stack marks a stopping replica's endpoint not Ready
+// before it sends SIGTERM, where in a cluster the endpointslice controller
+// and then the API server take a while to learn of it.
 const ShutdownDelay = 2 * time.Second
 
+// newWebhook returns a webhook replica that serves the certificate in
+// certDir, on ports of its own.
+func (s *Stack) newWebhook(name, certDir string) (*Replica, error) {
+	ports, err := framework.FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	return &Replica{
+		Name: name, App: WebhookName, WebhookAddr: localAddr(ports[0]),
+		MetricsAddr: localAddr(ports[1]), ProbeAddr: localAddr(ports[2]),
+		path: s.webhookBin,
+		args: []string{
+			"--cert-dir=" + certDir,
+			fmt.Sprintf("--webhook-port=%d", ports[0]),
+			"--metrics-bind-address=" + localAddr(ports[1]),
+			"--health-probe-bind-address=" + localAddr(ports[2]),
+			"--shutdown-delay=" + ShutdownDelay.String(),
+		},
+		logDir: s.opts.Dir,
+		client: &http.Client{Timeout: 2 * time.Second},
+	}, nil
+}
+
 // startWebhooks projects the Secret into one cert dir per replica, starts
-// the replicas and the proxy in front of them, and waits until the proxy
-// routes to all of them.
+// the replicas with an EndpointSlice each, and waits until every slice
+// holds a Ready endpoint.
 func (s *Stack) startWebhooks(ctx, runCtx context.Context) error {
 	n := s.opts.WebhookReplicas
-	ports, err := framework.FreePorts(3*n + 1)
-	if err != nil {
-		return err
-	}
 	var dirs []string
-	var backends []proxy.Backend
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", WebhookName, i)
 		dir := filepath.Join(s.opts.Dir, name, "certs")
@@ -44,108 +59,71 @@ func (s *Stack) startWebhooks(ctx, runCtx context.Context) error {
 			return err
 		}
 		dirs = append(dirs, dir)
-		r := &Replica{
-			Name: name, App: WebhookName, WebhookAddr: localAddr(ports[3*i]),
-			MetricsAddr: localAddr(ports[3*i+1]), ProbeAddr: localAddr(ports[3*i+2]),
-			path: s.webhookBin,
-			args: []string{
-				"--cert-dir=" + dir,
-				fmt.Sprintf("--webhook-port=%d", ports[3*i]),
-				"--metrics-bind-address=" + localAddr(ports[3*i+1]),
-				"--health-probe-bind-address=" + localAddr(ports[3*i+2]),
-				"--shutdown-delay=" + ShutdownDelay.String(),
-			},
-			logDir: s.opts.Dir,
-			client: &http.Client{Timeout: 2 * time.Second},
+		r, err := s.newWebhook(name, dir)
+		if err != nil {
+			return err
 		}
 		s.Webhooks = append(s.Webhooks, r)
-		backends = append(backends, proxy.Backend{Addr: localAddr(ports[3*i]), ReadyURL: "http://" + r.ProbeAddr + "/readyz"})
 	}
 	s.opts.Progress("projecting the Secret into %d webhook cert dirs (kubelet-style ..data swap, %s delay)", n, s.opts.ProjectorDelay)
 	s.Projector = projector.New(s.Clientset, Namespace, SecretName, s.opts.ProjectorDelay, dirs...)
 	if err := s.Projector.Start(runCtx); err != nil {
 		return err
 	}
-	s.opts.Progress("starting %d snatch-webhook replicas behind a round-robin proxy on %s", n, localAddr(ports[3*n]))
+	s.opts.Progress("starting %d snatch-webhook replicas, each with an EndpointSlice of Service %s (address %s, Ready as /readyz answers)",
+		n, ServiceName, EndpointAddress)
 	for _, r := range s.Webhooks {
 		if err := r.Start(); err != nil {
 			return err
 		}
-	}
-	if s.Proxy, err = proxy.Start(localAddr(ports[3*n]), 100*time.Millisecond, backends...); err != nil {
-		return err
-	}
-	return s.waitRouted(ctx, n)
-}
-
-// waitRouted waits until the proxy routes new connections to n replicas.
-func (s *Stack) waitRouted(ctx context.Context, n int) error {
-	for _, r := range s.Webhooks {
-		if r.Running() {
-			if err := r.WaitReady(ctx, time.Minute); err != nil {
-				return err
-			}
+		if err := s.endpoints.add(ctx, r); err != nil {
+			return err
 		}
 	}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return s.Proxy.Ready() == n, nil
-	})
-	if err != nil {
-		return errorf("the proxy routes to %d webhook replicas, want %d: %w", s.Proxy.Ready(), n, err)
+	go s.endpoints.run(runCtx)
+	return s.waitRouted(ctx, s.Webhooks...)
+}
+
+// waitRouted waits until each running replica of rs answers /readyz and
+// its EndpointSlice holds it Ready.
+func (s *Stack) waitRouted(ctx context.Context, rs ...*Replica) error {
+	for _, r := range rs {
+		if !r.Running() {
+			continue
+		}
+		if err := r.WaitReady(ctx, time.Minute); err != nil {
+			return err
+		}
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return s.endpoints.ready(r), nil
+		})
+		if err != nil {
+			return errorf("the EndpointSlice of %s holds no Ready endpoint: %w", r.Name, err)
+		}
 	}
 	return nil
 }
 
-// WebhookURL is the URL the MutatingWebhookConfiguration calls.
-func (s *Stack) WebhookURL() string {
-	return "https://localhost:" + portOf(s.Proxy.Addr()) + "/mutate-pod"
-}
-
-// applyWebhookConfiguration renders deploy/webhook and creates its
-// MutatingWebhookConfiguration with a url clientConfig that points at the
-// proxy, since the local cluster has no Services. Everything else (rules,
-// selectors, policy, timeout) is as shipped; the caBundle is left to the
-// syncer.
+// applyWebhookConfiguration creates the MutatingWebhookConfiguration of
+// deploy/webhook as rendered: its service clientConfig names the Service,
+// and the caBundle is left to the syncer.
 func (s *Stack) applyWebhookConfiguration(ctx context.Context) error {
-	mwc, err := RenderWebhookConfiguration()
-	if err != nil {
-		return err
-	}
-	url := s.WebhookURL()
-	for i := range mwc.Webhooks {
-		mwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url}
-	}
-	s.opts.Progress("creating MutatingWebhookConfiguration %s from deploy/webhook, calling %s", mwc.Name, url)
-	_, err = s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{})
+	mwc := s.manifests.Configuration.DeepCopy()
+	s.opts.Progress("creating MutatingWebhookConfiguration %s from deploy/webhook; the API server calls Service %s/%s through its EndpointSlices",
+		mwc.Name, Namespace, ServiceName)
+	_, err := s.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{})
 	return err
 }
 
-// RenderWebhookConfiguration renders deploy/webhook with kubectl kustomize
-// and returns its MutatingWebhookConfiguration.
-func RenderWebhookConfiguration() (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	out, err := kustomize("webhook")
-	if err != nil {
-		return nil, err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	for {
-		var mwc admissionregistrationv1.MutatingWebhookConfiguration
-		if err := dec.Decode(&mwc); err != nil {
-			return nil, fmt.Errorf("no MutatingWebhookConfiguration in deploy/webhook: %w", err)
-		}
-		if mwc.Kind == "MutatingWebhookConfiguration" {
-			return &mwc, nil
-		}
-	}
-}
-
-// RestartWebhook restarts replica i as a rolling update does: it leaves
-// the Service's endpoints as it gets SIGTERM, keeps serving through its
-// shutdown delay while the API server's kept-alive connections move away,
-// drains, and a new process takes its place.
+// RestartWebhook restarts replica i as a rolling update does: its
+// endpoint turns not Ready as it gets SIGTERM, it keeps serving through
+// its shutdown delay while the API server's kept-alive connections move
+// away, drains, and a new process takes its place.
 func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
 	r := s.Webhooks[i]
-	s.Proxy.SetDraining(i, true)
+	if err := s.endpoints.setStopping(ctx, r, true); err != nil {
+		return err
+	}
 	r.Stop()
 	if code, _ := r.Process().Wait(5 * time.Second); code != 0 {
 		return errorf("%s exited with code %d after SIGTERM; log:\n%s", r.Name, code, r.Process().LogTail(20))
@@ -156,30 +134,81 @@ func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
 	if err := r.WaitReady(ctx, time.Minute); err != nil {
 		return err
 	}
-	s.Proxy.SetDraining(i, false)
-	return s.waitRouted(ctx, len(s.Webhooks))
+	if err := s.endpoints.setStopping(ctx, r, false); err != nil {
+		return err
+	}
+	return s.waitRouted(ctx, s.Webhooks...)
 }
 
 // StopWebhooks stops every webhook replica at once, and waits for them.
 func (s *Stack) StopWebhooks() {
-	for i := range s.Webhooks {
-		s.Proxy.SetDraining(i, true)
+	for _, r := range s.Webhooks {
+		_ = s.endpoints.setStopping(context.Background(), r, true)
 	}
 	stopAll(s.Webhooks)
 }
 
 // StartWebhooks starts the stopped webhook replicas again and waits until
-// the proxy routes to all of them.
+// their endpoints are Ready.
 func (s *Stack) StartWebhooks(ctx context.Context) error {
-	for i, r := range s.Webhooks {
+	for _, r := range s.Webhooks {
 		if !r.Running() {
 			if err := r.Start(); err != nil {
 				return err
 			}
 		}
-		s.Proxy.SetDraining(i, false)
+		if err := s.endpoints.setStopping(ctx, r, false); err != nil {
+			return err
+		}
 	}
-	return s.waitRouted(ctx, len(s.Webhooks))
+	return s.waitRouted(ctx, s.Webhooks...)
+}
+
+// AddWebhook starts one more webhook replica, named name, that serves the
+// certificate in certDir (tls.crt and tls.key; the projector does not
+// write there), with an EndpointSlice and a Pod object of its own, and
+// waits until its endpoint is Ready. It is not one of s.Webhooks: the
+// scenarios' restarts and rotations leave it alone. The API server dials
+// it like any Ready endpoint, for new connections only: connections it
+// keeps alive to the other replicas stay where they are. A certificate
+// from another CA in certDir makes the calls on its connections fail open.
+func (s *Stack) AddWebhook(ctx context.Context, name, certDir string) (*Replica, error) {
+	r, err := s.newWebhook(name, certDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Start(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.extra = append(s.extra, r)
+	s.mu.Unlock()
+	if err := s.endpoints.add(ctx, r); err != nil {
+		return r, err
+	}
+	return r, s.waitRouted(ctx, r)
+}
+
+// RemoveWebhook removes a replica that AddWebhook started: its endpoint
+// turns not Ready, the process stops, and its EndpointSlice and Pod
+// object go.
+func (s *Stack) RemoveWebhook(ctx context.Context, r *Replica) error {
+	if err := s.endpoints.setStopping(ctx, r, true); err != nil {
+		return err
+	}
+	r.Stop()
+	s.mu.Lock()
+	for i, x := range s.extra {
+		if x == r {
+			s.extra = append(s.extra[:i], s.extra[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if err := s.endpoints.remove(ctx, r); err != nil {
+		return err
+	}
+	return s.pods.remove(ctx, r)
 }
 
 // ServedFingerprint returns the fingerprint of the certificate that

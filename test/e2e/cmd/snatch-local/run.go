@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
+
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -134,11 +136,12 @@ In another shell:
   %[2]s get pods -A -o wide
   %[2]s -n %[4]s run try --image=%[5]s --dry-run=server -o jsonpath='{.spec.affinity}{"\n"}'
   %[2]s -n %[6]s get lease %[7]s
+  %[2]s -n %[6]s get endpointslices -l %[9]s=%[10]s
   %[8]s check --target-namespace %[4]s
 
 Logs:
 `, c.KubeconfigPath, kubectl, framework.PoolLabel, kymaNamespace, stack.PauseImage, stack.Namespace, stack.LeaseName,
-		filepath.Join(s.dir, "bin", stack.SyncerName))
+		filepath.Join(s.dir, "bin", stack.SyncerName), discoveryv1.LabelServiceName, stack.ServiceName)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	for _, r := range append(append([]*stack.Replica(nil), s.stack.Webhooks...), s.stack.Syncers...) {
 		fmt.Fprintf(tw, "  %s\t%s\n", r.Name, r.Process().LogPath)
