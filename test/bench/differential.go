@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -117,7 +118,7 @@ func differential(ctx context.Context, cs kubernetes.Interface, webhookNS, polic
 	var errs []error
 	agreed := 0
 	for _, c := range diffCases() {
-		in := benchPod("diff-" + c.name)
+		in := benchPod("diff-" + strings.ReplaceAll(c.name, "_", "-"))
 		c.mutate(in)
 		want := c.expected(in)
 		ok := true
