@@ -97,7 +97,10 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create the webhook configuration: %w", err)
 	}
-	policy, binding := mutatingPolicy(affinity.DefaultPolicy())
+	policy, binding, err := mutatingPolicy()
+	if err != nil {
+		return err
+	}
 	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create the MutatingAdmissionPolicy: %w", err)
 	}
@@ -113,6 +116,12 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 			return err
 		}
 	}
+	// The comparison means something only if B and C do the same thing.
+	agreed, err := differential(ctx, cs, arms[1].namespace, arms[2].namespace)
+	if err != nil {
+		return fmt.Errorf("the webhook and the policy of deploy/examples/policy disagree: %w", err)
+	}
+	r.progress("differential: the webhook and the policy agree on all %d Pods", agreed)
 	// A warm-up round per arm: connections, the CEL programs, caches.
 	warm := min(r.cfg.Creators*4, r.cfg.Pods/r.cfg.Rounds)
 	for _, a := range arms {
@@ -124,7 +133,7 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 		}
 	}
 
-	res := &APIServerResults{PolicyAPI: policyAPI, APIServerArgs: policyAPIServerArgs, Creators: r.cfg.Creators, Rounds: r.cfg.Rounds}
+	res := &APIServerResults{PolicyAPI: policyAPI, APIServerArgs: policyAPIServerArgs, Creators: r.cfg.Creators, Rounds: r.cfg.Rounds, DifferentialCases: agreed}
 	perRound := r.cfg.Pods / r.cfg.Rounds
 	for round := range r.cfg.Rounds {
 		n := perRound

@@ -87,6 +87,9 @@ func TestHarnessSmoke(t *testing.T) {
 				t.Errorf("arm %s: %+v, want %d Pods created without error", name, s, cfg.Pods)
 			}
 		}
+		if want := len(diffCases()); a.DifferentialCases != want {
+			t.Errorf("the webhook and the policy agree on %d differential Pods, want all %d", a.DifferentialCases, want)
+		}
 		if a.B.WithTerm != a.B.Pods || a.C.WithTerm != a.C.Pods || a.A.WithTerm != 0 {
 			t.Errorf("Pods with exactly the term: A %d, B %d of %d, C %d of %d; want none in A and all in B and C",
 				a.A.WithTerm, a.B.WithTerm, a.B.Pods, a.C.WithTerm, a.C.Pods)

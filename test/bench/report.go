@@ -65,7 +65,8 @@ func (r *Results) WriteTable(out io.Writer) error {
 		if len(a.APIServerArgs) > 0 {
 			args = strings.Join(a.APIServerArgs, " ")
 		}
-		fmt.Fprintf(out, "\n[apiserver] Pod creates, %d creators, rounds %s; policy %s (%s)\n", a.Creators, strings.Join(a.Order, " "), a.PolicyAPI, args)
+		fmt.Fprintf(out, "\n[apiserver] Pod creates, %d creators, rounds %s; policy %s (%s); webhook and policy agree on %d differential Pods\n",
+			a.Creators, strings.Join(a.Order, " "), a.PolicyAPI, args, a.DifferentialCases)
 		line("arm", "namespace", "Pods", "errors", "Pods/s", "p50 ms", "p99 ms", "max ms", "with term")
 		for _, x := range []struct {
 			name string

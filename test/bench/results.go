@@ -159,6 +159,10 @@ type APIServerResults struct {
 	Creators      int      `json:"creators"`
 	Rounds        int      `json:"rounds"`
 	Order         []string `json:"round_order"`
+	// DifferentialCases is how many Pods of the differential check came
+	// out as the design says through both the webhook and the policy; any
+	// other outcome fails the run.
+	DifferentialCases int `json:"differential_cases"`
 
 	A ArmStats `json:"a_no_mutation"`
 	B ArmStats `json:"b_webhook"`
