@@ -122,7 +122,7 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 	$(K8S_BIN)/kube-apiserver --version
 	@touch $@
 
-$(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum hack/tools/promrules/main.go
+$(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard hack/tools/promrules/*.go)
 	@echo ">> building promrules"
 	GOWORK=off go -C hack/tools/promrules build -trimpath -o $@ .
 
