@@ -152,7 +152,7 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 		return nil, err
 	}
 
-	groups, err := loadGroups(ctx, db, newEngine(), files, stderr)
+	groups, err := loadGroups(ctx, db, newEngine(), time.Minute, labels.EmptyLabels(), files, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +208,8 @@ func newEngine() *promql.Engine {
 // loadGroups loads the rule files with Prometheus' rule manager and returns
 // their groups in file order, then in each file's order, the order
 // Prometheus evaluates them when they depend on each other's records.
-func loadGroups(ctx context.Context, db storage.Storage, engine *promql.Engine, files []string, stderr io.Writer) ([]*rules.Group, error) {
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+func loadGroups(ctx context.Context, db storage.Storage, engine *promql.Engine, interval time.Duration, external labels.Labels, files []string, stderr io.Writer) ([]*rules.Group, error) {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	m := rules.NewManager(&rules.ManagerOptions{
 		QueryFunc:    rules.EngineQueryFunc(engine, db),
 		AppendableV2: db,
@@ -220,7 +220,7 @@ func loadGroups(ctx context.Context, db storage.Storage, engine *promql.Engine, 
 		GroupLoader:  groupLoader{logger: logger},
 		Parser:       promqlParser,
 	})
-	byKey, errs := m.LoadGroups(time.Minute, labels.EmptyLabels(), "", nil, false, files...)
+	byKey, errs := m.LoadGroups(interval, external, "", nil, false, files...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -235,6 +235,9 @@ func loadGroups(ctx context.Context, db storage.Storage, engine *promql.Engine, 
 				groups = append(groups, g)
 			}
 		}
+	}
+	if len(groups) != len(byKey) {
+		return nil, fmt.Errorf("loaded %d rule groups, ordered %d: a group name repeats", len(byKey), len(groups))
 	}
 	return groups, nil
 }

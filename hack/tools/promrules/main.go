@@ -8,6 +8,8 @@
 //	                               load scraped metrics at one instant and
 //	                               print, as JSON, which alerts' expressions
 //	                               hold there (`for` ignored)
+//	promrules test TESTFILE...     rule unit tests in the format of
+//	                               `promtool test rules`; exit 1 on failure
 //
 // A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
 // whose PrometheusRules give their spec.groups (see loadRules).
@@ -57,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return selectors(args[1:], stdout, stderr)
 	case "conditions":
 		return conditions(args[1:], os.Stdin, stdout, stderr)
+	case "test":
+		return unitTest(args[1:], stdout, stderr)
 	default:
 		return usage(stderr)
 	}
@@ -65,7 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(stderr io.Writer) int {
 	fmt.Fprintln(stderr, `usage: promrules check FILE...
        promrules selectors FILE...
-       promrules conditions [flags] FILE... [< metrics.txt]   (-h for flags)`)
+       promrules conditions [flags] FILE... [< metrics.txt]   (-h for flags)
+       promrules test TESTFILE...`)
 	return 2
 }
 
