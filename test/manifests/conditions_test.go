@@ -143,7 +143,7 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
 		{name: "webhook_not_scraped", want: []string{"KimSnatchWebhookUnavailable"}, args: []string{
-			"-down", "-" + webhook,
+			"-down", strings.TrimPrefix(webhook, ","),
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
 		{name: "no_leader", want: []string{"KimSnatchCABundleSyncerNoLeader"}, args: []string{
@@ -157,26 +157,38 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 			"-metrics", write("errors", moreErrors) + syncerA,
 		}},
 	}
+	// The rendered installation, and the PrometheusRule files of deploy/ as
+	// they are.
+	root := repoRoot(t)
+	sources := map[string][]string{
+		"rendered": {rules},
+		"files": {
+			filepath.Join(root, webhookBase, "prometheusrule.yaml"),
+			filepath.Join(root, syncerBase, "prometheusrule.yaml"),
+		},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
-			got, err := runConditions(t, "", append(args, rules)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got.Holding, tt.want) {
-				t.Errorf("holding %v, want exactly %v; labels %v", got.Holding, tt.want, got.Labels)
-			}
-			all := append(slices.Clone(got.Holding), got.NotHolding...)
-			for _, r := range alerts(t) {
-				if !slices.Contains(all, r.Alert) && r.Alert != "" {
-					t.Errorf("alert %s is in neither list", r.Alert)
+		for source, ruleFiles := range sources {
+			t.Run(tt.name+"/"+source, func(t *testing.T) {
+				args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
+				got, err := runConditions(t, "", append(args, ruleFiles...)...)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if !got.At.Equal(at) {
-				t.Errorf("evaluated at %v, want %v", got.At, at)
-			}
-		})
+				if !slices.Equal(got.Holding, tt.want) {
+					t.Errorf("holding %v, want exactly %v; labels %v", got.Holding, tt.want, got.Labels)
+				}
+				all := append(slices.Clone(got.Holding), got.NotHolding...)
+				for _, r := range alerts(t) {
+					if !slices.Contains(all, r.Alert) && r.Alert != "" {
+						t.Errorf("alert %s is in neither list", r.Alert)
+					}
+				}
+				if !got.At.Equal(at) {
+					t.Errorf("evaluated at %v, want %v", got.At, at)
+				}
+			})
+		}
 	}
 }
 
@@ -209,6 +221,9 @@ func TestConditionsRejectsBadInput(t *testing.T) {
 		{name: "no_rules_in_file", stdin: healthySyncer(at, 1), args: []string{notRules}},
 		{name: "missing_metrics_file", args: []string{"-metrics", filepath.Join(t.TempDir(), "nope"), rules}},
 		{name: "bad_label", args: []string{"-metrics", "-,job", rules}},
+		{name: "bad_label_name", args: []string{"-metrics", "-,not-a-name=x", rules}},
+		{name: "down_without_labels", args: []string{"-down", "", rules}},
+		{name: "stdin_twice", args: []string{"-metrics", "-", "-before", "-", rules}},
 		{name: "no_rule_files"},
 	}
 	for _, tt := range tests {

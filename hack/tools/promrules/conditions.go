@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/promql"
@@ -47,23 +48,52 @@ func (ts *targets) String() string { return fmt.Sprint(*ts) }
 
 // Set parses FILE[,NAME=VALUE...].
 func (ts *targets) Set(s string) error {
-	parts := strings.Split(s, ",")
-	t := target{file: parts[0]}
-	if t.file == "" {
+	file, rest, _ := strings.Cut(s, ",")
+	if file == "" {
 		return errors.New("empty file name")
 	}
-	b := labels.NewScratchBuilder(len(parts) - 1)
-	for _, kv := range parts[1:] {
+	ls, err := parseLabels(rest)
+	if err != nil {
+		return err
+	}
+	*ts = append(*ts, target{file: file, labels: ls})
+	return nil
+}
+
+// downTargets are targets that Prometheus failed to scrape, by their labels.
+type downTargets []labels.Labels
+
+func (ds *downTargets) String() string { return fmt.Sprint(*ds) }
+
+// Set parses NAME=VALUE[,NAME=VALUE...].
+func (ds *downTargets) Set(s string) error {
+	ls, err := parseLabels(s)
+	if err != nil {
+		return err
+	}
+	if ls.IsEmpty() {
+		return errors.New("a target needs labels, at least job")
+	}
+	*ds = append(*ds, ls)
+	return nil
+}
+
+// parseLabels parses NAME=VALUE[,NAME=VALUE...]; empty is no labels.
+func parseLabels(s string) (labels.Labels, error) {
+	if s == "" {
+		return labels.EmptyLabels(), nil
+	}
+	parts := strings.Split(s, ",")
+	b := labels.NewScratchBuilder(len(parts))
+	for _, kv := range parts {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("%q: want NAME=VALUE", kv)
+		if !ok || !model.LegacyValidation.IsValidLabelName(k) {
+			return labels.EmptyLabels(), fmt.Errorf("%q: want NAME=VALUE with a valid label name", kv)
 		}
 		b.Add(k, v)
 	}
 	b.Sort()
-	t.labels = b.Labels()
-	*ts = append(*ts, t)
-	return nil
+	return b.Labels(), nil
 }
 
 // conditions loads scraped expositions into a fresh TSDB at one instant,
@@ -73,10 +103,11 @@ func (ts *targets) Set(s string) error {
 func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conditions", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var current, before, down targets
+	var current, before targets
+	var down downTargets
 	fs.Var(&current, "metrics", "`FILE[,NAME=VALUE...]`: an exposition scraped at the evaluation time, with its target's labels; repeatable; - is stdin (the default when no -metrics is given)")
 	fs.Var(&before, "before", "`FILE[,NAME=VALUE...]`: the previous scrape of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
-	fs.Var(&down, "down", "`-,NAME=VALUE...`: a target that Prometheus failed to scrape (up is 0); repeatable")
+	fs.Var(&down, "down", "`NAME=VALUE[,NAME=VALUE...]`: a target that Prometheus failed to scrape, by its labels (up is 0); repeatable")
 	at := fs.String("at", "", "evaluation time, RFC 3339 or Unix seconds (default now: time() must agree with the certificates' notAfter)")
 	interval := fs.Duration("interval", 30*time.Second, "scrape interval between -before and -metrics (the ServiceMonitors' interval)")
 	fs.Usage = func() {
@@ -93,6 +124,16 @@ func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(current) == 0 {
 		current = targets{{file: "-", labels: labels.EmptyLabels()}}
+	}
+	stdins := 0
+	for _, t := range slices.Concat(current, before) {
+		if t.file == "-" {
+			stdins++
+		}
+	}
+	if stdins > 1 {
+		fmt.Fprintln(stderr, "stdin (-) can hold only one exposition")
+		return 2
 	}
 	ts := time.Now()
 	if *at != "" {
@@ -125,12 +166,14 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-func evaluate(files []string, ts time.Time, interval time.Duration, current, before, down targets, stdin io.Reader, stderr io.Writer) (*Conditions, error) {
+func evaluate(files []string, ts time.Time, interval time.Duration, current, before targets, down downTargets, stdin io.Reader, stderr io.Writer) (*Conditions, error) {
 	db, err := teststorage.NewWithError()
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	// A scratch database in a temporary directory: Close removes it, and
+	// its error cannot change the answer.
+	defer func() { _ = db.Close() }()
 	ctx := context.Background()
 	app := db.AppenderV2(ctx)
 	for _, t := range before {
@@ -144,7 +187,7 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 		}
 	}
 	for _, t := range down {
-		if _, err := app.Append(0, upSeries(t.labels), 0, ts.UnixMilli(), 0, nil, nil, storage.AppendV2Options{}); err != nil {
+		if _, err := app.Append(0, upSeries(t), 0, ts.UnixMilli(), 0, nil, nil, storage.AppendV2Options{}); err != nil {
 			return nil, err
 		}
 	}
@@ -293,6 +336,6 @@ func withTarget(exposed, target labels.Labels) labels.Labels {
 
 func upSeries(target labels.Labels) labels.Labels {
 	b := labels.NewBuilder(target)
-	b.Set(labels.MetricName, "up")
+	b.Set(model.MetricNameLabel, "up")
 	return b.Labels()
 }

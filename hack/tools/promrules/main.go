@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -159,7 +160,7 @@ func selectors(files []string, stdout, stderr io.Writer) int {
 				for _, ms := range parser.ExtractSelectors(expr) {
 					var s Selector
 					for _, m := range ms {
-						if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+						if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 							s.Metric = m.Value
 							continue
 						}
