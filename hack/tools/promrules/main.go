@@ -172,9 +172,14 @@ func selectors(files []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	return writeJSON(out, stdout, stderr)
+}
+
+// writeJSON prints v as indented JSON and returns the exit code.
+func writeJSON(v any, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
