@@ -55,13 +55,17 @@ func TestAlertRuleUnitTests(t *testing.T) {
 	}
 }
 
-// Each alert has a case in which it fires, at or after its `for`, and one in
-// which it stays silent; the test files cover the PrometheusRules of
-// deploy/ and nothing else.
+// Each alert has a case in which it fires, at or after its `for` and not
+// before it on the same series, and one in which it stays silent; the test
+// files cover the PrometheusRules of deploy/.
 func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 	root := repoRoot(t)
 	fires, silent := map[string]bool{}, map[string]bool{}
 	firesAt := map[string][]time.Duration{}
+	// windows[alert]: per test group (one set of series), the times at
+	// which the alert is expected silent and firing.
+	type window struct{ silent, fires []time.Duration }
+	windows := map[string][]window{}
 	var ruleFiles []string
 	for _, f := range ruleTestFiles(t, ruleTestDir) {
 		data, err := os.ReadFile(f)
@@ -85,17 +89,28 @@ func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 			ruleFiles = append(ruleFiles, filepath.ToSlash(rel))
 		}
 		for _, tg := range tf.Tests {
+			group := map[string]*window{}
 			for _, at := range tg.AlertRuleTests {
-				if len(at.ExpAlerts) == 0 {
-					silent[at.Alertname] = true
-					continue
-				}
 				d, err := time.ParseDuration(at.EvalTime)
 				if err != nil {
 					t.Fatalf("%s, %q: eval_time %q: %v", f, tg.Name, at.EvalTime, err)
 				}
+				w := group[at.Alertname]
+				if w == nil {
+					w = &window{}
+					group[at.Alertname] = w
+				}
+				if len(at.ExpAlerts) == 0 {
+					silent[at.Alertname] = true
+					w.silent = append(w.silent, d)
+					continue
+				}
 				fires[at.Alertname] = true
 				firesAt[at.Alertname] = append(firesAt[at.Alertname], d)
+				w.fires = append(w.fires, d)
+			}
+			for name, w := range group {
+				windows[name] = append(windows[name], *w)
 			}
 		}
 	}
@@ -130,6 +145,13 @@ func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 			if at < forDur {
 				t.Errorf("alert %s is expected to fire at %s, before its for (%s) has passed", r.Alert, at, forDur)
 			}
+		}
+		if !slices.ContainsFunc(windows[r.Alert], func(w window) bool {
+			return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
+				return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
+			})
+		}) {
+			t.Errorf("alert %s has no test that expects it silent before its for (%s) and firing later on the same series", r.Alert, forDur)
 		}
 	}
 }
