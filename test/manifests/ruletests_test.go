@@ -182,7 +182,8 @@ func kubeStateMetricsLabel(key string) string {
 }
 
 // The placement rules name the pool the webhook prefers (its --worker-pool
-// and --pool-label-key) and the namespaces its configuration selects.
+// and --pool-label-key), the namespaces its configuration selects and its
+// opt-out label.
 func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 	objs := render(t, defaultInstall)
 	f := flags(t, container(t, deployment(t, objs, "snatch-webhook")))
@@ -200,7 +201,8 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 	if kymaNamespace == "" {
 		t.Fatalf("the webhook configuration does not select namespaces by %s", managedByLabel)
 	}
-	var pools, namespaces int
+	optOut := kubeStateMetricsLabel(optOutLabel)
+	var pools, namespaces, optOuts int
 	for _, r := range alerts(t) {
 		for _, s := range r.Selectors {
 			for _, m := range s.Matchers {
@@ -215,6 +217,11 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 							t.Errorf("rule %s%s selects pool %q, but the webhook prefers --worker-pool=%s", r.Alert, r.Record, m.Value, f["worker-pool"])
 						}
 					}
+				case m.Name == optOut:
+					optOuts++
+					if m.Op != "=" || m.Value != "true" {
+						t.Errorf("rule %s%s selects %s%s%q, want =\"true\"", r.Alert, r.Record, m.Name, m.Op, m.Value)
+					}
 				case m.Name == managedBy:
 					namespaces++
 					if m.Op != "=" || m.Value != kymaNamespace {
@@ -224,7 +231,7 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 			}
 		}
 	}
-	if pools == 0 || namespaces == 0 {
-		t.Fatalf("no rule selects the pool (%d) or the Kyma namespaces (%d)", pools, namespaces)
+	if pools == 0 || namespaces == 0 || optOuts == 0 {
+		t.Fatalf("no rule selects the pool (%d), the Kyma namespaces (%d) or the opted-out Pods (%d)", pools, namespaces, optOuts)
 	}
 }
