@@ -104,9 +104,9 @@ func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var current, before targets
 	var down downTargets
-	fs.Var(&current, "metrics", "`FILE[,NAME=VALUE...]`: an exposition scraped at the evaluation time, with its target's labels; repeatable; - is stdin (the default when no -metrics is given)")
-	fs.Var(&before, "before", "`FILE[,NAME=VALUE...]`: the previous scrape of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
-	fs.Var(&down, "down", "`NAME=VALUE[,NAME=VALUE...]`: a target that Prometheus failed to scrape, by its labels (up is 0); repeatable")
+	fs.Var(&current, "metrics", "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable; - is stdin (the default when no -metrics is given)")
+	fs.Var(&before, "before", "the previous scrape `FILE[,NAME=VALUE...]` of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
+	fs.Var(&down, "down", "a target `NAME=VALUE[,NAME=VALUE...]` that Prometheus failed to scrape, by its labels (up is 0); repeatable")
 	at := fs.String("at", "", "evaluation time, RFC 3339 or Unix seconds (default now: time() must agree with the certificates' notAfter)")
 	interval := fs.Duration("interval", 30*time.Second, "scrape interval between -before and -metrics (the ServiceMonitors' interval)")
 	fs.Usage = func() {
