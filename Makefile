@@ -1,8 +1,9 @@
 # KIM Snatch. `make help` lists the targets.
 #
 # Everything the targets need is built from Go modules into bin/: the
-# Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules)
-# and the linter (hack/tools/lint). Only Go 1.26 must be installed.
+# Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules),
+# the descheduler policy checker (hack/tools/descheduler) and the linter
+# (hack/tools/lint). Only Go 1.26 must be installed.
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -14,6 +15,7 @@ K8S_BIN         := $(BIN)/k8s-$(K8S_VERSION)
 K8S_STAMP       := $(K8S_BIN)/.built
 K8S_COMPONENTS  := kube-apiserver kube-scheduler kube-controller-manager kubectl
 PROMRULES       := $(BIN)/promrules
+DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 
 # Each binary has its own version and image, so one can be released without
@@ -34,6 +36,7 @@ K8S_LDFLAGS := -s -w \
 
 export SNATCH_K8S_BIN := $(K8S_BIN)
 export SNATCH_PROMRULES := $(PROMRULES)
+export SNATCH_DESCHEDULER_POLICY := $(DESCHEDULER_POLICY)
 
 ##@ General
 
@@ -73,7 +76,7 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) ## Run all tests: unit, integration against a real control plane, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) ## Run all tests: unit, integration against a real control plane, fuzz smoke.
 	go test $(GO_TEST_FLAGS) ./...
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
@@ -105,7 +108,7 @@ docker-build: ## Build both images (needs a Docker engine).
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(GOLANGCI_LINT) ## Build the control plane, rule checker and linter into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(GOLANGCI_LINT) ## Build the control plane, rule checker, descheduler policy checker and linter into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -122,9 +125,13 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 	$(K8S_BIN)/kube-apiserver --version
 	@touch $@
 
-$(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum hack/tools/promrules/main.go
+$(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard hack/tools/promrules/*.go)
 	@echo ">> building promrules"
 	GOWORK=off go -C hack/tools/promrules build -trimpath -o $@ .
+
+$(DESCHEDULER_POLICY): hack/tools/descheduler/go.mod hack/tools/descheduler/go.sum $(wildcard hack/tools/descheduler/*.go)
+	@echo ">> building descheduler-policy"
+	GOWORK=off go -C hack/tools/descheduler build -trimpath -o $@ .
 
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"

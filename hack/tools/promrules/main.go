@@ -1,20 +1,33 @@
 // Command promrules checks Prometheus rule files the way `promtool check
-// rules` does, with the same library, and lists what each rule selects:
+// rules` does, with the same library, lists what each rule selects, and
+// evaluates the rules with Prometheus' own rule engine:
 //
-//	promrules check FILE...      parse and validate; exit 1 on any problem
-//	promrules selectors FILE...  print each rule's series selectors as JSON
+//	promrules check FILE...        parse and validate; exit 1 on any problem
+//	promrules selectors FILE...    print each rule's series selectors as JSON
+//	promrules conditions [flags] FILE... [< metrics.txt]
+//	                               load scraped metrics at one instant and
+//	                               print, as JSON, which alerts' expressions
+//	                               hold there (`for` ignored)
+//	promrules test TESTFILE...     rule unit tests in the format of
+//	                               `promtool test rules`; exit 1 on failure
+//
+// A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
+// whose PrometheusRules give their spec.groups (see loadRules).
 //
 // check uses rulefmt, as promtool does: unknown fields are rejected, every
 // expression is parsed with the PromQL parser, `for` and the label and
 // annotation templates are checked, and duplicate rules are reported.
 // selectors lets tests hold alerts to the names they depend on (metric names,
-// job and webhook names) without a PromQL parser of their own.
+// job and webhook names) without a PromQL parser of their own. conditions
+// is the e2e suite's oracle: after each break it evaluates the alerts on the
+// live processes' /metrics (see conditions.go).
 //
 // It exists because promtool cannot be built from the Go module proxy (one of
-// its service-discovery dependencies is not served there), and because it
-// needs about 130 packages where promtool needs thousands. It is a module of
-// its own so that github.com/prometheus/prometheus never enters the main
-// module's dependencies.
+// its service-discovery dependencies is not served there). Evaluating rules
+// needs Prometheus' rules package, whose notifier brings the cloud SDKs of
+// remote write: about 550 packages (`go list -deps`, standard library
+// excluded). It is a module of its own so that github.com/prometheus/prometheus
+// never enters the main module's dependencies.
 package main
 
 import (
@@ -45,23 +58,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return check(args[1:], stdout, stderr)
 	case "selectors":
 		return selectors(args[1:], stdout, stderr)
+	case "conditions":
+		return conditions(args[1:], os.Stdin, stdout, stderr)
+	case "test":
+		return unitTest(args[1:], stdout, stderr)
 	default:
 		return usage(stderr)
 	}
 }
 
 func usage(stderr io.Writer) int {
-	fmt.Fprintln(stderr, "usage: promrules check FILE...\n       promrules selectors FILE...")
+	fmt.Fprintln(stderr, `usage: promrules check FILE...
+       promrules selectors FILE...
+       promrules conditions [flags] FILE... [< metrics.txt]   (-h for flags)
+       promrules test TESTFILE...`)
 	return 2
 }
 
-var promql = parser.NewParser(parser.Options{})
+var promqlParser = parser.NewParser(parser.Options{})
 
 // parse reads and validates one rule file. Legacy name validation is the
 // stricter scheme: names that pass it work on every Prometheus version.
 func parse(file string, stderr io.Writer) (*rulefmt.RuleGroups, []error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	rgs, errs := rulefmt.ParseFile(file, false, model.LegacyValidation, promql, logger)
+	rgs, errs := loadRules(file, logger)
 	if len(errs) == 0 {
 		errs = duplicates(rgs)
 	}
@@ -128,7 +148,7 @@ func selectors(files []string, stdout, stderr io.Writer) int {
 		}
 		for _, g := range rgs.Groups {
 			for _, r := range g.Rules {
-				expr, err := promql.ParseExpr(r.Expr)
+				expr, err := promqlParser.ParseExpr(r.Expr)
 				if err != nil {
 					fmt.Fprintf(stderr, "%s: group %q: %v\n", file, g.Name, err)
 					return 1
@@ -140,7 +160,7 @@ func selectors(files []string, stdout, stderr io.Writer) int {
 				for _, ms := range parser.ExtractSelectors(expr) {
 					var s Selector
 					for _, m := range ms {
-						if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+						if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 							s.Metric = m.Value
 							continue
 						}
@@ -152,9 +172,14 @@ func selectors(files []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	return writeJSON(out, stdout, stderr)
+}
+
+// writeJSON prints v as indented JSON and returns the exit code.
+func writeJSON(v any, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+	"go.yaml.in/yaml/v3"
+)
+
+// loadRules reads one file of rules in either shape the repository has:
+// a Prometheus rule file (top-level `groups`), or a stream of Kubernetes
+// objects in which each PrometheusRule contributes its spec.groups, which
+// prometheus-operator hands to Prometheus as a rule file of its own. Other
+// objects in the stream are skipped, so a rendered kustomization works too.
+// Each rule file is validated by rulefmt, as Prometheus does when it loads
+// it; the PrometheusRule's other fields are not looked at.
+func loadRules(file string, logger *slog.Logger) (*rulefmt.RuleGroups, []error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, []error{err}
+	}
+	docs, err := ruleDocuments(data)
+	if err != nil {
+		return nil, []error{fmt.Errorf("%s: %w", file, err)}
+	}
+	if len(docs) == 0 {
+		return nil, []error{fmt.Errorf("%s: neither a rule file nor a PrometheusRule", file)}
+	}
+	all := &rulefmt.RuleGroups{}
+	var errs []error
+	for _, doc := range docs {
+		rgs, es := rulefmt.Parse(doc.content, false, model.LegacyValidation, promqlParser, logger)
+		for _, e := range es {
+			errs = append(errs, fmt.Errorf("%s%s: %w", file, doc.name, e))
+		}
+		if rgs != nil {
+			all.Groups = append(all.Groups, rgs.Groups...)
+		}
+	}
+	return all, errs
+}
+
+// ruleDocument is one rule file's content and, for a PrometheusRule, the
+// object it came from (" (PrometheusRule NAME)") to name in errors.
+type ruleDocument struct {
+	name    string
+	content []byte
+}
+
+func ruleDocuments(data []byte) ([]ruleDocument, error) {
+	var docs []ruleDocument
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, nil
+			}
+			return nil, err
+		}
+		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		root := n.Content[0]
+		if kind := mapValue(root, "kind"); kind != nil {
+			if kind.Value != "PrometheusRule" {
+				continue
+			}
+			spec := mapValue(root, "spec")
+			if spec == nil {
+				return nil, errors.New("PrometheusRule without spec")
+			}
+			name := ""
+			if md := mapValue(root, "metadata"); md != nil {
+				if v := mapValue(md, "name"); v != nil {
+					name = fmt.Sprintf(" (PrometheusRule %s)", v.Value)
+				}
+			}
+			// spec holds `groups` and nothing else that Prometheus reads,
+			// so it is the rule file.
+			content, err := yaml.Marshal(spec)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, ruleDocument{name: name, content: content})
+			continue
+		}
+		if mapValue(root, "groups") != nil {
+			content, err := yaml.Marshal(root)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, ruleDocument{content: content})
+		}
+	}
+}
+
+// mapValue returns the value of key in a YAML mapping node, or nil.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// groupLoader lets Prometheus' rule manager load PrometheusRule objects as
+// well as rule files, through loadRules.
+type groupLoader struct{ logger *slog.Logger }
+
+func (l groupLoader) Load(file string, _ bool, _ model.ValidationScheme) (*rulefmt.RuleGroups, []error) {
+	rgs, errs := loadRules(file, l.logger)
+	if len(errs) == 0 {
+		errs = duplicates(rgs)
+	}
+	return rgs, errs
+}
+
+func (groupLoader) Parse(query string) (parser.Expr, error) { return promqlParser.ParseExpr(query) }

@@ -1,0 +1,238 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// conditions is what `promrules conditions` prints.
+type conditions struct {
+	At         time.Time                      `json:"at"`
+	Holding    []string                       `json:"holding"`
+	NotHolding []string                       `json:"notHolding"`
+	Labels     map[string][]map[string]string `json:"labels"`
+}
+
+// installRules writes the rendered default installation, all of its
+// objects, as one YAML stream: `promrules conditions` must pick the
+// PrometheusRules out of it, as the e2e suite hands it.
+func installRules(t *testing.T) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range render(t, defaultInstall) {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(data)
+	}
+	path := filepath.Join(t.TempDir(), "install.yaml")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Expositions as the two binaries serve them on /metrics when all is well,
+// in the names of the design note. notAfter is 60 days ahead of the
+// evaluation time.
+func healthyWebhook(at time.Time) string {
+	return fmt.Sprintf(`# HELP snatch_webhook_serving_cert_not_after_seconds notAfter of the serving certificate.
+# TYPE snatch_webhook_serving_cert_not_after_seconds gauge
+snatch_webhook_serving_cert_not_after_seconds %d
+# TYPE snatch_webhook_admission_total counter
+snatch_webhook_admission_total{reason="patched"} 12
+snatch_webhook_admission_total{reason="error"} 0
+# TYPE snatch_webhook_cert_reloads_total counter
+snatch_webhook_cert_reloads_total{result="success"} 1
+snatch_webhook_cert_reloads_total{result="error"} 0
+`, at.Add(60*24*time.Hour).Unix())
+}
+
+func healthySyncer(at time.Time, leader int) string {
+	return fmt.Sprintf(`# TYPE cabundle_syncer_in_sync gauge
+cabundle_syncer_in_sync 1
+# TYPE cabundle_syncer_source_valid gauge
+cabundle_syncer_source_valid 1
+# TYPE cabundle_syncer_is_leader gauge
+cabundle_syncer_is_leader %d
+# TYPE cabundle_syncer_ca_not_after_seconds gauge
+cabundle_syncer_ca_not_after_seconds %d
+# TYPE cabundle_syncer_errors_total counter
+cabundle_syncer_errors_total{reason="apply"} 3
+`, leader, at.Add(60*24*time.Hour).Unix())
+}
+
+// runConditions runs `promrules conditions` with args and returns its
+// decoded output, or the exit error and stderr.
+func runConditions(t *testing.T, stdin string, args ...string) (conditions, error) {
+	t.Helper()
+	cmd := exec.Command(promrules(t), append([]string{"conditions"}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return conditions{}, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	var c conditions
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		t.Fatalf("decode %q: %v", stdout.String(), err)
+	}
+	return c, nil
+}
+
+// The e2e suite's oracle: on the live processes' metrics, exactly the
+// alert of the broken item holds. Here the metrics are written by hand from
+// the design note's meaning of each gauge, so the expected alert follows
+// from the break, not from the rules.
+func TestConditionsOfScrapedMetrics(t *testing.T) {
+	rules := installRules(t)
+	at := time.Unix(1_800_000_000, 0).UTC()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	webhook := ",job=snatch-webhook-metrics,namespace=kyma-system,pod=snatch-webhook-a"
+	syncerA := ",job=cabundle-syncer-metrics,namespace=kyma-system,pod=cabundle-syncer-a"
+	syncerB := ",job=cabundle-syncer-metrics,namespace=kyma-system,pod=cabundle-syncer-b"
+	healthy := []string{
+		"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+		"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+		"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
+	}
+	// A standby's stale gauges must not raise an alert.
+	standbyStale := strings.Replace(healthySyncer(at, 0), "cabundle_syncer_in_sync 1", "cabundle_syncer_in_sync 0", 1)
+	leaderOutOfSync := strings.Replace(healthySyncer(at, 1), "cabundle_syncer_in_sync 1", "cabundle_syncer_in_sync 0", 1)
+	noCertificate := strings.Replace(healthyWebhook(at), fmt.Sprint(at.Add(60*24*time.Hour).Unix()), "0", 1)
+	moreErrors := strings.Replace(healthySyncer(at, 1), `{reason="apply"} 3`, `{reason="apply"} 9`, 1)
+
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "healthy", args: healthy, want: []string{}},
+		{name: "standby_out_of_sync", want: []string{}, args: []string{
+			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+			"-metrics", write("stale", standbyStale) + syncerB,
+		}},
+		{name: "leader_out_of_sync", want: []string{"KimSnatchCABundleOutOfSync"}, args: []string{
+			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+			"-metrics", write("outofsync", leaderOutOfSync) + syncerA,
+			"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
+		}},
+		{name: "webhook_without_certificate", want: []string{"KimSnatchWebhookNoCertificate"}, args: []string{
+			"-metrics", write("nocert", noCertificate) + webhook,
+			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+		}},
+		{name: "webhook_not_scraped", want: []string{"KimSnatchWebhookUnavailable"}, args: []string{
+			"-down", strings.TrimPrefix(webhook, ","),
+			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+		}},
+		{name: "no_leader", want: []string{"KimSnatchCABundleSyncerNoLeader"}, args: []string{
+			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+			"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
+		}},
+		// rate() needs the previous scrape, which -before supplies.
+		{name: "sync_errors_rising", want: []string{"KimSnatchCABundleSyncErrors"}, args: []string{
+			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+			"-before", write("leader", healthySyncer(at, 1)) + syncerA,
+			"-metrics", write("errors", moreErrors) + syncerA,
+		}},
+	}
+	// The rendered installation, and the PrometheusRule files of deploy/ as
+	// they are.
+	root := repoRoot(t)
+	sources := map[string][]string{
+		"rendered": {rules},
+		"files": {
+			filepath.Join(root, webhookBase, "prometheusrule.yaml"),
+			filepath.Join(root, syncerBase, "prometheusrule.yaml"),
+		},
+	}
+	for _, tt := range tests {
+		for source, ruleFiles := range sources {
+			t.Run(tt.name+"/"+source, func(t *testing.T) {
+				args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
+				got, err := runConditions(t, "", append(args, ruleFiles...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Holding, tt.want) {
+					t.Errorf("holding %v, want exactly %v; labels %v", got.Holding, tt.want, got.Labels)
+				}
+				all := append(slices.Clone(got.Holding), got.NotHolding...)
+				for _, r := range alerts(t) {
+					if !slices.Contains(all, r.Alert) && r.Alert != "" {
+						t.Errorf("alert %s is in neither list", r.Alert)
+					}
+				}
+				if !got.At.Equal(at) {
+					t.Errorf("evaluated at %v, want %v", got.At, at)
+				}
+			})
+		}
+	}
+}
+
+// The exposition may come on stdin, and bad input is an error, not an empty
+// answer that would pass for "no alert holds".
+func TestConditionsRejectsBadInput(t *testing.T) {
+	rules := installRules(t)
+	at := time.Now().UTC()
+	if got, err := runConditions(t, healthySyncer(at, 1), "-metrics", "-,job=cabundle-syncer-metrics,namespace=kyma-system,pod=p", rules); err != nil || len(got.Holding) == 0 {
+		// The webhook is not scraped at all here, so its absence holds.
+		t.Fatalf("stdin exposition: %v, holding %v", err, got.Holding)
+	} else if slices.Contains(got.Holding, "KimSnatchCABundleSyncerNoLeader") {
+		t.Errorf("a leader on stdin was not seen: holding %v", got.Holding)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte("groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: sum(\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notRules := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(notRules, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{name: "malformed_exposition", stdin: "cabundle_syncer_in_sync{ 1\n", args: []string{rules}},
+		{name: "broken_rule_file", stdin: healthySyncer(at, 1), args: []string{broken}},
+		{name: "no_rules_in_file", stdin: healthySyncer(at, 1), args: []string{notRules}},
+		{name: "missing_metrics_file", args: []string{"-metrics", filepath.Join(t.TempDir(), "nope"), rules}},
+		{name: "bad_label", args: []string{"-metrics", "-,job", rules}},
+		{name: "bad_label_name", args: []string{"-metrics", "-,not-a-name=x", rules}},
+		{name: "down_without_labels", args: []string{"-down", "", rules}},
+		{name: "stdin_twice", args: []string{"-metrics", "-", "-before", "-", rules}},
+		{name: "no_rule_files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runConditions(t, tt.stdin, tt.args...)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("promrules conditions: %v, want a non-zero exit", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package manifests
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// DeschedulerPolicyEnv names the descheduler policy checker built from
+// hack/tools/descheduler (`make tools` puts it in bin/, and make exports
+// this variable).
+const DeschedulerPolicyEnv = "SNATCH_DESCHEDULER_POLICY"
+
+const deschedulerExample = "deploy/examples/descheduler"
+
+// deschedulerPolicyTool returns the checker. Building it compiles the
+// descheduler (about two minutes on two cores), so a plain `go test` skips
+// these tests without it; under make, whose targets export the variable, a
+// missing checker is a failure.
+func deschedulerPolicyTool(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(DeschedulerPolicyEnv); p != "" {
+		return p
+	}
+	if os.Getenv("MAKELEVEL") != "" {
+		t.Fatalf("%s is unset under make: the Makefile must build and export it", DeschedulerPolicyEnv)
+	}
+	t.Skipf("%s is unset: build the checker with `GOWORK=off go -C hack/tools/descheduler build -o /tmp/descheduler-policy .` and set %s=/tmp/descheduler-policy, or run make", DeschedulerPolicyEnv, DeschedulerPolicyEnv)
+	return ""
+}
+
+// deschedulerPolicy is what the checker prints for one file.
+type deschedulerPolicy struct {
+	File     string `json:"file"`
+	Profiles []struct {
+		Name    string                     `json:"name"`
+		Enabled map[string][]string        `json:"enabled"`
+		Args    map[string]json.RawMessage `json:"args"`
+	} `json:"profiles"`
+}
+
+// The example policy decodes with the descheduler's own types and passes
+// its plugins' validation, and it does what docs/operations.md promises:
+// evict, by preferred node affinity only, Pods in the namespaces that the
+// webhook mutates, and nothing else.
+func TestDeschedulerExamplePolicy(t *testing.T) {
+	tool := deschedulerPolicyTool(t)
+	path := filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml")
+	out, err := exec.Command(tool, path).Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("descheduler-policy %s: %v\n%s", path, err, exit.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var policies []deschedulerPolicy
+	if err := json.Unmarshal(out, &policies); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	if len(policies) != 1 || len(policies[0].Profiles) != 1 {
+		t.Fatalf("want one policy with one profile, got %s", out)
+	}
+	p := policies[0].Profiles[0]
+	for point, enabled := range p.Enabled {
+		want := []string(nil)
+		if point == "deschedule" {
+			want = []string{"RemovePodsViolatingNodeAffinity"}
+		}
+		if !slices.Equal(enabled, want) {
+			t.Errorf("plugins enabled at %s: %v, want %v", point, enabled, want)
+		}
+	}
+	if _, ok := p.Enabled["deschedule"]; !ok {
+		t.Errorf("RemovePodsViolatingNodeAffinity is not enabled at deschedule: %v", p.Enabled)
+	}
+
+	var affinity struct {
+		NodeAffinityType []string              `json:"nodeAffinityType"`
+		Namespaces       any                   `json:"namespaces"`
+		LabelSelector    *metav1.LabelSelector `json:"labelSelector"`
+	}
+	if err := json.Unmarshal(p.Args["RemovePodsViolatingNodeAffinity"], &affinity); err != nil {
+		t.Fatal(err)
+	}
+	// The webhook's term is preferred; a required type would evict nothing
+	// of ours and everything that requires another pool.
+	if !slices.Equal(affinity.NodeAffinityType, []string{"preferredDuringSchedulingIgnoredDuringExecution"}) {
+		t.Errorf("nodeAffinityType %v, want only preferredDuringSchedulingIgnoredDuringExecution", affinity.NodeAffinityType)
+	}
+
+	var evictor struct {
+		NamespaceLabelSelector *metav1.LabelSelector `json:"namespaceLabelSelector"`
+		NodeFit                bool                  `json:"nodeFit"`
+		PodProtections         struct {
+			DefaultDisabled []string `json:"defaultDisabled"`
+		} `json:"podProtections"`
+	}
+	if err := json.Unmarshal(p.Args["DefaultEvictor"], &evictor); err != nil {
+		t.Fatal(err)
+	}
+	if !evictor.NodeFit {
+		t.Error("DefaultEvictor.nodeFit is off: Pods that fit nowhere else would be evicted in vain")
+	}
+	if len(evictor.PodProtections.DefaultDisabled) > 0 {
+		t.Errorf("DefaultEvictor disables default protections %v", evictor.PodProtections.DefaultDisabled)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(evictor.NamespaceLabelSelector)
+	if err != nil || evictor.NamespaceLabelSelector == nil {
+		t.Fatalf("DefaultEvictor.namespaceLabelSelector %v: %v", evictor.NamespaceLabelSelector, err)
+	}
+	// The namespaces the webhook selects, from its configuration.
+	mwcSel, err := metav1.LabelSelectorAsSelector(mutatingWebhook(t).NamespaceSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []map[string]string{
+		{managedByLabel: "kyma", "kubernetes.io/metadata.name": "kyma-system"},
+		{managedByLabel: "kyma", "kubernetes.io/metadata.name": "istio-system"},
+		{"kubernetes.io/metadata.name": "shop"},
+		{managedByLabel: "someone-else", "kubernetes.io/metadata.name": "other"},
+	} {
+		if got, want := sel.Matches(labels.Set(ns)), mwcSel.Matches(labels.Set(ns)); got != want {
+			t.Errorf("namespace %v: the policy evicts there: %v, the webhook mutates there: %v", ns, got, want)
+		}
+	}
+}
+
+// The kustomization ships policy.yaml unchanged as the ConfigMap that the
+// descheduler's own manifests mount.
+func TestDeschedulerExampleConfigMap(t *testing.T) {
+	objs := render(t, deschedulerExample)
+	cm := find(t, objs, "ConfigMap", "descheduler-policy-configmap")
+	if cm.GetNamespace() != "kube-system" || len(objs) != 1 {
+		t.Fatalf("want only ConfigMap kube-system/descheduler-policy-configmap, got %v", ids(objs))
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedString(cm.Object, "data", "policy.yaml")
+	if got != string(data) {
+		t.Fatalf("the ConfigMap's policy.yaml differs from %s/policy.yaml", deschedulerExample)
+	}
+}
+
+// The checker refuses what the descheduler would refuse or misread: it is
+// the oracle of the test above only if it can fail.
+func TestDeschedulerPolicyCheckerRejectsBrokenPolicies(t *testing.T) {
+	tool := deschedulerPolicyTool(t)
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := string(data)
+	tests := []struct{ name, old, new string }{
+		{name: "misspelt_field", old: "nodeFit: true", new: "nodeFitt: true"},
+		{name: "misspelt_top_level_field", old: "\nprofiles:", new: "\nprofile:"},
+		{name: "no_affinity_type", old: "          nodeAffinityType:\n            - preferredDuringSchedulingIgnoredDuringExecution\n", new: "          nodeAffinityType: []\n"},
+		{name: "unknown_plugin", old: "          - RemovePodsViolatingNodeAffinity", new: "          - RemovePodsViolatingNodeAfinity"},
+		{name: "unknown_version", old: "descheduler/v1alpha2", new: "descheduler/v1alpha9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(policy, tt.old) {
+				t.Fatalf("policy.yaml no longer contains %q; update the test", tt.old)
+			}
+			path := filepath.Join(t.TempDir(), "policy.yaml")
+			if err := os.WriteFile(path, []byte(strings.Replace(policy, tt.old, tt.new, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(tool, path).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("descheduler-policy: %v, want exit code 1\n%s", err, out)
+			}
+		})
+	}
+}

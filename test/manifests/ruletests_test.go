@@ -1,0 +1,237 @@
+package manifests
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ruleTestDir holds the rule unit tests, in the format of `promtool test
+// rules`; broken/ holds files with deliberately wrong expectations.
+const ruleTestDir = "testdata/rules"
+
+// ruleTestFile is the part of a rule unit-test file that says which alert
+// each case expects to fire or to stay silent, and when.
+type ruleTestFile struct {
+	RuleFiles []string `json:"rule_files"`
+	Tests     []struct {
+		Name           string `json:"name"`
+		AlertRuleTests []struct {
+			EvalTime  string           `json:"eval_time"`
+			Alertname string           `json:"alertname"`
+			ExpAlerts []map[string]any `json:"exp_alerts"`
+		} `json:"alert_rule_test"`
+	} `json:"tests"`
+}
+
+func ruleTestFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule unit tests in %s (%v)", dir, err)
+	}
+	return files
+}
+
+// Every alert of deploy/ is evaluated by Prometheus' rule engine on the
+// series of its broken item and on healthy series, and behaves as each
+// test file expects.
+func TestAlertRuleUnitTests(t *testing.T) {
+	files := ruleTestFiles(t, ruleTestDir)
+	out, err := exec.Command(promrules(t), append([]string{"test"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promrules test: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "SUCCESS"); n != len(files) {
+		t.Fatalf("promrules test reported %d successes for %d files\n%s", n, len(files), out)
+	}
+}
+
+// Each alert has a case in which it fires, at or after its `for` and not
+// before it on the same series, and one in which it stays silent; the test
+// files cover the PrometheusRules of deploy/.
+func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
+	root := repoRoot(t)
+	fires, silent := map[string]bool{}, map[string]bool{}
+	firesAt := map[string][]time.Duration{}
+	// windows[alert]: per test group (one set of series), the times at
+	// which the alert is expected silent and firing.
+	type window struct{ silent, fires []time.Duration }
+	windows := map[string][]window{}
+	var ruleFiles []string
+	for _, f := range ruleTestFiles(t, ruleTestDir) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tf ruleTestFile
+		// Fields this summary does not name are the tool's business.
+		if err := yaml.Unmarshal(data, &tf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, rf := range tf.RuleFiles {
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(f), rf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, err := filepath.Rel(root, abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ruleFiles = append(ruleFiles, filepath.ToSlash(rel))
+		}
+		for _, tg := range tf.Tests {
+			group := map[string]*window{}
+			for _, at := range tg.AlertRuleTests {
+				d, err := time.ParseDuration(at.EvalTime)
+				if err != nil {
+					t.Fatalf("%s, %q: eval_time %q: %v", f, tg.Name, at.EvalTime, err)
+				}
+				w := group[at.Alertname]
+				if w == nil {
+					w = &window{}
+					group[at.Alertname] = w
+				}
+				if len(at.ExpAlerts) == 0 {
+					silent[at.Alertname] = true
+					w.silent = append(w.silent, d)
+					continue
+				}
+				fires[at.Alertname] = true
+				firesAt[at.Alertname] = append(firesAt[at.Alertname], d)
+				w.fires = append(w.fires, d)
+			}
+			for name, w := range group {
+				windows[name] = append(windows[name], *w)
+			}
+		}
+	}
+	deployed, err := filepath.Glob(filepath.Join(root, "deploy", "*", "prometheusrule.yaml"))
+	if err != nil || len(deployed) == 0 {
+		t.Fatalf("no deploy/*/prometheusrule.yaml (%v)", err)
+	}
+	for _, d := range deployed {
+		rel, _ := filepath.Rel(root, d)
+		if !slices.Contains(ruleFiles, filepath.ToSlash(rel)) {
+			t.Errorf("no rule unit test loads %s", rel)
+		}
+	}
+	for _, r := range alerts(t) {
+		if r.Alert == "" {
+			continue
+		}
+		if !fires[r.Alert] {
+			t.Errorf("alert %s has no rule unit test in which it fires", r.Alert)
+		}
+		if !silent[r.Alert] {
+			t.Errorf("alert %s has no rule unit test in which it stays silent", r.Alert)
+		}
+		if r.For == "" {
+			continue
+		}
+		forDur, err := time.ParseDuration(r.For)
+		if err != nil {
+			t.Fatalf("alert %s: for %q: %v", r.Alert, r.For, err)
+		}
+		for _, at := range firesAt[r.Alert] {
+			if at < forDur {
+				t.Errorf("alert %s is expected to fire at %s, before its for (%s) has passed", r.Alert, at, forDur)
+			}
+		}
+		if !slices.ContainsFunc(windows[r.Alert], func(w window) bool {
+			return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
+				return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
+			})
+		}) {
+			t.Errorf("alert %s has no test that expects it silent before its for (%s) and firing later on the same series", r.Alert, forDur)
+		}
+	}
+}
+
+// A rule unit test that expects the wrong thing fails: otherwise the tests
+// above would prove nothing.
+func TestWrongRuleUnitTestsFail(t *testing.T) {
+	tool := promrules(t)
+	for _, f := range ruleTestFiles(t, filepath.Join(ruleTestDir, "broken")) {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			out, err := exec.Command(tool, "test", f).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("promrules test %s: %v, want exit code 1\n%s", f, err, out)
+			}
+			if !strings.Contains(string(out), "FAILED") {
+				t.Fatalf("promrules test %s did not report the failure\n%s", f, out)
+			}
+		})
+	}
+}
+
+// kubeStateMetricsLabel is the name kube-state-metrics gives a Kubernetes
+// label in kube_*_labels: label_ and the key with every character outside
+// [a-zA-Z0-9_] replaced by _.
+func kubeStateMetricsLabel(key string) string {
+	return "label_" + regexp.MustCompile(`[^a-zA-Z0-9_]`).ReplaceAllString(key, "_")
+}
+
+// The placement rules name the pool the webhook prefers (its --worker-pool
+// and --pool-label-key), the namespaces its configuration selects and its
+// opt-out label.
+func TestPlacementRulesFollowTheWebhook(t *testing.T) {
+	objs := render(t, defaultInstall)
+	f := flags(t, container(t, deployment(t, objs, "snatch-webhook")))
+	poolLabel := kubeStateMetricsLabel(f["pool-label-key"])
+	managedBy := kubeStateMetricsLabel(managedByLabel)
+	var kymaNamespace string
+	for _, e := range mutatingWebhook(t).NamespaceSelector.MatchExpressions {
+		if e.Key == managedByLabel && len(e.Values) == 1 {
+			kymaNamespace = e.Values[0]
+		}
+	}
+	if v, ok := mutatingWebhook(t).NamespaceSelector.MatchLabels[managedByLabel]; ok {
+		kymaNamespace = v
+	}
+	if kymaNamespace == "" {
+		t.Fatalf("the webhook configuration does not select namespaces by %s", managedByLabel)
+	}
+	optOut := kubeStateMetricsLabel(optOutLabel)
+	var pools, namespaces, optOuts int
+	for _, r := range alerts(t) {
+		for _, s := range r.Selectors {
+			for _, m := range s.Matchers {
+				switch {
+				case strings.HasPrefix(m.Name, "label_worker") || m.Name == poolLabel:
+					if m.Name != poolLabel {
+						t.Errorf("rule %s%s selects %s, want the pool label %s", r.Alert, r.Record, m.Name, poolLabel)
+					}
+					if m.Value != "" {
+						pools++
+						if m.Value != f["worker-pool"] {
+							t.Errorf("rule %s%s selects pool %q, but the webhook prefers --worker-pool=%s", r.Alert, r.Record, m.Value, f["worker-pool"])
+						}
+					}
+				case m.Name == optOut:
+					optOuts++
+					if m.Op != "=" || m.Value != "true" {
+						t.Errorf("rule %s%s selects %s%s%q, want =\"true\"", r.Alert, r.Record, m.Name, m.Op, m.Value)
+					}
+				case m.Name == managedBy:
+					namespaces++
+					if m.Op != "=" || m.Value != kymaNamespace {
+						t.Errorf("rule %s%s selects %s%s%q, want =%q", r.Alert, r.Record, m.Name, m.Op, m.Value, kymaNamespace)
+					}
+				}
+			}
+		}
+	}
+	if pools == 0 || namespaces == 0 || optOuts == 0 {
+		t.Fatalf("no rule selects the pool (%d), the Kyma namespaces (%d) or the opted-out Pods (%d)", pools, namespaces, optOuts)
+	}
+}
