@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -146,7 +145,7 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.apply(ctx, logr.Discard(), nil, mwc, ca.PEM, "{}")
+			_, err := r.apply(ctx, nil, mwc, ca.PEM, "{}")
 			t.Logf("apply: %v", err)
 			tt.check(t, h, err)
 		})
