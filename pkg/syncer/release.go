@@ -33,11 +33,13 @@ import (
 //
 // Replacing metadata.managedFields with a list is how the API server lets a
 // client reset ownership (docs/operations.md links the Kubernetes
-// documentation). An empty list would mean "leave managedFields as they are",
-// so when the syncer's entry is the only one, the list is one empty entry,
-// which the API server turns into no managedFields at all. The
-// resourceVersion precondition, as in caBundlePatch, keeps the write from
-// dropping an entry that another manager added after the read.
+// documentation). The documentation has an empty list mean "leave
+// managedFields as they are", so when the syncer's entry is the only one,
+// the list is one empty entry, the documented way to remove them all. The
+// patch changes nothing else: a reset combined with other changes would make
+// the syncer the owner of those. The resourceVersion precondition, as in
+// caBundlePatch, keeps the write from dropping an entry that another
+// manager added after the read.
 func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); err != nil {
