@@ -14,38 +14,18 @@ import (
 // leader must know when each CA in the bundle left the Secret, or it would
 // either drop a previous CA too early (the window this syncer exists to
 // close) or keep it forever. The object that carries the bundle is the one
-// place that is always read together with it. The syncer writes the key in
-// the same patch as the caBundle and under the same field manager, so the
-// field manager that owns the caBundle owns this key too.
+// place that is always read together with it. The syncer writes the key only
+// through the patch that writes the caBundle (caBundlePatch), under the same
+// field manager, so the field manager that owns the caBundle owns this key
+// too.
 //
-// The value is JSON. Its format is versioned, because a syncer of one
-// release must read what another release wrote (docs/releasing.md). Every
-// format ever written is listed here, and pkg/syncer/testdata holds one
-// golden value of each that the tests read:
-//
-// Version 1 (StateFormatVersion, written since the format is versioned):
-//
-//	{"v":1,"cas":{"<sha256>":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-05-01T09:30:01Z"}}}
-//
-// Version 0, unversioned, written by the first releases: the map of version
-// 1's "cas" on its own.
-//
-//	{"<sha256>":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-05-01T09:30:01Z"}}
-//
-// The two are told apart by the key "v": a version 0 value has only
-// fingerprints as keys, and "v" is not one. In both, there is one record per
-// CA in the bundle, by the lowercase hex SHA-256 fingerprint of its DER
-// encoding; supersededAt is absent while the CA is in the Secret; times are
-// RFC 3339 in UTC, to the second.
-//
-// A value of a version newer than StateFormatVersion is not guessed at: it
-// is reported as invalid, which keeps every previous CA for a full overlap
-// from now (longer, never shorter), and the next write replaces it with
-// StateFormatVersion.
+// The value is JSON with a format version; the package documentation lists
+// every version ever written.
 const StateAnnotation = "cabundle-syncer.kyma-project.io/ca-state"
 
 // StateFormatVersion is the format version of StateAnnotation that this
-// syncer writes. It reads every version up to this one.
+// syncer writes. It reads every version up to this one. A new version needs
+// a golden file in testdata and its entry in the package documentation.
 const StateFormatVersion = 1
 
 // stateDocument is StateAnnotation from version 1 on.
