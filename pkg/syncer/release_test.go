@@ -60,7 +60,7 @@ func managerEntries(mwc *admissionregistrationv1.MutatingWebhookConfiguration) [
 	for _, mf := range mwc.ManagedFields {
 		e := managerEntry{Manager: mf.Manager, Operation: string(mf.Operation), APIVersion: mf.APIVersion}
 		if mf.FieldsV1 != nil {
-			e.Fields = string(mf.FieldsV1.Raw)
+			e.Fields = mf.FieldsV1.GetRawString()
 		}
 		out = append(out, e)
 	}
