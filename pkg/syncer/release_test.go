@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,22 +18,10 @@ import (
 )
 
 // applyAsOldSyncer writes bundle and annotation as the syncer did before it
-// wrote with a JSON patch: server-side apply of {name, caBundle} per entry
-// and the annotation, under FieldManager, conditional on UID and
-// resourceVersion, without force.
+// wrote with a JSON patch.
 func applyAsOldSyncer(ctx context.Context, t *testing.T, h *harness, bundle []byte, annotation string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	mwc := h.mwc(ctx)
-	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(mwc.Name).
-		WithUID(mwc.UID).
-		WithResourceVersion(mwc.ResourceVersion).
-		WithAnnotations(map[string]string{StateAnnotation: annotation})
-	for _, wh := range mwc.Webhooks {
-		ac.WithWebhooks(admissionregistrationv1ac.MutatingWebhook().
-			WithName(wh.Name).
-			WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(bundle...)))
-	}
-	out, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager})
+	out, err := syncertest.ApplyAsOldSyncer(ctx, h.cluster.Clientset, h.cfg.WebhookConfiguration, FieldManager, bundle, StateAnnotation, annotation)
 	if err != nil {
 		t.Fatalf("apply as the old syncer: %v", err)
 	}
@@ -45,7 +32,7 @@ func applyAsOldSyncer(ctx context.Context, t *testing.T, h *harness, bundle []by
 }
 
 func hasOldApplyEntry(mwc *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-	return slices.ContainsFunc(mwc.ManagedFields, isOldApplyEntry)
+	return syncertest.HasApplyEntry(mwc, FieldManager)
 }
 
 func isOldApplyEntry(mf metav1.ManagedFieldsEntry) bool {
