@@ -11,9 +11,8 @@ import (
 
 // FieldManager is the field manager of the syncer's writes. Its Update entry
 // in managedFields owns webhooks[*].clientConfig.caBundle and the state
-// annotation, nothing else. Versions before the format of StateAnnotation
-// was versioned wrote with server-side apply under the same name; see
-// releaseApplyEntry.
+// annotation, nothing else. Earlier builds wrote with server-side apply
+// under the same name; see releaseApplyEntry.
 const FieldManager = "cabundle-syncer"
 
 // ControllerName names the controller in logs and in controller-runtime's

@@ -90,8 +90,9 @@ type Reconciler struct {
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler returns a reconciler that reads through c, which should be
-// backed by the cache from CacheOptions, and writes through it with a
-// JSON patch (see caBundlePatch). now is the clock of the merge; nil means time.Now.
+// backed by the cache from CacheOptions, and writes through it with a JSON
+// patch (see caBundlePatch). now is the clock of the merge; nil means
+// time.Now.
 func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
 	if now == nil {
 		now = time.Now

@@ -18,7 +18,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// Earlier versions of the syncer wrote with server-side apply. Their
+// Earlier builds of the syncer wrote with server-side apply. Their
 // managedFields entry (manager FieldManager, operation Apply) stays on the
 // object after an upgrade and keeps making the syncer a co-owner of every
 // webhook entry it named, which refuses a server-side deployer's rename or
@@ -98,12 +98,12 @@ func (a *applyEntryRelease) Start(ctx context.Context) error {
 		released, err := releaseApplyEntry(ctx, a.reader, a.client, a.name)
 		if err == nil {
 			if released {
-				log.Info("Removed the server-side apply entry of an earlier syncer version from managedFields")
+				log.Info("Removed the server-side apply entry of an earlier syncer build from managedFields")
 			}
 			return nil
 		}
 		delay := backoff.When(key)
-		log.Error(err, "Releasing the field ownership of an earlier syncer version failed; retrying", logkeys.RequeueAfter, delay.String())
+		log.Error(err, "Releasing the field ownership of an earlier syncer build failed; retrying", logkeys.RequeueAfter, delay.String())
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -54,9 +54,9 @@ func CacheOptions(cfg Config) cache.Options {
 }
 
 // SetupWithManager adds the reconciler, the runnable that reports
-// leadership and the one that releases an earlier version's field
-// ownership (see releaseApplyEntry), to mgr. The manager must use CacheOptions(cfg) and must not
-// have been started.
+// leadership and the one that releases an earlier build's field ownership
+// (see releaseApplyEntry) to mgr. The manager must use CacheOptions(cfg) and
+// must not have been started.
 func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *Metrics) error {
 	if err := cfg.Validate(); err != nil {
 		return err
