@@ -20,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -122,14 +123,25 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	ctx := context.Background()
 	caA := syncertest.NewCA(t, "ca-a")
 	setupObjects(t, cs, caA)
+	// The object as a syncer that wrote with server-side apply left it.
+	if _, err := syncertest.ApplyAsOldSyncer(ctx, cs, mwcName, syncer.FieldManager, caA.PEM, syncer.StateAnnotation, "{}"); err != nil {
+		t.Fatal(err)
+	}
 	applyRBAC(t, cs)
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 
-	// Leader election, the Lease, the cache, the apply and the Events all
-	// run under the ServiceAccount.
+	// Leader election, the Lease, the cache, the release of the old apply
+	// entry, the write and the Events all run under the ServiceAccount.
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)
 	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	waitBundle(t, cs, caA.Fingerprint())
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+		return err == nil && !syncertest.HasApplyEntry(mwc, syncer.FieldManager), nil
+	})
+	if err != nil {
+		t.Errorf("the old server-side apply entry of %s was not released: %v", syncer.FieldManager, err)
+	}
 	caB := syncertest.NewCA(t, "ca-b")
 	putCA(t, cs, caB)
 	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())

@@ -67,7 +67,4 @@ const (
 	// RequeueAfter is when the syncer looks again without a new event: the
 	// end of the next overlap or the next expiry.
 	RequeueAfter = "requeueAfter"
-	// Conflicts names the field managers that held the caBundle before the
-	// syncer took it back.
-	Conflicts = "conflicts"
 )

@@ -22,9 +22,21 @@ func TestStateAnnotation(t *testing.T) {
 		wantErr string
 	}{
 		{name: "absent_is_empty", value: "", want: cabundle.State{}},
-		{name: "empty_object", value: "{}", want: cabundle.State{}},
+		{name: "v0_empty_object", value: "{}", want: cabundle.State{}},
+		{name: "v1_empty", value: `{"v":1,"cas":{}}`, want: cabundle.State{}},
 		{
-			name:  "current_and_previous",
+			name:  "v1_current_and_previous",
+			value: `{"v":1,"cas":{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:30:00Z"}}}`,
+			want:  cabundle.State{fpA: {FirstSeen: t0}, fpB: {FirstSeen: t0, SupersededAt: t1}},
+		},
+		{name: "v1_not_a_fingerprint", value: `{"v":1,"cas":{"abc":{"firstSeen":"2026-03-01T12:00:00Z"}}}`, wantErr: "not a SHA-256 fingerprint"},
+		{name: "newer_version", value: `{"v":2,"cas":{}}`, wantErr: "format version 2"},
+		// Version 0 never carried "v"; a value that says 0 was not written by a syncer.
+		{name: "explicit_version_0", value: `{"v":0,"cas":{}}`, wantErr: "format version 0"},
+		{name: "version_not_a_number", value: `{"v":"1","cas":{}}`, wantErr: "decode annotation"},
+		{name: "json_array", value: `[]`, wantErr: "decode annotation"},
+		{
+			name:  "v0_current_and_previous",
 			value: `{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:30:00Z"}}`,
 			want:  cabundle.State{fpA: {FirstSeen: t0}, fpB: {FirstSeen: t0, SupersededAt: t1}},
 		},
@@ -76,7 +88,7 @@ func TestEncodeStateIsCanonical(t *testing.T) {
 	fpB := strings.Repeat("b", 64)
 	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
 	s := cabundle.State{fpB: {FirstSeen: t0, SupersededAt: t0.Add(time.Hour)}, fpA: {FirstSeen: t0.In(time.FixedZone("x", 3600))}}
-	want := `{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:00:00Z"}}`
+	want := `{"v":1,"cas":{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:00:00Z"}}}`
 	for range 10 {
 		if got := encodeState(s); got != want {
 			t.Fatalf("encodeState = %s, want %s", got, want)

@@ -1,45 +1,102 @@
 package syncer
 
 import (
-	"errors"
-	"fmt"
-	"slices"
+	"encoding/json"
+	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
-func TestFieldManagerConflicts(t *testing.T) {
-	gr := schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}
-	ssaConflict := &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   409,
-		Reason: metav1.StatusReasonConflict,
-		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
-			Type:    metav1.CauseTypeFieldManagerConflict,
-			Message: `conflict with "kubectl-edit" using admissionregistration.k8s.io/v1`,
-			Field:   `.webhooks[name="a"].clientConfig.caBundle`,
-		}}},
-	}}
+// The patch is applied here with an RFC 6902 implementation, the one the API
+// server uses, and the result is compared with the object as it should be:
+// the bundle in every entry, the annotation set, every other field as read.
+func TestCABundlePatch(t *testing.T) {
+	ca := syncertest.NewCA(t, "ca")
+	old := syncertest.NewCA(t, "old")
+	const state = `{"v":1,"cas":{}}`
+	read := func(annotations map[string]string, bundles ...[]byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+		names := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io", "c.kim-snatch.kyma-project.io"}
+		mwc := syncertest.WebhookConfiguration("kim-snatch-mutating-webhook-configuration", names[:len(bundles)]...)
+		mwc.ResourceVersion = "4711"
+		mwc.UID = "6b1f0a5e-0000-4000-8000-000000000001"
+		mwc.Labels = map[string]string{"app.kubernetes.io/name": "snatch-webhook"}
+		mwc.Annotations = annotations
+		for i, b := range bundles {
+			mwc.Webhooks[i].ClientConfig.CABundle = b
+		}
+		mwc.Webhooks[0].TimeoutSeconds = ptr.To[int32](7)
+		return mwc
+	}
 	tests := []struct {
 		name string
-		err  error
-		want []string
+		read *admissionregistrationv1.MutatingWebhookConfiguration
+		// ops is the number of operations besides the precondition: only
+		// what differs is written.
+		ops int
 	}{
-		{name: "no_error", err: nil},
-		{name: "other_error", err: errors.New("connection refused")},
-		{name: "resource_version_conflict", err: apierrors.NewConflict(gr, "x", errors.New("the object has been modified"))},
-		{name: "not_found", err: apierrors.NewNotFound(gr, "x")},
-		{name: "field_manager_conflict", err: ssaConflict, want: []string{`conflict with "kubectl-edit" using admissionregistration.k8s.io/v1`}},
-		{name: "wrapped_field_manager_conflict", err: fmt.Errorf("apply: %w", ssaConflict), want: []string{`conflict with "kubectl-edit" using admissionregistration.k8s.io/v1`}},
+		{name: "no_annotations_no_bundles", read: read(nil, nil, nil), ops: 3},
+		{name: "other_annotations_kept", read: read(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}, nil), ops: 2},
+		{name: "one_entry_differs", read: read(map[string]string{StateAnnotation: state}, ca.PEM, old.PEM, ca.PEM), ops: 1},
+		{name: "only_the_state_differs", read: read(map[string]string{StateAnnotation: "{}"}, ca.PEM, ca.PEM), ops: 1},
+		{name: "damaged_bundle_replaced", read: read(map[string]string{StateAnnotation: state}, []byte("garbage")), ops: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := fieldManagerConflicts(tt.err); !slices.Equal(got, tt.want) {
-				t.Errorf("fieldManagerConflicts = %q, want %q", got, tt.want)
+			data := caBundlePatch(tt.read, ca.PEM, state)
+			var ops []patchOp
+			if err := json.Unmarshal(data, &ops); err != nil {
+				t.Fatal(err)
+			}
+			if len(ops) != tt.ops+1 {
+				t.Errorf("patch has %d operations, want the precondition and %d: %s", len(ops), tt.ops, data)
+			}
+			if ops[0].Path != "/metadata/resourceVersion" || ops[0].Value != tt.read.ResourceVersion {
+				t.Errorf("first operation %+v, want the resourceVersion %s that was read", ops[0], tt.read.ResourceVersion)
+			}
+
+			want := tt.read.DeepCopy()
+			for i := range want.Webhooks {
+				want.Webhooks[i].ClientConfig.CABundle = ca.PEM
+			}
+			if want.Annotations == nil {
+				want.Annotations = map[string]string{}
+			}
+			want.Annotations[StateAnnotation] = state
+
+			doc, err := json.Marshal(tt.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := jsonpatch.DecodePatch(data)
+			if err != nil {
+				t.Fatalf("not a JSON patch: %v: %s", err, data)
+			}
+			out, err := p.Apply(doc)
+			if err != nil {
+				t.Fatalf("apply %s: %v", data, err)
+			}
+			var got admissionregistrationv1.MutatingWebhookConfiguration
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(&got, want) {
+				t.Errorf("patched object\n  %s\nwant the read object with the bundle and the state", out)
 			}
 		})
+	}
+}
+
+func TestEscapePointer(t *testing.T) {
+	if got, want := escapePointer(StateAnnotation), "cabundle-syncer.kyma-project.io~1ca-state"; got != want {
+		t.Errorf("escapePointer(%q) = %q, want %q", StateAnnotation, got, want)
+	}
+	if got := escapePointer("a~/b"); got != "a~0~1b" || strings.Count(got, "/") != 0 {
+		t.Errorf(`escapePointer("a~/b") = %q, want "a~0~1b"`, got)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// FieldManager is the server-side apply field manager of the syncer. It owns
-// webhooks[*].clientConfig.caBundle and the state annotation, nothing else.
+// FieldManager is the field manager of the syncer's writes. Its Update entry
+// in managedFields owns webhooks[*].clientConfig.caBundle and the state
+// annotation, nothing else. Earlier builds wrote with server-side apply
+// under the same name; see releaseApplyEntry.
 const FieldManager = "cabundle-syncer"
 
 // ControllerName names the controller in logs and in controller-runtime's

@@ -78,6 +78,18 @@ type harness struct {
 // the named webhook entries, and configures, but does not start, a syncer.
 func newHarness(t *testing.T, overlap time.Duration, webhooks ...string) *harness {
 	t.Helper()
+	h := newEmptyHarness(t, overlap)
+	if _, err := syncertest.CreateWebhookConfiguration(context.Background(), h.cluster.Clientset, syncertest.WebhookConfiguration(h.cfg.WebhookConfiguration, webhooks...)); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newEmptyHarness is newHarness without the MutatingWebhookConfiguration,
+// for a test that creates it as a deployer does. The object is deleted when
+// the test ends either way.
+func newEmptyHarness(t *testing.T, overlap time.Duration) *harness {
+	t.Helper()
 	c := cluster(t)
 	id := uniqueName(t)
 	h := &harness{
@@ -93,9 +105,6 @@ func newHarness(t *testing.T, overlap time.Duration, webhooks ...string) *harnes
 	}
 	ctx := context.Background()
 	if err := syncertest.CreateNamespace(ctx, c.Clientset, id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := syncertest.CreateWebhookConfiguration(ctx, c.Clientset, syncertest.WebhookConfiguration(id, webhooks...)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

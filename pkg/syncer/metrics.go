@@ -11,14 +11,13 @@ import (
 // Error reasons of cabundle_syncer_errors_total. The set is closed, so the
 // label stays bounded.
 const (
-	ReasonSecretNotFound         = "secret-not-found"
-	ReasonCAKeyMissing           = "ca-key-missing"
-	ReasonWebhookConfigNotFound  = "webhook-configuration-not-found"
-	ReasonReadFailed             = "read-failed"
-	ReasonStateInvalid           = "state-invalid"
-	ReasonApplyConflict          = "apply-conflict"
-	ReasonApplyFailed            = "apply-failed"
-	ReasonFieldOwnershipConflict = "field-ownership-conflict"
+	ReasonSecretNotFound        = "secret-not-found"
+	ReasonCAKeyMissing          = "ca-key-missing"
+	ReasonWebhookConfigNotFound = "webhook-configuration-not-found"
+	ReasonReadFailed            = "read-failed"
+	ReasonStateInvalid          = "state-invalid"
+	ReasonApplyConflict         = "apply-conflict"
+	ReasonApplyFailed           = "apply-failed"
 )
 
 // errorReasons lists every label value of cabundle_syncer_errors_total, so
@@ -36,7 +35,6 @@ func errorReasons() []string {
 		ReasonStateInvalid,
 		ReasonApplyConflict,
 		ReasonApplyFailed,
-		ReasonFieldOwnershipConflict,
 	}
 }
 

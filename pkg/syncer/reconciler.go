@@ -29,16 +29,15 @@ import (
 // namespace override; this way all of the syncer's Events are in one
 // namespace, next to the Secret, with one Role.
 const (
-	EventSourceNotFound         = "SourceNotFound"
-	EventSourceKeyMissing       = "SourceKeyMissing"
-	EventSourceEmpty            = "SourceEmpty"
-	EventSourceUnparsable       = "SourceUnparsable"
-	EventSourceNotCA            = "SourceNotCA"
-	EventSourceExpired          = "SourceExpired"
-	EventWebhookConfigNotFound  = "WebhookConfigurationNotFound"
-	EventCABundleUpdated        = "CABundleUpdated"
-	EventCABundleOwnershipTaken = "CABundleOwnershipTaken"
-	EventCABundleApplyFailed    = "CABundleApplyFailed"
+	EventSourceNotFound        = "SourceNotFound"
+	EventSourceKeyMissing      = "SourceKeyMissing"
+	EventSourceEmpty           = "SourceEmpty"
+	EventSourceUnparsable      = "SourceUnparsable"
+	EventSourceNotCA           = "SourceNotCA"
+	EventSourceExpired         = "SourceExpired"
+	EventWebhookConfigNotFound = "WebhookConfigurationNotFound"
+	EventCABundleUpdated       = "CABundleUpdated"
+	EventCABundleApplyFailed   = "CABundleApplyFailed"
 )
 
 // Messages of the one line that ends every sync, with the value of
@@ -91,8 +90,9 @@ type Reconciler struct {
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler returns a reconciler that reads through c, which should be
-// backed by the cache from CacheOptions, and writes through it with
-// server-side apply. now is the clock of the merge; nil means time.Now.
+// backed by the cache from CacheOptions, and writes through it with a JSON
+// patch (see caBundlePatch). now is the clock of the merge; nil means
+// time.Now.
 func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
 	if now == nil {
 		now = time.Now
@@ -188,7 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		log.Info(MsgUnchanged, logkeys.Outcome, OutcomeUnchanged)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
-	if reason, err := r.apply(ctx, log, secret, mwc, res.Bundle, annotation); err != nil {
+	if reason, err := r.apply(ctx, secret, mwc, res.Bundle, annotation); err != nil {
 		r.metrics.InSync.Set(0)
 		return r.failed(log, reason, err)
 	}

@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -46,6 +46,8 @@ func TestApplyPreconditions(t *testing.T) {
 	tests := []struct {
 		name     string
 		webhooks []string
+		// before, if set, runs before the syncer reads the object.
+		before func(ctx context.Context, h *harness) error
 		// between runs after the syncer read the object and before it writes.
 		between func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error
 		check   func(t *testing.T, h *harness, err error)
@@ -115,6 +117,39 @@ func TestApplyPreconditions(t *testing.T) {
 			},
 		},
 		{
+			// The patch addresses entries by index. Entry a already holds
+			// the bundle, so only /webhooks/1 (b) is written; a deployer
+			// that swaps the entries in between makes index 1 entry a. The
+			// resourceVersion precondition refuses the write instead of
+			// leaving b without a caBundle.
+			name:     "reordered_entries_are_not_written_by_index",
+			webhooks: []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"},
+			before: func(ctx context.Context, h *harness) error {
+				mwc := h.mwc(ctx)
+				mwc.Webhooks[0].ClientConfig.CABundle = ca.PEM
+				_, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{})
+				return err
+			},
+			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+				swapped := mwc.DeepCopy()
+				swapped.Webhooks[0], swapped.Webhooks[1] = swapped.Webhooks[1], swapped.Webhooks[0]
+				_, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, swapped, metav1.UpdateOptions{})
+				return err
+			},
+			check: func(t *testing.T, h *harness, err error) {
+				if !apierrors.IsConflict(err) {
+					t.Fatalf("apply = %v, want a conflict", err)
+				}
+				mwc := h.mwc(ctx)
+				if mwc.Webhooks[0].Name != "b.kim-snatch.kyma-project.io" {
+					t.Fatalf("entries %s, %s: the swap did not happen", mwc.Webhooks[0].Name, mwc.Webhooks[1].Name)
+				}
+				if len(mwc.Webhooks[0].ClientConfig.CABundle) != 0 || !bytes.Equal(mwc.Webhooks[1].ClientConfig.CABundle, ca.PEM) {
+					t.Error("a write based on the old order reached the object")
+				}
+			},
+		},
+		{
 			name: "recreated_object_is_not_written_from_the_old_read",
 			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
 				mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
@@ -142,11 +177,16 @@ func TestApplyPreconditions(t *testing.T) {
 			}
 			h := newHarness(t, time.Hour, webhooks...)
 			r, _ := directReconciler(t, h)
+			if tt.before != nil {
+				if err := tt.before(ctx, h); err != nil {
+					t.Fatal(err)
+				}
+			}
 			mwc := h.mwc(ctx)
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.apply(ctx, logr.Discard(), nil, mwc, ca.PEM, "{}")
+			_, err := r.apply(ctx, nil, mwc, ca.PEM, "{}")
 			t.Logf("apply: %v", err)
 			tt.check(t, h, err)
 		})

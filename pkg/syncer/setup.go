@@ -53,9 +53,10 @@ func CacheOptions(cfg Config) cache.Options {
 	}
 }
 
-// SetupWithManager adds the reconciler, and the runnable that reports
-// leadership, to mgr. The manager must use CacheOptions(cfg) and must not
-// have been started.
+// SetupWithManager adds the reconciler, the runnable that reports
+// leadership and the one that releases an earlier build's field ownership
+// (see releaseApplyEntry) to mgr. The manager must use CacheOptions(cfg) and
+// must not have been started.
 func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *Metrics) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -98,6 +99,11 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	}
 	if err := mgr.Add(&leaderGauge{metrics: m}); err != nil {
 		return fmt.Errorf("add leader gauge: %w", err)
+	}
+	// The API reader, not the cache: the cache strips managedFields.
+	release := &applyEntryRelease{reader: mgr.GetAPIReader(), client: mgr.GetClient(), name: cfg.WebhookConfiguration, log: mgr.GetLogger().WithName(ControllerName)}
+	if err := mgr.Add(release); err != nil {
+		return fmt.Errorf("add release of the server-side apply entry: %w", err)
 	}
 	return nil
 }

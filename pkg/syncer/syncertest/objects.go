@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -183,4 +184,36 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	rank := int(math.Ceil(float64(len(s))*p/100)) - 1
 	return s[min(max(rank, 0), len(s)-1)]
+}
+
+// ApplyAsOldSyncer writes bundle into every webhook entry of the named
+// MutatingWebhookConfiguration, and annotation under annotationKey, as the
+// syncer did before it wrote with a JSON patch: server-side apply of
+// {name, caBundle} per entry and the annotation under fieldManager, on the
+// UID and resourceVersion it read, without force. It returns the object as
+// the apply left it.
+func ApplyAsOldSyncer(ctx context.Context, cs kubernetes.Interface, name, fieldManager string, bundle []byte, annotationKey, annotation string) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	client := cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	mwc, err := client.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(mwc.Name).
+		WithUID(mwc.UID).
+		WithResourceVersion(mwc.ResourceVersion).
+		WithAnnotations(map[string]string{annotationKey: annotation})
+	for _, wh := range mwc.Webhooks {
+		ac.WithWebhooks(admissionregistrationv1ac.MutatingWebhook().
+			WithName(wh.Name).
+			WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(bundle...)))
+	}
+	return client.Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager})
+}
+
+// HasApplyEntry reports whether fieldManager has an entry with operation
+// Apply in the managedFields of mwc.
+func HasApplyEntry(mwc *admissionregistrationv1.MutatingWebhookConfiguration, fieldManager string) bool {
+	return slices.ContainsFunc(mwc.ManagedFields, func(mf metav1.ManagedFieldsEntry) bool {
+		return mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
+	})
 }
