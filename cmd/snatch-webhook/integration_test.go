@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -295,6 +296,34 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 		}
 		if created.Spec.Affinity != nil {
 			t.Fatalf("opted-out Pod got an affinity: %+v", created.Spec.Affinity)
+		}
+	})
+
+	// The largest Pod the API server accepts: a request body of 3 MiB, sent
+	// as protobuf so that '<' stays one byte on the way in. The API server
+	// encodes the review as JSON, where each '<' becomes \u003c, so the
+	// webhook receives about 18 MiB. Dry run: etcd's default request limit
+	// (1.5 MiB) would refuse to store the Pod after admission; the admission
+	// chain runs in full either way.
+	t.Run("pod_of_3_mib_of_escaped_bytes_gets_the_term", func(t *testing.T) {
+		cfg := rest.CopyConfig(cluster.Config)
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		pcs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("huge")
+		pod.Spec.Containers[0].Args = []string{strings.Repeat("<", 3<<20-16<<10)}
+		before := wh.counter(t, "patched", "injected")
+		created, err := pcs.CoreV1().Pods(managed).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatalf("create a Pod with %d bytes of '<': %v", len(pod.Spec.Containers[0].Args[0]), err)
+		}
+		if terms := poolTerms(created); len(terms) != 1 || !isOurTerm(terms[0]) {
+			t.Fatalf("the Pod with %d bytes of '<' has pool terms %+v, want exactly our term", len(pod.Spec.Containers[0].Args[0]), terms)
+		}
+		if after := wh.counter(t, "patched", "injected"); after != before+1 {
+			t.Errorf("snatch_webhook_admission_total{outcome=patched,reason=injected} went from %v to %v, want +1", before, after)
 		}
 	})
 

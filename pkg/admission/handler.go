@@ -22,10 +22,22 @@ const (
 	PathLegacy = "/mutate--v1-pod"
 )
 
-// DefaultMaxBodyBytes is the largest request body read, the same limit as
-// controller-runtime's webhook server. The API server caps objects at about
-// 3 MiB, and an AdmissionReview carries the object once for a CREATE.
-const DefaultMaxBodyBytes = 7 << 20
+// DefaultMaxBodyBytes is the largest request body read. It must hold the
+// review of the largest Pod the API server accepts, or such a Pod is created
+// without the term (the webhook answers 413 and the API server fails open).
+//
+// kube-apiserver reads request bodies of at most 3 MiB (its
+// MaxRequestBodyBytes), and an AdmissionReview carries the object once for a
+// CREATE. But the API server encodes the review with encoding/json, which
+// writes each <, > and & as \u003c: six bytes for one. A Pod of 3 MiB of
+// such bytes becomes a review of 18 MiB, plus the envelope, defaulted
+// fields and managedFields. 32 MiB covers that with room for a Pod sent as
+// protobuf, whose JSON form is larger. controller-runtime's 7 MiB does not:
+// a Pod with 1.2 MiB of '<' in an argument was created unpatched.
+// TestWebhook_through_a_real_api_server (cmd/snatch-webhook) creates a Pod
+// of about 3 MiB of '<' through the API server and requires the term. A
+// body this large is read into a buffer of its own that is not pooled.
+const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
 type Options struct {
