@@ -85,3 +85,23 @@ func (m *Metrics) observe(outcome, reason string, d time.Duration) {
 	m.total.WithLabelValues(outcome, reason).Inc()
 	m.duration.Observe(d.Seconds())
 }
+
+// RegisterPolicy exports the policy the webhook applies as the gauge
+// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1. The webhook
+// cannot see Nodes, and a --worker-pool that names no pool gives a term
+// that matches nothing, silently. With this series, a rule can join the
+// pool that the running webhooks prefer with the pools kube-state-metrics
+// reports (KimSnatchKymaPoolHasNoNodes in deploy/webhook). One series per
+// process: the labels are the two flags.
+func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "snatch_webhook_policy_info",
+		Help:        "The pool label key and worker pool that the webhook's term prefers; always 1.",
+		ConstLabels: prometheus.Labels{"pool_label_key": p.PoolLabelKey, "worker_pool": p.WorkerPool},
+	})
+	g.Set(1)
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("register the policy metric: %w", err)
+	}
+	return nil
+}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
 // counterValue reads one counter of the vector.
@@ -38,5 +40,31 @@ func TestNewMetrics_registers_every_label_pair_at_zero(t *testing.T) {
 	}
 	if _, err := NewMetrics(reg); err == nil {
 		t.Error("registering twice on one registry succeeded")
+	}
+}
+
+func TestRegisterPolicy_exports_the_pool_the_term_prefers(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	p := affinity.Policy{PoolLabelKey: "example.com/pool", WorkerPool: "system", Weight: 5}
+	if err := RegisterPolicy(reg, p); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(families) != 1 || families[0].GetName() != "snatch_webhook_policy_info" || len(families[0].GetMetric()) != 1 {
+		t.Fatalf("gathered %v, want one snatch_webhook_policy_info series", families)
+	}
+	m := families[0].GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["pool_label_key"] != "example.com/pool" || labels["worker_pool"] != "system" || len(labels) != 2 {
+		t.Errorf("labels %v, want pool_label_key=example.com/pool and worker_pool=system only", labels)
+	}
+	if v := m.GetGauge().GetValue(); v != 1 {
+		t.Errorf("value %v, want 1", v)
 	}
 }

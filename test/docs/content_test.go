@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
@@ -27,6 +28,9 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	if _, err := admission.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := admission.RegisterPolicy(reg, affinity.DefaultPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := serving.NewCertMetrics(reg); err != nil {

@@ -22,13 +22,14 @@ import (
 // bin/). Without it the tests build hack/tools/promrules themselves.
 const PromrulesEnv = "SNATCH_PROMRULES"
 
-// designMetrics are the metric names of the design note (§5). Alerts may use
-// no other metric of ours.
+// designMetrics are the metric names the binaries export, as
+// docs/operations.md lists them. Alerts may use no other metric of ours.
 var designMetrics = []string{
 	"snatch_webhook_admission_total",
 	"snatch_webhook_admission_duration_seconds",
 	"snatch_webhook_serving_cert_not_after_seconds",
 	"snatch_webhook_cert_reloads_total",
+	"snatch_webhook_policy_info",
 	"cabundle_syncer_in_sync",
 	"cabundle_syncer_source_valid",
 	"cabundle_syncer_updates_total",
