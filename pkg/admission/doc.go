@@ -9,11 +9,27 @@
 // patch; on a realistic review that generic machinery is almost all of the
 // work. This package keeps the same contract (v1 AdmissionReview, uid
 // echoed, content type and size checked, a clear 4xx for malformed input)
-// but reads only the fields the decision needs, in place, by walking over
-// the rest of the JSON without building it, and answers with a patch that
-// the affinity package prebuilt. BenchmarkHandler in handler_bench_test.go
-// runs both on the same reviews; FuzzDecode holds the decoder to
-// encoding/json.
+// but reads only the fields the decision needs, and answers with a patch
+// that the affinity package prebuilt.
+//
+// # Why a token walk, and whose tokenizer
+//
+// The lexing is github.com/go-json-experiment/json/jsontext's, the upstream
+// of the standard library's encoding/json/v2: it validates UTF-8, rejects
+// duplicate member names (which a hand-written lexer merged) and bounds
+// nesting. Our code (walk.go, review.go) only walks: it descends into the
+// members the decision needs and skips every other value with SkipValue,
+// which validates without building anything, so managedFields, containers
+// and status never become Go values.
+//
+// The strongest simple alternative is encoding/json into a struct of just
+// those fields. BenchmarkHandler (handler_bench_test.go, also in `make
+// bench`) runs both, and controller-runtime's generic handler, on the same
+// reviews and checks that they produce the same patch. On 2026-11-24,
+// GOMAXPROCS=1, two shared cores: the walk took 15 to 19 µs for the 5.5 KB
+// review and 25 to 27 µs for the 8.8 KB one with managedFields, 224 B and 9
+// allocations; the narrow struct 69 to 70 µs and 103 to 118 µs, 20 to 29 KB
+// and about 90 allocations. FuzzDecode holds the walk to encoding/json.
 //
 // # Never a denial
 //

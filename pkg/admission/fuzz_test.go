@@ -1,19 +1,26 @@
 package admission
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// FuzzDecode holds the hand-written decoder to the standard library:
+// FuzzDecode holds the walk to the standard library:
 //
-//   - for any bytes, the scanner accepts exactly what json.Valid accepts,
-//     and decoding a review never panics;
+//   - for any bytes, the walk accepts exactly what json.Valid accepts, less
+//     what jsontext rejects on purpose: invalid UTF-8, duplicate member
+//     names (found here by an independent walk over encoding/json's tokens)
+//     and escaped lone surrogates; decoding a review never panics;
 //   - for any Pod that decodes, the facts read from its encoding (the bytes
 //     the API server sends) equal the typed reading, affinity.FactsOf.
 //
@@ -43,15 +50,20 @@ func FuzzDecode(f *testing.F) {
 
 	policy := affinity.DefaultPolicy()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := scanner{data: data}
-		err := s.skip()
-		if err == nil {
-			err = s.end()
+		_, err := walk(new(walker), data, func(s *scanner) (struct{}, error) {
+			if err := s.skip(); err != nil {
+				return struct{}{}, err
+			}
+			return struct{}{}, s.end()
+		})
+		valid := json.Valid(data) && utf8.Valid(data)
+		switch {
+		case err == nil && (!valid || hasDuplicateNames(data)):
+			t.Fatalf("the walk accepts %q: json.Valid and UTF-8 %v, duplicate names %v", data, valid, hasDuplicateNames(data))
+		case err != nil && valid && !hasDuplicateNames(data) && !surrogateEscape.Match(data):
+			t.Fatalf("the walk rejects %q, which is valid, has no duplicate names and no surrogate escape: %v", data, err)
 		}
-		if valid := json.Valid(data); (err == nil) != valid {
-			t.Fatalf("scanner error %v, json.Valid = %v for %q", err, valid, data)
-		}
-		_, _ = decodeReview(data, policy.PoolLabelKey)
+		_, _ = decodeReview(new(walker), data, policy.PoolLabelKey)
 
 		typed := &corev1.Pod{}
 		if json.Unmarshal(data, typed) != nil {
@@ -62,13 +74,66 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		var p podFacts
-		s = scanner{data: canonical}
-		ok, err := decodePod(&s, policy.PoolLabelKey, &p)
-		if err != nil || !ok || s.typeErr != nil {
-			t.Fatalf("decodePod(%s) = %v, %v, type error %v", canonical, ok, err, s.typeErr)
+		var typeErr error
+		ok, err := walk(new(walker), canonical, func(s *scanner) (bool, error) {
+			ok, err := decodePod(s, policy.PoolLabelKey, &p)
+			typeErr = s.typeErr
+			return ok, err
+		})
+		if err != nil || !ok || typeErr != nil {
+			t.Fatalf("decodePod(%s) = %v, %v, type error %v", canonical, ok, err, typeErr)
 		}
 		if want := policy.FactsOf(typed); p.facts != want {
 			t.Fatalf("facts from JSON %+v, typed %+v, for %s", p.facts, want, canonical)
 		}
 	})
+}
+
+// surrogateEscape matches a \u escape of a UTF-16 surrogate, the only
+// escape that can be invalid on its own.
+var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
+
+// hasDuplicateNames reports whether an object in data, which json.Valid
+// accepts, names a member twice, comparing names unescaped. It walks
+// encoding/json's tokens, independently of the walk under test.
+func hasDuplicateNames(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		object  bool
+		wantKey bool
+		names   map[string]bool
+	}
+	var stack []*frame
+	value := func() { // a value ended: the enclosing object wants a key
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) || err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+			if key, ok := tok.(string); ok {
+				if stack[n-1].names[key] {
+					return true
+				}
+				stack[n-1].names[key] = true
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, wantKey: true, names: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			value()
+		default:
+			value()
+		}
+	}
 }

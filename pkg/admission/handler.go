@@ -90,7 +90,10 @@ func NewHandler(o Options) (*Handler, error) {
 // buffers are one request's body and response. They are pooled: at a
 // thousand reviews a second, allocating 10 KB for each body is most of the
 // garbage the handler would make.
-type buffers struct{ in, out []byte }
+type buffers struct {
+	in, out []byte
+	walk    walker
+}
 
 // requestError is a malformed request: an HTTP status, a metric reason and a
 // message for the caller.
@@ -127,7 +130,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bufs.in = body
 	if reqErr == nil {
 		var err error
-		rev, err = decodeReview(body, h.poolKey)
+		rev, err = decodeReview(&bufs.walk, body, h.poolKey)
 		reqErr = checkReview(&rev, err)
 	}
 	if reqErr == nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -28,6 +29,9 @@ import (
 //   - fast: Handler as served (no logging);
 //   - fast_zap_json: the same with a production zap logger writing one JSON
 //     line per decision to io.Discard;
+//   - narrow_struct: encoding/json into a struct of only the fields the
+//     decision needs, the strongest simple alternative to walking tokens
+//     (no logging, as fast);
 //   - generic: controller-runtime's admission.Webhook, which decodes the
 //     whole AdmissionReview, then the whole Pod, mutates the typed Pod,
 //     encodes it again and diffs the two documents into a JSON patch
@@ -48,6 +52,7 @@ func BenchmarkHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	generic := genericWebhook(m)
+	narrow := narrowHandler{m: m}
 
 	for _, payload := range []struct{ name, file string }{
 		{"pod_5k5", "review-pod-5k5.json"},
@@ -57,7 +62,7 @@ func BenchmarkHandler(b *testing.B) {
 		for _, impl := range []struct {
 			name string
 			h    http.Handler
-		}{{"fast", fast}, {"fast_zap_json", fastZap}, {"generic", generic}} {
+		}{{"fast", fast}, {"fast_zap_json", fastZap}, {"narrow_struct", narrow}, {"generic", generic}} {
 			b.Run(payload.name+"/"+impl.name, func(b *testing.B) {
 				// Both must produce the same patch, or the comparison means nothing.
 				got, want := patchOf(b, impl.h, body), patchOf(b, fast, body)
@@ -123,6 +128,57 @@ func genericWebhook(m *affinity.Mutator) http.Handler {
 			return admission.PatchResponseFromRaw(req.Object.Raw, marshaled)
 		}),
 	}
+}
+
+// narrowHandler decodes the review with encoding/json into narrowReview,
+// builds a Pod of what it read, and answers with the same prebuilt patch.
+type narrowHandler struct{ m *affinity.Mutator }
+
+type narrowReview struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Request    *struct {
+		UID  json.RawMessage `json:"uid"`
+		Kind struct {
+			Group string `json:"group"`
+			Kind  string `json:"kind"`
+		} `json:"kind"`
+		SubResource string `json:"subResource"`
+		Operation   string `json:"operation"`
+		Object      *struct {
+			Metadata struct {
+				Name         string            `json:"name"`
+				GenerateName string            `json:"generateName"`
+				Labels       map[string]string `json:"labels"`
+				Annotations  map[string]string `json:"annotations"`
+			} `json:"metadata"`
+			Spec struct {
+				NodeName     string            `json:"nodeName"`
+				NodeSelector map[string]string `json:"nodeSelector"`
+				Affinity     *corev1.Affinity  `json:"affinity"`
+			} `json:"spec"`
+		} `json:"object"`
+	} `json:"request"`
+}
+
+func (n narrowHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var rev narrowReview
+	if err != nil || json.Unmarshal(body, &rev) != nil || rev.Request == nil {
+		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	req := rev.Request
+	var patch []byte
+	if o := req.Object; o != nil && req.Kind.Group == "" && req.Kind.Kind == "Pod" && req.SubResource == "" && req.Operation == "CREATE" {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: o.Metadata.Name, GenerateName: o.Metadata.GenerateName, Labels: o.Metadata.Labels, Annotations: o.Metadata.Annotations},
+			Spec:       corev1.PodSpec{NodeName: o.Spec.NodeName, NodeSelector: o.Spec.NodeSelector, Affinity: o.Spec.Affinity},
+		}
+		patch = n.m.Decide(n.m.Policy().FactsOf(pod)).Patch
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(appendAllowed(nil, req.UID, patch))
 }
 
 func addTerm(pod *corev1.Pod, term corev1.PreferredSchedulingTerm) {

@@ -123,6 +123,8 @@ func TestHandler_malformed_requests(t *testing.T) {
 		{name: "truncated_json", body: valid[:len(valid)/2], code: 400, reason: ReasonInvalidJSON, message: "not valid JSON", uid: "uid-ok"},
 		{name: "trailing_garbage", body: append(append([]byte{}, valid...), "}"...), code: 400, reason: ReasonInvalidJSON, message: "after the top-level value", uid: "uid-ok"},
 		{name: "json_array", body: []byte(`[1,2]`), code: 400, reason: ReasonInvalidReview, message: "must be a JSON object"},
+		{name: "duplicate_member_names", body: bytes.Replace(valid, []byte(`"request":{`), []byte(`"request":{"operation":"DELETE",`), 1), code: 400, reason: ReasonInvalidJSON, message: `duplicate object member name "operation"`, uid: "uid-ok"},
+		{name: "invalid_utf8", body: bytes.Replace(valid, []byte(`"uid-ok"`), []byte("\"uid-\xff\""), 1), code: 400, reason: ReasonInvalidJSON, message: "invalid UTF-8"},
 		{name: "wrong_content_type", contentType: "text/plain", body: valid, code: 415, reason: ReasonWrongContentType, message: "must be application/json, got text/plain", uid: "uid-ok"},
 		{name: "missing_content_type", contentType: "-", body: valid, code: 415, reason: ReasonWrongContentType, message: "got none", uid: "uid-ok"},
 		{name: "no_request", body: []byte(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}`), code: 400, reason: ReasonNoRequest, message: "has no request"},

@@ -68,38 +68,36 @@ func (r *review) isCreate() bool { return string(r.operation) == "CREATE" }
 // decodeReview reads an AdmissionReview in one pass over body. It returns a
 // syntax error for malformed JSON and a *fieldTypeError when the envelope
 // has a field of the wrong type; a wrongly typed Pod ends in r.podErr.
-func decodeReview(body []byte, poolKey string) (review, error) {
-	var r review
-	s := scanner{data: body}
-	if s.peek() != '{' {
-		if s.pos >= len(s.data) {
-			return r, s.fail("no JSON value")
+func decodeReview(w *walker, body []byte, poolKey string) (review, error) {
+	return walk(w, body, func(s *scanner) (review, error) {
+		var r review
+		if s.peek() != '{' {
+			if err := s.skip(); err != nil {
+				return r, err
+			}
+			return r, &fieldTypeError{field: "the body", want: "a JSON object"}
 		}
-		if err := s.skip(); err != nil {
+		m := s.members("the body")
+		for s.next(&m) {
+			switch {
+			case m.key.is("apiVersion"):
+				m.err = s.strInto(&r.apiVersion, "apiVersion")
+			case m.key.is("kind"):
+				m.err = s.strInto(&r.kind, "kind")
+			case m.key.is("request"):
+				m.err = r.request(s, poolKey)
+			default:
+				m.err = s.skip()
+			}
+		}
+		if m.err != nil {
+			return r, m.err
+		}
+		if err := s.end(); err != nil {
 			return r, err
 		}
-		return r, &fieldTypeError{field: "the body", want: "a JSON object"}
-	}
-	m := s.members("the body")
-	for s.next(&m) {
-		switch {
-		case m.key.is("apiVersion"):
-			m.err = s.strInto(&r.apiVersion, "apiVersion")
-		case m.key.is("kind"):
-			m.err = s.strInto(&r.kind, "kind")
-		case m.key.is("request"):
-			m.err = r.request(&s, poolKey)
-		default:
-			m.err = s.skip()
-		}
-	}
-	if m.err != nil {
-		return r, m.err
-	}
-	if err := s.end(); err != nil {
-		return r, err
-	}
-	return r, s.typeErr
+		return r, s.typeErr
+	})
 }
 
 func (r *review) request(s *scanner, poolKey string) error {
@@ -112,9 +110,7 @@ func (r *review) request(s *scanner, poolKey string) error {
 				m.err = s.skip()
 				break
 			}
-			start := s.pos
-			_, _, m.err = s.str()
-			r.uid = s.data[start:s.pos]
+			r.uid, m.err = s.value()
 		case m.key.is("kind"):
 			m.err = r.groupVersionKind(s)
 		case m.key.is("subResource"):
@@ -378,7 +374,6 @@ func matchExpression(s *scanner, poolKey string, found *bool) error {
 // call per member: this runs over every Pod the cluster creates. It holds
 // no pointer to the scanner, which would move the scanner to the heap.
 type memberIter struct {
-	first bool
 	// present is true when an object was there: false for null, and for a
 	// value of another type, which is recorded as a mismatch and skipped.
 	present bool
@@ -389,7 +384,7 @@ type memberIter struct {
 // members opens the object at the scanner's position for a walk.
 func (s *scanner) members(field string) memberIter {
 	ok, err := s.open('{', field)
-	return memberIter{first: true, present: ok, err: err}
+	return memberIter{present: ok, err: err}
 }
 
 // next moves m to the next member; it returns false at the end of the object
@@ -398,7 +393,7 @@ func (s *scanner) next(m *memberIter) bool {
 	if m.err != nil || !m.present {
 		return false
 	}
-	key, esc, more, err := s.member(&m.first)
+	key, esc, more, err := s.member()
 	m.key, m.err = str{raw: key, escaped: esc}, err
 	return err == nil && more
 }
@@ -410,9 +405,8 @@ func eachElement(s *scanner, field string, fn func() error) error {
 	if err != nil || !ok {
 		return err
 	}
-	first := true
 	for {
-		more, err := s.element(&first)
+		more, err := s.element()
 		if err != nil || !more {
 			return err
 		}
