@@ -167,7 +167,8 @@ func (h *Handler) putBufs(b *buffers) {
 	}
 }
 
-// decide runs the decision order of DESIGN §3 on a well-formed review.
+// decide runs the decision order (docs/architecture.md, "Admission
+// decision order") on a well-formed review.
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	switch {
 	case !rev.isPod():

@@ -37,7 +37,7 @@ var malformedReasons = []string{
 	ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID,
 }
 
-// Metrics are the admission metrics of DESIGN §5. The labels are bounded:
+// Metrics are the admission metrics (docs/operations.md, "Metrics"). The labels are bounded:
 // an outcome and a reason, never a Pod or namespace name.
 type Metrics struct {
 	total    *prometheus.CounterVec

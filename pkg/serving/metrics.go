@@ -13,7 +13,7 @@ const (
 	ReloadError   = "error"
 )
 
-// CertMetrics are the serving certificate's metrics of DESIGN §5.
+// CertMetrics are the serving certificate's metrics (docs/operations.md, "Metrics").
 type CertMetrics struct {
 	reloads  *prometheus.CounterVec
 	notAfter prometheus.Gauge

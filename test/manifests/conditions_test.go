@@ -46,7 +46,7 @@ func installRules(t *testing.T) string {
 }
 
 // Expositions as the two binaries serve them on /metrics when all is well,
-// in the names of the design note. notAfter is 60 days ahead of the
+// in the names of docs/operations.md. notAfter is 60 days ahead of the
 // evaluation time.
 func healthyWebhook(at time.Time) string {
 	return fmt.Sprintf(`# HELP snatch_webhook_serving_cert_not_after_seconds notAfter of the serving certificate.
@@ -95,7 +95,7 @@ func runConditions(t *testing.T, stdin string, args ...string) (conditions, erro
 
 // The e2e suite's oracle: on the live processes' metrics, exactly the
 // alert of the broken item holds. Here the metrics are written by hand from
-// the design note's meaning of each gauge, so the expected alert follows
+// docs/operations.md's meaning of each gauge, so the expected alert follows
 // from the break, not from the rules.
 func TestConditionsOfScrapedMetrics(t *testing.T) {
 	rules := installRules(t)

@@ -32,7 +32,7 @@ const (
 // allKustomizations is every kustomization that deploy/ offers.
 var allKustomizations = []string{webhookBase, syncerBase, defaultInstall, certManagerSample}
 
-// Names from the contracts in the design note; the tests hold the manifests
+// Names from the contracts in docs/operations.md; the tests hold the manifests
 // to them.
 const (
 	namespace            = "kyma-system"

@@ -312,7 +312,7 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 	}
 }
 
-// The alerts name things that exist: our metric names from the design note,
+// The alerts name things that exist: our metric names from docs/operations.md,
 // jobs that a ServiceMonitor scrapes, Deployments of the installation.
 func TestAlertsNameWhatIsDeployed(t *testing.T) {
 	objs := render(t, defaultInstall)
@@ -327,7 +327,7 @@ func TestAlertsNameWhatIsDeployed(t *testing.T) {
 				!slices.ContainsFunc(designMetrics, func(m string) bool {
 					return s.Metric == m || slices.Contains([]string{m + "_bucket", m + "_sum", m + "_count"}, s.Metric)
 				}) {
-				t.Errorf("alert %s uses metric %s, which the design note does not define", r.Alert, s.Metric)
+				t.Errorf("alert %s uses metric %s, which docs/operations.md does not define", r.Alert, s.Metric)
 			}
 			for _, m := range s.Matchers {
 				switch {

@@ -23,7 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
-// Flags of each binary (design note §5). The manifests may pass no others.
+// Flags of each binary (docs/operations.md). The manifests may pass no others.
 var (
 	webhookFlags = []string{
 		"worker-pool", "pool-label-key", "affinity-weight", "cert-dir", "cert-name", "key-name",
