@@ -17,6 +17,7 @@ K8S_COMPONENTS  := kube-apiserver kube-scheduler kube-controller-manager kubectl
 PROMRULES       := $(BIN)/promrules
 DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 GOLANGCI_LINT   := $(BIN)/golangci-lint
+ACTIONLINT      := $(BIN)/actionlint
 
 # Each binary has its own version and image, so one can be released without
 # the other.
@@ -62,8 +63,10 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (built into bin/ on first use).
+lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## Run golangci-lint, and actionlint on .github/workflows (built into bin/ on first use).
 	$(GOLANGCI_LINT) run ./...
+	# shellcheck is not a Go module, so actionlint runs without it here.
+	$(ACTIONLINT) -shellcheck= .github/workflows/*.yml
 
 .PHONY: manifests
 manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
@@ -105,10 +108,18 @@ docker-build: ## Build both images (needs a Docker engine).
 	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/docker-build.sh webhook
 	VERSION=$(SYNCER_VERSION) IMG_SYNCER=$(IMG_SYNCER) hack/docker-build.sh syncer
 
+##@ Release
+
+.PHONY: release
+release: $(K8S_STAMP) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 [DIGEST=sha256:...] [PUSH=1] (docs/releasing.md).
+	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z>"; exit 2; }
+	KUBECTL=$(K8S_BIN)/kubectl DIGEST=$(DIGEST) PUSH=$(PUSH) RELEASE_TAG_AT_HEAD=$(RELEASE_TAG_AT_HEAD) \
+		hack/release.sh $(BINARY) $(VERSION)
+
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(GOLANGCI_LINT) ## Build the control plane, rule checker, descheduler policy checker and linter into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -136,3 +147,7 @@ $(DESCHEDULER_POLICY): hack/tools/descheduler/go.mod hack/tools/descheduler/go.s
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"
 	GOWORK=off go -C hack/tools/lint build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
+	@echo ">> building actionlint"
+	GOWORK=off go -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
