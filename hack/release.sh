@@ -68,7 +68,7 @@ notes=$(awk -v bin="## $binary" -v ver="### $version" '
 	/^### / { inver = (inbin && $0 == ver); if (inver) found = 1; next }
 	inver { print }
 	END { if (!found) exit 3 }
-' CHANGELOG.md) || die "CHANGELOG.md has no section '### $version' under '## $binary'"
+' CHANGELOG.md | sed '/./,$!d') || die "CHANGELOG.md has no section '### $version' under '## $binary'"
 [ -n "$(printf '%s' "$notes" | tr -d '[:space:]')" ] || die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
 
 image="$registry/$binary"
@@ -117,8 +117,7 @@ if [ "${PUSH:-}" = 1 ]; then
 	"${build[@]}"
 else
 	echo "release: the image is built and pushed by (PUSH=1 runs it):"
-	printf '  %q' "${build[@]}"
-	echo
+	echo "  ${build[*]}"
 fi
 
 echo "release: wrote $out:"

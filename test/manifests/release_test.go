@@ -1,0 +1,304 @@
+package manifests
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// A tag is mutable unless it names a release: latest, main, the bases'
+// placeholder, or no tag at all.
+var releasedImage = regexp.MustCompile(`^[a-z0-9./-]+(:v\d+\.\d+\.\d+[0-9A-Za-z.+-]*|@sha256:[0-9a-f]{64})$`)
+
+// The bases reference no tag that could change under an installation; the
+// one tag they carry is the placeholder that make release replaces.
+func TestBasesReferenceNoMutableTag(t *testing.T) {
+	for _, base := range []string{"deploy/webhook", "deploy/syncer", "deploy/default"} {
+		for _, img := range imageRefs(render(t, base)) {
+			name, tag, _ := strings.Cut(img, ":")
+			if tag != "0.0.0-unreleased" || !strings.HasPrefix(name, "europe-docker.pkg.dev/kyma-project/prod/") {
+				t.Errorf("%s: image %s, want a registry image with the placeholder tag 0.0.0-unreleased", base, img)
+			}
+		}
+	}
+}
+
+// make release, run as the README says in a clone of the repository: the
+// artefacts of one binary, pinned, checksummed and static; the refusals.
+func TestRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four static binaries")
+	}
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := cloneForRelease(t)
+	release := func(binary, version string, env ...string) (string, error) {
+		cmd := exec.Command("hack/release.sh", binary, version)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), append([]string{"KUBECTL=" + kubectl}, env...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+
+	t.Run("refuses", func(t *testing.T) {
+		for _, tt := range []struct {
+			name, binary, version, want string
+			setup, undo                 func()
+		}{
+			{name: "not_semver", binary: "snatch-webhook", version: "1.0", want: "is not semver"},
+			{name: "leading_zero", binary: "snatch-webhook", version: "v0.01.0", want: "is not semver"},
+			{name: "unknown_binary", binary: "operator", version: "v0.1.0", want: "unknown binary"},
+			{name: "no_changelog_section", binary: "snatch-webhook", version: "v9.9.9", want: "has no section '### v9.9.9'"},
+			{name: "dirty_tree", binary: "snatch-webhook", version: "v0.1.0", want: "not clean",
+				setup: func() { writeFile(t, filepath.Join(repo, "stray.txt"), "x") },
+				undo:  func() { _ = os.Remove(filepath.Join(repo, "stray.txt")) }},
+			{name: "already_tagged", binary: "cabundle-syncer", version: "v0.1.0", want: "already tagged",
+				setup: func() { git("tag", "cabundle-syncer/v0.1.0") },
+				undo:  func() { git("tag", "-d", "cabundle-syncer/v0.1.0") }},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				if tt.setup != nil {
+					tt.setup()
+					defer tt.undo()
+				}
+				out, err := release(tt.binary, tt.version)
+				if err == nil || !strings.Contains(out, tt.want) {
+					t.Fatalf("release %s %s: err %v, output %q; want a failure saying %q", tt.binary, tt.version, err, out, tt.want)
+				}
+				if _, err := os.Stat(filepath.Join(repo, "dist", tt.binary, tt.version)); err == nil {
+					t.Errorf("a refused release wrote dist/%s/%s", tt.binary, tt.version)
+				}
+			})
+		}
+	})
+
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	for _, tt := range []struct {
+		binary, other, base string
+		env                 []string
+		wantRef             string
+	}{
+		{binary: "snatch-webhook", other: "cabundle-syncer", base: "deploy/webhook",
+			wantRef: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0"},
+		{binary: "cabundle-syncer", other: "snatch-webhook", base: "deploy/syncer", env: []string{"DIGEST=" + digest},
+			wantRef: "europe-docker.pkg.dev/kyma-project/prod/cabundle-syncer@" + digest},
+	} {
+		t.Run(tt.binary, func(t *testing.T) {
+			out, err := release(tt.binary, "v0.1.0", tt.env...)
+			if err != nil {
+				t.Fatalf("release: %v\n%s", err, out)
+			}
+			if !strings.Contains(out, "docker buildx build --platform linux/amd64,linux/arm64") || !strings.Contains(out, "--push") {
+				t.Errorf("the output does not give the multi-arch push command:\n%s", out)
+			}
+			dir := filepath.Join(repo, "dist", tt.binary, "v0.1.0")
+
+			manifest, err := os.ReadFile(filepath.Join(dir, "install.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := decodeYAML(manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := imageRefs(objs); len(got) == 0 || slices.ContainsFunc(got, func(img string) bool { return img != tt.wantRef }) {
+				t.Errorf("install.yaml images %v, want only %s", got, tt.wantRef)
+			}
+			for _, img := range imageRefs(objs) {
+				if !releasedImage.MatchString(img) {
+					t.Errorf("install.yaml references %s, which is not pinned to a release", img)
+				}
+			}
+			if got, want := objectIDs(objs), objectIDs(render(t, tt.base)); !slices.Equal(got, want) {
+				t.Errorf("install.yaml has objects %v, want those of %s: %v", got, tt.base, want)
+			}
+
+			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
+			wantFiles := []string{"install.yaml", tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			if got := sortedKeys(sums); !slices.Equal(got, sortedCopy(wantFiles)) {
+				t.Errorf("SHA256SUMS lists %v, want %v", got, wantFiles)
+			}
+			for name, sum := range sums {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
+					t.Errorf("SHA256SUMS says %s for %s; the file hashes to %x", sum, name, h)
+				}
+			}
+			for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
+				f, err := elf.Open(filepath.Join(dir, tt.binary+"-linux-"+arch))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Machine != machine {
+					t.Errorf("%s binary is for %v", arch, f.Machine)
+				}
+				for _, p := range f.Progs {
+					if p.Type == elf.PT_INTERP {
+						t.Errorf("%s binary asks for a dynamic loader: it is not static", arch)
+					}
+				}
+				_ = f.Close()
+			}
+
+			notes, err := os.ReadFile(filepath.Join(dir, "RELEASE_NOTES.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			section := changelogSection(t, filepath.Join(repo, "CHANGELOG.md"), tt.binary, "v0.1.0")
+			if !strings.Contains(string(notes), section) || !strings.HasPrefix(string(notes), "# "+tt.binary+" v0.1.0") {
+				t.Errorf("RELEASE_NOTES.md:\n%s\nwant the title and the CHANGELOG section:\n%s", notes, section)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "dist", tt.other)); err == nil {
+				t.Errorf("releasing %s wrote dist/%s", tt.binary, tt.other)
+			}
+		})
+	}
+}
+
+// cloneForRelease clones the repository at HEAD into a temporary directory
+// and gives each binary's Unreleased notes the version v0.1.0, as a release
+// commit would. Uncommitted changes of the work tree are not part of it.
+func cloneForRelease(t *testing.T) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), repo).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	changelog := filepath.Join(repo, "CHANGELOG.md")
+	b, err := os.ReadFile(changelog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, changelog, strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0"))
+	cmd := exec.Command("git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "Release v0.1.0 of both")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	return repo
+}
+
+// changelogSection reads the lines under "### version" of "## binary", with
+// its own parser.
+func changelogSection(t *testing.T, path, binary, version string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	inBinary, in := false, false
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inBinary, in = line == "## "+binary, false
+		case strings.HasPrefix(line, "### "):
+			in = inBinary && line == "### "+version
+		case in:
+			lines = append(lines, line)
+		}
+	}
+	section := strings.TrimSpace(strings.Join(lines, "\n"))
+	if section == "" {
+		t.Fatalf("CHANGELOG.md has no text under ### %s of ## %s", version, binary)
+	}
+	return section
+}
+
+func imageRefs(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		for _, path := range [][]string{{"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
+			spec, ok, _ := unstructured.NestedMap(o.Object, path...)
+			if !ok {
+				continue
+			}
+			for _, field := range []string{"containers", "initContainers"} {
+				cs, _, _ := unstructured.NestedSlice(spec, field)
+				for _, c := range cs {
+					if img, ok := c.(map[string]any)["image"].(string); ok {
+						out = append(out, img)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func objectIDs(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName()))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func readSums(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	sums := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q is not '<sum>  <file>'", sc.Text())
+		}
+		sums[name] = sum
+	}
+	return sums
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
