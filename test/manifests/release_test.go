@@ -332,3 +332,31 @@ func treeHash(t *testing.T, dir string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// The overlay example of deploy/README.md renders, pins each binary to a
+// release, and changes what it says it changes.
+func TestOverlayExample(t *testing.T) {
+	objs := render(t, "deploy/examples/overlay")
+	refs := imageRefs(objs)
+	if len(refs) != 2 {
+		t.Fatalf("images %v, want the two binaries'", refs)
+	}
+	for _, img := range refs {
+		if !releasedImage.MatchString(img) {
+			t.Errorf("the overlay references %s, which is not pinned to a release", img)
+		}
+	}
+	for _, d := range ofKind(objs, "Deployment") {
+		replicas, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "replicas")
+		if want := map[string]float64{"snatch-webhook": 3, "cabundle-syncer": 2}[d.GetName()]; replicas != want {
+			t.Errorf("Deployment %s has %v replicas, want %v", d.GetName(), replicas, want)
+		}
+	}
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		for _, o := range ofKind(objs, kind) {
+			if got := o.GetLabels()["prometheus"]; got != "platform" {
+				t.Errorf("%s %s has prometheus=%q, want the overlay's platform", kind, o.GetName(), got)
+			}
+		}
+	}
+}
