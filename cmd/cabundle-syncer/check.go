@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
@@ -33,6 +34,8 @@ type checkOptions struct {
 	MinReadyWebhooks        int
 	MinCAValidity           time.Duration
 	TargetNamespace         string
+	PoolLabelKey            string
+	WorkerPool              string
 	Output                  string
 	Timeout                 time.Duration
 }
@@ -54,6 +57,8 @@ func defaultCheckOptions() checkOptions {
 		WebhookSelector:      "app.kubernetes.io/name=snatch-webhook",
 		MinReadyWebhooks:     2,
 		MinCAValidity:        168 * time.Hour,
+		PoolLabelKey:         affinity.DefaultPoolLabelKey,
+		WorkerPool:           affinity.DefaultWorkerPool,
 		Output:               outputTable,
 		Timeout:              30 * time.Second,
 	}
@@ -72,6 +77,8 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MinReadyWebhooks, "min-ready-webhooks", o.MinReadyWebhooks, "Ready webhook Pods needed to pass; fewer, but at least one, warns.")
 	fs.DurationVar(&o.MinCAValidity, "min-ca-validity", o.MinCAValidity, "Validity the CA must have left to pass; less warns.")
 	fs.StringVar(&o.TargetNamespace, "target-namespace", o.TargetNamespace, "Also explain whether Pods created in this namespace are sent to the webhook.")
+	fs.StringVar(&o.PoolLabelKey, affinity.FlagPoolLabelKey, o.PoolLabelKey, "Node label key of the worker pools, as the webhook's --pool-label-key.")
+	fs.StringVar(&o.WorkerPool, affinity.FlagWorkerPool, o.WorkerPool, "The Kyma pool, when the webhook Pods' own --worker-pool cannot be read.")
 	fs.StringVar(&o.Output, "output", o.Output, "Output format: table or json.")
 	fs.StringVar(&o.Output, "o", o.Output, "Shorthand for --output.")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "Time limit for all checks together.")
@@ -139,6 +146,8 @@ func (o checkOptions) config() (check.Config, error) {
 		MinReadyWebhooks:        o.MinReadyWebhooks,
 		MinCAValidity:           o.MinCAValidity,
 		TargetNamespace:         o.TargetNamespace,
+		PoolLabelKey:            o.PoolLabelKey,
+		WorkerPool:              o.WorkerPool,
 	}, nil
 }
 

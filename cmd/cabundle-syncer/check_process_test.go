@@ -46,7 +46,7 @@ func decodeReport(t *testing.T, stdout string) check.Report {
 	if err := dec.Decode(&r); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 	}
-	want := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDNamespace}
+	want := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool, check.IDNamespace}
 	if len(r.Checks) != len(want) {
 		t.Fatalf("%d checks, want %d: %s", len(r.Checks), len(want), stdout)
 	}

@@ -75,8 +75,8 @@ func defaultOptions() Options {
 // bindPolicyFlags binds the flags that shape the decision; "mutate" takes
 // them too, so that it answers for a given deployment's configuration.
 func bindPolicyFlags(fs *flag.FlagSet, p *affinity.Policy) {
-	fs.StringVar(&p.WorkerPool, "worker-pool", p.WorkerPool, "Value of the pool label that the preferred term selects.")
-	fs.StringVar(&p.PoolLabelKey, "pool-label-key", p.PoolLabelKey, "Node label key of the worker pool.")
+	fs.StringVar(&p.WorkerPool, affinity.FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
+	fs.StringVar(&p.PoolLabelKey, affinity.FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
 	fs.Func("affinity-weight", fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
 		w, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {

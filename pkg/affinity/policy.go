@@ -16,6 +16,13 @@ const (
 	DefaultWeight       = 10
 )
 
+// The names of those flags: `cabundle-syncer check` reads --worker-pool
+// from the webhook Pods' arguments.
+const (
+	FlagPoolLabelKey = "pool-label-key"
+	FlagWorkerPool   = "worker-pool"
+)
+
 // The opt-out label and the annotation that marks a mirror Pod.
 const (
 	// OptOutLabel is the label key with which a Pod opts out of the mutation.

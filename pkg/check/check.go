@@ -24,6 +24,7 @@ const (
 	IDWebhookConfiguration = "webhook-configuration"
 	IDCABundle             = "ca-bundle"
 	IDNamespace            = "namespace"
+	IDKymaPool             = "kyma-pool"
 )
 
 // Labels the checks reason about.
@@ -83,6 +84,11 @@ type Config struct {
 	MinCAValidity time.Duration
 	// TargetNamespace, when set, adds the namespace check for it.
 	TargetNamespace string
+	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
+	// webhook's --pool-label-key and --worker-pool do; kyma-pool prefers
+	// the --worker-pool of the running webhook Pods when it can read them.
+	PoolLabelKey string
+	WorkerPool   string
 }
 
 // Run runs every check against the cluster behind client, with now as the
@@ -107,6 +113,7 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 		caResult,
 		checkWebhookConfiguration(cfg, mwc, mwcErr),
 		checkCABundle(cfg, ca, mwc, mwcErr),
+		checkKymaPool(ctx, client, cfg),
 	}
 	if cfg.TargetNamespace != "" {
 		results = append(results, checkNamespace(ctx, client, cfg, mwc, mwcErr))

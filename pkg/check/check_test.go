@@ -10,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,7 +25,7 @@ import (
 
 const testNamespace = "kyma-system"
 
-var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle}
+var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool}
 
 func TestRun(t *testing.T) {
 	now := time.Now()
@@ -291,6 +292,48 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"}},
 		},
 		{
+			name:        "kyma_pool_reports_its_room",
+			extra:       []runtime.Object{requesting("kyma-system", "app-1", "cpu-worker-0-2", "1500m", "3Gi"), requesting("shop", "web-1", "customer-1", "2", "1Gi")},
+			wantMessage: map[string][]string{check.IDKymaPool: {"pool cpu-worker-0 (the default): 2 Nodes, 2 Ready and schedulable", "CPU requested 1500m of 8 allocatable, memory 3Gi of 32Gi"}},
+		},
+		{
+			name: "kyma_pool_missing_fails_naming_the_pools_present",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.Nodes = []*corev1.Node{checktest.PoolNode("customer-1", "customer"), checktest.PoolNode("customer-2", "customer"), checktest.PoolNode("infra-1", "infra")}
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
+			wantMessage: map[string][]string{check.IDKymaPool: {"no Node carries worker.gardener.cloud/pool=cpu-worker-0", "--worker-pool", "pools present: customer (2), infra (1)"}},
+		},
+		{
+			name: "kyma_pool_of_the_webhook_pods_flag_is_the_one_checked",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				for _, p := range in.WebhookPods {
+					p.Spec.Containers[0].Args = []string{"--cert-dir=/certs", "--worker-pool=cpu-worker-9"}
+				}
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
+			wantMessage: map[string][]string{check.IDKymaPool: {"pool=cpu-worker-9", "from Pod snatch-webhook-", "pools present: cpu-worker-0 (2)"}},
+		},
+		{
+			name: "kyma_pool_without_a_schedulable_node_warns",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.Nodes[0].Spec.Unschedulable = true
+				in.Nodes[1].Status.Conditions[0].Status = corev1.ConditionFalse
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDKymaPool: {"2 Nodes, 0 Ready and schedulable"}},
+		},
+		{
+			name: "kyma_pool_nodes_forbidden_skips",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no RBAC"))
+				})
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDKymaPool: {"may not list Nodes"}},
+		},
+		{
 			// The syncer's ServiceAccount, as check runs in its Pod: no Pods.
 			name: "pods_forbidden_skips_webhook_pods_and_keeps_the_lease_verdict",
 			react: func(cs *fake.Clientset) {
@@ -417,4 +460,12 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 		all[k] = v
 	}
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
+}
+
+// requesting is a Running Pod on node that requests cpu and memory.
+func requesting(namespace, name, node, cpu, memory string) *corev1.Pod {
+	p := checktest.RunningPod(namespace, name, nil)
+	p.Spec.NodeName = node
+	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+	return p
 }

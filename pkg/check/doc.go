@@ -8,7 +8,8 @@
 // Secret usable and not about to expire (ca-secret), is the
 // MutatingWebhookConfiguration shaped so that the API server calls the
 // webhook for Kyma Pods (webhook-configuration), does every entry trust the
-// current CA (ca-bundle), and, on request, are Pods of a given namespace
+// current CA (ca-bundle), does the pool the webhook's term prefers exist
+// and have room (kyma-pool), and, on request, are Pods of a given namespace
 // sent to the webhook at all (namespace).
 //
 // The checks are independent: an API error, a missing object or a broken

@@ -87,7 +87,7 @@ func canonicalFlag(f string) string {
 var checkContractFlags = setOf(
 	"--kubeconfig", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
 	"--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
-	"--min-ca-validity", "--target-namespace", "-o", "--timeout",
+	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "-o", "--timeout",
 )
 
 // checkFlags returns the flags of `cabundle-syncer check`, or nil when the

@@ -38,7 +38,7 @@ const docsTargetNamespace = "istio-system"
 // checkIDs are the items of a report in their order; namespace only with
 // --target-namespace.
 func checkIDs(withNamespace bool) []string {
-	ids := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle}
+	ids := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool}
 	if withNamespace {
 		ids = append(ids, check.IDNamespace)
 	}

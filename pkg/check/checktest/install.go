@@ -11,6 +11,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -54,6 +57,8 @@ type Install struct {
 	SyncerPod   *corev1.Pod
 	Lease       *coordinationv1.Lease
 	MWC         *admissionregistrationv1.MutatingWebhookConfiguration
+	// Nodes form the Kyma pool; the Pods run on the first.
+	Nodes []*corev1.Node
 }
 
 // Healthy returns the objects of a healthy install in namespace, with the
@@ -81,6 +86,7 @@ func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 		SyncerPod: syncer,
 		Lease:     HeldLease(namespace, LeaseName, syncer.Name+"_"+string(uuid.NewUUID()), now),
 		MWC:       mwc,
+		Nodes:     []*corev1.Node{PoolNode("cpu-worker-0-1", affinity.DefaultWorkerPool), PoolNode("cpu-worker-0-2", affinity.DefaultWorkerPool)},
 	}
 }
 
@@ -99,6 +105,8 @@ func (in *Install) Config() check.Config {
 		WebhookSelector:         labels.SelectorFromSet(labels.Set{NameLabel: WebhookName}),
 		MinReadyWebhooks:        2,
 		MinCAValidity:           168 * time.Hour,
+		PoolLabelKey:            affinity.DefaultPoolLabelKey,
+		WorkerPool:              affinity.DefaultWorkerPool,
 	}
 }
 
@@ -107,6 +115,9 @@ func (in *Install) Objects() []runtime.Object {
 	objs := []runtime.Object{in.Namespace.DeepCopy(), in.Secret.DeepCopy(), in.SyncerPod.DeepCopy(), in.Lease.DeepCopy(), in.MWC.DeepCopy()}
 	for _, p := range in.WebhookPods {
 		objs = append(objs, p.DeepCopy())
+	}
+	for _, n := range in.Nodes {
+		objs = append(objs, n.DeepCopy())
 	}
 	return objs
 }
@@ -119,6 +130,13 @@ func (in *Install) Objects() []runtime.Object {
 func (in *Install) Create(ctx context.Context, cs kubernetes.Interface) error {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, in.Namespace, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace: %w", err)
+	}
+	for _, n := range in.Nodes {
+		// Nodes are cluster-wide; another install in the cluster may have
+		// created the same ones.
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", n.Name, err)
+		}
 	}
 	for _, p := range append([]*corev1.Pod{in.SyncerPod}, in.WebhookPods...) {
 		if err := CreatePod(ctx, cs, p); err != nil {
@@ -138,6 +156,19 @@ func (in *Install) Create(ctx context.Context, cs kubernetes.Interface) error {
 		return fmt.Errorf("create mutatingwebhookconfiguration: %w", err)
 	}
 	return nil
+}
+
+// PoolNode returns a Ready Node of the given pool with 4 CPUs and 16 GiB.
+// The API server keeps the status a create sends for Nodes.
+func PoolNode(name, pool string) *corev1.Node {
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{affinity.DefaultPoolLabelKey: pool}},
+		Status: corev1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+		},
+	}
 }
 
 // CreatePod creates p and then writes its status, which the API server
