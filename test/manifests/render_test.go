@@ -24,12 +24,14 @@ var (
 		"ServiceMonitor.monitoring.coreos.com/kyma-system/snatch-webhook",
 	}
 	syncerObjects = []string{
+		"CronJob.batch/kyma-system/kim-snatch-check",
 		"Deployment.apps/kyma-system/cabundle-syncer",
 		"NetworkPolicy.networking.k8s.io/kyma-system/cabundle-syncer",
 		"PodDisruptionBudget.policy/kyma-system/cabundle-syncer",
 		"PrometheusRule.monitoring.coreos.com/kyma-system/cabundle-syncer",
 		"Service/kyma-system/cabundle-syncer-metrics",
 		"ServiceAccount/kyma-system/cabundle-syncer",
+		"ServiceAccount/kyma-system/kim-snatch-check",
 		"ServiceMonitor.monitoring.coreos.com/kyma-system/cabundle-syncer",
 	}
 	gardenerCertificate = []string{

@@ -1,0 +1,93 @@
+package manifests
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The identity of `cabundle-syncer check` (deploy/syncer/check.yaml), as the
+// API server's authorizer sees it: it reads what check reads, the one
+// Secret among Secrets, and writes nothing.
+func TestCheckIdentityRBAC(t *testing.T) {
+	env := apiServer(t)
+	ctx := t.Context()
+	env.namespace(t, namespace, nil)
+	for _, o := range render(t, syncerBase) {
+		if o.GetLabels()["app.kubernetes.io/name"] != "kim-snatch-check" || o.GetKind() == "CronJob" {
+			continue
+		}
+		if err := env.apply(ctx, o, false); err != nil {
+			t.Fatalf("%s: %v", id(o), err)
+		}
+	}
+	user := "system:serviceaccount:" + namespace + ":kim-snatch-check"
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+	can := func(a authorizationv1.ResourceAttributes) (bool, error) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a}}
+		res, err := env.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return res.Status.Allowed, nil
+	}
+	core := func(ns, verb, resource, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: resource, Name: name}
+	}
+	// RBAC changes reach the authorizer's cache within moments.
+	if err := eventually(ctx, 30*time.Second, func(context.Context) error {
+		if ok, err := can(core(namespace, "get", "secrets", secretName)); err != nil || !ok {
+			return fmt.Errorf("%s cannot get Secret %s/%s yet (%v)", user, namespace, secretName, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	mwc := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: verb, Resource: "mutatingwebhookconfigurations", Name: name}
+	}
+	lease := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "coordination.k8s.io", Namespace: namespace, Verb: verb, Resource: "leases", Name: name}
+	}
+	tests := []struct {
+		name  string
+		attrs authorizationv1.ResourceAttributes
+		want  bool
+	}{
+		{name: "get_the_secret", attrs: core(namespace, "get", "secrets", secretName), want: true},
+		{name: "get_another_secret", attrs: core(namespace, "get", "secrets", "other")},
+		{name: "list_all_secrets", attrs: core(namespace, "list", "secrets", "")},
+		{name: "list_secrets_elsewhere", attrs: core("", "list", "secrets", "")},
+		{name: "get_the_webhook_configuration", attrs: mwc("get", webhookConfiguration), want: true},
+		{name: "get_another_webhook_configuration", attrs: mwc("get", "other")},
+		{name: "get_the_lease", attrs: lease("get", "cabundle-syncer"), want: true},
+		{name: "list_pods_of_kyma_system", attrs: core(namespace, "list", "pods", ""), want: true},
+		{name: "list_pods_everywhere", attrs: core("", "list", "pods", ""), want: true},
+		{name: "list_nodes", attrs: core("", "list", "nodes", ""), want: true},
+		{name: "get_a_namespace", attrs: core("", "get", "namespaces", "istio-system"), want: true},
+		{name: "patch_the_webhook_configuration", attrs: mwc("patch", webhookConfiguration)},
+		{name: "update_the_lease", attrs: lease("update", "cabundle-syncer")},
+		{name: "create_pods", attrs: core(namespace, "create", "pods", "")},
+		{name: "delete_pods", attrs: core(namespace, "delete", "pods", "x")},
+		{name: "patch_nodes", attrs: core("", "patch", "nodes", "x")},
+		{name: "exec_into_pods", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "pods", Subresource: "exec", Name: "x"}},
+		{name: "update_the_secret", attrs: core(namespace, "update", "secrets", secretName)},
+		{name: "create_service_account_tokens", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "cabundle-syncer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := can(tt.attrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("%s may %s %+v: %v, want %v", user, tt.attrs.Verb, tt.attrs, got, tt.want)
+			}
+		})
+	}
+}
