@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,7 +148,7 @@ func TestRelease(t *testing.T) {
 
 			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
 			wantFiles := []string{"install.yaml", tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
-			if got := sortedKeys(sums); !slices.Equal(got, sortedCopy(wantFiles)) {
+			if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(wantFiles))) {
 				t.Errorf("SHA256SUMS lists %v, want %v", got, wantFiles)
 			}
 			for name, sum := range sums {
@@ -288,21 +289,6 @@ func readSums(t *testing.T, path string) map[string]string {
 		sums[name] = sum
 	}
 	return sums
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func sortedCopy(s []string) []string {
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return out
 }
 
 func writeFile(t *testing.T, path, content string) {
