@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
@@ -395,7 +396,7 @@ func TestWebhook_bad_input_over_tls(t *testing.T) {
 		{name: "non_json", body: "<xml/>", code: 400, message: "not valid JSON"},
 		{name: "wrong_content_type", contentType: "application/yaml", body: valid, code: 415, message: "must be application/json"},
 		{name: "no_request", body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}`, code: 400, message: "has no request"},
-		{name: "body_over_the_limit", body: `{"pad":"` + strings.Repeat("x", 8<<20) + `"}`, code: 413, message: "larger than the limit"},
+		{name: "body_over_the_limit", body: `{"pad":"` + strings.Repeat("x", admission.DefaultMaxBodyBytes) + `"}`, code: 413, message: "larger than the limit"},
 		{name: "valid_review_on_the_legacy_path", path: "/mutate--v1-pod", body: valid, code: 200, message: `"uid":"u-1","allowed":true,"patchType":"JSONPatch"`},
 		{name: "unknown_path", path: "/validate", body: valid, code: 404, message: "not found"},
 	}

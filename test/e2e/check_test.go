@@ -216,9 +216,10 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	// In the Pod the client finds its credentials itself; here they come
 	// from $KUBECONFIG, the next place it looks.
 	env := []string{"KUBECONFIG=" + kubeconfig}
-	// It may not read Pods: webhook-pods is skipped, syncer-lease judges
-	// the Lease alone, and a healthy installation still exits 0.
-	want := map[string]check.Status{check.IDWebhookPods: check.StatusSkip}
+	// It may not read Pods or Nodes: webhook-pods and kyma-pool are
+	// skipped, syncer-lease judges the Lease alone, and a healthy
+	// installation still exits 0.
+	want := map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDKymaPool: check.StatusSkip}
 
 	// docs/troubleshooting.md: kubectl -n kyma-system exec deploy/cabundle-syncer -- /cabundle-syncer check
 	table := c.run(t, env)
