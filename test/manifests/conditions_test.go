@@ -150,6 +150,14 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
 		}},
+		// A target of the previous scrape that is gone now is gone for the
+		// rules too: Prometheus ends its series with staleness markers, so
+		// up from 30 s ago does not hide that nothing answers.
+		{name: "webhook_gone_since_the_previous_scrape", want: []string{"KimSnatchWebhookUnavailable"}, args: []string{
+			"-before", write("webhook", healthyWebhook(at)) + webhook,
+			"-before", write("leader", healthySyncer(at, 1)) + syncerA,
+			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+		}},
 		// rate() needs the previous scrape, which -before supplies.
 		{name: "sync_errors_rising", want: []string{"KimSnatchCABundleSyncErrors"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
+	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/storage"
@@ -169,13 +171,31 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 	defer func() { _ = db.Close() }()
 	ctx := context.Background()
 	app := db.AppenderV2(ctx)
+	previous := map[string]labels.Labels{}
 	for _, t := range before {
-		if err := appendExposition(app, t, ts.Add(-interval), stdin); err != nil {
+		written, err := appendExposition(app, t, ts.Add(-interval), stdin)
+		if err != nil {
 			return nil, err
+		}
+		for _, ls := range written {
+			previous[ls.String()] = ls
 		}
 	}
 	for _, t := range current {
-		if err := appendExposition(app, t, ts, stdin); err != nil {
+		written, err := appendExposition(app, t, ts, stdin)
+		if err != nil {
+			return nil, err
+		}
+		for _, ls := range written {
+			delete(previous, ls.String())
+		}
+	}
+	// A series that the previous scrape had and this one lacks, because
+	// the target dropped it or the target is gone, ends with a staleness
+	// marker, as Prometheus' scrape loop writes one: it is no longer
+	// returned at the evaluation time.
+	for _, ls := range previous {
+		if _, err := app.Append(0, ls, 0, ts.UnixMilli(), math.Float64frombits(value.StaleNaN), nil, nil, storage.AppendV2Options{}); err != nil {
 			return nil, err
 		}
 	}
@@ -282,7 +302,7 @@ func loadGroups(ctx context.Context, db storage.Storage, engine *promql.Engine, 
 // appends its samples at ts with the target's labels, plus up=1. As with
 // honor_labels false, an exposed label that the target also sets is kept as
 // exported_NAME.
-func appendExposition(app storage.AppenderV2, t target, ts time.Time, stdin io.Reader) error {
+func appendExposition(app storage.AppenderV2, t target, ts time.Time, stdin io.Reader) ([]labels.Labels, error) {
 	var data []byte
 	var err error
 	if t.file == "-" {
@@ -291,8 +311,9 @@ func appendExposition(app storage.AppenderV2, t target, ts time.Time, stdin io.R
 		data, err = os.ReadFile(t.file)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var written []labels.Labels
 	p := textparse.NewPromParser(data, labels.NewSymbolTable(), false)
 	for {
 		e, err := p.Next()
@@ -300,7 +321,7 @@ func appendExposition(app storage.AppenderV2, t target, ts time.Time, stdin io.R
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.file, err)
+			return nil, fmt.Errorf("%s: %w", t.file, err)
 		}
 		if e != textparse.EntrySeries {
 			continue
@@ -308,12 +329,17 @@ func appendExposition(app storage.AppenderV2, t target, ts time.Time, stdin io.R
 		var exposed labels.Labels
 		p.Labels(&exposed)
 		_, _, v := p.Series()
-		if _, err := app.Append(0, withTarget(exposed, t.labels), 0, ts.UnixMilli(), v, nil, nil, storage.AppendV2Options{}); err != nil {
-			return fmt.Errorf("%s: %s: %w", t.file, exposed, err)
+		ls := withTarget(exposed, t.labels)
+		if _, err := app.Append(0, ls, 0, ts.UnixMilli(), v, nil, nil, storage.AppendV2Options{}); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", t.file, exposed, err)
 		}
+		written = append(written, ls)
 	}
-	_, err = app.Append(0, upSeries(t.labels), 0, ts.UnixMilli(), 1, nil, nil, storage.AppendV2Options{})
-	return err
+	up := upSeries(t.labels)
+	if _, err := app.Append(0, up, 0, ts.UnixMilli(), 1, nil, nil, storage.AppendV2Options{}); err != nil {
+		return nil, err
+	}
+	return append(written, up), nil
 }
 
 func withTarget(exposed, target labels.Labels) labels.Labels {
