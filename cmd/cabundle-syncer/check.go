@@ -28,6 +28,7 @@ type checkOptions struct {
 	SecretName              string
 	CAKey                   string
 	WebhookConfiguration    string
+	WebhookService          string
 	LeaderElectionNamespace string // empty means Namespace
 	LeaderElectionID        string
 	WebhookSelector         string
@@ -37,6 +38,7 @@ type checkOptions struct {
 	PoolLabelKey            string
 	WorkerPool              string
 	Output                  string
+	Verbose                 bool
 	Timeout                 time.Duration
 }
 
@@ -53,6 +55,7 @@ func defaultCheckOptions() checkOptions {
 		SecretName:           "kim-snatch-certificates",
 		CAKey:                "ca.crt",
 		WebhookConfiguration: "kim-snatch-mutating-webhook-configuration",
+		WebhookService:       "snatch-webhook",
 		LeaderElectionID:     "cabundle-syncer",
 		WebhookSelector:      "app.kubernetes.io/name=snatch-webhook",
 		MinReadyWebhooks:     2,
@@ -71,6 +74,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.SecretName, "secret-name", o.SecretName, "Name of the Secret that holds the CA.")
 	fs.StringVar(&o.CAKey, "ca-key", o.CAKey, "Key in the Secret's data that holds the CA in PEM.")
 	fs.StringVar(&o.WebhookConfiguration, "webhook-configuration", o.WebhookConfiguration, "Name of the MutatingWebhookConfiguration.")
+	fs.StringVar(&o.WebhookService, "webhook-service", o.WebhookService, "Name of the webhook's Service in --namespace; entries that call another Service belong to another system.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the syncer's Lease (default: --namespace).")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the syncer's Lease.")
 	fs.StringVar(&o.WebhookSelector, "webhook-selector", o.WebhookSelector, "Label selector of the webhook Pods in --namespace.")
@@ -81,6 +85,8 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WorkerPool, affinity.FlagWorkerPool, o.WorkerPool, "The Kyma pool, when the webhook Pods' own --worker-pool cannot be read.")
 	fs.StringVar(&o.Output, "output", o.Output, "Output format: table or json.")
 	fs.StringVar(&o.Output, "o", o.Output, "Shorthand for --output.")
+	fs.BoolVar(&o.Verbose, "verbose", o.Verbose, "List each item's details (every Pod placement counts, every endpoint dialled) in the table; -o json always has them.")
+	fs.BoolVar(&o.Verbose, "v", o.Verbose, "Shorthand for --verbose.")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "Time limit for all checks together.")
 }
 
@@ -97,6 +103,7 @@ func (o checkOptions) Validate() error {
 	msgs("secret-name", o.SecretName, validation.IsDNS1123Subdomain(o.SecretName))
 	msgs("ca-key", o.CAKey, validation.IsConfigMapKey(o.CAKey))
 	msgs("webhook-configuration", o.WebhookConfiguration, validation.IsDNS1123Subdomain(o.WebhookConfiguration))
+	msgs("webhook-service", o.WebhookService, validation.IsDNS1035Label(o.WebhookService))
 	if o.LeaderElectionNamespace != "" {
 		msgs("leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label(o.LeaderElectionNamespace))
 	}
@@ -140,6 +147,7 @@ func (o checkOptions) config() (check.Config, error) {
 		SecretName:              o.SecretName,
 		CAKey:                   o.CAKey,
 		WebhookConfiguration:    o.WebhookConfiguration,
+		WebhookService:          o.WebhookService,
 		LeaderElectionNamespace: leNamespace,
 		LeaderElectionID:        o.LeaderElectionID,
 		WebhookSelector:         sel,
@@ -197,7 +205,7 @@ func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.
 	}
 	report := check.Run(ctx, client, cfg, c.now())
 
-	write := report.WriteTable
+	write := func(w io.Writer) error { return report.WriteTable(w, o.Verbose) }
 	if o.Output == outputJSON {
 		write = report.WriteJSON
 	}
@@ -214,9 +222,10 @@ func checkUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: %s check [flags]
 
 Runs the operators' health checklist once: webhook-pods, syncer-lease,
-ca-secret, webhook-configuration, ca-bundle and, with --target-namespace,
+ca-secret, webhook-configuration, ca-bundle, webhook-endpoints,
+served-certificate, kyma-pool, placement and, with --target-namespace,
 namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
-unless it passed, a remediation.
+unless it passed, a remediation; -v lists each check's details.
 
 Exit codes: 0 every check passed (or was skipped), 1 at least one WARN and no
 FAIL, 2 at least one FAIL, 3 the checks could not run (bad flags, no cluster

@@ -37,7 +37,7 @@ func runCheckBinary(t *testing.T, args ...string) (int, string, string) {
 }
 
 // decodeReport parses the JSON report and checks its shape: the checks in
-// their fixed order, and nothing but the four fields in each.
+// their fixed order, and nothing but the fields of check.Result in each.
 func decodeReport(t *testing.T, stdout string) check.Report {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(stdout))
@@ -46,7 +46,10 @@ func decodeReport(t *testing.T, stdout string) check.Report {
 	if err := dec.Decode(&r); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 	}
-	want := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool, check.IDNamespace}
+	want := []string{
+		check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle,
+		check.IDWebhookEndpoints, check.IDServedCertificate, check.IDKymaPool, check.IDPlacement, check.IDNamespace,
+	}
 	if len(r.Checks) != len(want) {
 		t.Fatalf("%d checks, want %d: %s", len(r.Checks), len(want), stdout)
 	}

@@ -24,7 +24,10 @@ const (
 	IDWebhookConfiguration = "webhook-configuration"
 	IDCABundle             = "ca-bundle"
 	IDNamespace            = "namespace"
+	IDWebhookEndpoints     = "webhook-endpoints"
+	IDServedCertificate    = "served-certificate"
 	IDKymaPool             = "kyma-pool"
+	IDPlacement            = "placement"
 )
 
 // Labels the checks reason about.
@@ -58,6 +61,9 @@ type Result struct {
 	Message string `json:"message"`
 	// Remediation says what to do next, on one line; empty on PASS.
 	Remediation string `json:"remediation"`
+	// Details lists what the message counts, one line each, such as every
+	// Pod that placement found; the table shows them with -v.
+	Details []string `json:"details,omitempty"`
 }
 
 // Config names what the checks look at. The zero value is not useful; the
@@ -71,6 +77,9 @@ type Config struct {
 	CAKey           string
 	// WebhookConfiguration names the MutatingWebhookConfiguration.
 	WebhookConfiguration string
+	// WebhookService names the webhook's Service in Namespace; an entry
+	// that names another Service belongs to another system.
+	WebhookService string
 	// LeaderElectionNamespace and LeaderElectionID name the syncer's Lease.
 	LeaderElectionNamespace string
 	LeaderElectionID        string
@@ -113,8 +122,14 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 		caResult,
 		checkWebhookConfiguration(cfg, mwc, mwcErr),
 		checkCABundle(cfg, ca, mwc, mwcErr),
-		checkKymaPool(ctx, client, cfg),
 	}
+	ends := resolveEntries(ctx, client, cfg, mwc)
+	results = append(results,
+		checkWebhookEndpoints(cfg, mwc, ends),
+		checkServedCertificate(ctx, cfg, mwc, ends, now),
+		checkKymaPool(ctx, client, cfg),
+		checkPlacement(ctx, client, cfg),
+	)
 	if cfg.TargetNamespace != "" {
 		results = append(results, checkNamespace(ctx, client, cfg, mwc, mwcErr))
 	}

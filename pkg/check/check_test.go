@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
@@ -25,7 +27,7 @@ import (
 
 const testNamespace = "kyma-system"
 
-var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool}
+var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDWebhookEndpoints, check.IDServedCertificate, check.IDKymaPool, check.IDPlacement}
 
 func TestRun(t *testing.T) {
 	now := time.Now()
@@ -179,6 +181,7 @@ func TestRun(t *testing.T) {
 			config: func(cfg *check.Config) { cfg.TargetNamespace = "customer" },
 			want: map[string]check.Status{
 				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip, check.IDNamespace: check.StatusSkip,
+				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
 			},
 			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"kim-snatch-mutating-webhook-configuration not found"}},
 		},
@@ -224,7 +227,9 @@ func TestRun(t *testing.T) {
 				addLegacyEntry(in)
 				in.MWC.Webhooks[0].ClientConfig.CABundle = nil
 			},
-			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
+			// The API server cannot verify the webhook for that entry;
+			// ca-bundle says so, and there is nothing to verify with.
+			want:        map[string]check.Status{check.IDCABundle: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDCABundle: {"entries without the CA", "(1 of 2): pods.kim-snatch.kyma-project.io (caBundle is empty)"}},
 		},
 		{
@@ -235,8 +240,13 @@ func TestRun(t *testing.T) {
 					in.MWC.Webhooks[i].ClientConfig.CABundle = syncertest.NewCA(t, "other").PEM
 				}
 			},
-			want:        map[string]check.Status{check.IDCABundle: check.StatusFail},
-			wantMessage: map[string][]string{check.IDCABundle: {"(2 of 2)", "caBundle holds 1 other certificate(s)"}},
+			// Both are true: the caBundle lacks the Secret's CA, and the
+			// replicas' certificates do not verify against it.
+			want: map[string]check.Status{check.IDCABundle: check.StatusFail, check.IDServedCertificate: check.StatusFail},
+			wantMessage: map[string][]string{
+				check.IDCABundle:          {"(2 of 2)", "caBundle holds 1 other certificate(s)"},
+				check.IDServedCertificate: {"endpoints serve a certificate that does not verify for snatch-webhook.kyma-system.svc against the caBundle"},
+			},
 		},
 		{
 			name: "bundle_with_the_previous_ca_too_passes",
@@ -282,27 +292,35 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDCASecret: {"could not read Secret kyma-system/kim-snatch-certificates", "forbidden"}},
 		},
 		{
-			name: "pod_list_error_fails_only_that_check",
+			name: "pod_list_error_fails_the_checks_that_list_pods",
 			react: func(cs *fake.Clientset) {
 				cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 					return true, nil, errors.New("connection reset\nby peer")
 				})
 			},
-			want:        map[string]check.Status{check.IDWebhookPods: check.StatusFail},
-			wantMessage: map[string][]string{check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"}},
+			want: map[string]check.Status{check.IDWebhookPods: check.StatusFail, check.IDPlacement: check.StatusFail},
+			wantMessage: map[string][]string{
+				check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"},
+				check.IDPlacement:   {"could not read Pods: connection reset by peer"},
+			},
 		},
 		{
 			name:        "kyma_pool_reports_its_room",
-			extra:       []runtime.Object{requesting("kyma-system", "app-1", "cpu-worker-0-2", "1500m", "3Gi"), requesting("shop", "web-1", "customer-1", "2", "1Gi")},
+			extra:       []runtime.Object{withTerm(requesting("kyma-system", "app-1", "cpu-worker-0-2", "1500m", "3Gi")), requesting("shop", "web-1", "customer-1", "2", "1Gi")},
 			wantMessage: map[string][]string{check.IDKymaPool: {"pool cpu-worker-0 (the default): 2 Nodes, 2 Ready and schedulable", "CPU requested 1500m of 8 allocatable, memory 3Gi of 32Gi"}},
 		},
 		{
 			name: "kyma_pool_missing_fails_naming_the_pools_present",
 			mutate: func(_ *testing.T, in *checktest.Install) {
 				in.Nodes = []*corev1.Node{checktest.PoolNode("customer-1", "customer"), checktest.PoolNode("customer-2", "customer"), checktest.PoolNode("infra-1", "infra")}
+				in.SyncerPod.Spec.NodeName = "customer-1"
 			},
-			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
-			wantMessage: map[string][]string{check.IDKymaPool: {"no Node carries worker.gardener.cloud/pool=cpu-worker-0", "--worker-pool", "pools present: customer (2), infra (1)"}},
+			// Without the pool the syncer, a Kyma Pod, runs off it.
+			want: map[string]check.Status{check.IDKymaPool: check.StatusFail, check.IDPlacement: check.StatusWarn},
+			wantMessage: map[string][]string{
+				check.IDKymaPool:  {"no Node carries worker.gardener.cloud/pool=cpu-worker-0", "--worker-pool", "pools present: customer (2), infra (1)"},
+				check.IDPlacement: {"0 lack the term, 1 carry it but run off pool cpu-worker-0 (pool missing: 1)"},
+			},
 		},
 		{
 			name: "kyma_pool_of_the_webhook_pods_flag_is_the_one_checked",
@@ -343,7 +361,7 @@ func TestRun(t *testing.T) {
 				cs.PrependReactor("list", "pods", forbidden)
 				cs.PrependReactor("get", "pods", forbidden)
 			},
-			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip},
+			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDPlacement: check.StatusSkip},
 			wantMessage: map[string][]string{
 				check.IDWebhookPods: {"these credentials may not list Pods in kyma-system, so this was not checked", "forbidden"},
 				check.IDSyncerLease: {"held by", "was not looked at: these credentials may not get Pods"},
@@ -367,8 +385,119 @@ func TestRun(t *testing.T) {
 					return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 				})
 			},
-			want:        map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			want: map[string]check.Status{
+				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip,
+				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+			},
 			wantMessage: map[string][]string{check.IDCABundle: {"could not be read"}},
+		},
+		{
+			name:   "webhook_service_missing_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) { in.Service = nil },
+			want:   map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
+			wantMessage: map[string][]string{
+				check.IDWebhookEndpoints:  {"entry pods.kim-snatch.kyma-project.io → Service kyma-system/snatch-webhook port 443 path /mutate-pod: Service kyma-system/snatch-webhook does not exist"},
+				check.IDServedCertificate: {"no ready endpoint to dial (see webhook-endpoints)"},
+			},
+		},
+		{
+			name: "no_ready_endpoint_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				for _, s := range in.EndpointSlices {
+					s.Endpoints[0].Conditions.Ready = ptr.To(false)
+				}
+			},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"Service kyma-system/snatch-webhook has no ready endpoint for port 443"}},
+		},
+		{
+			name: "entry_port_the_service_lacks_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.MWC.Webhooks[0].ClientConfig.Service.Port = ptr.To[int32](8443)
+			},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"port 8443 path /mutate-pod: Service kyma-system/snatch-webhook has no port 8443"}},
+		},
+		{
+			name: "entry_path_the_webhook_does_not_serve_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.MWC.Webhooks[0].ClientConfig.Service.Path = ptr.To("/mutate")
+			},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"calls path /mutate, which the webhook does not serve (/mutate-pod, /mutate--v1-pod)"}},
+		},
+		{
+			name: "entry_of_another_system_warns",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				addLegacyEntry(in)
+				in.MWC.Webhooks[1].Name = "mpod-v1.kb.io"
+				in.MWC.Webhooks[1].ClientConfig.Service.Name = "kim-snatch-webhook-service"
+			},
+			extra: []runtime.Object{&corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "kim-snatch-webhook-service"},
+				Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+			}},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"2 ready endpoints; entries of another system: entry mpod-v1.kb.io → Service kyma-system/kim-snatch-webhook-service port 443 path /mutate-pod: Service kyma-system/kim-snatch-webhook-service has no ready endpoint for port 443"}},
+		},
+		{
+			name: "entry_of_another_system_with_a_missing_service_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				addLegacyEntry(in)
+				in.MWC.Webhooks[1].ClientConfig.Service.Name = "kim-snatch-webhook-service"
+			},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"Service kyma-system/kim-snatch-webhook-service does not exist"}},
+		},
+		{
+			name: "replica_serving_another_ca_fails_naming_it",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				other := syncertest.NewCA(t, "snatch-webhook.kyma-system.svc")
+				in.EndpointSlices[1] = checktest.EndpointSlice(in.Service, in.WebhookPods[1].Name, checktest.Serve(t, other.TLSCertificate()))
+			},
+			want: map[string]check.Status{check.IDServedCertificate: check.StatusFail},
+			wantMessage: map[string][]string{check.IDServedCertificate: {
+				"1 of 2 endpoints serve a certificate that does not verify for snatch-webhook.kyma-system.svc",
+				"(Pod snatch-webhook-5c8d7f9b6-fghij): serial ",
+			}},
+		},
+		{
+			name: "replica_serving_the_ca_for_another_name_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				// The caBundle trusts this certificate, but it does not name
+				// the Service, as after a Service was renamed.
+				other := syncertest.NewCA(t, "kim-snatch-webhook-service.kyma-system.svc")
+				for i := range in.MWC.Webhooks {
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.PEM...), other.PEM...)
+				}
+				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, checktest.Serve(t, other.TLSCertificate()))
+			},
+			want:        map[string]check.Status{check.IDServedCertificate: check.StatusFail},
+			wantMessage: map[string][]string{check.IDServedCertificate: {"(Pod snatch-webhook-5c8d7f9b6-abcde)"}},
+		},
+		{
+			name: "endpoint_out_of_reach_warns",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr := l.Addr().String()
+				_ = l.Close() // nothing listens there now
+				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, addr)
+			},
+			want:        map[string]check.Status{check.IDServedCertificate: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDServedCertificate: {"1 of 2 endpoints could not be reached from where check runs", "; 1 verify"}},
+		},
+		{
+			name: "services_forbidden_skips",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("get", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "snatch-webhook", errors.New("no RBAC"))
+				})
+			},
+			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"these credentials may not get Services and list EndpointSlices in kyma-system"}},
 		},
 	}
 	for _, tt := range tests {
@@ -460,6 +589,14 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 		all[k] = v
 	}
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
+}
+
+// withTerm gives p the webhook's term, as a Kyma Pod created through it has.
+func withTerm(p *corev1.Pod) *corev1.Pod {
+	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{affinity.DefaultPolicy().Term()},
+	}}
+	return p
 }
 
 // requesting is a Running Pod on node that requests cpu and memory.

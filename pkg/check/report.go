@@ -52,7 +52,8 @@ func (r Report) ExitCode() int {
 }
 
 // WriteJSON writes the report as one indented JSON object:
-// {"checks":[{"id","status","message","remediation"}],"status"}.
+// {"checks":[{"id","status","message","remediation","details"}],"status"},
+// details only where a check has some.
 func (r Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -61,15 +62,21 @@ func (r Report) WriteJSON(w io.Writer) error {
 
 // WriteTable writes the report as an aligned table with the columns ID,
 // STATUS and MESSAGE. The remediation of a check that did not pass follows
-// on its own line under the message, marked with an arrow; the overall
-// status closes the table.
-func (r Report) WriteTable(w io.Writer) error {
+// on its own line under the message, marked with an arrow; verbose adds
+// each check's details under it, one per line, marked with a dash. The
+// overall status closes the table.
+func (r Report) WriteTable(w io.Writer, verbose bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMESSAGE")
 	for _, c := range r.Checks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status, c.Message)
 		if c.Status != StatusPass && c.Remediation != "" {
 			fmt.Fprintf(tw, "\t\t→ %s\n", c.Remediation)
+		}
+		if verbose {
+			for _, d := range c.Details {
+				fmt.Fprintf(tw, "\t\t- %s\n", d)
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -39,11 +39,12 @@ var sample = NewReport([]Result{
 	{ID: IDCASecret, Status: StatusFail, Message: "Secret kyma-system/kim-snatch-certificates not found", Remediation: "Check the Certificate."},
 	{ID: IDCABundle, Status: StatusSkip, Message: "no usable CA", Remediation: "Fix the check named in the message first."},
 	{ID: IDNamespace, Status: StatusWarn, Message: "not sent"},
+	{ID: IDPlacement, Status: StatusWarn, Message: "1 lack the term", Remediation: "Restart.", Details: []string{"lacks the term: ns/a", "lacks the term: ns/b"}},
 })
 
 func TestWriteTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := sample.WriteTable(&buf); err != nil {
+	if err := sample.WriteTable(&buf, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `ID            STATUS  MESSAGE
@@ -53,8 +54,30 @@ ca-secret     FAIL    Secret kyma-system/kim-snatch-certificates not found
 ca-bundle     SKIP    no usable CA
                       → Fix the check named in the message first.
 namespace     WARN    not sent
+placement     WARN    1 lack the term
+                      → Restart.
 
 Status: FAIL
+`
+	if buf.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// -v lists the details under the remediation.
+func TestWriteTableVerbose(t *testing.T) {
+	var buf bytes.Buffer
+	if err := NewReport(sample.Checks[3:]).WriteTable(&buf, true); err != nil {
+		t.Fatal(err)
+	}
+	want := `ID         STATUS  MESSAGE
+namespace  WARN    not sent
+placement  WARN    1 lack the term
+                   → Restart.
+                   - lacks the term: ns/a
+                   - lacks the term: ns/b
+
+Status: WARN
 `
 	if buf.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
@@ -69,15 +92,15 @@ func TestWriteJSON(t *testing.T) {
 	// The shape is a contract: exactly these keys, remediation present
 	// even when empty.
 	var got struct {
-		Checks []map[string]string `json:"checks"`
-		Status string              `json:"status"`
+		Checks []map[string]any `json:"checks"`
+		Status string           `json:"status"`
 	}
 	dec := json.NewDecoder(&buf)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != "FAIL" || len(got.Checks) != 4 {
+	if got.Status != "FAIL" || len(got.Checks) != 5 {
 		t.Fatalf("got %+v", got)
 	}
 	first := got.Checks[0]
@@ -89,5 +112,9 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if got.Checks[1]["remediation"] != "Check the Certificate." {
 		t.Errorf("second check = %v", got.Checks[1])
+	}
+	// details only where there are some.
+	if d, ok := got.Checks[4]["details"].([]any); !ok || len(d) != 2 || d[0] != "lacks the term: ns/a" {
+		t.Errorf("details of the last check = %v, want its two lines", got.Checks[4]["details"])
 	}
 }

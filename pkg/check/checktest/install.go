@@ -2,15 +2,21 @@ package checktest
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,6 +65,12 @@ type Install struct {
 	MWC         *admissionregistrationv1.MutatingWebhookConfiguration
 	// Nodes form the Kyma pool; the Pods run on the first.
 	Nodes []*corev1.Node
+	// Service is the webhook's Service from deploy/webhook, and
+	// EndpointSlices hold one ready endpoint for each webhook Pod: a TLS
+	// listener on loopback that serves the CA's certificate, which names
+	// the Service.
+	Service        *corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
 }
 
 // Healthy returns the objects of a healthy install in namespace, with the
@@ -70,23 +82,39 @@ func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 	mwc.Name = mwcName
 	for i := range mwc.Webhooks {
 		mwc.Webhooks[i].ClientConfig.CABundle = ca.PEM
+		mwc.Webhooks[i].ClientConfig.Service.Namespace = namespace
 	}
 	syncer := RunningPod(namespace, "cabundle-syncer-7d9f8c6b5-x2k4q", map[string]string{NameLabel: SyncerName})
+	svc := DeployedWebhookService(t)
+	svc.Namespace = namespace
+	webhookPods := []*corev1.Pod{
+		RunningPod(namespace, "snatch-webhook-5c8d7f9b6-abcde", map[string]string{NameLabel: WebhookName}),
+		RunningPod(namespace, "snatch-webhook-5c8d7f9b6-fghij", map[string]string{NameLabel: WebhookName}),
+	}
+	// The Pod templates of deploy/ prefer the Kyma pool themselves.
+	for _, p := range append([]*corev1.Pod{syncer}, webhookPods...) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{affinity.DefaultPolicy().Term()},
+		}}
+	}
+	var slices []*discoveryv1.EndpointSlice
+	for _, p := range webhookPods {
+		slices = append(slices, EndpointSlice(svc, p.Name, Serve(t, ca.TLSCertificate())))
+	}
 	return &Install{
 		Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 			Name:   namespace,
 			Labels: map[string]string{check.ManagedByLabel: check.ManagedByValue, corev1.LabelMetadataName: namespace},
 		}},
-		CA:     ca,
-		Secret: syncertest.CertSecret(namespace, SecretName, CAKey, ca.PEM),
-		WebhookPods: []*corev1.Pod{
-			RunningPod(namespace, "snatch-webhook-5c8d7f9b6-abcde", map[string]string{NameLabel: WebhookName}),
-			RunningPod(namespace, "snatch-webhook-5c8d7f9b6-fghij", map[string]string{NameLabel: WebhookName}),
-		},
-		SyncerPod: syncer,
-		Lease:     HeldLease(namespace, LeaseName, syncer.Name+"_"+string(uuid.NewUUID()), now),
-		MWC:       mwc,
-		Nodes:     []*corev1.Node{PoolNode("cpu-worker-0-1", affinity.DefaultWorkerPool), PoolNode("cpu-worker-0-2", affinity.DefaultWorkerPool)},
+		CA:             ca,
+		Secret:         syncertest.CertSecret(namespace, SecretName, CAKey, ca.PEM),
+		WebhookPods:    webhookPods,
+		Service:        svc,
+		EndpointSlices: slices,
+		SyncerPod:      syncer,
+		Lease:          HeldLease(namespace, LeaseName, syncer.Name+"_"+string(uuid.NewUUID()), now),
+		MWC:            mwc,
+		Nodes:          []*corev1.Node{PoolNode("cpu-worker-0-1", affinity.DefaultWorkerPool), PoolNode("cpu-worker-0-2", affinity.DefaultWorkerPool)},
 	}
 }
 
@@ -100,6 +128,7 @@ func (in *Install) Config() check.Config {
 		SecretName:              in.Secret.Name,
 		CAKey:                   CAKey,
 		WebhookConfiguration:    in.MWC.Name,
+		WebhookService:          in.Service.Name,
 		LeaderElectionNamespace: ns,
 		LeaderElectionID:        in.Lease.Name,
 		WebhookSelector:         labels.SelectorFromSet(labels.Set{NameLabel: WebhookName}),
@@ -118,6 +147,12 @@ func (in *Install) Objects() []runtime.Object {
 	}
 	for _, n := range in.Nodes {
 		objs = append(objs, n.DeepCopy())
+	}
+	if in.Service != nil {
+		objs = append(objs, in.Service.DeepCopy())
+	}
+	for _, s := range in.EndpointSlices {
+		objs = append(objs, s.DeepCopy())
 	}
 	return objs
 }
@@ -141,6 +176,16 @@ func (in *Install) Create(ctx context.Context, cs kubernetes.Interface) error {
 	for _, p := range append([]*corev1.Pod{in.SyncerPod}, in.WebhookPods...) {
 		if err := CreatePod(ctx, cs, p); err != nil {
 			return err
+		}
+	}
+	if in.Service != nil {
+		if _, err := cs.CoreV1().Services(in.Service.Namespace).Create(ctx, in.Service, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create service: %w", err)
+		}
+	}
+	for _, s := range in.EndpointSlices {
+		if _, err := cs.DiscoveryV1().EndpointSlices(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create endpointslice %s: %w", s.Name, err)
 		}
 	}
 	if _, err := cs.CoreV1().Secrets(in.Secret.Namespace).Create(ctx, in.Secret, metav1.CreateOptions{}); err != nil {
@@ -242,21 +287,88 @@ func HeldLease(namespace, name, holder string, now time.Time) *coordinationv1.Le
 	}
 }
 
+// Serve listens on loopback until t ends and completes a TLS handshake
+// with cert on every connection, as a webhook replica does before it reads
+// a request. It returns the address.
+func Serve(t testing.TB, cert tls.Certificate) string {
+	t.Helper()
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if err != nil {
+				continue
+			}
+			go func() {
+				_ = conn.(*tls.Conn).Handshake()
+				_ = conn.Close()
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// EndpointSlice returns an EndpointSlice of svc's first port with one
+// ready endpoint at addr for Pod pod. Its address type is FQDN, as the API
+// server refuses loopback in an IPv4 slice; the address is dialled as it
+// stands either way.
+func EndpointSlice(svc *corev1.Service, pod, addr string) *discoveryv1.EndpointSlice {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: svc.Namespace, Name: pod,
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name},
+		},
+		AddressType: discoveryv1.AddressTypeFQDN,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To(svc.Spec.Ports[0].Name), Port: ptr.To(int32(n)), Protocol: ptr.To(corev1.ProtocolTCP)}}, //nolint:gosec // a TCP port
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{host},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: svc.Namespace, Name: pod},
+		}},
+	}
+}
+
+// DeployedWebhookService reads the Service the webhook entries call from
+// deploy/webhook.
+func DeployedWebhookService(t testing.TB) *corev1.Service {
+	t.Helper()
+	var svc corev1.Service
+	readDeployed(t, "service.yaml", &svc) // the first document is the webhook's Service
+	return &svc
+}
+
 // DeployedWebhookConfiguration reads the MutatingWebhookConfiguration from
 // deploy/webhook, as `kubectl apply -k deploy/webhook` creates it.
 func DeployedWebhookConfiguration(t testing.TB) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	readDeployed(t, "mutatingwebhookconfiguration.yaml", &mwc)
+	return &mwc
+}
+
+// readDeployed decodes the first document of deploy/webhook/<file> into
+// obj, strictly.
+func readDeployed(t testing.TB, file string, obj any) {
 	t.Helper()
 	root, err := framework.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "webhook", "mutatingwebhookconfiguration.yaml"))
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "webhook", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mwc admissionregistrationv1.MutatingWebhookConfiguration
-	if err := yaml.UnmarshalStrict(data, &mwc); err != nil {
-		t.Fatalf("deploy/webhook/mutatingwebhookconfiguration.yaml: %v", err)
+	first, _, _ := strings.Cut(string(data), "\n---\n")
+	if err := yaml.UnmarshalStrict([]byte(first), obj); err != nil {
+		t.Fatalf("deploy/webhook/%s: %v", file, err)
 	}
-	return &mwc
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -14,10 +15,18 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
-// Cert is a generated certificate.
+// Cert is a generated certificate and its key.
 type Cert struct {
 	Cert *x509.Certificate
 	PEM  []byte
+	Key  *ecdsa.PrivateKey
+}
+
+// TLSCertificate is the certificate and its key for a tls.Config: a
+// self-signed CA serves as its own leaf, as Gardener's self-signed issuer
+// writes it (ca.crt == tls.crt).
+func (c Cert) TLSCertificate() tls.Certificate {
+	return tls.Certificate{Certificate: [][]byte{c.Cert.Raw}, PrivateKey: c.Key, Leaf: c.Cert}
 }
 
 // Fingerprint is cabundle.Fingerprint of the certificate.
@@ -66,7 +75,7 @@ func NewCert(t testing.TB, name string, notBefore, notAfter time.Time, ca bool) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Cert{Cert: cert, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return Cert{Cert: cert, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), Key: key}
 }
 
 // Fingerprints returns the fingerprints of the certificates in a bundle, in

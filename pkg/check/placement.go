@@ -1,0 +1,301 @@
+package check
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	resourcehelper "k8s.io/component-helpers/resource"
+	schedulingcorev1 "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+)
+
+// checkPlacement reports the webhook's outcome over the Kyma Pods that
+// exist now: the Pods in namespaces labelled ManagedByLabel=ManagedByValue,
+// kube-system aside, as the webhook's namespaceSelector says
+// (deploy/webhook/mutatingwebhookconfiguration.yaml). It counts the Pods
+// that lack the term although the webhook would add it (created while it
+// failed open or before it was installed; restarting their owners adds
+// it), and the Pods that carry the term but run off the pool (the term is
+// preferred, so they spilled over and stay: docs/operations.md,
+// "Spill-over"), with the likely cause judged from the pool's Nodes now.
+// Finished, terminating, opted-out, mirror and DaemonSet Pods do not count,
+// as in the rule kim_snatch:kyma_pod_pool:info
+// (deploy/webhook/prometheusrule.yaml), nor do the webhook's own Pods,
+// which it is never asked about; Pods that choose a pool themselves are
+// counted apart. It warns at most: a preferred term that fails open allows
+// both kinds.
+func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
+	pool, _ := webhookPool(ctx, client, cfg)
+	policy := affinity.Policy{PoolLabelKey: cfg.PoolLabelKey, WorkerPool: pool}
+	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
+		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + corev1.LabelMetadataName + "!=" + metav1.NamespaceSystem,
+	})
+	switch {
+	case apierrors.IsForbidden(err):
+		return notPermitted(IDPlacement, "list Namespaces", err)
+	case err != nil:
+		return readFailure(IDPlacement, "Namespace list", err)
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return notPermitted(IDPlacement, "list Pods", err)
+	case err != nil:
+		return readFailure(IDPlacement, "Pods", err)
+	}
+	managed := map[string]bool{}
+	for _, ns := range nsList.Items {
+		managed[ns.Name] = true
+	}
+	nodes := newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items)
+
+	var total, own, lack, off, unjudged int
+	var unjudgedErr error
+	var details []string
+	lackOwners, offOwners, causes := map[string]podOwner{}, map[string]podOwner{}, map[string]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		facts := policy.FactsOf(p)
+		ctrl := metav1.GetControllerOf(p)
+		if !managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
+			facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
+			(p.Namespace == cfg.Namespace && cfg.WebhookSelector.Matches(labels.Set(p.Labels))) {
+			continue
+		}
+		owner := ownerOf(p, ctrl)
+		switch {
+		case facts.PoolKeySetBy == affinity.SourceNone:
+			total++
+			lack++
+			lackOwners[owner.String()] = owner
+			details = append(details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
+			continue
+		case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm(p, cfg.PoolLabelKey, pool):
+			own++
+			continue
+		}
+		total++
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		node, err := nodes.get(p.Spec.NodeName)
+		if err != nil {
+			unjudged, unjudgedErr = unjudged+1, err
+			continue
+		}
+		if node != nil && node.Labels[cfg.PoolLabelKey] == pool {
+			continue
+		}
+		where, cause := "Node gone", "unknown (the Node no longer exists)"
+		if node != nil {
+			where, cause = "pool "+cmp.Or(node.Labels[cfg.PoolLabelKey], "none"), nodes.spillCause(p)
+		}
+		off++
+		offOwners[owner.String()] = owner
+		causes[cause]++
+		details = append(details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
+	}
+	slices.Sort(details)
+
+	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", total, len(managed))
+	suffix := ""
+	if own > 0 {
+		suffix = fmt.Sprintf("; %d more choose their pool themselves", own)
+	}
+	if lack == 0 && off == 0 && unjudged == 0 {
+		return Result{ID: IDPlacement, Status: StatusPass, Message: msg + "; all carry the term, and all bound ones run on pool " + pool + suffix}
+	}
+	msg += fmt.Sprintf(": %d lack the term", lack)
+	if lack > 0 {
+		msg += " (" + listNames(slices.Sorted(maps.Keys(lackOwners))) + ")"
+	}
+	msg += fmt.Sprintf(", %d carry it but run off pool %s", off, pool)
+	if off > 0 {
+		var summary []string
+		for c, n := range causes {
+			summary = append(summary, fmt.Sprintf("%s: %d", c, n))
+		}
+		slices.Sort(summary)
+		msg += " (" + strings.Join(summary, ", ") + ")"
+	}
+	if unjudged > 0 {
+		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", unjudged, unjudgedErr)
+	}
+	res := Result{ID: IDPlacement, Status: StatusWarn, Message: oneLine(msg + suffix), Details: details}
+	var remediation []string
+	if lack > 0 {
+		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(lackOwners)+".")
+	}
+	if off > 0 {
+		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
+			pool, restartHint(offOwners)))
+	}
+	if lack == 0 && off == 0 {
+		res.Status, remediation = StatusSkip, []string{"Run check with a kubeconfig that may get and list Nodes to include this item."}
+	}
+	res.Remediation = strings.Join(remediation, " ")
+	return res
+}
+
+// podOwner is what recreates a Pod: its controller, or the Pod itself.
+type podOwner struct{ kind, namespace, name string }
+
+func (o podOwner) String() string { return o.kind + " " + o.namespace + "/" + o.name }
+
+// ownerOf resolves a Pod's controller. A ReplicaSet is reported as its
+// Deployment, whose name the Deployment controller's naming gives: the
+// ReplicaSet's name is the Deployment's, "-", and the pod-template-hash.
+func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
+	if ctrl == nil {
+		return podOwner{"bare Pod", p.Namespace, p.Name}
+	}
+	if hash := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; ctrl.Kind == "ReplicaSet" && hash != "" {
+		if name, ok := strings.CutSuffix(ctrl.Name, "-"+hash); ok && name != "" {
+			return podOwner{"Deployment", p.Namespace, name}
+		}
+	}
+	return podOwner{ctrl.Kind, p.Namespace, ctrl.Name}
+}
+
+// restartHint names what recreates the Pods of owners: a rollout restart
+// for Deployments and StatefulSets, the owner itself for the others.
+func restartHint(owners map[string]podOwner) string {
+	var cmds, others []string
+	for _, key := range slices.Sorted(maps.Keys(owners)) {
+		if o := owners[key]; o.kind == "Deployment" || o.kind == "StatefulSet" {
+			cmds = append(cmds, fmt.Sprintf("kubectl -n %s rollout restart %s/%s", o.namespace, strings.ToLower(o.kind), o.name))
+		} else {
+			others = append(others, key)
+		}
+	}
+	return listNames(append(cmds, others...))
+}
+
+// hasTerm reports whether a Pod carries the webhook's term: a preferred
+// term that admits the pool through the pool label key.
+func hasTerm(p *corev1.Pod, key, pool string) bool {
+	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
+		return false
+	}
+	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		for _, e := range t.Preference.MatchExpressions {
+			if e.Key == key && e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, pool) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// poolNodes holds the pool's Nodes as they are now, read once, and finds
+// the Nodes that Pods run on.
+type poolNodes struct {
+	get       func(name string) (*corev1.Node, error)
+	members   []*corev1.Node
+	err       error                          // why members could not be read
+	requested map[string]corev1.ResourceList // by Node, of the Pods bound to it
+}
+
+func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
+	pn := &poolNodes{requested: map[string]corev1.ResourceList{}}
+	type got struct {
+		node *corev1.Node
+		err  error
+	}
+	known := map[string]got{}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: key + "=" + pool})
+	if pn.err = err; err == nil {
+		for i := range list.Items {
+			pn.members = append(pn.members, &list.Items[i])
+			known[list.Items[i].Name] = got{node: &list.Items[i]}
+		}
+	}
+	// A Pod on a Node outside the pool, or on any Node when the pool's could
+	// not be listed, needs its Node: one read per Node. nil is a Node gone.
+	pn.get = func(name string) (*corev1.Node, error) {
+		g, ok := known[name]
+		if !ok {
+			g.node, g.err = client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if isNotFound(g.err) {
+				g = got{}
+			}
+			known[name] = g
+		}
+		return g.node, g.err
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if pn.requested[p.Spec.NodeName] == nil {
+				pn.requested[p.Spec.NodeName] = corev1.ResourceList{}
+			}
+			addResources(pn.requested[p.Spec.NodeName], resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+		}
+	}
+	return pn
+}
+
+// spillCause judges why a Pod with the term would not be placed on the
+// pool now, in the scheduler's order: Nodes, then taints, then room.
+func (pn *poolNodes) spillCause(p *corev1.Pod) string {
+	if pn.err != nil {
+		return "unknown (Nodes not readable)"
+	}
+	if len(pn.members) == 0 {
+		return "pool missing"
+	}
+	hard := func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}
+	var usable, open, taint = 0, 0, ""
+	request := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	for _, n := range pn.members {
+		if !nodeReady(n) || n.Spec.Unschedulable {
+			continue
+		}
+		usable++
+		if t, found := schedulingcorev1.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.Spec.Tolerations, hard, false); found {
+			if taint == "" {
+				taint = "taint " + t.ToString()
+			}
+			continue
+		}
+		open++
+		if fits(request, n.Status.Allocatable, pn.requested[n.Name]) {
+			return "pool has room now (it was full or missing when the Pod was scheduled)"
+		}
+	}
+	switch {
+	case usable == 0:
+		return "pool not schedulable"
+	case open == 0:
+		return taint
+	default:
+		return "pool full"
+	}
+}
+
+// fits reports whether request fits into what a Node has left of its
+// allocatable CPU and memory.
+func fits(request, allocatable, requested corev1.ResourceList) bool {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		free := allocatable[name].DeepCopy()
+		free.Sub(requested[name])
+		if r := request[name]; r.Cmp(free) > 0 {
+			return false
+		}
+	}
+	return true
+}
