@@ -85,7 +85,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) ## Run all tests: unit, in
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) ## End-to-end suite on a local multi-pool cluster with both binaries (also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) ## End-to-end suite on a local multi-pool cluster with both binaries (also part of make test).
 	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e
 
 .PHONY: e2e-kind

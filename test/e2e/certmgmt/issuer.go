@@ -63,7 +63,7 @@ func (c Issued) Files() map[string][]byte {
 // it to the Secret, creating the Secret if needed. Every renewal is
 // therefore a CA rotation, as in production.
 func (i *Issuer) Renew(ctx context.Context) (Issued, error) {
-	c, err := i.issue()
+	c, err := i.Issue()
 	if err != nil {
 		return Issued{}, err
 	}
@@ -87,7 +87,9 @@ func (i *Issuer) Renew(ctx context.Context) (Issued, error) {
 	return c, nil
 }
 
-func (i *Issuer) issue() (Issued, error) {
+// Issue issues a new self-signed CA certificate with a new key for the
+// issuer's names, without writing it anywhere.
+func (i *Issuer) Issue() (Issued, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return Issued{}, err

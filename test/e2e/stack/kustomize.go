@@ -9,8 +9,9 @@ import (
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
-// kustomize renders deploy/<base> with kubectl kustomize.
-func kustomize(base string) ([]byte, error) {
+// Kustomize renders deploy/<base> with kubectl kustomize, as
+// `kubectl apply -k deploy/<base>` would apply it.
+func Kustomize(base string) ([]byte, error) {
 	kubectl, err := framework.Kubectl()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -121,7 +122,11 @@ func (m *podMirror) remove(ctx context.Context, r *Replica) error {
 	return err
 }
 
+// pod is the Pod object of r: its container runs with r's arguments, which
+// `cabundle-syncer check` reads the webhook's --worker-pool from, and it
+// prefers the Kyma pool, as the Pod templates of deploy/ do.
 func (m *podMirror) pod(r *Replica) *corev1.Pod {
+	term := affinity.DefaultPolicy().Term()
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: r.Name, Namespace: Namespace,
@@ -129,7 +134,10 @@ func (m *podMirror) pod(r *Replica) *corev1.Pod {
 		},
 		Spec: corev1.PodSpec{
 			NodeName:   m.node,
-			Containers: []corev1.Container{{Name: r.App, Image: r.App + ":local"}},
+			Containers: []corev1.Container{{Name: r.App, Image: r.App + ":local", Args: r.Args()}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term},
+			}},
 		},
 	}
 }

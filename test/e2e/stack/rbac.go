@@ -47,7 +47,7 @@ type SyncerRBAC struct {
 // missing, so that a manifest change cannot quietly leave the local
 // syncers with less than the shipped permissions, or more.
 func RenderSyncerRBAC() (*SyncerRBAC, error) {
-	out, err := kustomize("syncer")
+	out, err := Kustomize("syncer")
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ type Replica struct {
 
 	path   string
 	args   []string
+	extra  []string // after args, so that a repeated flag wins
 	env    []string
 	logDir string
 	client *http.Client
@@ -48,7 +49,7 @@ func (r *Replica) Start() error {
 		name += "-" + strconv.Itoa(r.starts)
 	}
 	p, err := process.Start(process.Options{
-		Name: r.Name, Path: r.path, Args: r.args, Env: r.env,
+		Name: r.Name, Path: r.path, Args: append(append([]string(nil), r.args...), r.extra...), Env: r.env,
 		LogPath: filepath.Join(r.logDir, name+".log"),
 	})
 	if err != nil {
@@ -57,6 +58,13 @@ func (r *Replica) Start() error {
 	r.proc = p
 	r.starts++
 	return nil
+}
+
+// Args are the arguments the replica starts with.
+func (r *Replica) Args() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(append([]string(nil), r.args...), r.extra...)
 }
 
 // Process is the current process.

@@ -31,7 +31,7 @@ type WebhookManifests struct {
 // RenderWebhookManifests renders deploy/webhook with kubectl kustomize and
 // returns its MutatingWebhookConfiguration and the Service it calls.
 func RenderWebhookManifests() (*WebhookManifests, error) {
-	out, err := kustomize("webhook")
+	out, err := Kustomize("webhook")
 	if err != nil {
 		return nil, err
 	}

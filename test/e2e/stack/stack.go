@@ -199,6 +199,19 @@ func (s *Stack) allReplicas() []*Replica {
 	return append(append(append([]*Replica(nil), s.Webhooks...), s.extra...), s.Syncers...)
 }
 
+// MetricsTargets returns the replicas whose processes run: what
+// Prometheus would scrape through the ServiceMonitors, as the Pods of a
+// stopped replica are gone.
+func (s *Stack) MetricsTargets() []*Replica {
+	var out []*Replica
+	for _, r := range s.allReplicas() {
+		if r.Running() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Options returns the options the stack runs with, defaults filled in.
 func (s *Stack) Options() Options { return s.opts }
 

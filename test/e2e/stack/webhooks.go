@@ -120,13 +120,41 @@ func (s *Stack) applyWebhookConfiguration(ctx context.Context) error {
 // its shutdown delay while the API server's kept-alive connections move
 // away, drains, and a new process takes its place.
 func (s *Stack) RestartWebhook(ctx context.Context, i int) error {
-	r := s.Webhooks[i]
+	return s.restartWebhook(ctx, s.Webhooks[i], nil)
+}
+
+// SetWebhookArgs rolls every webhook replica, one after another, to start
+// with extra after the stack's own arguments, where a repeated flag wins;
+// nil rolls them back. Each replica's Pod object is replaced, as a rollout
+// replaces Pods, so that its container args show the new flags.
+func (s *Stack) SetWebhookArgs(ctx context.Context, extra []string) error {
+	for _, r := range s.Webhooks {
+		if err := s.restartWebhook(ctx, r, func() error {
+			r.mu.Lock()
+			r.extra = append([]string(nil), extra...)
+			r.mu.Unlock()
+			return s.pods.remove(ctx, r)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restartWebhook restarts r, calling change, when not nil, between the
+// old process and the new.
+func (s *Stack) restartWebhook(ctx context.Context, r *Replica, change func() error) error {
 	if err := s.endpoints.setStopping(ctx, r, true); err != nil {
 		return err
 	}
 	r.Stop()
 	if code, _ := r.Process().Wait(5 * time.Second); code != 0 {
 		return errorf("%s exited with code %d after SIGTERM; log:\n%s", r.Name, code, r.Process().LogTail(20))
+	}
+	if change != nil {
+		if err := change(); err != nil {
+			return err
+		}
 	}
 	if err := r.Start(); err != nil {
 		return err
