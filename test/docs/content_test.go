@@ -204,7 +204,8 @@ func TestLogKeysAndMessagesAreDocumented(t *testing.T) {
 // The check ids of operations.md are exactly those of the health
 // command's contract.
 func TestCheckIDsMatchTheContract(t *testing.T) {
-	contract := setOf("webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle", "kyma-pool", "namespace")
+	contract := setOf("webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle",
+		"webhook-endpoints", "served-certificate", "kyma-pool", "placement", "namespace")
 	compareSets(t, "check id", setOf(tableColumn(readDoc(t, "docs/operations.md").section(t, "Checks"), 0)...), contract)
 }
 

@@ -86,8 +86,8 @@ func canonicalFlag(f string) string {
 // The health command's flags, as its contract names them.
 var checkContractFlags = setOf(
 	"--kubeconfig", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
-	"--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
-	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "-o", "--timeout",
+	"--webhook-service", "--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
+	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "-o", "-v", "--timeout",
 )
 
 // checkFlags returns the flags of `cabundle-syncer check`, or nil when the

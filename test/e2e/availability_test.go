@@ -89,6 +89,8 @@ func TestGracefulRestartUnderLoadLosesNothing(t *testing.T) {
 	}
 }
 
+// gatedPod is a Pod that the scheduler leaves alone (it carries a
+// scheduling gate), so that it costs the control plane only its admission.
 func gatedPod(prefix string) *corev1.Pod {
 	zero := int64(0)
 	return &corev1.Pod{

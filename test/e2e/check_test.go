@@ -28,6 +28,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -38,7 +39,10 @@ const docsTargetNamespace = "istio-system"
 // checkIDs are the items of a report in their order; namespace only with
 // --target-namespace.
 func checkIDs(withNamespace bool) []string {
-	ids := []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDKymaPool}
+	ids := []string{
+		check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle,
+		check.IDWebhookEndpoints, check.IDServedCertificate, check.IDKymaPool, check.IDPlacement,
+	}
 	if withNamespace {
 		ids = append(ids, check.IDNamespace)
 	}
@@ -50,21 +54,16 @@ func checkIDs(withNamespace bool) []string {
 func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 	c := newChecker(t)
 	targetNamespace(t)
+	alerts := newAlertRules(t)
+	var before scrape
+	if alerts != nil {
+		before = alerts.scrape(t)
+	}
 
 	// docs/operations.md: bin/cabundle-syncer check --kubeconfig ~/.kube/config
 	run := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath())
 	logf("check on a healthy installation (%s):\n%s", run.took.Round(time.Millisecond), run.stdout)
-	if run.code != check.ExitPass || run.stderr != "" {
-		t.Fatalf("healthy installation: %s", run)
-	}
-	for _, id := range checkIDs(false) {
-		if got := tableStatus(run.stdout, id); got != string(check.StatusPass) {
-			t.Errorf("table: %s is %q, want PASS:\n%s", id, got, run.stdout)
-		}
-	}
-	if strings.Contains(run.stdout, "→") || !strings.HasSuffix(run.stdout, "\nStatus: PASS\n") {
-		t.Errorf("table: want no remediation and Status: PASS last:\n%s", run.stdout)
-	}
+	assertTable(t, run, nil)
 
 	fp := secretCAFingerprint(t)
 
@@ -77,6 +76,11 @@ func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 		check.IDCASecret:    fmt.Sprintf("Secret %s/%s key ca.crt: CA", stack.Namespace, stack.SecretName),
 		check.IDCABundle:    "the 1 entry of " + stack.WebhookConfigName + " trusts the CA sha256 " + fp[:16],
 		check.IDNamespace:   "Pods created in " + docsTargetNamespace + " are sent to the webhook (entries: " + stack.WebhookEntryName + ")",
+		check.IDWebhookEndpoints: fmt.Sprintf("entry %s → Service %s/%s port 443 path /mutate-pod: %d ready endpoints",
+			stack.WebhookEntryName, stack.Namespace, stack.ServiceName, sys.WebhookReplicas()),
+		check.IDServedCertificate: fmt.Sprintf("%d endpoints serve certificates that verify for %s.%s.svc against the caBundle",
+			sys.WebhookReplicas(), stack.ServiceName, stack.Namespace),
+		check.IDPlacement: "all carry the term, and all bound ones run on pool " + framework.KymaPool,
 	}
 	for _, res := range r.Checks {
 		if want, ok := messages[res.ID]; ok && !strings.Contains(res.Message, want) {
@@ -86,25 +90,42 @@ func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 	if lease := result(r, check.IDSyncerLease); !strings.HasSuffix(lease.Message, " is Running") {
 		t.Errorf("syncer-lease message %q, want the leader's Pod named and Running", lease.Message)
 	}
+	if alerts != nil {
+		alerts.assertHolding(t, "healthy installation", before, alerts.scrape(t))
+	}
 }
 
 // Each item of the checklist, broken on its own: the check fails exactly
-// that item with a remediation, and passes again once it is repaired.
+// that item with a remediation, exactly the alerts that watch the item
+// have their condition hold on the live processes' metrics, and the check
+// passes again once the item is repaired.
 //
-// One item depends on another by design (pkg/check): ca-bundle compares
-// the Secret's CA with the caBundle, so while the Secret has no usable CA
-// it is SKIPped, pointing at ca-secret, instead of failing a second time
-// for the same fault.
+// One item depends on another by design (pkg/check): an item that needs
+// what another item found unusable is SKIPped, pointing at that item,
+// instead of failing a second time for the same fault (ca-bundle and
+// served-certificate need a usable CA and caBundle, served-certificate
+// needs ready endpoints).
+//
+// The alert conditions are evaluated on two scrapes of every target:
+// before, once the break has settled (or, where the fault shows only in a
+// counter's rise at the break, before the break), and after the item was
+// seen broken and the fault was exercised. Rates are therefore those of
+// the fault's steady state. Each rule's `for` is left to the rule unit
+// tests (test/manifests).
 func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 	c := newChecker(t)
 	targetNamespace(t)
+	alerts := newAlertRules(t)
 	args := []string{"--kubeconfig", sys.KubeconfigPath(), "--target-namespace", docsTargetNamespace, "-o", "json"}
 	skipCABundle := map[string]check.Status{check.IDCABundle: check.StatusSkip}
+	noEndpoint := map[string]check.Status{check.IDServedCertificate: check.StatusSkip}
 
 	tests := []struct {
 		name string
-		// item is the item that must fail, with message in its message.
+		// item is the item that must fail (or have status, when set),
+		// with message in its message.
 		item, message string
+		status        check.Status
 		// others are the items that are not PASS by design, and their
 		// status.
 		others map[string]check.Status
@@ -113,30 +134,47 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		// hold is how long the fault must last before the check runs
 		// once more and reports the same.
 		hold time.Duration
+		// alerts are the alerts whose condition must hold, and no other.
+		// exercise, when set, makes the fault show in the metrics, as
+		// traffic would, between the two scrapes; it returns what undoes
+		// its side effects. fromBreak takes the first scrape before the
+		// break.
+		alerts    func() []string
+		exercise  func(t *testing.T) (undo func())
+		fromBreak bool
 	}{
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
 			breakIt: deleteSecret,
+			alerts:  constant(alertSecretInvalid),
 		},
 		{
 			name: "ca_crt_garbled", item: check.IDCASecret, message: "is unparsable", others: skipCABundle,
 			breakIt: garbleCA,
+			alerts:  constant(alertSecretInvalid),
 		},
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
+			others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip},
 			breakIt: wipeCABundleWithoutPatch,
 			// Far longer than the leader takes to repair a wipe it may
 			// write (tens of milliseconds): the caBundle stays empty.
 			hold: 2 * time.Second,
+			// The caBundle is out of sync, and the leader keeps failing
+			// to write it: both watch this fault.
+			alerts:   constant(alertOutOfSync, alertSyncErrors),
+			exercise: waitLeaderRefusedAgain,
 		},
 		{
 			name: "all_webhook_replicas_stopped", item: check.IDWebhookPods, message: "no Pods match",
+			others: map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
 			breakIt: func(t *testing.T) func(context.Context) error {
 				if err := sys.StopWebhooks(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				return sys.StartWebhooks
 			},
+			alerts: constant(alertWebhookUnavailable),
 		},
 		{
 			name: "both_syncers_stopped", item: check.IDSyncerLease, message: "has no holder",
@@ -150,39 +188,90 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				}
 				return sys.RestoreSyncers
 			},
+			alerts: constant(alertNoLeader),
+		},
+		{
+			name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
+			message: fmt.Sprintf("Service %s/%s does not exist", stack.Namespace, stack.ServiceName), others: noEndpoint,
+			breakIt:  deleteWebhookService,
+			alerts:   constant(alertFailingOpen),
+			exercise: failOpenPods,
+		},
+		{
+			name: "replica_serving_a_certificate_of_another_ca", item: check.IDServedCertificate,
+			message: "(Pod " + foreignReplica + "): serial ",
+			breakIt: addForeignReplica,
+			alerts:  constant(alertFailingOpen),
+			// The API server dials the foreign replica for some new
+			// connections only: Pods are created until one fails open.
+			exercise: failOpenPods,
+		},
+		{
+			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,
+			message: "no Node carries " + framework.PoolLabel + "=" + misnamedPool,
+			breakIt: misnamePool,
+			alerts:  constant(alertPoolHasNoNodes),
+		},
+		{
+			name: "kyma_pods_created_while_the_webhooks_were_down", item: check.IDPlacement, status: check.StatusWarn,
+			message:   "3 lack the term",
+			breakIt:   podsWhileWebhooksDown,
+			alerts:    failingOpenAndOffPool,
+			fromBreak: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			want := map[string]check.Status{tt.item: check.StatusFail}
+			status := tt.status
+			if status == "" {
+				status = check.StatusFail
+			}
+			want := map[string]check.Status{tt.item: status}
 			for id, st := range tt.others {
 				want[id] = st
+			}
+			var before scrape
+			if alerts != nil && tt.fromBreak {
+				before = alerts.scrape(t)
 			}
 			restore := onceCleanup(t, tt.breakIt(t))
 			broken := time.Now()
 
 			// Pods of stopped replicas go away and the Lease is released
-			// a moment after the processes end: wait for the report to
-			// settle on the broken item, then hold the whole report to
-			// the expectation.
+			// a moment after the processes end, and restarted replicas
+			// take a moment to show again: wait for the report to settle
+			// on exactly the expected statuses, then hold it to the rest
+			// of the expectation.
 			run, r, ok := c.waitReport(t, nil, time.Minute, args, func(r check.Report) bool {
-				res := result(r, tt.item)
-				return res.Status == check.StatusFail && strings.Contains(res.Message, tt.message)
+				return strings.Contains(result(r, tt.item).Message, tt.message) && statusesAre(r, want)
 			})
 			if !ok {
-				t.Fatalf("%s did not FAIL with %q within 1m; last run: %s", tt.item, tt.message, run)
+				t.Fatalf("the report did not settle on %s %s with %q and %v within 1m; last run: %s", tt.item, status, tt.message, tt.others, run)
 			}
 			detected := time.Since(broken)
 			assertReport(t, run, r, want)
 
 			table := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath())
-			logf("check, %s (FAIL reported %s after the break was in place, run took %s):\n%s",
-				tt.name, detected.Round(time.Millisecond), table.took.Round(time.Millisecond), table.stdout)
+			logf("check, %s (%s reported %s after the break was in place, run took %s):\n%s",
+				tt.name, status, detected.Round(time.Millisecond), table.took.Round(time.Millisecond), table.stdout)
 			assertTable(t, table, want)
+			if alerts != nil && !tt.fromBreak {
+				before = alerts.scrape(t)
+			}
 			time.Sleep(tt.hold)
 			run, r = c.report(t, nil, args...)
 			assertReport(t, run, r, want)
+
+			if alerts != nil {
+				undo := func() {}
+				if tt.exercise != nil {
+					undo = tt.exercise(t)
+				}
+				now := alerts.scrape(t)
+				undo()
+				alerts.assertHolding(t, tt.name, before, now, tt.alerts()...)
+			}
 
 			start := time.Now()
 			if err := restore(ctx); err != nil {
@@ -196,6 +285,11 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			logf("check, %s: PASS again %s after the repair started", tt.name, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// constant returns alerts as an expectation.
+func constant(alerts ...string) func() []string {
+	return func() []string { return alerts }
 }
 
 // docs/operations.md and docs/troubleshooting.md run the check inside a
@@ -216,10 +310,14 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	// In the Pod the client finds its credentials itself; here they come
 	// from $KUBECONFIG, the next place it looks.
 	env := []string{"KUBECONFIG=" + kubeconfig}
-	// It may not read Pods or Nodes: webhook-pods and kyma-pool are
-	// skipped, syncer-lease judges the Lease alone, and a healthy
-	// installation still exits 0.
-	want := map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDKymaPool: check.StatusSkip}
+	// It may not read Pods, Nodes or Services: webhook-pods, kyma-pool,
+	// placement and webhook-endpoints are skipped, served-certificate has
+	// no endpoint to dial, syncer-lease judges the Lease alone, and a
+	// healthy installation still exits 0.
+	want := map[string]check.Status{
+		check.IDWebhookPods: check.StatusSkip, check.IDKymaPool: check.StatusSkip, check.IDPlacement: check.StatusSkip,
+		check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+	}
 
 	// docs/troubleshooting.md: kubectl -n kyma-system exec deploy/cabundle-syncer -- /cabundle-syncer check
 	table := c.run(t, env)
@@ -623,12 +721,36 @@ func result(r check.Report, id string) check.Result {
 	return check.Result{ID: id}
 }
 
+// statusesAre reports whether every item of r has the status want gives
+// it on this system.
+func statusesAre(r check.Report, want map[string]check.Status) bool {
+	want = withSystem(want)
+	for _, res := range r.Checks {
+		if res.Status != wantStatus(want, res.ID) {
+			return false
+		}
+	}
+	return true
+}
+
 // wantStatus is the status want gives item id: PASS unless named.
 func wantStatus(want map[string]check.Status, id string) check.Status {
 	if st, ok := want[id]; ok {
 		return st
 	}
 	return check.StatusPass
+}
+
+// withSystem adds to want what the system shows by its nature: from
+// outside a kind cluster the Pods' addresses cannot be dialled, so
+// served-certificate warns there unless want says otherwise.
+func withSystem(want map[string]check.Status) map[string]check.Status {
+	if _, ok := sys.(metricsSource); ok {
+		return want
+	}
+	out := map[string]check.Status{check.IDServedCertificate: check.StatusWarn}
+	maps.Copy(out, want)
+	return out
 }
 
 // overall is the report status and exit code that want's statuses make,
@@ -651,6 +773,7 @@ func overall(want map[string]check.Status) (check.Status, int) {
 // status and exit code that follow. Nothing goes to stderr.
 func assertReport(t *testing.T, run checkRun, r check.Report, want map[string]check.Status) {
 	t.Helper()
+	want = withSystem(want)
 	status, code := overall(want)
 	ok := true
 	for _, res := range r.Checks {
@@ -683,6 +806,7 @@ func assertReport(t *testing.T, run checkRun, r check.Report, want map[string]ch
 // status and the exit code.
 func assertTable(t *testing.T, run checkRun, want map[string]check.Status) {
 	t.Helper()
+	want = withSystem(want)
 	status, code := overall(want)
 	if run.code != code || run.stderr != "" {
 		t.Errorf("table: exit code %d, stderr %q; want %d and nothing", run.code, run.stderr, code)

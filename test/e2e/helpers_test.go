@@ -167,7 +167,6 @@ func createLoad(ctx context.Context, ns string, rate int) loadResult {
 	var wg sync.WaitGroup
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
-	zero := int64(0)
 	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
@@ -175,14 +174,8 @@ func createLoad(ctx context.Context, ns string, rate int) loadResult {
 			return res
 		case <-tick.C:
 		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "load-", Labels: map[string]string{"app": "load"}},
-			Spec: corev1.PodSpec{
-				TerminationGracePeriodSeconds: &zero,
-				SchedulingGates:               []corev1.PodSchedulingGate{{Name: "kim-snatch.kyma-project.io/e2e-hold"}},
-				Containers:                    []corev1.Container{{Name: "app", Image: stack.PauseImage}},
-			},
-		}
+		pod := gatedPod("load")
+		pod.Labels = map[string]string{"app": "load"}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

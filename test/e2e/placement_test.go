@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -38,6 +40,12 @@ func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 // With every Kyma node full, Kyma Pods go to the customer pool: the term
 // is a preference, not a requirement.
 func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
+	c := newChecker(t)
+	alerts := newAlertRules(t)
+	var before scrape
+	if alerts != nil {
+		before = alerts.scrape(t)
+	}
 	pool := pools(t)
 	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
 	if err != nil {
@@ -64,6 +72,22 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 		t.Errorf("placement %v, want %d on %s (one per node) and 2 on %s", got, kymaNodes, framework.KymaPool, framework.CustomerPool)
 	}
 	logf("Kyma pool full (%d Pods of %s CPU, %d Kyma nodes): placement %v", replicas, cpu, kymaNodes, got)
+
+	// The outcome, as ops see it: check counts the two that spilled, and
+	// names the full pool as the cause; the off-pool alert's condition
+	// holds, and no other.
+	res := placementItem(t, c)
+	if res.Status != check.StatusWarn || !strings.Contains(res.Message, "0 lack the term, 2 carry it but run off pool "+framework.KymaPool) {
+		t.Errorf("placement = %s %q, want WARN with 0 lacking and 2 off pool", res.Status, res.Message)
+	}
+	for _, p := range pods {
+		if pool[p.Spec.NodeName] == framework.CustomerPool && !detailed(res, ns+"/"+p.Name, "pool full") {
+			t.Errorf("placement details %q, want %s/%s off pool because the pool is full", res.Details, ns, p.Name)
+		}
+	}
+	if alerts != nil {
+		alerts.assertHolding(t, "Kyma pool full", before, alerts.scrape(t), alertPodsOffPool)
+	}
 }
 
 // Without any Kyma-pool node the term matches nothing and costs nothing.
@@ -83,6 +107,12 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 			}
 		}
 	}
+	c := newChecker(t)
+	alerts := newAlertRules(t)
+	var before scrape
+	if alerts != nil {
+		before = alerts.scrape(t)
+	}
 	relabel(framework.KymaPool, "retired-pool")
 	t.Cleanup(func() { relabel("retired-pool", framework.KymaPool) })
 
@@ -98,4 +128,43 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 		}
 	}
 	logf("no Kyma pool: placement %v", placement(pods, pool))
+
+	// The pool is missing: every Kyma Pod runs off it for that reason,
+	// the webhook Pods and syncer Pods included, and the alert that holds
+	// is the one for the missing pool, not the one for Pods off the pool.
+	res := placementItem(t, c)
+	if res.Status != check.StatusWarn || !strings.Contains(res.Message, "0 lack the term") {
+		t.Errorf("placement = %s %q, want WARN with 0 lacking the term", res.Status, res.Message)
+	}
+	for _, p := range pods {
+		if !detailed(res, ns+"/"+p.Name, "pool missing") {
+			t.Errorf("placement details %q, want %s/%s off pool because the pool is missing", res.Details, ns, p.Name)
+		}
+	}
+	if alerts != nil {
+		alerts.assertHolding(t, "no Kyma pool", before, alerts.scrape(t), alertPoolHasNoNodes)
+	}
+}
+
+// placementItem runs check -o json and returns its placement item.
+func placementItem(t *testing.T, c checker) check.Result {
+	t.Helper()
+	run, r := c.report(t, nil, "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
+	res := result(r, check.IDPlacement)
+	logf("check, placement: %s %s\n  %s", res.Status, res.Message, strings.Join(res.Details, "\n  "))
+	if run.stderr != "" {
+		t.Errorf("stderr = %q", run.stderr)
+	}
+	return res
+}
+
+// detailed reports whether a detail line of res names the Pod ns/name and
+// says what.
+func detailed(res check.Result, pod, what string) bool {
+	for _, d := range res.Details {
+		if strings.Contains(d, pod+" ") && strings.Contains(d, what) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// PromrulesEnv names the rule evaluator that `make tools` builds from
+// hack/tools/promrules; make exports it.
+const PromrulesEnv = "SNATCH_PROMRULES"
+
+// metricsSource is a system whose processes Prometheus could scrape from
+// here: the local stack. In a kind cluster the Pods' ports are not
+// reachable from the test, so the alert conditions are evaluated only
+// locally, and the rule unit tests (test/manifests) cover both.
+type metricsSource interface {
+	MetricsTargets() []*stack.Replica
+}
+
+// alertRules evaluates deploy/'s alert rules on the live processes'
+// metrics with Prometheus' own rule engine (`promrules conditions`).
+type alertRules struct {
+	bin, rules string
+	dir        string
+	scrapes    int
+}
+
+// newAlertRules returns the evaluator, or nil when the system cannot be
+// scraped from here.
+func newAlertRules(t *testing.T) *alertRules {
+	t.Helper()
+	if _, ok := sys.(metricsSource); !ok {
+		t.Logf("%T cannot be scraped from here; alert conditions are covered by the rule unit tests alone", sys)
+		return nil
+	}
+	bin := os.Getenv(PromrulesEnv)
+	if bin == "" {
+		t.Fatalf("$%s is not set: run the suite with make e2e, which builds it", PromrulesEnv)
+	}
+	rendered, err := stack.Kustomize("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "install.yaml")
+	if err := os.WriteFile(rules, rendered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &alertRules{bin: bin, rules: rules, dir: dir}
+}
+
+// scrape is one scrape of every target: promrules' -metrics arguments,
+// FILE,LABEL=VALUE...
+type scrape []string
+
+// scrape reads /metrics of every running replica with the labels the
+// ServiceMonitors give them (job is the metrics Service, namespace and pod
+// the Pod's), kube-apiserver's /metrics as job apiserver, and the
+// kube-state-metrics stand-in as job kube-state-metrics.
+func (a *alertRules) scrape(t *testing.T) scrape {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a.scrapes++
+	var out scrape
+	write := func(name string, data []byte, labels string) {
+		path := filepath.Join(a.dir, fmt.Sprintf("%03d-%s.prom", a.scrapes, name))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, path+labels)
+	}
+	for _, r := range sys.(metricsSource).MetricsTargets() {
+		data, err := get(ctx, "http://"+r.MetricsAddr+"/metrics")
+		if err != nil {
+			// A process that ends between the list and the scrape is a
+			// target that went away, as its Pod would.
+			t.Logf("scrape %s: %v", r.Name, err)
+			continue
+		}
+		write(r.Name, data, fmt.Sprintf(",job=%s-metrics,namespace=%s,pod=%s", r.App, stack.Namespace, r.Name))
+	}
+	data, err := sys.Clientset().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("scrape kube-apiserver: %v", err)
+	}
+	write("kube-apiserver", data, ",job=apiserver")
+	ksm, err := kubeStateMetrics(ctx, sys.Clientset())
+	if err != nil {
+		t.Fatalf("kube-state-metrics stand-in: %v", err)
+	}
+	write("kube-state-metrics", ksm, ",job=kube-state-metrics")
+	return out
+}
+
+// holding returns the alerts whose condition holds at now, with before as
+// the previous scrape (for rate and increase), ignoring each rule's `for`.
+func (a *alertRules) holding(t *testing.T, before, now scrape) []string {
+	t.Helper()
+	args := []string{"conditions"}
+	for _, m := range before {
+		args = append(args, "-before", m)
+	}
+	for _, m := range now {
+		args = append(args, "-metrics", m)
+	}
+	cmd := exec.Command(a.bin, append(args, a.rules)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("promrules conditions: %v\n%s", err, stderr.String())
+	}
+	var c struct {
+		Holding []string `json:"holding"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		t.Fatalf("promrules conditions printed %q: %v", stdout.String(), err)
+	}
+	return c.Holding
+}
+
+// assertHolding holds the alerts whose condition holds to exactly want.
+func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape, want ...string) {
+	t.Helper()
+	got := a.holding(t, before, now)
+	slices.Sort(want)
+	if want == nil {
+		want = []string{}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: alert conditions holding %v, want exactly %v", what, got, want)
+		return
+	}
+	logf("%s: alert conditions holding %v, as expected", what, got)
+}
+
+// get reads url's body.
+func get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+// alertNames are the alerts of deploy/, by the item they watch.
+const (
+	alertWebhookUnavailable = "KimSnatchWebhookUnavailable"
+	alertFailingOpen        = "KimSnatchWebhookFailingOpen"
+	alertSecretInvalid      = "KimSnatchCertificateSecretInvalid"
+	alertOutOfSync          = "KimSnatchCABundleOutOfSync"
+	alertSyncErrors         = "KimSnatchCABundleSyncErrors"
+	alertNoLeader           = "KimSnatchCABundleSyncerNoLeader"
+	alertPoolHasNoNodes     = "KimSnatchKymaPoolHasNoNodes"
+	alertPodsOffPool        = "KimSnatchKymaPodsOffPool"
+)

@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// The breaks of the check's items that reach into the local stack: its
+// Service, its replicas' certificates and flags. A cluster system skips
+// them.
+
+// localStack is what these breaks need of the system.
+type localStack interface {
+	DeleteService(ctx context.Context) error
+	RestoreService(ctx context.Context) error
+	RestartWebhook(ctx context.Context, i int) error
+	AddWebhook(ctx context.Context, name, certDir string) (*stack.Replica, error)
+	RemoveWebhook(ctx context.Context, r *stack.Replica) error
+	SetWebhookArgs(ctx context.Context, extra []string) error
+}
+
+func local(t *testing.T) localStack {
+	t.Helper()
+	l, ok := sys.(localStack)
+	if !ok {
+		t.Skipf("%T cannot break this item", sys)
+	}
+	return l
+}
+
+// deleteWebhookService deletes the webhook's Service, as an operator's
+// mistake might, and restarts the replicas so that the API server's
+// kept-alive connections close: a new connection finds no Service.
+func deleteWebhookService(t *testing.T) func(context.Context) error {
+	l := local(t)
+	ctx := context.Background()
+	if err := l.DeleteService(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sys.WebhookReplicas() {
+		if err := l.RestartWebhook(ctx, i); err != nil {
+			_ = l.RestoreService(ctx)
+			t.Fatal(err)
+		}
+	}
+	return l.RestoreService
+}
+
+// foreignReplica is the replica addForeignReplica adds.
+const foreignReplica = stack.WebhookName + "-foreign"
+
+// addForeignReplica adds a webhook replica behind the Service that serves
+// a certificate for the Service's names from a CA the caBundle does not
+// hold, as a replica would that mounts another installation's Secret.
+func addForeignReplica(t *testing.T) func(context.Context) error {
+	l := local(t)
+	svc := stack.ServiceName + "." + stack.Namespace + ".svc"
+	issued, err := (&certmgmt.Issuer{DNSNames: []string{svc, svc + ".cluster.local"}}).Issue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range issued.Files() {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := l.AddWebhook(context.Background(), foreignReplica, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error { return l.RemoveWebhook(ctx, r) }
+}
+
+// misnamedPool is a pool no Node belongs to.
+const misnamedPool = "cpu-worker-9"
+
+// misnamePool rolls the webhook replicas out with --worker-pool naming a
+// pool that has no Nodes, as a typo in an overlay would.
+func misnamePool(t *testing.T) func(context.Context) error {
+	l := local(t)
+	if err := l.SetWebhookArgs(context.Background(), []string{"--" + affinity.FlagWorkerPool + "=" + misnamedPool}); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error { return l.SetWebhookArgs(ctx, nil) }
+}
+
+// whileDown is what podsWhileWebhooksDown created.
+var whileDown struct {
+	ns      string
+	offPool bool
+}
+
+// podsWhileWebhooksDown stops every webhook replica, creates a Kyma
+// Deployment of 3, which the API server admits without the term, waits
+// until the scheduler has bound its Pods, and starts the webhooks again.
+// The repair is the remedy the check names: restarting the owner. Without
+// a kubelet a rollout never completes, so the Pods are deleted at once
+// and the ReplicaSet creates them again, now through the webhook.
+func podsWhileWebhooksDown(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	ns := namespace(t, "e2e-down", true)
+	if err := sys.StopWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pods := runDeployment(t, ns, deployment("operator", 3, "100m"), 3)
+	if err := sys.StartWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pool := pools(t)
+	whileDown.ns, whileDown.offPool = ns, false
+	for _, p := range pods {
+		if n := poolTerms(&p); n != 0 {
+			t.Fatalf("%s/%s has %d terms, created while no webhook ran", ns, p.Name, n)
+		}
+		if pool[p.Spec.NodeName] != framework.KymaPool {
+			whileDown.offPool = true
+		}
+	}
+	logf("Kyma Deployment created while the webhooks were down: placement %v", placement(pods, pool))
+	return func(ctx context.Context) error {
+		zero := int64(0)
+		return sys.Clientset().CoreV1().Pods(ns).DeleteCollection(ctx,
+			metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: "app=operator"})
+	}
+}
+
+// failingOpenAndOffPool are the alerts of podsWhileWebhooksDown: the API
+// server failed open on the Pods, and the Kyma Pods that the scheduler put
+// on the customer pool, if any, run off the Kyma pool.
+func failingOpenAndOffPool() []string {
+	if whileDown.offPool {
+		return []string{alertFailingOpen, alertPodsOffPool}
+	}
+	return []string{alertFailingOpen}
+}
+
+// failOpenPods creates Pods in a Kyma namespace, a burst of 10 at a time,
+// until the API server has failed open on at least one, and returns what
+// deletes them. Concurrent creates make it open new connections to the
+// webhook, which is where a fault in reaching a replica shows.
+func failOpenPods(t *testing.T) func() {
+	t.Helper()
+	ns := namespace(t, "e2e-failopen", true)
+	start := failOpen(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	created := 0
+	for failOpen(t) <= start {
+		if ctx.Err() != nil {
+			t.Fatalf("no fail-open after %d Pods in 2m", created)
+		}
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				_, err := sys.Clientset().CoreV1().Pods(ns).Create(ctx, gatedPod("held"), metav1.CreateOptions{})
+				if err != nil {
+					t.Logf("create a Pod in %s: %v", ns, err)
+				}
+			})
+		}
+		wg.Wait()
+		created += 10
+	}
+	logf("fail-open after %d Pods: %v more", created, failOpen(t)-start)
+	return func() {
+		zero := int64(0)
+		err := sys.Clientset().CoreV1().Pods(ns).DeleteCollection(context.Background(),
+			metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("delete the Pods of %s: %v", ns, err)
+		}
+	}
+}
+
+// waitLeaderRefusedAgain waits until the leading syncer has been refused
+// one more caBundle write, so that its error counter rises between the
+// scrapes as it does while the fault lasts.
+func waitLeaderRefusedAgain(t *testing.T) func() {
+	t.Helper()
+	lf, ok := sys.(leaderFinder)
+	if !ok {
+		t.Skipf("%T cannot find the leader", sys)
+	}
+	ctx := context.Background()
+	leader, err := lf.Leader(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := applyFailures(leader)
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		return applyFailures(leader) > before, nil
+	})
+	if err != nil {
+		t.Fatalf("leader %s was not refused again within 3m", leader.Name)
+	}
+	return func() {}
+}

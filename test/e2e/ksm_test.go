@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// kubeStateMetrics stands in for kube-state-metrics, which cannot be
+// fetched here: it writes, from the API objects, the series of its
+// documented metrics that deploy/'s placement rules read, with the label
+// allowlist docs/operations.md asks for:
+//
+//   - kube_node_labels{node, label_worker_gardener_cloud_pool}
+//   - kube_namespace_labels{namespace, label_operator_kyma_project_io_managed_by}
+//   - kube_pod_info{namespace, pod, uid, node, created_by_kind, created_by_name}
+//     ("<none>" for a Pod without a controller)
+//   - kube_pod_status_phase{namespace, pod, uid, phase}, 1 for the Pod's
+//     phase and 0 for the others
+//   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
+//
+// An allowlisted label a object lacks is left out, as kube-state-metrics
+// does. It writes no Deployment metrics: the local stack's replicas are
+// processes, not a Deployment, so the alerts on kube_deployment_* are
+// covered by the rule unit tests alone.
+func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
+	var b bytes.Buffer
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
+	for _, n := range nodes.Items {
+		series(&b, "kube_node_labels", 1, allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name)
+	}
+	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
+	for _, ns := range namespaces.Items {
+		series(&b, "kube_namespace_labels", 1, allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name)
+	}
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(&b, "# TYPE kube_pod_info gauge")
+	for _, p := range pods.Items {
+		kind, name := "<none>", "<none>"
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			kind, name = ref.Kind, ref.Name
+		}
+		series(&b, "kube_pod_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
+			"node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name)
+	}
+	fmt.Fprintln(&b, "# TYPE kube_pod_status_phase gauge")
+	for _, p := range pods.Items {
+		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
+			v := 0
+			if p.Status.Phase == phase {
+				v = 1
+			}
+			series(&b, "kube_pod_status_phase", v, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID), "phase", string(phase))
+		}
+	}
+	fmt.Fprintln(&b, "# TYPE kube_pod_labels gauge")
+	for _, p := range pods.Items {
+		series(&b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+	return b.Bytes(), nil
+}
+
+// invalidLabelChars are what kube-state-metrics replaces with "_" when it
+// turns a Kubernetes label key into a Prometheus label name.
+var invalidLabelChars = regexp.MustCompile(`[^a-zA-Z0-9_]`)
+
+// allowlisted returns the allowlisted labels of an object as
+// label_<sanitized key> pairs.
+func allowlisted(objLabels map[string]string, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if v, ok := objLabels[k]; ok {
+			out = append(out, "label_"+invalidLabelChars.ReplaceAllString(k, "_"), v)
+		}
+	}
+	return out
+}
+
+// series writes one sample in the text exposition format; kv and extra are
+// name, value pairs.
+func series(b *bytes.Buffer, name string, v int, extra []string, kv ...string) {
+	kv = append(kv, extra...)
+	pairs := make([]string, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		pairs = append(pairs, fmt.Sprintf("%s=%q", kv[i], kv[i+1]))
+	}
+	sort.Strings(pairs)
+	fmt.Fprintf(b, "%s{%s} %d\n", name, strings.Join(pairs, ","), v)
+}
