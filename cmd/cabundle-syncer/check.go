@@ -18,9 +18,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
-// checkOptions are the flags of `cabundle-syncer check`. The defaults name
-// the objects deploy/ creates, so that on a standard install the command
-// needs no flags at all.
+// checkOptions are the flags of `cabundle-syncer check`. The defaults are
+// the syncer's own (defaultOptions), so that on a standard install the
+// command needs no flags at all and looks at what the syncer keeps.
 type checkOptions struct {
 	Kubeconfig              string
 	Namespace               string
@@ -49,14 +49,15 @@ const (
 )
 
 func defaultCheckOptions() checkOptions {
+	s := defaultOptions()
 	return checkOptions{
-		Namespace:            "kyma-system",
-		SecretNamespace:      "kyma-system",
-		SecretName:           "kim-snatch-certificates",
-		CAKey:                "ca.crt",
-		WebhookConfiguration: "kim-snatch-mutating-webhook-configuration",
+		Namespace:            s.LeaderElectionNamespace,
+		SecretNamespace:      s.Syncer.SecretNamespace,
+		SecretName:           s.Syncer.SecretName,
+		CAKey:                s.Syncer.CAKey,
+		WebhookConfiguration: s.Syncer.WebhookConfiguration,
 		WebhookService:       "snatch-webhook",
-		LeaderElectionID:     "cabundle-syncer",
+		LeaderElectionID:     s.LeaderElectionID,
 		WebhookSelector:      "app.kubernetes.io/name=snatch-webhook",
 		MinReadyWebhooks:     2,
 		MinCAValidity:        168 * time.Hour,

@@ -59,15 +59,15 @@ type Options struct {
 func defaultOptions() Options {
 	return Options{
 		Syncer: syncer.Config{
-			SecretNamespace:      "kyma-system",
-			SecretName:           "kim-snatch-certificates",
-			CAKey:                "ca.crt",
-			WebhookConfiguration: "kim-snatch-mutating-webhook-configuration",
+			SecretNamespace:      syncer.DefaultNamespace,
+			SecretName:           syncer.DefaultSecretName,
+			CAKey:                syncer.DefaultCAKey,
+			WebhookConfiguration: syncer.DefaultWebhookConfiguration,
 			Overlap:              time.Hour,
 		},
 		LeaderElect:             true,
-		LeaderElectionNamespace: "kyma-system",
-		LeaderElectionID:        "cabundle-syncer",
+		LeaderElectionNamespace: syncer.DefaultNamespace,
+		LeaderElectionID:        syncer.DefaultLeaseName,
 		// client-go's recommended values, as kube-controller-manager uses.
 		LeaseDuration:          15 * time.Second,
 		RenewDeadline:          10 * time.Second,

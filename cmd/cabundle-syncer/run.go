@@ -8,7 +8,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -122,16 +121,15 @@ func metricsServerOptions(o Options) metricsserver.Options {
 // deploy/syncer/deployment.yaml.
 const podNameEnv = "POD_NAME"
 
-// leaderIdentity names this replica in the Lease as <name>_<uuid>, with the
-// name from $POD_NAME and, without it, the hostname.
+// leaderIdentity names this replica in the Lease as syncer.LeaderIdentity
+// does, with the name from $POD_NAME and, without it, the hostname.
 //
 // controller-runtime's own lock uses the hostname. That is not the Pod
 // name: the kernel caps a hostname at 63 characters while a Pod name may be
 // longer, and processes started outside a cluster share one hostname. With
 // the Pod name, `cabundle-syncer check` finds the leader's Pod from the
-// Lease (everything before the last "_"), and an operator sees at a glance
-// which replica leads. The uuid keeps two processes of one Pod, such as a
-// restarted container, apart.
+// Lease (syncer.HolderPodName), and an operator sees at a glance
+// which replica leads.
 func leaderIdentity(getenv func(string) string, hostname func() (string, error)) (string, error) {
 	name := getenv(podNameEnv)
 	if name == "" {
@@ -141,7 +139,7 @@ func leaderIdentity(getenv func(string) string, hostname func() (string, error))
 		}
 		name = h
 	}
-	return name + "_" + string(uuid.NewUUID()), nil
+	return syncer.LeaderIdentity(name), nil
 }
 
 // leaderLock is the Lease lock controller-runtime would build, with

@@ -36,8 +36,6 @@ const (
 	// Manager manages; the webhook's namespaceSelector selects them.
 	ManagedByLabel = "operator.kyma-project.io/managed-by"
 	ManagedByValue = "kyma"
-	// OptOutLabel set to "true" on a Pod keeps it away from the webhook.
-	OptOutLabel = "kim-snatch.kyma-project.io/opt-out"
 )
 
 // Status is the outcome of one check, or of a whole Report.

@@ -8,22 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func TestHolderPodName(t *testing.T) {
-	tests := []struct{ name, identity, want string }{
-		{name: "pod_and_uuid", identity: "cabundle-syncer-7d9f8c6b5-x2k4q_0b6f1c3e-5d7a-4f0e-9c8b-2a1d3e4f5a6b", want: "cabundle-syncer-7d9f8c6b5-x2k4q"},
-		{name: "last_underscore_wins", identity: "a_b_c", want: "a_b"},
-		{name: "no_underscore", identity: "laptop", want: "laptop"},
-		{name: "empty_name", identity: "_uuid", want: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := HolderPodName(tt.identity); got != tt.want {
-				t.Errorf("HolderPodName(%q) = %q, want %q", tt.identity, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestCoversPodCreate(t *testing.T) {
 	rule := func(ops []admissionregistrationv1.OperationType, groups, versions, resources []string, scope *admissionregistrationv1.ScopeType) admissionregistrationv1.RuleWithOperations {
 		return admissionregistrationv1.RuleWithOperations{Operations: ops, Rule: admissionregistrationv1.Rule{APIGroups: groups, APIVersions: versions, Resources: resources, Scope: scope}}

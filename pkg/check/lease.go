@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -11,18 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-)
 
-// HolderPodName returns the Pod name in a Lease holder identity. The syncer
-// holds its Lease as <pod name>_<uuid>; a Pod name never contains "_", so
-// everything before the last one is the name. An identity without "_" is
-// returned whole.
-func HolderPodName(identity string) string {
-	if i := strings.LastIndex(identity, "_"); i >= 0 {
-		return identity[:i]
-	}
-	return identity
-}
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+)
 
 // checkSyncerLease checks that a syncer leads: the Lease has a holder whose
 // term has not run out, and the holder's Pod runs. A replica that shuts
@@ -43,7 +33,7 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 		return verdict
 	}
 	holder := *lease.Spec.HolderIdentity
-	podName := HolderPodName(holder)
+	podName := syncer.HolderPodName(holder)
 	pod, err := client.CoreV1().Pods(cfg.Namespace).Get(ctx, podName, metav1.GetOptions{})
 	switch {
 	case isNotFound(err):

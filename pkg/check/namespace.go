@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
 // checkNamespace explains whether Pods created in the target namespace are
@@ -62,7 +64,7 @@ func namespaceResult(cfg Config, ns *corev1.Namespace, mwc *admissionregistratio
 			excluding = append(excluding, fmt.Sprintf("%s (namespaceSelector %q)", wh.Name, sel))
 		}
 	}
-	optOut := fmt.Sprintf("Pods labelled %s=true are left alone", OptOutLabel)
+	optOut := fmt.Sprintf("Pods labelled %s=%s are left alone", affinity.OptOutLabel, affinity.OptOutValue)
 	if len(selecting) > 0 {
 		return Result{
 			ID:     IDNamespace,
@@ -89,6 +91,6 @@ func namespaceResult(cfg Config, ns *corev1.Namespace, mwc *admissionregistratio
 		Status: StatusWarn,
 		Message: oneLine(fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s=%s: excluded by %s",
 			ns.Name, ManagedByLabel, ManagedByValue, strings.Join(excluding, ", "))),
-		Remediation: fmt.Sprintf("The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use %s=true instead.", OptOutLabel),
+		Remediation: fmt.Sprintf("The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use %s=%s instead.", affinity.OptOutLabel, affinity.OptOutValue),
 	}
 }

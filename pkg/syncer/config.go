@@ -19,6 +19,17 @@ const FieldManager = "cabundle-syncer"
 // metrics.
 const ControllerName = "cabundle-syncer"
 
+// The names of a standard installation (deploy/): the defaults of the
+// syncer's flags, and of `cabundle-syncer check`, which looks at the same
+// objects.
+const (
+	DefaultNamespace            = "kyma-system"
+	DefaultSecretName           = "kim-snatch-certificates"
+	DefaultCAKey                = "ca.crt"
+	DefaultWebhookConfiguration = "kim-snatch-mutating-webhook-configuration"
+	DefaultLeaseName            = "cabundle-syncer"
+)
+
 // Config names the two objects the syncer connects, and the overlap.
 type Config struct {
 	// SecretNamespace and SecretName name the Secret written by the

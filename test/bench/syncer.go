@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
@@ -28,8 +29,8 @@ import (
 // The syncer's defaults: the Secret it reads and the configuration it
 // writes.
 const (
-	syncerNamespace = "kyma-system"
-	syncerSecret    = "kim-snatch-certificates"
+	syncerNamespace = syncer.DefaultNamespace
+	syncerSecret    = syncer.DefaultSecretName
 )
 
 var syncerWebhooks = []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io"}

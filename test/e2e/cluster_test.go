@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
@@ -222,7 +222,7 @@ func (c *clusterSystem) KillSyncerLeader(ctx context.Context) error {
 		return fmt.Errorf("lease %s/%s has no holder", stack.Namespace, stack.LeaseName)
 	}
 	zero := int64(0)
-	return c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, check.HolderPodName(*lease.Spec.HolderIdentity), metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	return c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, syncer.HolderPodName(*lease.Spec.HolderIdentity), metav1.DeleteOptions{GracePeriodSeconds: &zero})
 }
 
 // StopSyncers scales the syncer to zero and waits until its Pods are gone;

@@ -18,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -32,14 +35,14 @@ const (
 // allKustomizations is every kustomization that deploy/ offers.
 var allKustomizations = []string{webhookBase, syncerBase, defaultInstall, certManagerSample}
 
-// Names from the contracts in docs/operations.md; the tests hold the manifests
-// to them.
+// Names from the contracts in docs/operations.md, as the binaries define
+// them; the tests hold the manifests to them.
 const (
-	namespace            = "kyma-system"
-	secretName           = "kim-snatch-certificates"
-	webhookConfiguration = "kim-snatch-mutating-webhook-configuration"
-	optOutLabel          = "kim-snatch.kyma-project.io/opt-out"
-	managedByLabel       = "operator.kyma-project.io/managed-by"
+	namespace            = syncer.DefaultNamespace
+	secretName           = syncer.DefaultSecretName
+	webhookConfiguration = syncer.DefaultWebhookConfiguration
+	optOutLabel          = affinity.OptOutLabel
+	managedByLabel       = check.ManagedByLabel
 	syncerServiceAccount = "cabundle-syncer"
 )
 

@@ -29,16 +29,17 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
-// Default names, as deploy/ sets them.
+// Default names, as deploy/ sets them and the syncer defaults to them.
 const (
-	SecretName           = "kim-snatch-certificates"
-	CAKey                = "ca.crt"
-	WebhookConfiguration = "kim-snatch-mutating-webhook-configuration"
-	LeaseName            = "cabundle-syncer"
+	SecretName           = syncer.DefaultSecretName
+	CAKey                = syncer.DefaultCAKey
+	WebhookConfiguration = syncer.DefaultWebhookConfiguration
+	LeaseName            = syncer.DefaultLeaseName
 	// NameLabel carries the component, as deploy/ sets it; the webhook's
 	// value is what --webhook-selector selects by default.
 	NameLabel   = "app.kubernetes.io/name"
