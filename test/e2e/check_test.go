@@ -678,17 +678,13 @@ func (c checker) report(t *testing.T, env []string, args ...string) (checkRun, c
 // report, and returns the last run and report and whether done did.
 func (c checker) waitReport(t *testing.T, env []string, timeout time.Duration, args []string, done func(check.Report) bool) (checkRun, check.Report, bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		run, r := c.report(t, env, args...)
-		if done(r) {
-			return run, r, true
-		}
-		if time.Now().After(deadline) {
-			return run, r, false
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	var run checkRun
+	var r check.Report
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		run, r = c.report(t, env, args...)
+		return done(r), nil
+	})
+	return run, r, err == nil
 }
 
 // decodeReport parses the JSON report strictly and checks that it holds
