@@ -4,14 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
@@ -114,8 +113,8 @@ func (o Options) Validate() error {
 		errs = append(errs, validateLeaseTimings(o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
 	}
 	errs = append(errs,
-		validateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
-		validateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
+		cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
+		cmdline.ValidateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
 	if o.MetricsBindAddress != "0" && o.MetricsBindAddress == o.HealthProbeBindAddress {
 		errs = append(errs, fmt.Errorf("--metrics-bind-address and --health-probe-bind-address are both %q", o.MetricsBindAddress))
 	}
@@ -138,18 +137,4 @@ func validateLeaseTimings(lease, renew, retry time.Duration) error {
 		errs = append(errs, fmt.Errorf("--leader-election-renew-deadline (%s) must be greater than 1.2 × --leader-election-retry-period (%s)", renew, retry))
 	}
 	return errors.Join(errs...)
-}
-
-func validateBindAddress(flagName, addr string) error {
-	if addr == "0" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%s %q: want host:port, :port or 0: %w", flagName, addr, err)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("%s %q: port %q is not a number from 0 to 65535", flagName, addr, port)
-	}
-	return nil
 }

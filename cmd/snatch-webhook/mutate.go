@@ -53,7 +53,7 @@ func (c *cli) mutate(args []string) error {
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("mutate: unexpected arguments: %q", fs.Args()))
 	}
-	errs = append(errs, validatePolicy(policy)...)
+	errs = append(errs, policy.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return cmdline.UsageError{Err: err}
 	}

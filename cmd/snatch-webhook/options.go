@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
@@ -103,7 +103,7 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 
 // Validate reports every invalid flag at once, by its flag name.
 func (o *Options) Validate() error {
-	errs := validatePolicy(o.Policy)
+	errs := []error{o.Policy.Validate()}
 	if o.CertDir == "" {
 		errs = append(errs, errors.New("--cert-dir must not be empty"))
 	}
@@ -119,41 +119,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.WebhookPort))
 	}
 	for _, f := range [][2]string{{"--metrics-bind-address", o.MetricsBindAddress}, {"--health-probe-bind-address", o.HealthProbeBindAddress}} {
-		if err := validateBindAddress(f[1]); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f[0], err))
-		}
+		errs = append(errs, cmdline.ValidateBindAddress(f[0], f[1]))
 	}
 	return errors.Join(errs...)
-}
-
-func validatePolicy(p affinity.Policy) []error {
-	var errs []error
-	if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--pool-label-key %q is not a valid label key: %s", p.PoolLabelKey, strings.Join(msgs, "; ")))
-	}
-	if p.WorkerPool == "" {
-		errs = append(errs, errors.New("--worker-pool must not be empty"))
-	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--worker-pool %q is not a valid label value: %s", p.WorkerPool, strings.Join(msgs, "; ")))
-	}
-	if p.Weight < 1 || p.Weight > 100 {
-		errs = append(errs, fmt.Errorf("--affinity-weight must be between 1 and 100 (the API server's range), got %d", p.Weight))
-	}
-	return errs
-}
-
-func validateBindAddress(addr string) error {
-	if addr == "0" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf(`want host:port or "0", got %q`, addr)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("invalid port in %q", addr)
-	}
-	return nil
 }
 
 // webhookAddr is the TLS listener's address.

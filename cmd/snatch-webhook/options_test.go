@@ -24,8 +24,8 @@ func TestOptions_Validate(t *testing.T) {
 		{name: "cert_name_outside_the_dir", change: func(o *Options) { o.CertName = "../tls.crt" }, wantErr: []string{`--cert-name must be a file name inside --cert-dir, got "../tls.crt"`}},
 		{name: "absolute_key_name", change: func(o *Options) { o.KeyName = "/etc/tls.key" }, wantErr: []string{"--key-name must be a file name inside --cert-dir"}},
 		{name: "webhook_port_0", change: func(o *Options) { o.WebhookPort = 0 }, wantErr: []string{"--webhook-port must be between 1 and 65535, got 0"}},
-		{name: "metrics_address_without_port", change: func(o *Options) { o.MetricsBindAddress = "8080" }, wantErr: []string{`--metrics-bind-address: want host:port or "0", got "8080"`}},
-		{name: "probe_address_with_a_bad_port", change: func(o *Options) { o.HealthProbeBindAddress = ":http" }, wantErr: []string{"--health-probe-bind-address: invalid port"}},
+		{name: "metrics_address_without_port", change: func(o *Options) { o.MetricsBindAddress = "8080" }, wantErr: []string{`--metrics-bind-address "8080": want host:port, :port or 0`}},
+		{name: "probe_address_with_a_bad_port", change: func(o *Options) { o.HealthProbeBindAddress = ":http" }, wantErr: []string{`--health-probe-bind-address ":http": port "http" is not a number from 0 to 65535`}},
 		{name: "every_problem_is_reported_at_once", change: func(o *Options) { o.Policy.Weight, o.WebhookPort = 0, 70000 }, wantErr: []string{"--affinity-weight", "--webhook-port"}},
 	}
 	for _, tt := range tests {

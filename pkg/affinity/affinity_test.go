@@ -121,12 +121,12 @@ func TestPolicy_Validate(t *testing.T) {
 		{name: "default_is_valid", policy: DefaultPolicy()},
 		{name: "weight_1_is_valid", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 1}},
 		{name: "weight_100_is_valid", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 100}},
-		{name: "weight_0_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 0}, wantErr: "between 1 and 100, got 0"},
-		{name: "weight_101_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 101}, wantErr: "between 1 and 100, got 101"},
-		{name: "empty_key_is_refused", policy: Policy{WorkerPool: "a", Weight: 10}, wantErr: "pool label key must not be empty"},
-		{name: "invalid_key_is_refused", policy: Policy{PoolLabelKey: "a b", WorkerPool: "a", Weight: 10}, wantErr: `pool label key "a b" is not a valid label key`},
-		{name: "empty_pool_is_refused", policy: Policy{PoolLabelKey: "pool", Weight: 10}, wantErr: "worker pool must not be empty"},
-		{name: "invalid_pool_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "-x-", Weight: 10}, wantErr: `worker pool "-x-" is not a valid label value`},
+		{name: "weight_0_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 0}, wantErr: "--affinity-weight must be between 1 and 100 (the API server's range), got 0"},
+		{name: "weight_101_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "a", Weight: 101}, wantErr: "--affinity-weight must be between 1 and 100 (the API server's range), got 101"},
+		{name: "empty_key_is_refused", policy: Policy{WorkerPool: "a", Weight: 10}, wantErr: "--pool-label-key must not be empty"},
+		{name: "invalid_key_is_refused", policy: Policy{PoolLabelKey: "a b", WorkerPool: "a", Weight: 10}, wantErr: `--pool-label-key "a b" is not a valid label key`},
+		{name: "empty_pool_is_refused", policy: Policy{PoolLabelKey: "pool", Weight: 10}, wantErr: "--worker-pool must not be empty"},
+		{name: "invalid_pool_is_refused", policy: Policy{PoolLabelKey: "pool", WorkerPool: "-x-", Weight: 10}, wantErr: `--worker-pool "-x-" is not a valid label value`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

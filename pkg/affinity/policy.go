@@ -16,11 +16,12 @@ const (
 	DefaultWeight       = 10
 )
 
-// The names of those flags: `cabundle-syncer check` reads --worker-pool
-// from the webhook Pods' arguments.
+// The names of those flags: Validate names them, and `cabundle-syncer
+// check` reads --worker-pool from the webhook Pods' arguments.
 const (
 	FlagPoolLabelKey = "pool-label-key"
 	FlagWorkerPool   = "worker-pool"
+	FlagWeight       = "affinity-weight"
 )
 
 // The opt-out label and the annotation that marks a mirror Pod.
@@ -47,23 +48,24 @@ func DefaultPolicy() Policy {
 	return Policy{PoolLabelKey: DefaultPoolLabelKey, WorkerPool: DefaultWorkerPool, Weight: DefaultWeight}
 }
 
-// Validate reports every problem with the policy at once. The weight range
-// is the API server's own (1-100); a patch outside it would make every Pod
-// creation fail validation after the webhook admitted it.
+// Validate reports every problem with the policy at once, by the flags
+// that set it. The weight range is the API server's own (1-100); a patch
+// outside it would make every Pod creation fail validation after the
+// webhook admitted it.
 func (p Policy) Validate() error {
 	var errs []error
 	if p.PoolLabelKey == "" {
-		errs = append(errs, errors.New("the pool label key must not be empty"))
+		errs = append(errs, errors.New("--"+FlagPoolLabelKey+" must not be empty"))
 	} else if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("the pool label key %q is not a valid label key: %s", p.PoolLabelKey, strings.Join(msgs, "; ")))
+		errs = append(errs, fmt.Errorf("--%s %q is not a valid label key: %s", FlagPoolLabelKey, p.PoolLabelKey, strings.Join(msgs, "; ")))
 	}
 	if p.WorkerPool == "" {
-		errs = append(errs, errors.New("the worker pool must not be empty"))
+		errs = append(errs, errors.New("--"+FlagWorkerPool+" must not be empty"))
 	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("the worker pool %q is not a valid label value: %s", p.WorkerPool, strings.Join(msgs, "; ")))
+		errs = append(errs, fmt.Errorf("--%s %q is not a valid label value: %s", FlagWorkerPool, p.WorkerPool, strings.Join(msgs, "; ")))
 	}
 	if p.Weight < 1 || p.Weight > 100 {
-		errs = append(errs, fmt.Errorf("the affinity weight must be between 1 and 100, got %d", p.Weight))
+		errs = append(errs, fmt.Errorf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight))
 	}
 	return errors.Join(errs...)
 }
