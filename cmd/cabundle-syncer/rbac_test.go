@@ -212,8 +212,11 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)
 	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	waitBundle(t, cs, caA.Fingerprint())
-	// Settle, then measure with no other Secrets.
-	time.Sleep(3 * time.Second)
+	// Measure with no other Secrets once the first sync has done all it
+	// does, the last of which is its Event.
+	if _, err := syncertest.WaitForEvent(ctx, cs, namespace, secretName, corev1.EventTypeNormal, syncer.EventCABundleUpdated, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	rssBefore := p.rssBytes()
 
 	// 2,000 unrelated Secrets of 32 KiB each, in the syncer's own
@@ -225,8 +228,10 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	// The syncer is alive and sees its Secret change among them.
 	caB := syncertest.NewCA(t, "ca-b")
 	putCA(t, cs, caB)
+	// CA B was written after the 2,000 Secrets were created, and a watch of
+	// Secrets delivers changes in order: once the bundle holds CA B, a cache
+	// of Secrets has received, and holds, all of them.
 	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())
-	time.Sleep(3 * time.Second)
 	rssAfter := p.rssBytes()
 
 	growth := rssAfter - rssBefore

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -213,19 +214,16 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 
 	// The API server picks the configuration up asynchronously: wait until
 	// a dry-run create is mutated. This is also the --dry-run=server check.
+	// On a timeout the subtest below reports the last dry-run Pod.
 	var dryRun *corev1.Pod
-	deadline := time.Now().Add(eventually)
-	for {
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
 		var err error
 		dryRun, err = cs.CoreV1().Pods(managed).Create(ctx, testPod("dry-run"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatalf("dry-run create: %v", err)
 		}
-		if len(poolTerms(dryRun)) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(poolTerms(dryRun)) > 0, nil
+	})
 
 	t.Run("dry_run_server_shows_the_mutation", func(t *testing.T) {
 		if terms := poolTerms(dryRun); len(terms) != 1 || !isOurTerm(terms[0]) {
@@ -342,15 +340,14 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 		}
 		start := time.Now()
 		certtest.WriteAtomic(t, certDir, newCA.Issue(t, 2).Files())
-		for {
-			serial, err := servedSerial(wh.url, newCA)
-			if err == nil && serial == 2 {
-				break
-			}
-			if time.Since(start) > eventually {
-				t.Fatalf("serial 2 not served within %v (last: %d, %v)", eventually, serial, err)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var serial int64
+		var lastErr error
+		err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+			serial, lastErr = servedSerial(wh.url, newCA)
+			return lastErr == nil && serial == 2, nil
+		})
+		if err != nil {
+			t.Fatalf("serial 2 not served within %v (last: %d, %v)", eventually, serial, lastErr)
 		}
 		t.Logf("the rotated certificate was served %v after the ..data swap", time.Since(start))
 
@@ -450,18 +447,16 @@ func readAll(t *testing.T, resp *http.Response) string {
 
 func waitReady(t *testing.T, probeURL string) {
 	t.Helper()
-	deadline := time.Now().Add(eventually)
-	for {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
 		resp, err := http.Get(probeURL + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if lastErr = err; err != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook not ready within %v (last error %v)", eventually, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("webhook not ready within %v (last error %v)", eventually, lastErr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
@@ -78,14 +79,17 @@ func TestCertWatcher_logs_loads_with_stable_keys(t *testing.T) {
 
 func waitForLine(t *testing.T, logs *observer.ObservedLogs, msg string) observer.LoggedEntry {
 	t.Helper()
-	deadline := time.Now().Add(eventually)
-	for {
-		if lines := logs.FilterMessage(msg).All(); len(lines) > 0 {
-			return lines[0]
+	var line observer.LoggedEntry
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		lines := logs.FilterMessage(msg).All()
+		if len(lines) == 0 {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q line; logged: %v", msg, logs.All())
-		}
-		time.Sleep(10 * time.Millisecond)
+		line = lines[0]
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("no %q line; logged: %v", msg, logs.All())
 	}
+	return line
 }

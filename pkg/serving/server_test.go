@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
 )
@@ -117,15 +118,15 @@ func (ts *testServer) waitSerial(t *testing.T, want int64) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var got int64
-	var err error
-	for time.Since(start) < eventually {
-		if got, err = ts.servedSerial(); err == nil && got == want {
-			return time.Since(start)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var lastErr error
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		got, lastErr = ts.servedSerial()
+		return lastErr == nil && got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("serial %d not served within %v: last serial %d, error %v", want, eventually, got, lastErr)
 	}
-	t.Fatalf("serial %d not served within %v: last serial %d, error %v", want, eventually, got, err)
-	return 0
+	return time.Since(start)
 }
 
 func (ts *testServer) probeStatus(t *testing.T, path string) int {
@@ -141,12 +142,11 @@ func (ts *testServer) probeStatus(t *testing.T, path string) int {
 
 func (ts *testServer) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(eventually)
-	for ts.probeStatus(t, "/readyz") != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready within %v: %v", eventually, ts.Ready())
-		}
-		time.Sleep(10 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		return ts.probeStatus(t, "/readyz") == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("not ready within %v: %v", eventually, ts.Ready())
 	}
 }
 
@@ -242,12 +242,11 @@ func TestServer_keeps_the_last_good_pair(t *testing.T) {
 			// Without tls.key in the new files, the tls.key link dangles,
 			// as when the key leaves the Secret.
 			certtest.WriteAtomic(t, dir, tt.files(ca))
-			deadline := time.Now().Add(eventually)
-			for ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError) <= errorsBefore {
-				if time.Now().After(deadline) {
-					t.Fatal("the bad pair was not reported in snatch_webhook_cert_reloads_total{result=\"error\"}")
-				}
-				time.Sleep(10 * time.Millisecond)
+			err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+				return ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError) > errorsBefore, nil
+			})
+			if err != nil {
+				t.Fatal("the bad pair was not reported in snatch_webhook_cert_reloads_total{result=\"error\"}")
 			}
 			if got, err := ts.servedSerial(); err != nil || got != 1 {
 				t.Fatalf("served serial %d (error %v), want the last good one, 1", got, err)
@@ -268,16 +267,34 @@ func TestServer_not_ready_until_the_files_appear(t *testing.T) {
 	ca := certtest.NewCA(t)
 	ts := startServer(t, dir, ca)
 
-	// Give the server every chance to be wrongly ready.
-	time.Sleep(200 * time.Millisecond)
+	// Give the server every chance to be wrongly ready. The watcher has
+	// finished its first load once it has failed a second, which a file
+	// event in the watched directory starts; the webhook listener answers a
+	// handshake only once it serves. Ready() then has all it consults.
+	waitErrors := func(want float64) {
+		t.Helper()
+		var got float64
+		err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+			got = ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError)
+			return got >= want, nil
+		})
+		if err != nil {
+			t.Fatalf("snatch_webhook_cert_reloads_total{result=\"error\"} = %v, want %v failed loads of the missing files", got, want)
+		}
+	}
+	waitErrors(1)
+	if err := os.WriteFile(filepath.Join(dir, "unrelated"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitErrors(2)
+	if _, err := ts.servedSerial(); err == nil {
+		t.Fatal("a TLS handshake succeeded without a certificate")
+	}
 	if got := ts.probeStatus(t, "/readyz"); got != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz = %d without certificates, want 503", got)
 	}
 	if got := ts.probeStatus(t, "/healthz"); got != http.StatusOK {
 		t.Fatalf("/healthz = %d, want 200 (the process is alive)", got)
-	}
-	if _, err := ts.servedSerial(); err == nil {
-		t.Fatal("a TLS handshake succeeded without a certificate")
 	}
 
 	certtest.WriteAtomic(t, dir, ca.Issue(t, 7).Files())
@@ -376,6 +393,7 @@ func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
 	select {
 	case err := <-ts.done:
 		t.Fatalf("Serve returned (%v) while a request was in flight", err)
+	// The truth is a window: no event marks when a Serve that wrongly does not wait would have returned.
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(ts.released)
@@ -501,11 +519,10 @@ func TestNew_rejects_incomplete_options(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(eventually)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatal("condition not met in time")
 	}
 }

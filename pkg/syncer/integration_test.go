@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
@@ -292,17 +293,43 @@ func TestExternalEditIsCorrectedWithoutALoop(t *testing.T) {
 	}
 	assertOwnsOnlyCABundle(t, restored, []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"})
 
-	// No update loop: after the first write and the correction, nothing
-	// writes for the next 10 s.
+	// No update loop: the correction wakes the syncer up again, and that
+	// reconcile, like every later one, must find nothing to write. Reconcile
+	// sets cabundle_syncer_in_sync to 1 only once it has decided, and after
+	// it has counted its write, so each round resets the gauge and touches
+	// the object, which runs one more reconcile. After the first round the
+	// correcting reconcile is done; the 1 that the second round sees comes
+	// from a later reconcile, which read the corrected object or a later one.
 	const updates = 2
 	h.waitMetric(ctx, "cabundle_syncer_updates_total", updates)
-	time.Sleep(10 * time.Second)
-	if after := h.mwc(ctx); after.ResourceVersion != restored.ResourceVersion {
-		t.Errorf("resourceVersion moved from %s to %s within 10 s of the correction", restored.ResourceVersion, after.ResourceVersion)
+	last := restored
+	for i := range 2 {
+		h.metrics.InSync.Set(0)
+		last = h.touch(ctx, last, i)
+		h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
+	}
+	if after := h.mwc(ctx); after.ResourceVersion != last.ResourceVersion {
+		t.Errorf("resourceVersion moved from %s to %s after the syncer reconciled its correction", last.ResourceVersion, after.ResourceVersion)
 	}
 	if got := h.metric("cabundle_syncer_updates_total"); got != updates {
-		t.Errorf("cabundle_syncer_updates_total went from %v to %v within 10 s of the correction", updates, got)
+		t.Errorf("cabundle_syncer_updates_total went from %v to %v after the syncer reconciled its correction", updates, got)
 	}
+}
+
+// touch sets a label, which the syncer does not read, on mwc as another
+// manager would, at mwc's resourceVersion, and returns the object written.
+// A conflict means that something wrote the object after mwc.
+func (h *harness) touch(ctx context.Context, mwc *admissionregistrationv1.MutatingWebhookConfiguration, n int) *admissionregistrationv1.MutatingWebhookConfiguration {
+	h.t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"labels":{"test.kim-snatch.kyma-project.io/touch":"%d"}}}`, mwc.ResourceVersion, n)
+	out, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, mwc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "test-touch"})
+	if apierrors.IsConflict(err) {
+		h.t.Fatalf("%s was written after resourceVersion %s: %v", mwc.Name, mwc.ResourceVersion, err)
+	}
+	if err != nil {
+		h.t.Fatalf("touch %s: %v", mwc.Name, err)
+	}
+	return out
 }
 
 func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {

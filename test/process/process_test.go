@@ -1,6 +1,8 @@
 package process
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The test binary doubles as the child: with childEnv set it prints a line,
@@ -34,12 +38,17 @@ func TestStopTerminatesAndKeepsTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(p.Log(), "child started") {
-		if time.Now().After(deadline) || p.Exited() {
-			t.Fatalf("child did not start; log: %q", p.Log())
+	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		if strings.Contains(p.Log(), "child started") {
+			return true, nil
 		}
-		time.Sleep(10 * time.Millisecond)
+		if p.Exited() {
+			return false, errors.New("the child exited")
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("child did not start; log: %q", p.Log())
 	}
 	if rss, err := p.RSS(); err != nil || rss <= 0 {
 		t.Errorf("RSS() = %d, %v; want > 0", rss, err)
