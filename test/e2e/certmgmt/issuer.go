@@ -37,6 +37,9 @@ type Issuer struct {
 	Client    kubernetes.Interface
 	Namespace string
 	Name      string
+	// CommonName is the subject's common name; it defaults to the first
+	// DNS name, or to Name.
+	CommonName string
 	// DNSNames and IPs go into the certificate's subjectAltName.
 	DNSNames []string
 	IPs      []net.IP
@@ -103,9 +106,13 @@ func (i *Issuer) Issue() (Issued, error) {
 		validity = 90 * 24 * time.Hour
 	}
 	now := time.Now()
-	cn := i.Name
-	if len(i.DNSNames) > 0 {
+	cn := i.CommonName
+	switch {
+	case cn != "":
+	case len(i.DNSNames) > 0:
 		cn = i.DNSNames[0]
+	default:
+		cn = i.Name
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
