@@ -1,0 +1,55 @@
+package kimsnatch
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Names of the old installation and of what its binary wrote.
+const (
+	Namespace                = "kyma-system"
+	WebhookServiceName       = "kim-snatch-webhook-service"
+	SecretName               = "kim-snatch-certificates"
+	DefaultWebhookConfigName = "kim-snatch-mutating-webhook-configuration"
+	// WebhookEntryName is the MWC entry kubebuilder generated.
+	WebhookEntryName  = "mpod-v1.kb.io"
+	DefaultWorkerPool = "cpu-worker-0"
+	Path              = "/mutate--v1-pod"
+	FieldManager      = "snatch"
+	// PoolLabel is the Node label of the term, and the Pod annotation of
+	// the fallback.
+	PoolLabel = "worker.gardener.cloud/pool"
+)
+
+//go:embed testdata/install.yaml
+var installYAML []byte
+
+// InstallYAML is the old installation as one multi-document YAML stream,
+// for `kubectl apply -f -`, which is how the old manifests were installed.
+func InstallYAML() []byte { return bytes.Clone(installYAML) }
+
+// Inventory returns the old installation's objects in kyma-system and at
+// cluster scope, in apply order. The Certificate (cert.gardener.cloud) needs
+// its CustomResourceDefinition.
+func Inventory() ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(installYAML), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("read the old installation: %w", err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}

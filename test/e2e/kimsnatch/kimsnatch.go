@@ -1,0 +1,298 @@
+package kimsnatch
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+const pollInterval = 100 * time.Millisecond
+
+// Options configure the stand-in as the old binary's flags and mounts did.
+type Options struct {
+	Client kubernetes.Interface
+	// CertDir holds tls.crt, tls.key and ca.crt, as the Secret volume
+	// mounted at /tmp did.
+	CertDir string
+	// Addr is the listen address; 127.0.0.1:0 if empty.
+	Addr string
+	// WebhookConfigName is --webhook-cfg-name.
+	WebhookConfigName string
+	// WorkerPool is --kyma-worker-pool-name.
+	WorkerPool string
+	// RestartDelay is how long the stand-in stays down after a failed
+	// apply, as the old Pod did between its exit and its restart; 1s if 0.
+	RestartDelay time.Duration
+}
+
+// KimSnatch is a running stand-in.
+type KimSnatch struct {
+	o      Options
+	ln     net.Listener
+	srv    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu                       sync.Mutex
+	fallback                 bool             // term or annotation
+	cert                     *tls.Certificate // served; nil while down
+	leaf, key                []byte           // of the last load
+	loads, applies, restarts int
+	downUntil                time.Time
+	lastErr                  error
+}
+
+// Start lists the Kyma pool's Nodes, listens, loads the certificate if
+// CertDir holds one, and follows CertDir until Stop. Until a certificate
+// is loaded and the MWC written, every TLS handshake fails.
+func Start(ctx context.Context, o Options) (*KimSnatch, error) {
+	if o.Client == nil || o.CertDir == "" {
+		return nil, errors.New("kimsnatch: Client and CertDir are required")
+	}
+	o.Addr = cmp.Or(o.Addr, "127.0.0.1:0")
+	o.WebhookConfigName = cmp.Or(o.WebhookConfigName, DefaultWebhookConfigName)
+	o.WorkerPool = cmp.Or(o.WorkerPool, DefaultWorkerPool)
+	if o.RestartDelay == 0 {
+		o.RestartDelay = time.Second
+	}
+	k := &KimSnatch{o: o}
+	if err := k.listNodes(ctx); err != nil {
+		return nil, err
+	}
+	var err error
+	if k.ln, err = net.Listen("tcp", o.Addr); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(Path, k.admit)
+	k.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	// The old binary disabled HTTP/2 unless --enable-http2 was given.
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}, GetCertificate: k.getCertificate}
+	ctx, k.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	k.load(ctx)
+	k.wg.Add(2)
+	go func() { defer k.wg.Done(); _ = k.srv.Serve(tls.NewListener(k.ln, tlsCfg)) }()
+	go func() { defer k.wg.Done(); wait.UntilWithContext(ctx, k.load, pollInterval) }()
+	return k, nil
+}
+
+// listNodes decides, as the old binary did at its start, between the term
+// and the annotation.
+func (k *KimSnatch) listNodes(ctx context.Context) error {
+	nodes, err := k.o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: PoolLabel + "=" + k.o.WorkerPool})
+	if err != nil {
+		return fmt.Errorf("kimsnatch: list nodes: %w", err)
+	}
+	k.mu.Lock()
+	k.fallback = len(nodes.Items) == 0
+	k.mu.Unlock()
+	return nil
+}
+
+// Addr is the address the stand-in listens on.
+func (k *KimSnatch) Addr() string { return k.ln.Addr().String() }
+
+// Stop stops serving and following CertDir.
+func (k *KimSnatch) Stop() {
+	k.cancel()
+	_ = k.srv.Close()
+	k.wg.Wait()
+}
+
+// Fallback reports whether no Node of the pool existed at start, so that
+// Pods are annotated instead of getting the term.
+func (k *KimSnatch) Fallback() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.fallback }
+
+// Loads is the number of certificate loads so far.
+func (k *KimSnatch) Loads() int { k.mu.Lock(); defer k.mu.Unlock(); return k.loads }
+
+// Applies is the number of successful forced applies of the MWC so far. A
+// load after which every caBundle already held ca.crt applies nothing.
+func (k *KimSnatch) Applies() int { k.mu.Lock(); defer k.mu.Unlock(); return k.applies }
+
+// Restarts is the number of failed loads, each of which made the old
+// binary exit; Err is the last one's error.
+func (k *KimSnatch) Restarts() int { k.mu.Lock(); defer k.mu.Unlock(); return k.restarts }
+
+func (k *KimSnatch) Err() error { k.mu.Lock(); defer k.mu.Unlock(); return k.lastErr }
+
+func (k *KimSnatch) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cert == nil {
+		return nil, errors.New("kimsnatch: no certificate loaded")
+	}
+	return k.cert, nil
+}
+
+// load reads the key pair and, if it differs from the last one loaded (the
+// certificate watcher compares the leaf and the key), counts a load and
+// writes the MWC. At start, and after a restart, the old binary served
+// only once that write had succeeded; on a later load it served the new
+// certificate at once and wrote the MWC meanwhile.
+func (k *KimSnatch) load(ctx context.Context) {
+	certPEM, err1 := os.ReadFile(filepath.Join(k.o.CertDir, "tls.crt"))
+	keyPEM, err2 := os.ReadFile(filepath.Join(k.o.CertDir, "tls.key"))
+	if err1 != nil || err2 != nil {
+		return
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return
+	}
+	k.mu.Lock()
+	down := k.cert == nil
+	if (!down && bytes.Equal(k.leaf, pair.Certificate[0]) && bytes.Equal(k.key, keyPEM)) || time.Now().Before(k.downUntil) {
+		k.mu.Unlock()
+		return
+	}
+	restarting := down && k.restarts > 0
+	k.loads++
+	k.leaf, k.key = pair.Certificate[0], keyPEM
+	if !down {
+		k.cert = &pair
+	}
+	k.mu.Unlock()
+
+	var applied bool
+	if restarting {
+		err = k.listNodes(ctx) // a new process
+	}
+	if err == nil {
+		applied, err = k.writeCABundle(ctx)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case err != nil && ctx.Err() == nil:
+		k.cert, k.lastErr = nil, err
+		k.restarts++
+		k.downUntil = time.Now().Add(k.o.RestartDelay)
+	case err == nil:
+		k.cert = &pair
+		if applied {
+			k.applies++
+		}
+	}
+}
+
+// writeCABundle sets every entry's caBundle to ca.crt and force-applies the
+// whole object read, retrying on conflicts, as the old callback did.
+func (k *KimSnatch) writeCABundle(ctx context.Context) (applied bool, err error) {
+	ca, err := os.ReadFile(filepath.Join(k.o.CertDir, "ca.crt"))
+	if err != nil {
+		return false, err
+	}
+	mwcs := k.o.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // 5s for each call in the old binary
+		defer cancel()
+		mwc, err := mwcs.Get(ctx, k.o.WebhookConfigName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		changed := false
+		for i := range mwc.Webhooks {
+			if !bytes.Equal(mwc.Webhooks[i].ClientConfig.CABundle, ca) {
+				mwc.Webhooks[i].ClientConfig.CABundle, changed = ca, true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		mwc.APIVersion, mwc.Kind = "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"
+		mwc.ManagedFields = nil
+		body, err := json.Marshal(mwc)
+		if err != nil {
+			return err
+		}
+		_, err = mwcs.Patch(ctx, mwc.Name, types.ApplyPatchType, body,
+			metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)})
+		applied = err == nil
+		return err
+	})
+	return applied, err
+}
+
+// patch is a JSON patch of one "add", which replaces a member that is
+// present, so that it is valid whether its path exists or not.
+type patch []struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+func add(path string, v any) patch {
+	return patch{{"add", path, v}}
+}
+
+func (k *KimSnatch) admit(w http.ResponseWriter, r *http.Request) {
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(w, "kimsnatch: no AdmissionReview request", http.StatusBadRequest)
+		return
+	}
+	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+	var pod corev1.Pod
+	if err := json.Unmarshal(review.Request.Object.Raw, &pod); err != nil {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Code: http.StatusBadRequest, Message: err.Error()}
+	} else if p := k.mutate(&pod); p != nil {
+		resp.Patch, _ = json.Marshal(p)
+		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	}
+	review.Request, review.Response = nil, resp
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(review)
+}
+
+// mutate returns the patch for pod: the annotation in the fallback, else
+// the term appended, whatever terms pod has, outside kube-system.
+func (k *KimSnatch) mutate(pod *corev1.Pod) patch {
+	pool := k.o.WorkerPool
+	switch {
+	case k.Fallback() && len(pod.Annotations) == 0:
+		return add("/metadata/annotations", map[string]string{PoolLabel: pool})
+	case k.Fallback():
+		return add("/metadata/annotations/"+strings.ReplaceAll(PoolLabel, "/", "~1"), pool)
+	case pod.Namespace == metav1.NamespaceSystem:
+		return nil
+	}
+	term := corev1.PreferredSchedulingTerm{Weight: 10, Preference: corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: PoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
+	}}
+	na := &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term}}
+	const path = "/spec/affinity/nodeAffinity"
+	switch a := pod.Spec.Affinity; {
+	case a == nil:
+		return add("/spec/affinity", corev1.Affinity{NodeAffinity: na})
+	case a.NodeAffinity == nil:
+		return add(path, na)
+	case len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0:
+		return add(path+"/preferredDuringSchedulingIgnoredDuringExecution", na.PreferredDuringSchedulingIgnoredDuringExecution)
+	default:
+		return add(path+"/preferredDuringSchedulingIgnoredDuringExecution/-", term)
+	}
+}

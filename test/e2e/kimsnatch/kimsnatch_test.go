@@ -1,0 +1,293 @@
+package kimsnatch_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
+	discoveryv1ac "k8s.io/client-go/applyconfigurations/discovery/v1"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+const ns = kimsnatch.Namespace
+
+func TestInventoryIsTheOldInstallation(t *testing.T) {
+	objs, err := kimsnatch.Inventory()
+	must(t, err)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		if !strings.HasPrefix(o.GetName(), "kim-snatch-") {
+			t.Errorf("%s %s lacks the name prefix kim-snatch-", o.GetKind(), o.GetName())
+		}
+		if o.GetNamespace() != "" && o.GetNamespace() != ns {
+			t.Errorf("%s %s is in namespace %s", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+	}
+	want := map[string]int{"Deployment": 1, "Service": 2, "ServiceAccount": 1, "Role": 1, "RoleBinding": 1,
+		"NetworkPolicy": 4, "ClusterRole": 3, "ClusterRoleBinding": 2, "PriorityClass": 1, "Certificate": 1,
+		"MutatingWebhookConfiguration": 1}
+	if !apiequality.Semantic.DeepEqual(kinds, want) {
+		t.Errorf("kinds = %v, want %v", kinds, want)
+	}
+}
+
+func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c := framework.New(t, framework.Options{AggregatorRouting: true})
+	ctx := t.Context()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = rest.NoWarnings{} // FQDN EndpointSlices are deprecated
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+		Labels: map[string]string{"operator.kyma-project.io/managed-by": "kyma"}}}
+	_, err := cs.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{})
+	must(t, err)
+	install(t, cfg, func(kind string) bool { return kind != "Certificate" }) // its CRD is not installed here
+	dir := t.TempDir()
+	issuer := certmgmt.Issuer{DNSNames: []string{kimsnatch.WebhookServiceName + "." + ns + ".svc"}}
+
+	// No Node of the Kyma pool: Pods are annotated instead. Nothing is
+	// served before a certificate is loaded.
+	k := start(t, cs, dir)
+	if !k.Fallback() || k.Loads() != 0 {
+		t.Fatalf("fallback = %v, loads = %d before any certificate", k.Fallback(), k.Loads())
+	}
+	if conn, err := tls.Dial("tcp", k.Addr(), &tls.Config{InsecureSkipVerify: true}); err == nil { //nolint:gosec // only the handshake matters
+		_ = conn.Close()
+		t.Fatal("handshake succeeded without a certificate")
+	}
+	route(t, cs, k.Addr())
+	first := project(t, &issuer, dir)
+	waitFor(t, "the first apply", func() bool { return k.Applies() == 1 })
+	checkMWC(t, cs, first.CertPEM)
+	pod := admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return len(p.Annotations) > 0 })
+	if pod.Annotations[kimsnatch.PoolLabel] != framework.KymaPool || pod.Spec.Affinity != nil {
+		t.Fatalf("fallback Pod: annotations %v, affinity %+v", pod.Annotations, pod.Spec.Affinity)
+	}
+	pod = newPod(nil)
+	pod.Annotations = map[string]string{"a": "b"}
+	pod, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	must(t, err)
+	if len(pod.Annotations) != 2 || pod.Annotations[kimsnatch.PoolLabel] != framework.KymaPool {
+		t.Fatalf("fallback Pod with an annotation: annotations %v", pod.Annotations)
+	}
+	k.Stop()
+
+	// Another manager writes the caBundle; the next start forces it back.
+	_, err = c.CreateNodes(ctx, framework.KymaPool, 1)
+	must(t, err)
+	foreign, err := issuer.Issue()
+	must(t, err)
+	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(kimsnatch.DefaultWebhookConfigName).WithWebhooks(
+		admissionregistrationv1ac.MutatingWebhook().WithName(kimsnatch.WebhookEntryName).WithClientConfig(
+			admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.CertPEM...)))
+	_, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "intruder", Force: true})
+	must(t, err)
+	k = start(t, cs, dir)
+	if k.Fallback() || k.Loads() != 1 || k.Applies() != 1 {
+		t.Fatalf("fallback = %v, loads = %d, applies = %d after start", k.Fallback(), k.Loads(), k.Applies())
+	}
+	checkMWC(t, cs, first.CertPEM)
+	route(t, cs, k.Addr())
+	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
+
+	// The term is appended to every shape of affinity, also next to itself.
+	other := corev1.PreferredSchedulingTerm{Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}}}
+	for name, affinity := range map[string]*corev1.Affinity{
+		"none":                   nil,
+		"pod anti-affinity":      {PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname}}}}},
+		"required node term":     {NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{other.Preference}}}},
+		"another preferred":      {NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{other}}},
+		"the term already there": {NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{kymaTerm()}}},
+	} {
+		got, err := cs.CoreV1().Pods(ns).Create(ctx, newPod(affinity), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := &corev1.Affinity{}
+		if affinity != nil {
+			want = affinity.DeepCopy()
+		}
+		if want.NodeAffinity == nil {
+			want.NodeAffinity = &corev1.NodeAffinity{}
+		}
+		want.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(want.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution, kymaTerm())
+		if !apiequality.Semantic.DeepEqual(got.Spec.Affinity, want) {
+			t.Errorf("%s: affinity = %+v, want %+v", name, got.Spec.Affinity, want)
+		}
+	}
+
+	// A new certificate: loaded, served, and written alone to the MWC.
+	second := project(t, &issuer, dir)
+	waitFor(t, "the rotation's apply", func() bool { return k.Loads() == 2 && k.Applies() == 2 })
+	checkMWC(t, cs, second.CertPEM)
+	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
+
+	// Without the MWC a load fails: the old binary exited, and wrote the
+	// MWC at its restart once the MWC was back.
+	must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, kimsnatch.DefaultWebhookConfigName, metav1.DeleteOptions{}))
+	third := project(t, &issuer, dir)
+	waitFor(t, "a failed load", func() bool { return k.Restarts() > 0 })
+	install(t, cfg, func(kind string) bool { return kind == "MutatingWebhookConfiguration" })
+	waitFor(t, "the apply after the restart", func() bool { return k.Applies() == 3 })
+	checkMWC(t, cs, third.CertPEM)
+}
+
+func kymaTerm() corev1.PreferredSchedulingTerm {
+	return corev1.PreferredSchedulingTerm{Weight: 10, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: "worker.gardener.cloud/pool", Operator: corev1.NodeSelectorOpIn, Values: []string{framework.KymaPool}}}}}
+}
+
+func newPod(affinity *corev1.Affinity) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "p-", Namespace: ns}, Spec: corev1.PodSpec{
+		Affinity:   affinity,
+		Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+	}}
+}
+
+func start(t *testing.T, cs kubernetes.Interface, dir string) *kimsnatch.KimSnatch {
+	t.Helper()
+	k, err := kimsnatch.Start(t.Context(), kimsnatch.Options{Client: cs, CertDir: dir, RestartDelay: 200 * time.Millisecond})
+	must(t, err)
+	t.Cleanup(k.Stop)
+	return k
+}
+
+// install creates the old installation's objects of the kinds wanted.
+func install(t *testing.T, cfg *rest.Config, want func(kind string) bool) {
+	t.Helper()
+	objs, err := kimsnatch.Inventory()
+	must(t, err)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kubernetes.NewForConfigOrDie(cfg).Discovery()))
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if !want(gvk.Kind) {
+			continue
+		}
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil {
+			_, err = dyn.Resource(m.Resource).Namespace(o.GetNamespace()).Create(t.Context(), o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatalf("create %s %s: %v", gvk.Kind, o.GetName(), err)
+		}
+	}
+}
+
+// route points the old webhook Service at addr, as the endpointslice
+// controller would at a ready Pod; the API server dials it with
+// aggregator routing.
+func route(t *testing.T, cs kubernetes.Interface, addr string) {
+	t.Helper()
+	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), kimsnatch.WebhookServiceName, metav1.GetOptions{})
+	must(t, err)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	slice := discoveryv1ac.EndpointSlice("kim-snatch-stand-in", ns).
+		WithLabels(map[string]string{discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: "kimsnatch-test"}).
+		WithAddressType(discoveryv1.AddressTypeFQDN).
+		WithPorts(discoveryv1ac.EndpointPort().WithName(svc.Spec.Ports[0].Name).WithPort(int32(port)).WithProtocol(corev1.ProtocolTCP)). //nolint:gosec // a TCP port
+		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses("127.0.0.1").WithConditions(discoveryv1ac.EndpointConditions().WithReady(true)))
+	_, err = cs.DiscoveryV1().EndpointSlices(ns).Apply(t.Context(), slice, metav1.ApplyOptions{FieldManager: "kimsnatch-test", Force: true})
+	must(t, err)
+}
+
+// project issues a certificate and writes it into dir as the kubelet
+// writes a Secret volume: a new directory, then an atomic ..data swap.
+func project(t *testing.T, issuer *certmgmt.Issuer, dir string) certmgmt.Issued {
+	t.Helper()
+	c, err := issuer.Issue()
+	must(t, err)
+	ts, err := os.MkdirTemp(dir, "..ts-")
+	must(t, err)
+	for name, data := range c.Files() {
+		must(t, os.WriteFile(filepath.Join(ts, name), data, 0o600))
+		_ = os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)) // exists after the first
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	must(t, os.Symlink(filepath.Base(ts), tmp))
+	must(t, os.Rename(tmp, filepath.Join(dir, "..data")))
+	return c
+}
+
+// checkMWC checks that every entry's caBundle is ca alone, and that only
+// the field manager snatch, by an apply, owns it.
+func checkMWC(t *testing.T, cs kubernetes.Interface, ca []byte) {
+	t.Helper()
+	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), kimsnatch.DefaultWebhookConfigName, metav1.GetOptions{})
+	must(t, err)
+	for _, w := range mwc.Webhooks {
+		if !bytes.Equal(w.ClientConfig.CABundle, ca) {
+			t.Errorf("entry %s: caBundle is not the current ca.crt", w.Name)
+		}
+	}
+	var owners []string
+	for _, f := range mwc.ManagedFields {
+		if f.FieldsV1 != nil && strings.Contains(f.FieldsV1.GetRawString(), `"f:caBundle"`) {
+			owners = append(owners, f.Manager+"/"+string(f.Operation))
+		}
+	}
+	if len(owners) != 1 || owners[0] != "snatch/Apply" {
+		t.Errorf("caBundle owned by %v, want [snatch/Apply]", owners)
+	}
+}
+
+// admit creates pod until the API server returns it with done true, as
+// it does once it calls the stand-in with the current caBundle.
+func admit(t *testing.T, cs kubernetes.Interface, pod *corev1.Pod, done func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	var got *corev1.Pod
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Create(ctx, pod.DeepCopy(), metav1.CreateOptions{})
+		if err != nil || done(p) {
+			got = p
+			return err == nil, err
+		}
+		return false, cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{})
+	})
+	if err != nil {
+		t.Fatalf("no Pod admitted through the stand-in: %v", err)
+	}
+	return got
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
