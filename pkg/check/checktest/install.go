@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +32,6 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // Default names, as deploy/ sets them and the syncer defaults to them.
@@ -360,11 +360,7 @@ func DeployedWebhookConfiguration(t testing.TB) *admissionregistrationv1.Mutatin
 // obj, strictly.
 func readDeployed(t testing.TB, file string, obj any) {
 	t.Helper()
-	root, err := framework.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "webhook", file))
+	data, err := os.ReadFile(filepath.Join(repoRoot(), "deploy", "webhook", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,4 +368,11 @@ func readDeployed(t testing.TB, file string, obj any) {
 	if err := yaml.UnmarshalStrict([]byte(first), obj); err != nil {
 		t.Fatalf("deploy/webhook/%s: %v", file, err)
 	}
+}
+
+// repoRoot is the repository root, three directories above this file:
+// found from the source, so that the package needs nothing of test/.
+func repoRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
