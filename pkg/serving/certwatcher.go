@@ -52,13 +52,11 @@ type CertWatcherOptions struct {
 // CertWatcher serves the last good certificate and key read from two files
 // and reloads them when they change.
 //
-// It exists beside controller-runtime's certwatcher because that one cannot
-// be created before the files exist, and watches the files themselves. A
-// webhook Pod can start before its Secret is mounted, and kubelet replaces
-// a Secret volume's files by swapping the ..data symlink, which a watch on
-// the old file does not report reliably. So this watcher, like the
-// pod-identity webhook's, watches the directories, polls as a fallback, and
-// keeps the last good pair when a read fails or the pair does not match.
+// It watches the directories, polls as a fallback, and keeps the last good
+// pair when a read fails or the pair does not match. It can start before
+// the files exist, as when a Pod starts before its Secret is mounted. Why
+// it is not controller-runtime's certwatcher is in the package doc
+// (doc.go).
 type CertWatcher struct {
 	opts CertWatcherOptions
 
@@ -164,11 +162,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
 		w.opts.Metrics.failed()
-		if w.Loaded() {
-			w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, true)
-		} else {
-			w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, false)
-		}
+		w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, w.Loaded())
 	}
 }
 
