@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // PoolLabel is the label Gardener puts on every Node of a worker pool.
@@ -85,8 +87,19 @@ func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...N
 			return nil, fmt.Errorf("create node %s: %w", name, err)
 		}
 		// The API server drops status on create; it is a subresource.
-		created.Status = status
-		updated, err := c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		// kube-controller-manager may write the new Node in between (its
+		// TTL controller annotates it), so a conflict reads it again.
+		var updated *corev1.Node
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Status = status
+			var err error
+			if updated, err = c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
+				if latest, getErr := c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); getErr == nil {
+					created = latest
+				}
+			}
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("set status of node %s: %w", name, err)
 		}
