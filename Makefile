@@ -85,8 +85,8 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) ## Run all tests: unit, in
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) ## End-to-end suite on a local multi-pool cluster with both binaries (also part of make test).
-	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e
+e2e: $(K8S_STAMP) $(PROMRULES) ## End-to-end suite on a local multi-pool cluster with both binaries, and the migration from kim-snatch (also part of make test).
+	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).

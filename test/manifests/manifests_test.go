@@ -31,10 +31,11 @@ const (
 	syncerBase        = "deploy/syncer"
 	defaultInstall    = "deploy/default"
 	certManagerSample = "deploy/examples/cert-manager"
+	migrationWebhook  = "deploy/migration/webhook"
 )
 
 // allKustomizations is every kustomization that deploy/ offers.
-var allKustomizations = []string{webhookBase, syncerBase, defaultInstall, certManagerSample}
+var allKustomizations = []string{webhookBase, syncerBase, defaultInstall, certManagerSample, migrationWebhook}
 
 // Names from the contracts in docs/operations.md, as the binaries define
 // them; the tests hold the manifests to them.

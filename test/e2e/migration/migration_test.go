@@ -1,0 +1,455 @@
+package migration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
+	"github.com/kyma-project/kim-snatch/test/e2e/kubelet"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+const (
+	namespace     = "kyma-system"
+	loadNamespace = "kyma-load"
+	mwcName       = "kim-snatch-mutating-webhook-configuration"
+	secretName    = "kim-snatch-certificates"
+	oldEntry      = "mpod-v1.kb.io"
+	newEntry      = "pods.kim-snatch.kyma-project.io"
+	// podsPerSecond is the rate of Pod creations throughout.
+	podsPerSecond = 20
+	// projectionDelay is how long after a Secret change a running Pod sees
+	// the new files. A real kubelet takes 60 to 90 s; the steps wait for
+	// what they need and do not depend on it.
+	projectionDelay = 20 * time.Second
+)
+
+// windows are the phases in which the guide says Pods may miss the term,
+// and why: each of them is counted (fail-open rise = Pods missed). After
+// rollback step 6 the old Certificate issues a new certificate, and the old
+// binary loads it once the kubelet has projected it ("rolled back").
+var windows = map[string]string{
+	"Rolling back 6": "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle",
+	"rolled back":    "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle",
+}
+
+// The migration from the old kim-snatch to KIM Snatch and the rollback,
+// run as docs/migration.md writes them while Pods are created at 20/s.
+// Every Pod gets exactly one term, except in a window that the guide
+// names, where the Pods missed equal the API server's fail-open count;
+// after the migration no object of the old installation is left but the
+// shared ones, after the rollback none of the new, and at each end
+// exactly one Certificate writes the Secret.
+func TestMigrationUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer cancel()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := readGuide(filepath.Join(root, "docs", "migration.md"), "Steps", "Rolling back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(ctx, t, root)
+
+	// The old installation, as it runs in the fleet, serving Pods.
+	env.progress("installing the old kim-snatch")
+	if _, err := env.kubectl(ctx, nil, "apply", "-f", env.oldManifest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.kubectl(ctx, nil, "-n", namespace, "rollout", "status", "deployment/kim-snatch-controller-manager", "--timeout=5m"); err != nil {
+		t.Fatal(err)
+	}
+	env.waitServed(ctx, t)
+
+	l := newLoad(env.load, loadNamespace, podsPerSecond)
+	l.setPhase("before")
+	l.start(ctx)
+	defer l.finish()
+	env.phase(ctx, t, l, "before", func() error { return env.hold(ctx, 5*time.Second) })
+
+	for _, st := range steps {
+		if st.section == "Rolling back" && st.n == 1 {
+			env.checkMigrated(ctx, t)
+			// The rotation of step 7 reaches the webhook's replicas under load.
+			env.phase(ctx, t, l, "migrated", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
+		}
+		if st.section == "Steps" && st.n == 6 {
+			env.checkOldOwnsFields(ctx, t)
+		}
+		env.phase(ctx, t, l, fmt.Sprintf("%s %d", st.section, st.n), func() error { return env.run(ctx, t, st) })
+		if st.section == "Steps" && st.n == 3 {
+			// An operator may pause here: the old binary loads the
+			// certificate of step 3 and writes its CA alone, under load.
+			env.phase(ctx, t, l, "Steps 3, paused", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
+		}
+	}
+	// The old binary's rotation of rollback step 6 reaches its Pod.
+	env.phase(ctx, t, l, "rolled back", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
+	l.finish()
+	env.checkRolledBack(ctx, t)
+
+	phases, byPhase, errs := l.report()
+	var total counts
+	t.Logf("%-16s %6s %6s %6s %6s %9s", "phase", "Pods", "1 term", "2 terms", "none", "fail-open")
+	for _, p := range phases {
+		c := byPhase[p]
+		t.Logf("%-16s %6d %6d %6d %6d %9.0f", p, c.Pods, c.OneTerm, c.TwoTerms, c.NoTerm, c.FailOpen)
+		total.Pods += c.Pods
+		total.OneTerm += c.OneTerm
+		total.TwoTerms += c.TwoTerms
+		total.NoTerm += c.NoTerm
+		total.Errors += c.Errors
+		total.FailOpen += c.FailOpen
+		if c.TwoTerms > 0 {
+			t.Errorf("%s: %d Pods got two terms", p, c.TwoTerms)
+		}
+		if _, ok := windows[p]; !ok && (c.NoTerm > 0 || c.FailOpen > 0) {
+			t.Errorf("%s: %s; want none without the term and no fail-open", p, c)
+		}
+	}
+	t.Logf("total: %s", total)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	// Every fail-open call is a Pod admitted without the term; the load's
+	// Pods are the only ones created in the windows.
+	if float64(total.NoTerm) != total.FailOpen {
+		t.Errorf("%d Pods without the term, but fail-open rose by %.0f", total.NoTerm, total.FailOpen)
+	}
+	if total.Pods < podsPerSecond*60 {
+		t.Errorf("only %d Pods were created; the scenario ran too short to show anything", total.Pods)
+	}
+}
+
+// env is the local cluster with the stand-ins, and a workspace that holds
+// what the guide's commands read: a copy of deploy/ and the old manifest.
+type env struct {
+	t           *testing.T
+	cluster     *framework.Cluster
+	client      kubernetes.Interface
+	load        kubernetes.Interface
+	certs       *certmgmt.Controller
+	workspace   string
+	path        string // PATH for the guide: kubectl and cabundle-syncer first
+	oldManifest string
+	start       time.Time
+}
+
+func newEnv(ctx context.Context, t *testing.T, root string) *env {
+	e := &env{t: t, start: time.Now()}
+	e.progress("starting kube-apiserver, kube-scheduler and kube-controller-manager")
+	e.cluster = framework.New(t, framework.Options{Scheduler: true, ControllerManager: true, AggregatorRouting: true})
+	if e.cluster.External() {
+		t.Skip("the migration needs a control plane of its own")
+	}
+	e.client = e.cluster.Clientset
+	cfg := rest.CopyConfig(e.cluster.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	var err error
+	if e.load, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cluster.CreateNodes(ctx, framework.KymaPool, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cluster.CreateNodes(ctx, framework.CustomerPool, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{namespace, loadNamespace} {
+		if err := stack.CreateNamespace(ctx, e.client, ns, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The workspace: deploy/ as released, and the old release's manifest
+	// where the guide expects it.
+	e.workspace = t.TempDir()
+	if err := copyTree(filepath.Join(e.workspace, "deploy"), filepath.Join(root, "deploy")); err != nil {
+		t.Fatal(err)
+	}
+	e.oldManifest = filepath.Join(e.workspace, "deploy", "migration", "kim-snatch", "kim-snatch.yaml")
+	if err := writeFile(e.oldManifest, kimsnatch.InstallYAML()); err != nil {
+		t.Fatal(err)
+	}
+
+	// What a Kyma cluster provides: the CRDs of cert-management and of the
+	// Prometheus operator, cert-management itself and its Issuer "kyma".
+	if err := certmgmt.InstallCRDs(ctx, e.cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	crds := filepath.Join(root, "test", "manifests", "testdata", "crds")
+	for _, f := range []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"} {
+		if _, err := e.kubectl(ctx, nil, "apply", "-f", filepath.Join(crds, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.kubectl(ctx, nil, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
+		t.Fatal(err)
+	}
+	if e.certs, err = certmgmt.NewController(e.cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.certs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	issuer := []byte("apiVersion: cert.gardener.cloud/v1alpha1\nkind: Issuer\nmetadata:\n  name: kyma\n  namespace: kyma-system\nspec:\n  selfSigned: {}\n")
+	if _, err := e.kubectl(ctx, issuer, "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The binaries of the images, and the kubelet that runs them.
+	e.progress("building snatch-webhook and cabundle-syncer")
+	bin := filepath.Join(e.workspace, "bin")
+	webhookBin, err := process.Build(ctx, "snatch-webhook", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncerBin, err := process.Build(ctx, "cabundle-syncer", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectlBin, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.path = filepath.Dir(kubectlBin) + string(os.PathListSeparator) + bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	kl, err := kubelet.Start(ctx, kubelet.Options{
+		Config:          e.cluster.Config,
+		Namespace:       namespace,
+		Dir:             filepath.Join(e.workspace, "kubelet"),
+		ProjectionDelay: projectionDelay,
+		// Rollouts wait for readiness; the production probe periods would
+		// only slow the scenario down.
+		MaxProbePeriod: time.Second,
+		Runtimes: map[string]kubelet.Runtime{
+			"snatch-webhook":  kubelet.Binary(webhookBin),
+			"cabundle-syncer": kubelet.Binary(syncerBin),
+			"kim-snatch":      kubelet.KimSnatch(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kl.Stop)
+	return e
+}
+
+func (e *env) progress(format string, args ...any) {
+	e.t.Logf("[%5.1fs] "+format, append([]any{time.Since(e.start).Seconds()}, args...)...)
+}
+
+func (e *env) kubectl(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	return kubectl(ctx, e.cluster.KubeconfigPath, e.workspace, stdin, args...)
+}
+
+// run runs a step's commands with bash, in the workspace, as an operator
+// with an admin kubeconfig would.
+func (e *env) run(ctx context.Context, t *testing.T, st step) error {
+	e.progress("%s", st)
+	if st.script == "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", st.script)
+	cmd.Dir = e.workspace
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cluster.KubeconfigPath, "PATH="+e.path)
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		t.Logf("    %s", line)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", st, err)
+	}
+	return nil
+}
+
+// phase runs fn with the load's Pods attributed to name, and records the
+// rise of the fail-open count over it. A failing fn ends the test.
+func (e *env) phase(ctx context.Context, t *testing.T, l *load, name string, fn func() error) {
+	t.Helper()
+	before := e.failOpen(ctx, t)
+	l.setPhase(name)
+	err := fn()
+	l.addFailOpen(name, e.failOpen(ctx, t)-before)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failOpen is apiserver_admission_webhook_fail_open_count summed over the
+// old and the new entry.
+func (e *env) failOpen(ctx context.Context, t *testing.T) float64 {
+	t.Helper()
+	var total float64
+	for _, name := range []string{oldEntry, newEntry} {
+		v, err := stack.FailOpenCount(ctx, e.client, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += v
+	}
+	return total
+}
+
+// hold keeps the scenario, and the load, running for d.
+func (e *env) hold(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// waitServed returns once a Pod in the load namespace gets the term: the
+// installation serves.
+func (e *env) waitServed(ctx context.Context, t *testing.T) {
+	t.Helper()
+	probe := newLoad(e.load, loadNamespace, 1)
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe.setPhase("probe")
+		probe.createOne(ctx, "probe")
+		_, c, _ := probe.report()
+		return c["probe"].OneTerm > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the old kim-snatch does not serve: %v", err)
+	}
+}
+
+// checkOldOwnsFields shows what step 6's reset of the field ownership is
+// for: the old binary's forced apply owns fields of the MWC.
+func (e *env) checkOldOwnsFields(ctx context.Context, t *testing.T) {
+	t.Helper()
+	mwc, err := e.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mwc.ManagedFields {
+		if mf.Manager == kimsnatch.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return
+		}
+	}
+	t.Errorf("before step 6 the old binary's field manager %q owns nothing of the MWC; the scenario does not show what the step's reset is for", kimsnatch.FieldManager)
+}
+
+// checkMigrated holds the state after the migration to what the guide
+// promises: no object of the old installation but the shared MWC and
+// Secret, exactly one entry, the new Certificate the only writer of the
+// Secret, and no field of the MWC owned by the old binary.
+func (e *env) checkMigrated(ctx context.Context, t *testing.T) {
+	t.Helper()
+	old, err := without(kimsnatch.InstallYAML(), "MutatingWebhookConfiguration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err := e.kubectl(ctx, old, "get", "-f", "-", "--ignore-not-found", "-o", "name"); err != nil || strings.TrimSpace(left) != "" {
+		t.Errorf("objects of the old installation left after the migration: %q %v", left, err)
+	}
+	e.checkWriters(ctx, t, "kyma-system/kim-snatch-webhook")
+	mwc, err := e.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mwc.Webhooks) != 1 || mwc.Webhooks[0].Name != newEntry || mwc.Webhooks[0].ClientConfig.Service == nil ||
+		mwc.Webhooks[0].ClientConfig.Service.Name != "snatch-webhook" || len(mwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+		t.Errorf("MWC after the migration: %+v", mwc.Webhooks)
+	}
+	for _, mf := range mwc.ManagedFields {
+		if mf.Manager == kimsnatch.FieldManager {
+			t.Errorf("the old binary's field manager %q still owns fields of the MWC", mf.Manager)
+		}
+	}
+	if ca := e.secretCA(ctx, t); len(mwc.Webhooks) == 1 && !bytes.Contains(mwc.Webhooks[0].ClientConfig.CABundle, bytes.TrimSpace(ca)) {
+		t.Errorf("caBundle after the migration does not hold the Secret's ca.crt")
+	}
+}
+
+// secretCA returns the ca.crt of the shared Secret.
+func (e *env) secretCA(ctx context.Context, t *testing.T) []byte {
+	t.Helper()
+	s, err := e.client.CoreV1().Secrets(namespace).Get(ctx, secretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Data["ca.crt"]
+}
+
+// checkRolledBack holds the state after the rollback to what the guide
+// promises: no object of the new installation, its Lease or its
+// annotation; the old installation whole, with the old entry; the old
+// Certificate the only writer of the Secret.
+func (e *env) checkRolledBack(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for _, base := range []string{"deploy/webhook", "deploy/syncer"} {
+		rendered, err := e.kubectl(ctx, nil, "kustomize", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := without([]byte(rendered), "MutatingWebhookConfiguration")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, err := e.kubectl(ctx, objs, "get", "-f", "-", "--ignore-not-found", "-o", "name"); err != nil || strings.TrimSpace(left) != "" {
+			t.Errorf("objects of %s left after the rollback: %q %v", base, left, err)
+		}
+	}
+	if _, err := e.client.CoordinationV1().Leases(namespace).Get(ctx, "cabundle-syncer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Lease cabundle-syncer after the rollback: %v, want NotFound", err)
+	}
+	if _, err := e.kubectl(ctx, kimsnatch.InstallYAML(), "get", "-f", "-", "-o", "name"); err != nil {
+		t.Errorf("the old installation is not whole after the rollback: %v", err)
+	}
+	e.checkWriters(ctx, t, "kyma-system/kim-snatch-kyma")
+	mwc, err := e.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old binary has loaded the old Certificate's new certificate and
+	// written its CA alone, as it did before the migration.
+	if ca := e.secretCA(ctx, t); len(mwc.Webhooks) == 1 && !bytes.Equal(bytes.TrimSpace(mwc.Webhooks[0].ClientConfig.CABundle), bytes.TrimSpace(ca)) {
+		t.Errorf("caBundle after the rollback is not the Secret's ca.crt alone:\n%s\nwant\n%s", mwc.Webhooks[0].ClientConfig.CABundle, ca)
+	}
+	for k := range mwc.Annotations {
+		if strings.HasPrefix(k, "cabundle-syncer.") {
+			t.Errorf("annotation %s left on the MWC after the rollback", k)
+		}
+	}
+	if len(mwc.Webhooks) != 1 || mwc.Webhooks[0].Name != oldEntry || mwc.Webhooks[0].ClientConfig.Service == nil ||
+		mwc.Webhooks[0].ClientConfig.Service.Name != kimsnatch.WebhookServiceName || mwc.Webhooks[0].ClientConfig.Service.Path == nil ||
+		*mwc.Webhooks[0].ClientConfig.Service.Path != kimsnatch.Path {
+		t.Errorf("MWC after the rollback: %+v", mwc.Webhooks)
+	}
+}
+
+func (e *env) checkWriters(ctx context.Context, t *testing.T, want string) {
+	t.Helper()
+	writers, err := e.certs.Writers(ctx, namespace, secretName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(writers, []string{want}) {
+		t.Errorf("Certificates that write Secret %s: %v, want exactly %s", secretName, writers, want)
+	}
+}
