@@ -23,8 +23,8 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -197,8 +197,8 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 	cs := cluster.Clientset
 
 	certDir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, certDir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	wh := startWebhook(t, certDir)
 	waitReady(t, wh.probe)
 
@@ -329,7 +329,7 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 	t.Run("rotation_to_a_new_ca_keeps_mutating", func(t *testing.T) {
 		// Every Gardener renewal is a CA rotation: the syncer merges the new
 		// CA into the bundle first, then kubelet swaps the mounted files.
-		newCA := certtest.NewCA(t)
+		newCA := certtest.MustCA(t, certtest.Options{})
 		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +339,7 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		certtest.WriteAtomic(t, certDir, newCA.Issue(t, 2).Files())
+		certtest.MustWriteAtomic(t, certDir, newCA.MustIssue(t, certtest.Localhost(2)).Files())
 		var serial int64
 		var lastErr error
 		err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
@@ -374,8 +374,8 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 
 func TestWebhook_bad_input_over_tls(t *testing.T) {
 	certDir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, certDir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	wh := startWebhook(t, certDir)
 	waitReady(t, wh.probe)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}}}
@@ -426,7 +426,7 @@ func TestWebhook_bad_input_over_tls(t *testing.T) {
 
 // servedSerial makes a TLS handshake trusting only ca and returns the
 // served serial number.
-func servedSerial(url string, ca *certtest.CA) (int64, error) {
+func servedSerial(url string, ca *certtest.Cert) (int64, error) {
 	conn, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"})
 	if err != nil {
 		return 0, err

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // BenchmarkServe_over_tls sends reviews one at a time over a kept-alive
@@ -30,8 +30,8 @@ import (
 // Run with: go test ./cmd/snatch-webhook -run '^$' -bench Serve -benchmem
 func BenchmarkServe_over_tls(b *testing.B) {
 	certDir := b.TempDir()
-	ca := certtest.NewCA(b)
-	certtest.WriteAtomic(b, certDir, ca.Issue(b, 1).Files())
+	ca := certtest.MustCA(b, certtest.Options{})
+	certtest.MustWriteAtomic(b, certDir, ca.MustIssue(b, certtest.Localhost(1)).Files())
 	o := defaultOptions()
 	o.CertDir = certDir
 	o.ShutdownDelay = 0

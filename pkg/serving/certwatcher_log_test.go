@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
 )
 
 // A load names the served certificate by the fingerprint the syncer logs
@@ -24,9 +24,9 @@ import (
 // is kept.
 func TestCertWatcher_logs_loads_with_stable_keys(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
-	first := ca.Issue(t, 7)
-	certtest.WriteAtomic(t, dir, first.Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	first := ca.MustIssue(t, certtest.Localhost(7))
+	certtest.MustWriteAtomic(t, dir, first.Files())
 
 	core, logs := observer.New(zapcore.InfoLevel)
 	w, err := NewCertWatcher(CertWatcherOptions{
@@ -67,7 +67,7 @@ func TestCertWatcher_logs_loads_with_stable_keys(t *testing.T) {
 
 	// A key that does not match the certificate is refused; the first pair
 	// stays.
-	certtest.WriteAtomic(t, dir, map[string][]byte{"tls.crt": ca.Issue(t, 8).CertPEM, "tls.key": first.KeyPEM})
+	certtest.MustWriteAtomic(t, dir, map[string][]byte{"tls.crt": ca.MustIssue(t, certtest.Localhost(8)).CertPEM, "tls.key": first.KeyPEM})
 	failed := waitForLine(t, logs, MsgCertificateLoadFailed)
 	if failed.Level != zapcore.ErrorLevel || failed.ContextMap()[logkeys.KeptPrevious] != true {
 		t.Errorf("%q at level %s with %v, want error level and %s=true", MsgCertificateLoadFailed, failed.Level, failed.ContextMap(), logkeys.KeptPrevious)

@@ -18,7 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // eventually is generous: the tests assert outcomes, not timing.
@@ -33,7 +33,7 @@ type testServer struct {
 	done     chan error
 	cancel   context.CancelFunc
 	certDir  string
-	ca       *certtest.CA
+	ca       *certtest.Cert
 	released chan struct{}
 	entered  chan struct{}
 }
@@ -41,7 +41,7 @@ type testServer struct {
 type serverOption func(*Options, *CertWatcherOptions)
 
 // startServer serves a webhook that answers "ok" from certificates in dir.
-func startServer(t *testing.T, dir string, ca *certtest.CA, opts ...serverOption) *testServer {
+func startServer(t *testing.T, dir string, ca *certtest.Cert, opts ...serverOption) *testServer {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	cm, err := NewCertMetrics(reg)
@@ -190,14 +190,14 @@ func matches(m *dto.Metric, labels []string) bool {
 
 func TestServer_serves_a_kubelet_style_rotation(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	ts := startServer(t, dir, ca)
 	ts.waitReady(t)
 	ts.waitSerial(t, 1)
 
-	second := ca.Issue(t, 2)
-	certtest.WriteAtomic(t, dir, second.Files())
+	second := ca.MustIssue(t, certtest.Localhost(2))
+	certtest.MustWriteAtomic(t, dir, second.Files())
 	took := ts.waitSerial(t, 2)
 	t.Logf("the new serial was served %v after the ..data swap (file events only; the poll is an hour)", took)
 
@@ -216,24 +216,24 @@ func TestServer_serves_a_kubelet_style_rotation(t *testing.T) {
 func TestServer_keeps_the_last_good_pair(t *testing.T) {
 	tests := []struct {
 		name  string
-		files func(ca *certtest.CA) map[string][]byte
+		files func(ca *certtest.Cert) map[string][]byte
 	}{
-		{name: "mismatched_key_and_certificate", files: func(ca *certtest.CA) map[string][]byte {
-			return map[string][]byte{"tls.crt": ca.Issue(t, 2).CertPEM, "tls.key": ca.Issue(t, 3).KeyPEM}
+		{name: "mismatched_key_and_certificate", files: func(ca *certtest.Cert) map[string][]byte {
+			return map[string][]byte{"tls.crt": ca.MustIssue(t, certtest.Localhost(2)).CertPEM, "tls.key": ca.MustIssue(t, certtest.Localhost(3)).KeyPEM}
 		}},
-		{name: "half_written_certificate", files: func(ca *certtest.CA) map[string][]byte {
-			p := ca.Issue(t, 2)
+		{name: "half_written_certificate", files: func(ca *certtest.Cert) map[string][]byte {
+			p := ca.MustIssue(t, certtest.Localhost(2))
 			return map[string][]byte{"tls.crt": p.CertPEM[:len(p.CertPEM)/2], "tls.key": p.KeyPEM}
 		}},
-		{name: "key_missing", files: func(ca *certtest.CA) map[string][]byte {
-			return map[string][]byte{"tls.crt": ca.Issue(t, 2).CertPEM}
+		{name: "key_missing", files: func(ca *certtest.Cert) map[string][]byte {
+			return map[string][]byte{"tls.crt": ca.MustIssue(t, certtest.Localhost(2)).CertPEM}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			ca := certtest.NewCA(t)
-			certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+			ca := certtest.MustCA(t, certtest.Options{})
+			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 			ts := startServer(t, dir, ca)
 			ts.waitReady(t)
 			ts.waitSerial(t, 1)
@@ -241,7 +241,7 @@ func TestServer_keeps_the_last_good_pair(t *testing.T) {
 
 			// Without tls.key in the new files, the tls.key link dangles,
 			// as when the key leaves the Secret.
-			certtest.WriteAtomic(t, dir, tt.files(ca))
+			certtest.MustWriteAtomic(t, dir, tt.files(ca))
 			err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
 				return ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError) > errorsBefore, nil
 			})
@@ -256,7 +256,7 @@ func TestServer_keeps_the_last_good_pair(t *testing.T) {
 			}
 
 			// A good pair after the bad one is served.
-			certtest.WriteAtomic(t, dir, ca.Issue(t, 4).Files())
+			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(4)).Files())
 			ts.waitSerial(t, 4)
 		})
 	}
@@ -264,7 +264,7 @@ func TestServer_keeps_the_last_good_pair(t *testing.T) {
 
 func TestServer_not_ready_until_the_files_appear(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
+	ca := certtest.MustCA(t, certtest.Options{})
 	ts := startServer(t, dir, ca)
 
 	// Give the server every chance to be wrongly ready. The watcher has
@@ -297,23 +297,23 @@ func TestServer_not_ready_until_the_files_appear(t *testing.T) {
 		t.Fatalf("/healthz = %d, want 200 (the process is alive)", got)
 	}
 
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 7).Files())
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(7)).Files())
 	ts.waitReady(t)
 	ts.waitSerial(t, 7)
 }
 
 func TestServer_picks_up_a_directory_created_later_by_polling(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "certs")
-	ca := certtest.NewCA(t)
+	ca := certtest.MustCA(t, certtest.Options{})
 	ts := startServer(t, dir, ca, func(_ *Options, c *CertWatcherOptions) { c.PollInterval = 100 * time.Millisecond })
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 5).Files())
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(5)).Files())
 	ts.waitReady(t)
 	ts.waitSerial(t, 5)
 	// The directory is now watched too: a rotation arrives by event or poll.
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 6).Files())
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(6)).Files())
 	ts.waitSerial(t, 6)
 }
 
@@ -333,8 +333,8 @@ func TestServer_protocols(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			ca := certtest.NewCA(t)
-			certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+			ca := certtest.MustCA(t, certtest.Options{})
+			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 			ts := startServer(t, dir, ca, func(o *Options, _ *CertWatcherOptions) { o.EnableHTTP2 = tt.http2 })
 			ts.waitReady(t)
 			cfg := tt.client.Clone()
@@ -360,8 +360,8 @@ func TestServer_protocols(t *testing.T) {
 
 func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	ts := startServer(t, dir, ca)
 	ts.waitReady(t)
 
@@ -417,8 +417,8 @@ func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
 
 func TestServer_retires_kept_alive_connections_during_the_shutdown_delay(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	ts := startServer(t, dir, ca, func(o *Options, _ *CertWatcherOptions) { o.ShutdownDelay = time.Hour })
 	t.Cleanup(func() { close(ts.endDelay) }) // runs before the server's cleanup
 	ts.waitReady(t)
@@ -473,8 +473,8 @@ func TestServer_retires_kept_alive_connections_during_the_shutdown_delay(t *test
 
 func TestServer_metrics_endpoint(t *testing.T) {
 	dir := t.TempDir()
-	ca := certtest.NewCA(t)
-	certtest.WriteAtomic(t, dir, ca.Issue(t, 1).Files())
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
 	ts := startServer(t, dir, ca)
 	ts.waitReady(t)
 	resp, err := http.Get("http://" + ts.metrics + "/metrics")
