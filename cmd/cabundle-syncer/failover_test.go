@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // leaderOf waits until exactly one of ps leads and returns it and the others.
@@ -52,7 +52,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
 	ctx := context.Background()
-	caA := syncertest.NewCA(t, "ca-a")
+	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 
 	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
@@ -63,7 +63,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	waitBundle(t, cs, caA.Fingerprint())
 
 	// Only the leader writes.
-	caB := syncertest.NewCA(t, "ca-b")
+	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	putCA(t, cs, caB)
 	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())
 	leader.waitMetric("cabundle_syncer_updates_total", 2, 10*time.Second)
@@ -97,7 +97,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 		t.Errorf("the Lease is still held by %s", *before.Spec.HolderIdentity)
 	}
 	// The new leader writes.
-	caC := syncertest.NewCA(t, "ca-c")
+	caC := certtest.MustCA(t, certtest.Options{CommonName: "ca-c"})
 	putCA(t, cs, caC)
 	waitBundle(t, cs, caC.Fingerprint(), caB.Fingerprint(), caA.Fingerprint())
 	standby.waitMetric("cabundle_syncer_updates_total", 1, 10*time.Second)
@@ -118,7 +118,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	if code := leader.waitExit(30 * time.Second); code != 0 {
 		t.Errorf("%s exited with %d after SIGTERM, want 0", leader.name, code)
 	}
-	caD := syncertest.NewCA(t, "ca-d")
+	caD := certtest.MustCA(t, certtest.Options{CommonName: "ca-d"})
 	putCA(t, cs, caD)
 	waitBundle(t, cs, caD.Fingerprint(), caC.Fingerprint(), caB.Fingerprint(), caA.Fingerprint())
 	p3.waitMetric("cabundle_syncer_updates_total", 1, 10*time.Second)
@@ -127,7 +127,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 func TestLeaderThatLosesTheLeaseExits(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
-	setupObjects(t, cs, syncertest.NewCA(t, "ca"))
+	setupObjects(t, cs, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
 
 	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
 	p1 := startSyncer(t, "replica-1", args...)

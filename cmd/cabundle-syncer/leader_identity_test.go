@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // The Lease names the leader's Pod, so that `cabundle-syncer check` can
@@ -18,7 +18,7 @@ import (
 func TestLeaderHoldsTheLeaseAsItsPodName(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
-	setupObjects(t, cs, syncertest.NewCA(t, "ca"))
+	setupObjects(t, cs, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
 
 	podName := "cabundle-syncer-" + strings.Repeat("long-", 10) + "7d9f8c6b5-x2k4q"
 	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -33,7 +34,7 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
 	ctx := context.Background()
-	caA := syncertest.NewCA(t, "ca-a")
+	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
 	_, kubeconfig := serviceAccountConfig(t, c)

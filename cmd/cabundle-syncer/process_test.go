@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -290,7 +291,7 @@ func freePort(t *testing.T) int {
 
 // setupObjects creates the namespace, the MutatingWebhookConfiguration as
 // the webhook's manifests would, and the certificate Secret with ca.
-func setupObjects(t *testing.T, cs kubernetes.Interface, ca syncertest.Cert) {
+func setupObjects(t *testing.T, cs kubernetes.Interface, ca *certtest.Cert) {
 	t.Helper()
 	ctx := context.Background()
 	if err := syncertest.CreateNamespace(ctx, cs, namespace); err != nil {
@@ -303,10 +304,10 @@ func setupObjects(t *testing.T, cs kubernetes.Interface, ca syncertest.Cert) {
 }
 
 // putCA writes ca into the certificate Secret, creating it if needed.
-func putCA(t *testing.T, cs kubernetes.Interface, ca syncertest.Cert) {
+func putCA(t *testing.T, cs kubernetes.Interface, ca *certtest.Cert) {
 	t.Helper()
 	ctx := context.Background()
-	secret := syncertest.CertSecret(namespace, secretName, "ca.crt", ca.PEM)
+	secret := syncertest.CertSecret(namespace, secretName, "ca.crt", ca.CertPEM)
 	if _, err := cs.CoreV1().Secrets(namespace).Update(ctx, secret, metav1.UpdateOptions{}); err == nil {
 		return
 	}

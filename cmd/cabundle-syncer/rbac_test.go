@@ -29,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -121,10 +122,10 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
 	ctx := context.Background()
-	caA := syncertest.NewCA(t, "ca-a")
+	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	// The object as a syncer that wrote with server-side apply left it.
-	if _, err := syncertest.ApplyAsOldSyncer(ctx, cs, mwcName, syncer.FieldManager, caA.PEM, syncer.StateAnnotation, "{}"); err != nil {
+	if _, err := syncertest.ApplyAsOldSyncer(ctx, cs, mwcName, syncer.FieldManager, caA.CertPEM, syncer.StateAnnotation, "{}"); err != nil {
 		t.Fatal(err)
 	}
 	applyRBAC(t, cs)
@@ -142,7 +143,7 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	if err != nil {
 		t.Errorf("the old server-side apply entry of %s was not released: %v", syncer.FieldManager, err)
 	}
-	caB := syncertest.NewCA(t, "ca-b")
+	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	putCA(t, cs, caB)
 	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())
 	if _, err := cs.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{}); err != nil {
@@ -204,7 +205,7 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
 	ctx := context.Background()
-	caA := syncertest.NewCA(t, "ca-a")
+	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
@@ -226,7 +227,7 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	createSecrets(t, cs, n, size)
 
 	// The syncer is alive and sees its Secret change among them.
-	caB := syncertest.NewCA(t, "ca-b")
+	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	putCA(t, cs, caB)
 	// CA B was written after the 2,000 Secrets were created, and a watch of
 	// Secrets delivers changes in order: once the bundle holds CA B, a cache

@@ -20,9 +20,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
-	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
 const testNamespace = "kyma-system"
@@ -141,7 +141,7 @@ func TestRun(t *testing.T) {
 		{
 			name: "ca_not_a_ca_fails",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				in.Secret.Data["ca.crt"] = syncertest.NewCert(t, "leaf", now.Add(-time.Hour), now.Add(time.Hour*24*90), false).PEM
+				in.Secret.Data["ca.crt"] = certtest.MustSelfSigned(t, certtest.Options{DNSNames: []string{"leaf"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour * 24 * 90)}).CertPEM
 			},
 			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDCASecret: {"is not-ca", `"CN=leaf"`}},
@@ -149,7 +149,7 @@ func TestRun(t *testing.T) {
 		{
 			name: "ca_expired_fails",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				in.Secret.Data["ca.crt"] = syncertest.NewCert(t, "old", now.Add(-48*time.Hour), now.Add(-time.Hour), true).PEM
+				in.Secret.Data["ca.crt"] = certtest.MustCA(t, certtest.Options{CommonName: "old", NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-time.Hour)}).CertPEM
 			},
 			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDCASecret: {"is expired"}},
@@ -157,10 +157,10 @@ func TestRun(t *testing.T) {
 		{
 			name: "ca_expiring_warns_and_the_bundle_is_still_compared",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				soon := syncertest.NewCert(t, "soon", now.Add(-time.Hour), now.Add(71*time.Hour), true)
-				in.Secret.Data["ca.crt"] = soon.PEM
+				soon := certtest.MustCA(t, certtest.Options{CommonName: "soon", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(71 * time.Hour)})
+				in.Secret.Data["ca.crt"] = soon.CertPEM
 				for i := range in.MWC.Webhooks {
-					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, soon.PEM...), in.CA.PEM...)
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, soon.CertPEM...), in.CA.CertPEM...)
 				}
 			},
 			want:        map[string]check.Status{check.IDCASecret: check.StatusWarn},
@@ -169,8 +169,8 @@ func TestRun(t *testing.T) {
 		{
 			name: "newest_of_several_cas_is_current",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				older := syncertest.NewCert(t, "older", now.Add(-30*24*time.Hour), now.Add(60*24*time.Hour), true)
-				in.Secret.Data["ca.crt"] = append(append([]byte{}, older.PEM...), in.CA.PEM...)
+				older := certtest.MustCA(t, certtest.Options{CommonName: "older", NotBefore: now.Add(-30 * 24 * time.Hour), NotAfter: now.Add(60 * 24 * time.Hour)})
+				in.Secret.Data["ca.crt"] = append(append([]byte{}, older.CertPEM...), in.CA.CertPEM...)
 			},
 			wantMessage: map[string][]string{check.IDCASecret: {`CA "snatch-webhook.kyma-system.svc"`, "and 1 older CA(s)"}},
 		},
@@ -237,7 +237,7 @@ func TestRun(t *testing.T) {
 			mutate: func(t *testing.T, in *checktest.Install) {
 				addLegacyEntry(in)
 				for i := range in.MWC.Webhooks {
-					in.MWC.Webhooks[i].ClientConfig.CABundle = syncertest.NewCA(t, "other").PEM
+					in.MWC.Webhooks[i].ClientConfig.CABundle = certtest.MustCA(t, certtest.Options{CommonName: "other"}).CertPEM
 				}
 			},
 			// Both are true: the caBundle lacks the Secret's CA, and the
@@ -252,7 +252,7 @@ func TestRun(t *testing.T) {
 			name: "bundle_with_the_previous_ca_too_passes",
 			mutate: func(t *testing.T, in *checktest.Install) {
 				for i := range in.MWC.Webhooks {
-					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.PEM...), syncertest.NewCA(t, "previous").PEM...)
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.CertPEM...), certtest.MustCA(t, certtest.Options{CommonName: "previous"}).CertPEM...)
 				}
 			},
 		},
@@ -452,7 +452,7 @@ func TestRun(t *testing.T) {
 		{
 			name: "replica_serving_another_ca_fails_naming_it",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				other := syncertest.NewCA(t, "snatch-webhook.kyma-system.svc")
+				other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"snatch-webhook.kyma-system.svc"}})
 				in.EndpointSlices[1] = checktest.EndpointSlice(in.Service, in.WebhookPods[1].Name, checktest.Serve(t, other.TLSCertificate()))
 			},
 			want: map[string]check.Status{check.IDServedCertificate: check.StatusFail},
@@ -466,9 +466,9 @@ func TestRun(t *testing.T) {
 			mutate: func(t *testing.T, in *checktest.Install) {
 				// The caBundle trusts this certificate, but it does not name
 				// the Service, as after a Service was renamed.
-				other := syncertest.NewCA(t, "kim-snatch-webhook-service.kyma-system.svc")
+				other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"kim-snatch-webhook-service.kyma-system.svc"}})
 				for i := range in.MWC.Webhooks {
-					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.PEM...), other.PEM...)
+					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, in.CA.CertPEM...), other.CertPEM...)
 				}
 				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, checktest.Serve(t, other.TLSCertificate()))
 			},

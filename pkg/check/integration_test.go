@@ -86,7 +86,7 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 				updateSecret(t, cs, in.Secret.Name, func(s *corev1.Secret) { s.Data[checktest.CAKey] = []byte("-----BEGIN CERTIFICATE-----\ngarbage\n") })
 			},
 			restore: func(t *testing.T) {
-				updateSecret(t, cs, in.Secret.Name, func(s *corev1.Secret) { s.Data[checktest.CAKey] = in.CA.PEM })
+				updateSecret(t, cs, in.Secret.Name, func(s *corev1.Secret) { s.Data[checktest.CAKey] = in.CA.CertPEM })
 			},
 			fails: check.IDCASecret,
 			skips: []string{check.IDCABundle},
@@ -103,7 +103,7 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 			restore: func(t *testing.T) {
 				updateMWC(t, cs, func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 					for i := range m.Webhooks {
-						m.Webhooks[i].ClientConfig.CABundle = in.CA.PEM
+						m.Webhooks[i].ClientConfig.CABundle = in.CA.CertPEM
 					}
 				})
 			},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -17,8 +18,8 @@ import (
 // server uses, and the result is compared with the object as it should be:
 // the bundle in every entry, the annotation set, every other field as read.
 func TestCABundlePatch(t *testing.T) {
-	ca := syncertest.NewCA(t, "ca")
-	old := syncertest.NewCA(t, "old")
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	old := certtest.MustCA(t, certtest.Options{CommonName: "old"})
 	const state = `{"v":1,"cas":{}}`
 	read := func(annotations map[string]string, bundles ...[]byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 		names := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io", "c.kim-snatch.kyma-project.io"}
@@ -42,13 +43,13 @@ func TestCABundlePatch(t *testing.T) {
 	}{
 		{name: "no_annotations_no_bundles", read: read(nil, nil, nil), ops: 3},
 		{name: "other_annotations_kept", read: read(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}, nil), ops: 2},
-		{name: "one_entry_differs", read: read(map[string]string{StateAnnotation: state}, ca.PEM, old.PEM, ca.PEM), ops: 1},
-		{name: "only_the_state_differs", read: read(map[string]string{StateAnnotation: "{}"}, ca.PEM, ca.PEM), ops: 1},
+		{name: "one_entry_differs", read: read(map[string]string{StateAnnotation: state}, ca.CertPEM, old.CertPEM, ca.CertPEM), ops: 1},
+		{name: "only_the_state_differs", read: read(map[string]string{StateAnnotation: "{}"}, ca.CertPEM, ca.CertPEM), ops: 1},
 		{name: "damaged_bundle_replaced", read: read(map[string]string{StateAnnotation: state}, []byte("garbage")), ops: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data := caBundlePatch(tt.read, ca.PEM, state)
+			data := caBundlePatch(tt.read, ca.CertPEM, state)
 			var ops []patchOp
 			if err := json.Unmarshal(data, &ops); err != nil {
 				t.Fatal(err)
@@ -62,7 +63,7 @@ func TestCABundlePatch(t *testing.T) {
 
 			want := tt.read.DeepCopy()
 			for i := range want.Webhooks {
-				want.Webhooks[i].ClientConfig.CABundle = ca.PEM
+				want.Webhooks[i].ClientConfig.CABundle = ca.CertPEM
 			}
 			if want.Annotations == nil {
 				want.Annotations = map[string]string{}

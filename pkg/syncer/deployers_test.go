@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -242,8 +243,8 @@ func TestDeployersAreNeverBlocked(t *testing.T) {
 				t.Run(tt.name, func(t *testing.T) {
 					ctx := context.Background()
 					h := newEmptyHarness(t, time.Hour)
-					ca := syncertest.NewCA(t, "ca")
-					h.putCA(ctx, ca.PEM)
+					ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+					h.putCA(ctx, ca.CertPEM)
 
 					first := shippedManifest(t, h.cfg.WebhookConfiguration)
 					tt.first(first)
@@ -280,7 +281,7 @@ func TestDeployersAreNeverBlocked(t *testing.T) {
 					var kept, blanked []string
 					for _, wh := range got.Webhooks {
 						stayed := !tt.recreate && slices.Contains(names(before), wh.Name)
-						has := slices.Equal(syncertest.Fingerprints(wh.ClientConfig.CABundle), []string{ca.Fingerprint()})
+						has := slices.Equal(certtest.Fingerprints(wh.ClientConfig.CABundle), []string{ca.Fingerprint()})
 						switch {
 						case has:
 							kept = append(kept, wh.Name)
@@ -323,12 +324,12 @@ func TestDeployersAreNeverBlocked(t *testing.T) {
 // release's syncer left it in, shows that this state refuses the deployer
 // where it should, then starts the syncer and waits until it has released
 // the old entry.
-func upgradeFromOldSyncer(ctx context.Context, t *testing.T, h *harness, d deployer, ca syncertest.Cert, next *admissionregistrationv1.MutatingWebhookConfiguration) {
+func upgradeFromOldSyncer(ctx context.Context, t *testing.T, h *harness, d deployer, ca *certtest.Cert, next *admissionregistrationv1.MutatingWebhookConfiguration) {
 	t.Helper()
 	// The unversioned (v0) state the old syncer wrote.
 	firstSeen := time.Now().UTC().Add(-24 * time.Hour).Truncate(time.Second)
 	v0 := fmt.Sprintf(`{%q:{"firstSeen":%q}}`, ca.Fingerprint(), firstSeen.Format(time.RFC3339))
-	applyAsOldSyncer(ctx, t, h, ca.PEM, v0)
+	applyAsOldSyncer(ctx, t, h, ca.CertPEM, v0)
 
 	_, err := d.deploy(t, h, next, true)
 	switch {

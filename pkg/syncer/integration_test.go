@@ -18,6 +18,7 @@ import (
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -74,8 +75,8 @@ func TestSecretCreatedThenRotatedUnderLoad(t *testing.T) {
 	h := newHarness(t, time.Hour, webhooks...)
 	h.start()
 
-	cas := []syncertest.Cert{syncertest.NewCA(t, "ca-0")}
-	h.putCA(ctx, cas[0].PEM)
+	cas := []*certtest.Cert{certtest.MustCA(t, certtest.Options{CommonName: "ca-0"})}
+	h.putCA(ctx, cas[0].CertPEM)
 	mwc, _ := h.waitMWC(ctx, "the CA on every webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, cas[0].Fingerprint())
 	})
@@ -86,10 +87,10 @@ func TestSecretCreatedThenRotatedUnderLoad(t *testing.T) {
 	const rotations = 50
 	latencies := make([]time.Duration, 0, rotations)
 	for i := 1; i <= rotations; i++ {
-		ca := syncertest.NewCA(t, fmt.Sprintf("ca-%d", i))
+		ca := certtest.MustCA(t, certtest.Options{CommonName: fmt.Sprintf("ca-%d", i)})
 		cas = append(cas, ca)
 		start := time.Now()
-		h.putCA(ctx, ca.PEM)
+		h.putCA(ctx, ca.CertPEM)
 		_, seen := h.waitMWC(ctx, fmt.Sprintf("CA %d on every webhook", i), func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 			return syncertest.EveryBundleHas(m, ca.Fingerprint())
 		})
@@ -111,7 +112,7 @@ func TestSecretCreatedThenRotatedUnderLoad(t *testing.T) {
 	slices.Sort(all)
 	mwc = h.mwc(ctx)
 	for _, wh := range mwc.Webhooks {
-		got := syncertest.Fingerprints(wh.ClientConfig.CABundle)
+		got := certtest.Fingerprints(wh.ClientConfig.CABundle)
 		if len(got) == 0 || got[0] != cas[len(cas)-1].Fingerprint() {
 			t.Errorf("webhook %s: the bundle does not start with the current CA", wh.Name)
 		}
@@ -149,20 +150,20 @@ func TestRotationKeepsThePreviousCAForTheOverlapOnly(t *testing.T) {
 	const overlap = 3 * time.Second
 	h := newHarness(t, overlap, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	h.start()
-	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 
-	h.putCA(ctx, caA.PEM)
+	h.putCA(ctx, caA.CertPEM)
 	h.waitMWC(ctx, "CA A", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, caA.Fingerprint())
 	})
 
 	rotated := time.Now()
-	h.putCA(ctx, caB.PEM)
+	h.putCA(ctx, caB.CertPEM)
 	mwc, _ := h.waitMWC(ctx, "CA B next to CA A", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleHas(m, caB.Fingerprint())
 	})
 	if !syncertest.EveryBundleIs(mwc, caB.Fingerprint(), caA.Fingerprint()) {
-		t.Fatalf("after the rotation the bundle holds %v, want [B A]", syncertest.Fingerprints(mwc.Webhooks[0].ClientConfig.CABundle))
+		t.Fatalf("after the rotation the bundle holds %v, want [B A]", certtest.Fingerprints(mwc.Webhooks[0].ClientConfig.CABundle))
 	}
 	supersededAt := h.state(mwc)[caA.Fingerprint()].SupersededAt
 	if supersededAt.IsZero() {
@@ -176,7 +177,7 @@ func TestRotationKeepsThePreviousCAForTheOverlapOnly(t *testing.T) {
 			return true
 		}
 		if !syncertest.EveryBundleIs(m, caB.Fingerprint(), caA.Fingerprint()) {
-			t.Errorf("intermediate bundle %v, want [B A]", syncertest.Fingerprints(m.Webhooks[0].ClientConfig.CABundle))
+			t.Errorf("intermediate bundle %v, want [B A]", certtest.Fingerprints(m.Webhooks[0].ClientConfig.CABundle))
 		}
 		return false
 	})
@@ -193,16 +194,16 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	h.start()
-	good := syncertest.NewCA(t, "good")
-	h.putCA(ctx, good.PEM)
+	good := certtest.MustCA(t, certtest.Options{CommonName: "good"})
+	h.putCA(ctx, good.CertPEM)
 	h.waitMWC(ctx, "the good CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, good.Fingerprint())
 	})
 	h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
 
 	now := time.Now()
-	expired := syncertest.NewCert(t, "expired", now.Add(-48*time.Hour), now.Add(-time.Hour), true)
-	leaf := syncertest.NewCert(t, "webhook.kyma-system.svc", now.Add(-time.Hour), now.Add(24*time.Hour), false)
+	expired := certtest.MustCA(t, certtest.Options{CommonName: "expired", NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-time.Hour)})
+	leaf := certtest.MustSelfSigned(t, certtest.Options{DNSNames: []string{"webhook.kyma-system.svc"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour)})
 	withCA := func(ca []byte) func(context.Context, *harness) {
 		return func(ctx context.Context, h *harness) { h.putCA(ctx, ca) }
 	}
@@ -225,15 +226,15 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 		{
 			name: "ca_crt_missing",
 			mutate: func(ctx context.Context, h *harness) {
-				h.putSecret(ctx, map[string][]byte{corev1.TLSCertKey: good.PEM, corev1.TLSPrivateKeyKey: []byte("key")})
+				h.putSecret(ctx, map[string][]byte{corev1.TLSCertKey: good.CertPEM, corev1.TLSPrivateKeyKey: []byte("key")})
 			},
 			reason:      ReasonCAKeyMissing,
 			eventReason: EventSourceKeyMissing,
 		},
 		{name: "ca_crt_garbage", mutate: withCA([]byte("-----BEGIN CERTIFICATE-----\ngarbage\n")), reason: "unparsable", eventReason: EventSourceUnparsable},
 		{name: "ca_crt_empty", mutate: withCA([]byte{}), reason: "empty", eventReason: EventSourceEmpty},
-		{name: "expired_ca", mutate: withCA(expired.PEM), reason: "expired", eventReason: EventSourceExpired},
-		{name: "leaf_certificate", mutate: withCA(leaf.PEM), reason: "not-ca", eventReason: EventSourceNotCA},
+		{name: "expired_ca", mutate: withCA(expired.CertPEM), reason: "expired", eventReason: EventSourceExpired},
+		{name: "leaf_certificate", mutate: withCA(leaf.CertPEM), reason: "not-ca", eventReason: EventSourceNotCA},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,7 +258,7 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 
 			// The good CA again: valid, in sync, and still no write, since
 			// the bundle in place is the right one.
-			h.putCA(ctx, good.PEM)
+			h.putCA(ctx, good.CertPEM)
 			h.waitMetric(ctx, "cabundle_syncer_source_valid", 1)
 			h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
 			assertUnchanged(t, before, h.mwc(ctx))
@@ -269,8 +270,8 @@ func TestExternalEditIsCorrectedWithoutALoop(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	h.start()
-	ca := syncertest.NewCA(t, "ca")
-	h.putCA(ctx, ca.PEM)
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	h.putCA(ctx, ca.CertPEM)
 	mwc, _ := h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, ca.Fingerprint())
 	})
@@ -337,8 +338,8 @@ func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
 	h := newHarness(t, time.Hour, webhooks...)
 	h.start()
-	ca := syncertest.NewCA(t, "ca")
-	h.putCA(ctx, ca.PEM)
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	h.putCA(ctx, ca.CertPEM)
 	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, ca.Fingerprint())
 	})
@@ -371,19 +372,19 @@ func TestCABundleAppliedByAnotherManagerIsCorrected(t *testing.T) {
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
 	h := newHarness(t, time.Hour, webhooks...)
 	h.start()
-	ca := syncertest.NewCA(t, "ca")
-	h.putCA(ctx, ca.PEM)
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	h.putCA(ctx, ca.CertPEM)
 	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleIs(m, ca.Fingerprint())
 	})
 
 	// The previous kim-snatch applied the caBundle with force under its own
 	// field manager, with a CA of its own.
-	foreign := syncertest.NewCA(t, "old-kim-snatch")
+	foreign := certtest.MustCA(t, certtest.Options{CommonName: "old-kim-snatch"})
 	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(h.cfg.WebhookConfiguration)
 	for _, name := range webhooks {
 		ac.WithWebhooks(admissionregistrationv1ac.MutatingWebhook().WithName(name).
-			WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.PEM...)))
+			WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.CertPEM...)))
 	}
 	if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "kim-snatch", Force: true}); err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
-	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
 // Every sync ends in exactly one line whose message and outcome say what
@@ -30,7 +30,7 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 	r, _ := directReconciler(t, h)
 	core, logs := observer.New(zapcore.InfoLevel)
 	ctx := logf.IntoContext(context.Background(), zapr.NewLogger(zap.New(core)))
-	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 
 	// sync runs one reconcile and returns its one sync line.
 	sync := func(t *testing.T, r *Reconciler, wantErr bool) observer.LoggedEntry {
@@ -72,7 +72,7 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 	t.Run("secret_missing_is_refused", func(t *testing.T) {
 		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: ReasonSecretNotFound})
 	})
-	h.putCA(ctx, caA.PEM)
+	h.putCA(ctx, caA.CertPEM)
 	t.Run("first_ca_is_written", func(t *testing.T) {
 		e := sync(t, r, false)
 		expect(t, e, MsgWritten, OutcomeWritten, map[string]any{
@@ -92,7 +92,7 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: string(cabundle.ReasonUnparsable)})
 	})
 	t.Run("rotation_keeps_the_old_ca_after_the_new", func(t *testing.T) {
-		h.putCA(ctx, caB.PEM)
+		h.putCA(ctx, caB.CertPEM)
 		expect(t, sync(t, r, false), MsgWritten, OutcomeWritten, map[string]any{
 			logkeys.Certificates: int64(2), logkeys.Fingerprints: []string{caB.Fingerprint(), caA.Fingerprint()},
 		})

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -42,7 +43,7 @@ func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecord
 
 func TestApplyPreconditions(t *testing.T) {
 	ctx := context.Background()
-	ca := syncertest.NewCA(t, "ca")
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
 	tests := []struct {
 		name     string
 		webhooks []string
@@ -126,7 +127,7 @@ func TestApplyPreconditions(t *testing.T) {
 			webhooks: []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"},
 			before: func(ctx context.Context, h *harness) error {
 				mwc := h.mwc(ctx)
-				mwc.Webhooks[0].ClientConfig.CABundle = ca.PEM
+				mwc.Webhooks[0].ClientConfig.CABundle = ca.CertPEM
 				_, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{})
 				return err
 			},
@@ -144,7 +145,7 @@ func TestApplyPreconditions(t *testing.T) {
 				if mwc.Webhooks[0].Name != "b.kim-snatch.kyma-project.io" {
 					t.Fatalf("entries %s, %s: the swap did not happen", mwc.Webhooks[0].Name, mwc.Webhooks[1].Name)
 				}
-				if len(mwc.Webhooks[0].ClientConfig.CABundle) != 0 || !bytes.Equal(mwc.Webhooks[1].ClientConfig.CABundle, ca.PEM) {
+				if len(mwc.Webhooks[0].ClientConfig.CABundle) != 0 || !bytes.Equal(mwc.Webhooks[1].ClientConfig.CABundle, ca.CertPEM) {
 					t.Error("a write based on the old order reached the object")
 				}
 			},
@@ -186,7 +187,7 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.apply(ctx, nil, mwc, ca.PEM, "{}")
+			_, err := r.apply(ctx, nil, mwc, ca.CertPEM, "{}")
 			t.Logf("apply: %v", err)
 			tt.check(t, h, err)
 		})
@@ -199,8 +200,8 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	r, rec := directReconciler(t, h)
 	clock := time.Now()
 	r.now = func() time.Time { return clock }
-	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
-	h.putCA(ctx, caA.PEM)
+	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
+	h.putCA(ctx, caA.CertPEM)
 
 	res, err := r.Reconcile(ctx, reconcile.Request{})
 	if err != nil {
@@ -222,7 +223,7 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	}
 	expectNoEvent(t, rec)
 
-	h.putCA(ctx, caB.PEM)
+	h.putCA(ctx, caB.CertPEM)
 	res, err = r.Reconcile(ctx, reconcile.Request{})
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +250,7 @@ func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
 	cs := h.cluster.Clientset
-	h.putCA(ctx, syncertest.NewCA(t, "ca").PEM)
+	h.putCA(ctx, certtest.MustCA(t, certtest.Options{CommonName: "ca"}).CertPEM)
 	// Neighbours the cache must not see: Secrets next to the one it reads,
 	// a Secret of the same name elsewhere, another webhook configuration.
 	for i := range 20 {
@@ -344,13 +345,13 @@ func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	r, rec := directReconciler(t, h)
-	ca := syncertest.NewCA(t, "ca")
-	h.putCA(ctx, ca.PEM)
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	h.putCA(ctx, ca.CertPEM)
 
 	// The previous kim-snatch left the right CA in place, without state.
 	mwc := h.mwc(ctx)
 	for i := range mwc.Webhooks {
-		mwc.Webhooks[i].ClientConfig.CABundle = ca.PEM
+		mwc.Webhooks[i].ClientConfig.CABundle = ca.CertPEM
 	}
 	if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{FieldManager: "kim-snatch"}); err != nil {
 		t.Fatal(err)
@@ -384,17 +385,17 @@ func TestOverlapSurvivesARestart(t *testing.T) {
 	ctx := context.Background()
 	const overlap = 90 * time.Second
 	h := newHarness(t, overlap, "a.kim-snatch.kyma-project.io")
-	caA, caB := syncertest.NewCA(t, "ca-a"), syncertest.NewCA(t, "ca-b")
+	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	rotation := time.Now()
 
 	// The first process syncs A, sees the rotation to B, and is gone.
 	first, _ := directReconciler(t, h)
 	first.now = func() time.Time { return rotation }
-	h.putCA(ctx, caA.PEM)
+	h.putCA(ctx, caA.CertPEM)
 	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
 		t.Fatal(err)
 	}
-	h.putCA(ctx, caB.PEM)
+	h.putCA(ctx, caB.CertPEM)
 	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
 		t.Fatal(err)
 	}

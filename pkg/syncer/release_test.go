@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -74,7 +75,7 @@ func (w writeAfterRead) Get(ctx context.Context, key client.ObjectKey, obj clien
 
 func TestReleaseApplyEntry(t *testing.T) {
 	ctx := context.Background()
-	ca := syncertest.NewCA(t, "ca")
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
 	tests := []struct {
 		name string
@@ -90,7 +91,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 	}{
 		{
 			name:         "old_apply_entry_among_others",
-			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.PEM, "{}") },
+			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}") },
 			wantReleased: true,
 		},
 		{
@@ -98,9 +99,9 @@ func TestReleaseApplyEntry(t *testing.T) {
 			// Apply entry goes.
 			name: "old_apply_entry_next_to_the_new_update_entry",
 			setup: func(t *testing.T, h *harness) {
-				mwc := applyAsOldSyncer(ctx, t, h, ca.PEM, "{}")
+				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				r, _ := directReconciler(t, h)
-				if _, err := r.apply(ctx, nil, mwc, ca.PEM, `{"v":1,"cas":{}}`); err != nil {
+				if _, err := r.apply(ctx, nil, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -111,7 +112,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			// documented reset, a list of one empty entry.
 			name: "old_apply_entry_alone",
 			setup: func(t *testing.T, h *harness) {
-				mwc := applyAsOldSyncer(ctx, t, h, ca.PEM, "{}")
+				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				i := slices.IndexFunc(mwc.ManagedFields, isOldApplyEntry)
 				only, err := json.Marshal([]patchOp{{Op: "replace", Path: "/metadata/managedFields", Value: mwc.ManagedFields[i : i+1]}})
 				if err != nil {
@@ -133,7 +134,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 		},
 		{
 			name:         "changed_between_read_and_write",
-			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.PEM, "{}") },
+			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}") },
 			reader:       func(r client.Reader, h *harness) client.Reader { return writeAfterRead{Reader: r, h: h} },
 			wantConflict: true,
 		},

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
@@ -58,7 +59,7 @@ const LeaseDurationSeconds = 3600
 // entry. Every object lives in Namespace, which Kyma manages.
 type Install struct {
 	Namespace   *corev1.Namespace
-	CA          syncertest.Cert
+	CA          *certtest.Cert
 	Secret      *corev1.Secret
 	WebhookPods []*corev1.Pod
 	SyncerPod   *corev1.Pod
@@ -78,11 +79,11 @@ type Install struct {
 // Lease renewed at now and the MutatingWebhookConfiguration named mwcName.
 func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 	t.Helper()
-	ca := syncertest.NewCA(t, "snatch-webhook."+namespace+".svc")
+	ca := certtest.MustCA(t, certtest.Options{DNSNames: []string{"snatch-webhook." + namespace + ".svc"}})
 	mwc := DeployedWebhookConfiguration(t)
 	mwc.Name = mwcName
 	for i := range mwc.Webhooks {
-		mwc.Webhooks[i].ClientConfig.CABundle = ca.PEM
+		mwc.Webhooks[i].ClientConfig.CABundle = ca.CertPEM
 		mwc.Webhooks[i].ClientConfig.Service.Namespace = namespace
 	}
 	syncer := RunningPod(namespace, "cabundle-syncer-7d9f8c6b5-x2k4q", map[string]string{NameLabel: SyncerName})
@@ -108,7 +109,7 @@ func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 			Labels: map[string]string{check.ManagedByLabel: check.ManagedByValue, corev1.LabelMetadataName: namespace},
 		}},
 		CA:             ca,
-		Secret:         syncertest.CertSecret(namespace, SecretName, CAKey, ca.PEM),
+		Secret:         syncertest.CertSecret(namespace, SecretName, CAKey, ca.CertPEM),
 		WebhookPods:    webhookPods,
 		Service:        svc,
 		EndpointSlices: slices,
