@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -72,11 +71,7 @@ func addForeignReplica(t *testing.T) func(context.Context) error {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for name, data := range issued.Files() {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	certtest.MustWriteAtomic(t, dir, issued.Files())
 	r, err := l.AddWebhook(context.Background(), foreignReplica, dir)
 	if err != nil {
 		t.Fatal(err)

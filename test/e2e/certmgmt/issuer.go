@@ -5,15 +5,10 @@
 package certmgmt
 
 import (
+	"cmp"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"time"
 
@@ -23,13 +18,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // Keys of the Secret, as cert-management writes them.
 const (
-	CertKey = "tls.crt"
-	KeyKey  = "tls.key"
-	CAKey   = "ca.crt"
+	CertKey = certtest.CertFile
+	KeyKey  = certtest.KeyFile
+	CAKey   = certtest.CAFile
 )
 
 // Issuer writes and renews one certificate Secret.
@@ -93,54 +89,20 @@ func (i *Issuer) Renew(ctx context.Context) (Issued, error) {
 // Issue issues a new self-signed CA certificate with a new key for the
 // issuer's names, without writing it anywhere.
 func (i *Issuer) Issue() (Issued, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Issued{}, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return Issued{}, err
-	}
-	validity := i.Validity
-	if validity == 0 {
-		validity = 90 * 24 * time.Hour
-	}
-	now := time.Now()
 	cn := i.CommonName
-	switch {
-	case cn != "":
-	case len(i.DNSNames) > 0:
-		cn = i.DNSNames[0]
-	default:
+	if cn == "" && len(i.DNSNames) == 0 {
 		cn = i.Name
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: cn},
-		DNSNames:              i.DNSNames,
-		IPAddresses:           i.IPs,
-		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(validity),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	now := time.Now()
+	c, err := certtest.NewCA(certtest.Options{
+		CommonName: cn, // empty: the first DNS name
+		DNSNames:   i.DNSNames,
+		IPs:        i.IPs,
+		NotBefore:  now.Add(-time.Minute),
+		NotAfter:   now.Add(cmp.Or(i.Validity, certtest.DefaultValidity)),
+	})
 	if err != nil {
 		return Issued{}, err
 	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return Issued{}, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return Issued{}, err
-	}
-	return Issued{
-		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		Cert:    cert,
-	}, nil
+	return Issued{CertPEM: c.CertPEM, KeyPEM: c.KeyPEM, Cert: c.Cert}, nil
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -224,15 +223,7 @@ func project(t *testing.T, issuer *certmgmt.Issuer, dir string) certmgmt.Issued 
 	t.Helper()
 	c, err := issuer.Issue()
 	must(t, err)
-	ts, err := os.MkdirTemp(dir, "..ts-")
-	must(t, err)
-	for name, data := range c.Files() {
-		must(t, os.WriteFile(filepath.Join(ts, name), data, 0o600))
-		_ = os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)) // exists after the first
-	}
-	tmp := filepath.Join(dir, "..data_tmp")
-	must(t, os.Symlink(filepath.Base(ts), tmp))
-	must(t, os.Rename(tmp, filepath.Join(dir, "..data")))
+	certtest.MustWriteAtomic(t, dir, c.Files())
 	return c
 }
 

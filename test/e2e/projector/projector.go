@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // Projector mirrors one Secret into directories.
@@ -123,7 +123,7 @@ func (p *Projector) loop(ctx context.Context) {
 		}
 		var err error
 		for _, dir := range p.dirs {
-			if err = certtest.AtomicWrite(dir, u.data); err != nil {
+			if err = certtest.WriteAtomic(dir, u.data); err != nil {
 				err = fmt.Errorf("project Secret %s/%s into %s: %w", p.namespace, p.name, dir, err)
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 )
@@ -48,7 +49,7 @@ func WaitBundleHas(ctx context.Context, cs kubernetes.Interface, timeout time.Du
 		}
 		last = last[:0]
 		for _, b := range syncertest.Bundles(mwc) {
-			last = append(last, syncertest.Fingerprints(b))
+			last = append(last, certtest.Fingerprints(b))
 		}
 		return syncertest.EveryBundleHas(mwc, fp), nil
 	})
