@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -66,12 +66,12 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(mwcName, syncerWebhooks...)); err != nil {
 		return err
 	}
-	ca0, err := newCA("ca-0")
+	ca0, err := certtest.NewCA(certtest.Options{CommonName: "ca-0"})
 	if err != nil {
 		return err
 	}
 	secrets := cs.CoreV1().Secrets(syncerNamespace)
-	if _, err := secrets.Create(ctx, syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca0.PEM), metav1.CreateOptions{}); err != nil {
+	if _, err := secrets.Create(ctx, syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca0.CertPEM), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 
@@ -157,26 +157,20 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	return nil
 }
 
-func newCA(name string) (syncertest.Cert, error) {
-	var c syncertest.Cert
-	err := fixture(func(t testing.TB) { c = syncertest.NewCA(t, name) })
-	return c, err
-}
-
 // rotate writes a new CA into the Secret and returns how long it took the
 // plain watch to see the write and the caBundle of every webhook entry to
 // hold the new CA.
 func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen[[]byte], mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], name string) (time.Duration, time.Duration, error) {
-	ca, err := newCA(name)
+	ca, err := certtest.NewCA(certtest.Options{CommonName: name})
 	if err != nil {
 		return 0, 0, err
 	}
-	secret := syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca.PEM)
+	secret := syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca.CertPEM)
 	start := time.Now()
 	if _, err := cs.CoreV1().Secrets(syncerNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		return 0, 0, err
 	}
-	secretAt, err := waitFor(ctx, secretSeen, func(data []byte) bool { return bytes.Equal(data, ca.PEM) })
+	secretAt, err := waitFor(ctx, secretSeen, func(data []byte) bool { return bytes.Equal(data, ca.CertPEM) })
 	if err != nil {
 		return 0, 0, fmt.Errorf("the Secret watch: %w", err)
 	}
@@ -187,7 +181,7 @@ func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen
 	return secretAt.Sub(start), bundleAt.Sub(start), nil
 }
 
-func waitBundle(ctx context.Context, mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], ca syncertest.Cert) (time.Time, error) {
+func waitBundle(ctx context.Context, mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], ca *certtest.Cert) (time.Time, error) {
 	fp := ca.Fingerprint()
 	at, err := waitFor(ctx, mwcSeen, func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return syncertest.EveryBundleHas(m, fp)

@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"testing"
 	"time"
 
-	"github.com/kyma-project/kim-snatch/pkg/serving/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
@@ -162,14 +161,18 @@ func writeServingCert(dir string) (*x509.CertPool, []byte, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	var roots *x509.CertPool
-	var caPEM []byte
-	err := fixture(func(t testing.TB) {
-		ca := certtest.NewCA(t)
-		certtest.WriteAtomic(t, dir, ca.Issue(t, 24).Files())
-		roots, caPEM = ca.Pool(), ca.CertPEM
-	})
-	return roots, caPEM, err
+	ca, err := certtest.NewCA(certtest.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	leaf, err := ca.Issue(certtest.Localhost(24))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := certtest.WriteAtomic(dir, leaf.Files()); err != nil {
+		return nil, nil, err
+	}
+	return ca.Pool(), ca.CertPEM, nil
 }
 
 // noShutdownDelay stops snatch-webhook at once: nothing calls it while the
