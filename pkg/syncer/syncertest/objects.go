@@ -18,6 +18,8 @@ import (
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // ManifestFieldManager stands for whoever applies the webhook's manifests.
@@ -87,7 +89,7 @@ func EveryBundleIs(mwc *admissionregistrationv1.MutatingWebhookConfiguration, fp
 		return false
 	}
 	for _, b := range Bundles(mwc) {
-		if !slices.Equal(Fingerprints(b), fps) {
+		if !slices.Equal(certtest.Fingerprints(b), fps) {
 			return false
 		}
 	}
@@ -101,7 +103,7 @@ func EveryBundleHas(mwc *admissionregistrationv1.MutatingWebhookConfiguration, f
 		return false
 	}
 	for _, b := range Bundles(mwc) {
-		if !slices.Contains(Fingerprints(b), fp) {
+		if !slices.Contains(certtest.Fingerprints(b), fp) {
 			return false
 		}
 	}
