@@ -22,6 +22,6 @@
 // is certificates, used by every package's tests, so the package lives
 // directly under pkg/ rather than under one of its users. Like every test
 // helper package it is imported by tests, the benchmark and the local test
-// stack only; test/manifests fails when code under cmd/ or pkg/ that ships
-// in a binary imports it.
+// stack only: test/manifests fails when a non-test file under cmd/ or pkg/,
+// other than another test helper, imports it.
 package certtest
