@@ -2,21 +2,17 @@ package framework
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // KubeconfigEnv names an existing cluster to use instead of starting one.
@@ -60,7 +56,9 @@ type Cluster struct {
 	Dir string
 
 	external  bool
-	processes []*process // in start order; stopped in reverse
+	env       *envtest.ControlPlane
+	plane     []*planeComponent // etcd, kube-apiserver
+	processes []*process        // kube-scheduler, kube-controller-manager
 	nodeSeq   int
 }
 
@@ -122,46 +120,28 @@ func connect(kubeconfig string) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, opts Options) error {
-	for _, name := range []string{etcdBinary, apiServerBinary} {
-		if _, err := binary(name); err != nil {
-			return err
-		}
+	if err := c.startControlPlane(ctx, opts); err != nil {
+		return err
 	}
-	keys, err := writePKI(c.Dir)
-	if err != nil {
-		return fmt.Errorf("write certificates: %w", err)
-	}
-	ports, err := FreePorts(3)
+	// Tests create Pods in bursts; the defaults (5 QPS) would measure
+	// client-side throttling instead of the cluster.
+	admin, err := c.env.AddUser(envtest.User{Name: "kim-snatch-admin", Groups: []string{"system:masters"}}, &rest.Config{QPS: 500, Burst: 1000})
 	if err != nil {
 		return err
 	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	if err := c.startEtcd(ctx, etcdURL, ports[1]); err != nil {
-		return err
-	}
-	host := "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	var extra []string
-	if opts.AggregatorRouting {
-		extra = append(extra, "--enable-aggregator-routing=true")
-	}
-	if err := c.startAPIServer(ctx, keys, etcdURL, ports[2], append(extra, opts.APIServerArgs...)); err != nil {
-		return err
-	}
-
-	c.Config = &rest.Config{
-		Host:            host,
-		BearerToken:     keys.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: keys.caPEM},
-		// Tests create Pods in bursts; the defaults (5 QPS) would measure
-		// client-side throttling instead of the cluster.
-		QPS:   500,
-		Burst: 1000,
-	}
+	c.Config = admin.Config()
 	if c.Clientset, err = kubernetes.NewForConfig(c.Config); err != nil {
 		return err
 	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return err
+	}
 	c.KubeconfigPath = filepath.Join(c.Dir, "kubeconfig")
-	if err := writeKubeconfig(c.KubeconfigPath, host, keys); err != nil {
+	if err := os.WriteFile(c.KubeconfigPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	if err := c.waitReadyz(ctx); err != nil {
 		return err
 	}
 
@@ -171,83 +151,11 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.ControllerManager {
-		if err := c.startControllerManager(keys); err != nil {
+		if err := c.startControllerManager(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (c *Cluster) startEtcd(ctx context.Context, clientURL string, peerPort int) error {
-	path, err := binary(etcdBinary)
-	if err != nil {
-		return err
-	}
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	p, err := startProcess(etcdBinary, path, []string{
-		"--name=default",
-		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
-		"--listen-client-urls=" + clientURL,
-		"--advertise-client-urls=" + clientURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=default=" + peerURL,
-		// The data lives for one test run; fsync would only cost time.
-		"--unsafe-no-fsync",
-		"--log-level=warn",
-	}, c.Dir)
-	if err != nil {
-		return err
-	}
-	c.processes = append(c.processes, p)
-	return waitReady(ctx, p, http.DefaultClient, clientURL+"/health", nil)
-}
-
-func (c *Cluster) startAPIServer(ctx context.Context, keys *pki, etcdURL string, port int, extra []string) error {
-	path, err := binary(apiServerBinary)
-	if err != nil {
-		return err
-	}
-	args := []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--cert-dir=" + c.Dir,
-		"--tls-cert-file=" + keys.certFile,
-		"--tls-private-key-file=" + keys.keyFile,
-		"--client-ca-file=" + keys.caFile,
-		"--token-auth-file=" + keys.tokenAuthFile,
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + keys.saPublicFile,
-		"--service-account-signing-key-file=" + keys.saKeyFile,
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--authorization-mode=RBAC",
-		// ServiceAccount admission would make every Pod wait for its
-		// namespace's default ServiceAccount, which only
-		// kube-controller-manager creates. TaintNodesByCondition would taint
-		// new Nodes not-ready until the node-lifecycle controller, which we
-		// do not run (there are no kubelets), lifts the taint.
-		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-		"--allow-privileged=true",
-		"--endpoint-reconciler-type=none",
-		"--profiling=false",
-		"--v=1",
-	}
-	p, err := startProcess(apiServerBinary, path, append(args, extra...), c.Dir)
-	if err != nil {
-		return err
-	}
-	c.processes = append(c.processes, p)
-
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(keys.caPEM)
-	client := &http.Client{
-		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
-	}
-	header := http.Header{"Authorization": []string{"Bearer " + keys.adminToken}}
-	return waitReady(ctx, p, client, "https://127.0.0.1:"+strconv.Itoa(port)+"/readyz", header)
 }
 
 func (c *Cluster) startScheduler() error {
@@ -259,7 +167,17 @@ func (c *Cluster) startScheduler() error {
 	)
 }
 
-func (c *Cluster) startControllerManager(keys *pki) error {
+// startControllerManager starts kube-controller-manager. It signs the tokens
+// of legacy token Secrets with the key envtest has kube-apiserver sign and
+// verify ServiceAccount tokens with, and publishes the CA of its kubeconfig,
+// the one of kube-apiserver's serving certificate, as the kube-root-ca.crt
+// ConfigMap. TestControllerManagerSignsTokensTheAPIServerAccepts keeps both
+// true.
+func (c *Cluster) startControllerManager() error {
+	saKey := filepath.Join(c.Dir, "sa-signer.key")
+	if _, err := os.Stat(saKey); err != nil {
+		return fmt.Errorf("envtest's ServiceAccount signing key: %w", err)
+	}
 	return c.startComponent(controllerManagerBinary,
 		"--kubeconfig="+c.KubeconfigPath,
 		"--leader-elect=false",
@@ -267,8 +185,7 @@ func (c *Cluster) startControllerManager(keys *pki) error {
 		// Nodes have no kubelet to heartbeat them; the node-lifecycle
 		// controller would mark them NotReady and evict their Pods.
 		"--controllers=*,-node-lifecycle-controller",
-		"--root-ca-file="+keys.caFile,
-		"--service-account-private-key-file="+keys.saKeyFile,
+		"--service-account-private-key-file="+saKey,
 		"--use-service-account-credentials=false",
 		"--v=1",
 	)
@@ -292,9 +209,16 @@ func (c *Cluster) startComponent(name string, args ...string) error {
 // External reports whether the cluster was not started by this package.
 func (c *Cluster) External() bool { return c.external }
 
-// PIDs returns the process IDs of the started components, in start order.
+// PIDs returns the process IDs of the started components, in start order:
+// etcd, kube-apiserver, then kube-scheduler and kube-controller-manager when
+// requested.
 func (c *Cluster) PIDs() []int {
-	pids := make([]int, 0, len(c.processes))
+	pids := make([]int, 0, len(c.plane)+len(c.processes))
+	for _, p := range c.plane {
+		if p.proc != nil {
+			pids = append(pids, p.proc.Pid)
+		}
+	}
 	for _, p := range c.processes {
 		pids = append(pids, p.pid())
 	}
@@ -304,6 +228,11 @@ func (c *Cluster) PIDs() []int {
 // Healthy returns an error naming any component that has exited.
 func (c *Cluster) Healthy() error {
 	var errs []error
+	for _, p := range c.plane {
+		if p.exited() {
+			errs = append(errs, p.errExited())
+		}
+	}
 	for _, p := range c.processes {
 		if done, _ := p.exited(); done {
 			errs = append(errs, p.errExited())
@@ -317,48 +246,11 @@ func (c *Cluster) Healthy() error {
 // call more than once. For an existing cluster it does nothing.
 func (c *Cluster) Stop() error {
 	for i := len(c.processes) - 1; i >= 0; i-- {
-		c.processes[i].stop(10 * time.Second)
+		c.processes[i].stop(stopGrace)
 	}
+	c.stopControlPlane()
 	if c.Dir == "" || os.Getenv(KeepEnv) != "" {
 		return nil
 	}
 	return os.RemoveAll(c.Dir)
-}
-
-// waitReady polls url until it answers 200, the process exits, or ctx ends.
-func waitReady(ctx context.Context, p *process, client *http.Client, url string, header http.Header) error {
-	var lastErr error
-	for {
-		if done, _ := p.exited(); done {
-			return p.errExited()
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		req.Header = header
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("%s answered %s", url, resp.Status)
-		}
-		lastErr = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last: %v); last log lines:\n%s", p.name, ctx.Err(), lastErr, p.logTail())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func writeKubeconfig(path, host string, keys *pki) error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: keys.caPEM}
-	cfg.AuthInfos[adminUser] = &clientcmdapi.AuthInfo{Token: keys.adminToken}
-	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: adminUser}
-	cfg.CurrentContext = "local"
-	return clientcmd.WriteToFile(*cfg, path)
 }

@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 func TestControlPlaneServesLabelledNamespaceAndPod(t *testing.T) {
@@ -149,5 +153,58 @@ func testPod(name string, affinity *corev1.Affinity) *corev1.Pod {
 			Affinity:   affinity,
 			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
 		},
+	}
+}
+
+// kube-controller-manager signs legacy ServiceAccount tokens with the key
+// envtest writes for kube-apiserver, and publishes the API server's serving
+// CA; see startControllerManager.
+func TestControllerManagerSignsTokensTheAPIServerAccepts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c := New(t, Options{ControllerManager: true})
+	ctx := t.Context()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "legacy-token", Namespace: "default", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}
+	var token []byte
+	var rootCA string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		// The Secret needs the ServiceAccount, which the controllers create.
+		if _, err := c.Clientset.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		got, err := c.Clientset.CoreV1().Secrets("default").Get(ctx, secret.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		token = got.Data[corev1.ServiceAccountTokenKey]
+		cm, err := c.Clientset.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		rootCA = cm.Data["ca.crt"]
+		return len(token) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("no token in Secret %s and no kube-root-ca.crt: %v", secret.Name, err)
+	}
+	if rootCA != string(c.Config.CAData) {
+		t.Errorf("kube-root-ca.crt holds\n%s\nwant the API server's serving CA\n%s", rootCA, c.Config.CAData)
+	}
+	cfg := rest.AnonymousClientConfig(c.Config)
+	cfg.BearerToken = string(token)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the API server rejects the token kube-controller-manager signed: %v", err)
+	}
+	if got, want := review.Status.UserInfo.Username, "system:serviceaccount:default:default"; got != want {
+		t.Errorf("token authenticates as %q, want %q", got, want)
 	}
 }

@@ -87,9 +87,9 @@ func (p *process) stop(grace time.Duration) {
 	})
 }
 
-// logTail returns the last lines of the component's log, for error messages.
-func (p *process) logTail() string {
-	data, err := os.ReadFile(p.logPath)
+// logTail returns the last lines of a component's log, for error messages.
+func logTail(logPath string) string {
+	data, err := os.ReadFile(logPath)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
@@ -109,5 +109,5 @@ func (p *process) errExited() error {
 	if err == nil {
 		err = errors.New("exit status 0")
 	}
-	return fmt.Errorf("%s exited: %w; last log lines:\n%s", p.name, err, p.logTail())
+	return fmt.Errorf("%s exited: %w; last log lines:\n%s", p.name, err, logTail(p.logPath))
 }

@@ -1,0 +1,233 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// defaultStartTimeout bounds each of etcd's and kube-apiserver's start when
+// the context given to Start has no deadline.
+const defaultStartTimeout = 2 * time.Minute
+
+// stopGrace is how long a component may take to end after SIGTERM before it
+// is killed.
+const stopGrace = 10 * time.Second
+
+// planeComponent is etcd or kube-apiserver. envtest starts it and keeps the
+// process handle to itself; the framework finds the process through the PID
+// file its wrapper script writes (see wrap).
+type planeComponent struct {
+	name    string
+	logPath string
+	log     *os.File
+	proc    *os.Process // nil until the component has started
+}
+
+// exited reports whether the component has ended and been reaped. On Linux
+// os.FindProcess holds a pidfd, so a PID the kernel hands out again is not
+// mistaken for the component.
+func (p *planeComponent) exited() bool {
+	return p.proc == nil || p.proc.Signal(syscall.Signal(0)) != nil
+}
+
+func (p *planeComponent) errExited() error {
+	return fmt.Errorf("%s exited; last log lines:\n%s", p.name, logTail(p.logPath))
+}
+
+// startControlPlane has envtest start etcd and kube-apiserver with the flags
+// the tests need, each through a wrapper script that gives it
+// PR_SET_PDEATHSIG. envtest returns once kube-apiserver answers /healthz.
+func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return fmt.Errorf("setpriv (util-linux) starts etcd and kube-apiserver with a parent-death signal: %w", err)
+	}
+	binDir := filepath.Join(c.Dir, "bin")
+	if err := os.Mkdir(binDir, 0o755); err != nil {
+		return err
+	}
+	paths := map[string]string{}
+	for _, name := range []string{etcdBinary, apiServerBinary} {
+		if paths[name], err = c.wrap(binDir, setpriv, name); err != nil {
+			return err
+		}
+		logPath := filepath.Join(c.Dir, name+".log")
+		log, err := os.Create(logPath)
+		if err != nil {
+			return fmt.Errorf("create log file for %s: %w", name, err)
+		}
+		c.plane = append(c.plane, &planeComponent{name: name, logPath: logPath, log: log})
+	}
+	ports, err := FreePorts(3)
+	if err != nil {
+		return err
+	}
+	timeout := defaultStartTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+
+	etcdLog, apiLog := c.plane[0].log, c.plane[1].log
+	c.env = &envtest.ControlPlane{
+		// Explicit paths: envtest would otherwise let KUBEBUILDER_ASSETS or
+		// TEST_ASSET_* name other binaries, without the wrapper.
+		Etcd: &envtest.Etcd{
+			Path:         paths[etcdBinary],
+			URL:          &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(ports[0])},
+			DataDir:      filepath.Join(c.Dir, "etcd"),
+			StartTimeout: timeout,
+			StopTimeout:  stopGrace,
+			Out:          etcdLog,
+			Err:          etcdLog,
+		},
+		APIServer: &envtest.APIServer{
+			Path:    paths[apiServerBinary],
+			CertDir: c.Dir,
+			SecureServing: envtest.SecureServing{
+				ListenAddr: envtest.ListenAddr{Address: "127.0.0.1", Port: strconv.Itoa(ports[2])},
+			},
+			StartTimeout: timeout,
+			StopTimeout:  stopGrace,
+			Out:          apiLog,
+			Err:          apiLog,
+		},
+	}
+	c.env.Etcd.Configure().
+		// envtest picks the peer port from the kernel's ephemeral range;
+		// see FreePorts for why that collides.
+		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
+		Set("log-level", "warn")
+	setAPIServerFlags(c.env.APIServer.Configure(), opts)
+
+	if err := c.env.Start(); err != nil {
+		for _, p := range c.plane {
+			err = fmt.Errorf("%w\nlast log lines of %s:\n%s", err, p.name, logTail(p.logPath))
+		}
+		return err
+	}
+	for _, p := range c.plane {
+		if p.proc, err = readPIDFile(filepath.Join(c.Dir, p.name+".pid")); err != nil {
+			return fmt.Errorf("find the process of %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+// setAPIServerFlags adds to envtest's defaults (RBAC, client certificates,
+// a ServiceAccount signing key, ServiceAccount admission off, privileged
+// containers allowed) what the tests need. Options.APIServerArgs come last,
+// each as one more occurrence of its flag.
+func setAPIServerFlags(args *envtest.Arguments, opts Options) {
+	args.
+		Set("advertise-address", "127.0.0.1").
+		Set("service-account-issuer", "https://kubernetes.default.svc.cluster.local").
+		// ServiceAccount admission would make every Pod wait for its
+		// namespace's default ServiceAccount, which only
+		// kube-controller-manager creates. TaintNodesByCondition would taint
+		// new Nodes not-ready until the node-lifecycle controller, which we
+		// do not run (there are no kubelets), lifts the taint.
+		Set("disable-admission-plugins", "ServiceAccount,TaintNodesByCondition").
+		Set("endpoint-reconciler-type", "none").
+		Set("profiling", "false").
+		Set("v", "1")
+	if opts.AggregatorRouting {
+		args.Set("enable-aggregator-routing", "true")
+	}
+	for _, a := range opts.APIServerArgs {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if hasValue {
+			args.Append(name, value)
+		} else {
+			args.Enable(name)
+		}
+	}
+}
+
+// wrap writes dir/<name>, the script envtest starts in place of the binary.
+// envtest starts its processes with nothing but their own process group, so
+// a test that dies without running Stop (SIGKILL, a test timeout) would
+// leave them running. The script records its PID, which exec keeps, in
+// <cluster dir>/<name>.pid, and execs the binary under setpriv, which sets
+// PR_SET_PDEATHSIG: the kernel then SIGKILLs the component when the thread
+// that started it, in this test process, ends. The inner shell exits if that
+// parent has already gone before the signal was set, the race that os/exec
+// closes the same way for its Pdeathsig.
+func (c *Cluster) wrap(dir, setpriv, name string) (string, error) {
+	bin, err := binary(name)
+	if err != nil {
+		return "", err
+	}
+	script := "#!/bin/sh\n" +
+		"echo $$ >" + shellQuote(filepath.Join(c.Dir, name+".pid")) + "\n" +
+		"exec " + shellQuote(setpriv) + ` --pdeathsig KILL -- /bin/sh -c '[ "$PPID" = "$1" ] || exit 1; shift; exec "$@"' ` +
+		name + ` "$PPID" ` + shellQuote(bin) + ` "$@"` + "\n"
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte(script), 0o755)
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// readPIDFile opens a handle on the process whose PID the file holds. envtest
+// runs each binary with --help before starting it, which writes the file
+// too; by the time envtest reports the component started, the file holds
+// the PID of the running one.
+func readPIDFile(path string) (*os.Process, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return os.FindProcess(pid)
+}
+
+// waitReadyz polls kube-apiserver's /readyz until it answers 200. envtest
+// waits only for /healthz, which does not wait for the informers to sync.
+func (c *Cluster) waitReadyz(ctx context.Context) error {
+	api := c.plane[1]
+	for {
+		if api.exited() {
+			return api.errExited()
+		}
+		err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w (last: %v); last log lines:\n%s", api.name, ctx.Err(), err, logTail(api.logPath))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stopControlPlane stops kube-apiserver, then etcd, and returns once both
+// have been reaped.
+func (c *Cluster) stopControlPlane() {
+	if c.env != nil {
+		// envtest SIGKILLs a component that outlives StopTimeout; its error
+		// then only says that it had to, which is all Stop promises.
+		_ = c.env.Stop()
+	}
+	for _, p := range c.plane {
+		deadline := time.Now().Add(stopGrace)
+		for !p.exited() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = p.log.Close()
+	}
+}
