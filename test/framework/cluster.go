@@ -38,7 +38,9 @@ type Options struct {
 	// Service's EndpointSlices instead of at its ClusterIP, which nothing
 	// here routes, as there is no kube-proxy.
 	AggregatorRouting bool
-	// APIServerArgs are extra kube-apiserver flags, appended last so they win.
+	// APIServerArgs are extra kube-apiserver flags, "--name=value" or
+	// "--name". Each replaces the value the framework or envtest gives the
+	// same flag, list flags such as --disable-admission-plugins included.
 	APIServerArgs []string
 }
 

@@ -125,8 +125,8 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 
 // setAPIServerFlags adds to envtest's defaults (RBAC, client certificates,
 // a ServiceAccount signing key, ServiceAccount admission off, privileged
-// containers allowed) what the tests need. Options.APIServerArgs come last,
-// each as one more occurrence of its flag.
+// containers allowed) what the tests need. Each of Options.APIServerArgs
+// replaces the value set here or by envtest.
 func setAPIServerFlags(args *envtest.Arguments, opts Options) {
 	args.
 		Set("advertise-address", "127.0.0.1").
@@ -146,7 +146,7 @@ func setAPIServerFlags(args *envtest.Arguments, opts Options) {
 	for _, a := range opts.APIServerArgs {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if hasValue {
-			args.Append(name, value)
+			args.Set(name, value)
 		} else {
 			args.Enable(name)
 		}

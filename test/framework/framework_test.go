@@ -156,6 +156,28 @@ func testPod(name string, affinity *corev1.Affinity) *corev1.Pod {
 	}
 }
 
+// APIServerArgs replace the framework's value of a flag. Repeating a list
+// flag would instead add to it: --disable-admission-plugins=TaintNodesByCondition
+// after the framework's ServiceAccount,TaintNodesByCondition would leave
+// ServiceAccount admission off.
+func TestAPIServerArgsReplaceTheFrameworksValue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c := New(t, Options{APIServerArgs: []string{"--disable-admission-plugins=TaintNodesByCondition"}})
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "no-default-service-account"}}
+	if _, err := c.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing creates the namespace's default ServiceAccount: no
+	// kube-controller-manager runs.
+	_, err := c.Clientset.CoreV1().Pods(ns.Name).Create(ctx, testPod("needs-a-service-account", nil), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "service account") {
+		t.Fatalf("create a Pod without its ServiceAccount: %v; want it forbidden by ServiceAccount admission", err)
+	}
+}
+
 // kube-controller-manager signs legacy ServiceAccount tokens with the key
 // envtest writes for kube-apiserver, and publishes the API server's serving
 // CA; see startControllerManager.
