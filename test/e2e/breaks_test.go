@@ -142,11 +142,15 @@ func failingOpenAndOffPool() []string {
 	return []string{alertFailingOpen}
 }
 
-// failOpenPods creates Pods in a Kyma namespace, a burst of 10 at a time,
-// until the API server has failed open on at least one, and returns what
-// deletes them. Concurrent creates make it open new connections to the
-// webhook, which is where a fault in reaching a replica shows.
+// failOpenPods creates Pods in a Kyma namespace, a burst of burstSize at a
+// time, until the API server has failed open on at least one, and returns
+// what deletes them. A fault in reaching a replica shows only on a new
+// connection: the API server verifies a replica's certificate when it
+// dials, and reuses the connections it keeps. It keeps up to 25 idle per
+// webhook host (client-go's transport defaults), so a burst larger than
+// that makes it dial again on every burst, each dial to a Ready endpoint.
 func failOpenPods(t *testing.T) func() {
+	const burstSize = 40
 	t.Helper()
 	ns := namespace(t, "e2e-failopen", true)
 	start := failOpen(t)
@@ -158,7 +162,7 @@ func failOpenPods(t *testing.T) func() {
 			t.Fatalf("no fail-open after %d Pods in 2m", created)
 		}
 		var wg sync.WaitGroup
-		for range 10 {
+		for range burstSize {
 			wg.Go(func() {
 				_, err := sys.Clientset().CoreV1().Pods(ns).Create(ctx, gatedPod("held"), metav1.CreateOptions{})
 				if err != nil {
@@ -167,7 +171,7 @@ func failOpenPods(t *testing.T) func() {
 			})
 		}
 		wg.Wait()
-		created += 10
+		created += burstSize
 	}
 	logf("fail-open after %d Pods: %v more", created, failOpen(t)-start)
 	return func() {
