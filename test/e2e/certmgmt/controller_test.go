@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -370,12 +371,15 @@ func (e *env) waitOrphaned(t *testing.T, secretName string, uid types.UID) {
 	})
 	e.eventually(t, "Certificate gone", func(ctx context.Context) error {
 		list, err := e.dyn.Resource(CertificateResource).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
 		for _, u := range list.Items {
-			if err == nil && u.GetUID() == uid {
-				err = errors.New("still there")
+			if u.GetUID() == uid {
+				return errors.New("still there")
 			}
 		}
-		return err
+		return nil
 	})
 }
 
@@ -475,8 +479,10 @@ func (e *env) loadManifest(t *testing.T) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
 			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", e.manifest, err)
 		}
 		switch u.GetKind() {
 		case "Issuer":

@@ -7,7 +7,6 @@ package certmgmt
 import (
 	"cmp"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"time"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
@@ -43,20 +41,9 @@ type Issuer struct {
 	Validity time.Duration
 }
 
-// Issued is one issued certificate.
-type Issued struct {
-	CertPEM, KeyPEM []byte
-	Cert            *x509.Certificate
-}
-
-// Fingerprint identifies the certificate as the cabundle-syncer does.
-func (c Issued) Fingerprint() string { return cabundle.Fingerprint(c.Cert) }
-
-// Files are the Secret's data: ca.crt is tls.crt, as with the self-signed
-// issuer.
-func (c Issued) Files() map[string][]byte {
-	return map[string][]byte{CertKey: c.CertPEM, KeyKey: c.KeyPEM, CAKey: c.CertPEM}
-}
+// Issued is one issued certificate. Being self-signed, its Files (the
+// Secret's data) hold it as ca.crt too, as with the self-signed issuer.
+type Issued = certtest.Cert
 
 // Renew issues a new self-signed CA certificate with a new key and writes
 // it to the Secret, creating the Secret if needed. Every renewal is
@@ -104,5 +91,5 @@ func (i *Issuer) Issue() (Issued, error) {
 	if err != nil {
 		return Issued{}, err
 	}
-	return Issued{CertPEM: c.CertPEM, KeyPEM: c.KeyPEM, Cert: c.Cert}, nil
+	return *c, nil
 }

@@ -61,7 +61,6 @@ type KimSnatch struct {
 	leaf, key                []byte           // of the last load
 	loads, applies, restarts int
 	downUntil                time.Time
-	lastErr                  error
 }
 
 // Start lists the Kyma pool's Nodes, listens, loads the certificate if
@@ -74,9 +73,7 @@ func Start(ctx context.Context, o Options) (*KimSnatch, error) {
 	o.Addr = cmp.Or(o.Addr, "127.0.0.1:0")
 	o.WebhookConfigName = cmp.Or(o.WebhookConfigName, DefaultWebhookConfigName)
 	o.WorkerPool = cmp.Or(o.WorkerPool, DefaultWorkerPool)
-	if o.RestartDelay == 0 {
-		o.RestartDelay = time.Second
-	}
+	o.RestartDelay = cmp.Or(o.RestartDelay, time.Second)
 	k := &KimSnatch{o: o}
 	if err := k.listNodes(ctx); err != nil {
 		return nil, err
@@ -133,10 +130,8 @@ func (k *KimSnatch) Loads() int { k.mu.Lock(); defer k.mu.Unlock(); return k.loa
 func (k *KimSnatch) Applies() int { k.mu.Lock(); defer k.mu.Unlock(); return k.applies }
 
 // Restarts is the number of failed loads, each of which made the old
-// binary exit; Err is the last one's error.
+// binary exit.
 func (k *KimSnatch) Restarts() int { k.mu.Lock(); defer k.mu.Unlock(); return k.restarts }
-
-func (k *KimSnatch) Err() error { k.mu.Lock(); defer k.mu.Unlock(); return k.lastErr }
 
 func (k *KimSnatch) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	k.mu.Lock()
@@ -187,7 +182,7 @@ func (k *KimSnatch) load(ctx context.Context) {
 	defer k.mu.Unlock()
 	switch {
 	case err != nil && ctx.Err() == nil:
-		k.cert, k.lastErr = nil, err
+		k.cert = nil
 		k.restarts++
 		k.downUntil = time.Now().Add(k.o.RestartDelay)
 	case err == nil:

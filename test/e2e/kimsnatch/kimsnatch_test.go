@@ -26,6 +26,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -61,10 +62,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = rest.NoWarnings{} // FQDN EndpointSlices are deprecated
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{"operator.kyma-project.io/managed-by": "kyma"}}}
-	_, err := cs.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{})
-	must(t, err)
+	must(t, stack.CreateNamespace(ctx, cs, ns, true))
 	install(t, cfg, func(kind string) bool { return kind != "Certificate" }) // its CRD is not installed here
 	dir := t.TempDir()
 	issuer := certmgmt.Issuer{DNSNames: []string{kimsnatch.WebhookServiceName + "." + ns + ".svc"}}
@@ -89,7 +87,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	}
 	pod = newPod(nil)
 	pod.Annotations = map[string]string{"a": "b"}
-	pod, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	must(t, err)
 	if len(pod.Annotations) != 2 || pod.Annotations[kimsnatch.PoolLabel] != framework.KymaPool {
 		t.Fatalf("fallback Pod with an annotation: annotations %v", pod.Annotations)
