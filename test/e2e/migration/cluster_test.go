@@ -65,11 +65,6 @@ func without(stream []byte, kinds ...string) ([]byte, error) {
 	}
 }
 
-// copyTree copies the directory src into dst.
-func copyTree(dst, src string) error {
-	return os.CopyFS(dst, os.DirFS(src))
-}
-
 // writeFile writes data to path, creating its directory.
 func writeFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

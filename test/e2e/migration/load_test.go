@@ -11,12 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-)
 
-// PoolKey and Pool are the term that both the old and the new webhook add.
-const (
-	PoolKey = "worker.gardener.cloud/pool"
-	Pool    = "cpu-worker-0"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // counts are the Pods created in one phase, by the terms they got.
@@ -25,6 +21,15 @@ type counts struct {
 	// FailOpen is the rise of apiserver_admission_webhook_fail_open_count
 	// over the phase, for both entries' names.
 	FailOpen float64
+}
+
+func (c *counts) add(o counts) {
+	c.Pods += o.Pods
+	c.OneTerm += o.OneTerm
+	c.TwoTerms += o.TwoTerms
+	c.NoTerm += o.NoTerm
+	c.Errors += o.Errors
+	c.FailOpen += o.FailOpen
 }
 
 func (c counts) String() string {
@@ -131,7 +136,7 @@ func (l *load) createOne(ctx context.Context, phase string) {
 		l.mu.Unlock()
 		return
 	}
-	switch terms(created) {
+	switch framework.PoolTerms(created, framework.KymaPool) {
 	case 0:
 		c.NoTerm++
 	case 1:
@@ -141,23 +146,6 @@ func (l *load) createOne(ctx context.Context, phase string) {
 	}
 	l.mu.Unlock()
 	_ = l.client.CoreV1().Pods(l.namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-}
-
-// terms counts the preferred node affinity terms that select the Kyma
-// pool by PoolKey.
-func terms(p *corev1.Pod) int {
-	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
-		return 0
-	}
-	n := 0
-	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		for _, e := range t.Preference.MatchExpressions {
-			if e.Key == PoolKey && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 && e.Values[0] == Pool {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // addFailOpen records the fail-open rise of a phase.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/kubelet"
@@ -26,13 +27,15 @@ import (
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
+// The names both installations share are the stack's; the old entry is
+// the old installation's.
 const (
-	namespace     = "kyma-system"
+	namespace     = stack.Namespace
 	loadNamespace = "kyma-load"
-	mwcName       = "kim-snatch-mutating-webhook-configuration"
-	secretName    = "kim-snatch-certificates"
-	oldEntry      = "mpod-v1.kb.io"
-	newEntry      = "pods.kim-snatch.kyma-project.io"
+	mwcName       = stack.WebhookConfigName
+	secretName    = stack.SecretName
+	oldEntry      = kimsnatch.WebhookEntryName
+	newEntry      = stack.WebhookEntryName
 	// podsPerSecond is the rate of Pod creations throughout.
 	podsPerSecond = 20
 	// projectionDelay is how long after a Secret change a running Pod sees
@@ -46,9 +49,11 @@ const (
 // rollback step 6 the old Certificate issues a new certificate, and the old
 // binary loads it once the kubelet has projected it ("rolled back").
 var windows = map[string]string{
-	"Rolling back 6": "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle",
-	"rolled back":    "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle",
+	"Rolling back 6": oldRotation,
+	"rolled back":    oldRotation,
 }
+
+const oldRotation = "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle"
 
 // The migration from the old kim-snatch to KIM Snatch and the rollback,
 // run as docs/migration.md writes them while Pods are created at 20/s.
@@ -116,12 +121,7 @@ func TestMigrationUnderLoad(t *testing.T) {
 	for _, p := range phases {
 		c := byPhase[p]
 		t.Logf("%-16s %6d %6d %6d %6d %9.0f", p, c.Pods, c.OneTerm, c.TwoTerms, c.NoTerm, c.FailOpen)
-		total.Pods += c.Pods
-		total.OneTerm += c.OneTerm
-		total.TwoTerms += c.TwoTerms
-		total.NoTerm += c.NoTerm
-		total.Errors += c.Errors
-		total.FailOpen += c.FailOpen
+		total.add(c)
 		if c.TwoTerms > 0 {
 			t.Errorf("%s: %d Pods got two terms", p, c.TwoTerms)
 		}
@@ -186,7 +186,7 @@ func newEnv(ctx context.Context, t *testing.T, root string) *env {
 	// The workspace: deploy/ as released, and the old release's manifest
 	// where the guide expects it.
 	e.workspace = t.TempDir()
-	if err := copyTree(filepath.Join(e.workspace, "deploy"), filepath.Join(root, "deploy")); err != nil {
+	if err := os.CopyFS(filepath.Join(e.workspace, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
 		t.Fatal(err)
 	}
 	e.oldManifest = filepath.Join(e.workspace, "deploy", "migration", "kim-snatch", "kim-snatch.yaml")
@@ -393,7 +393,7 @@ func (e *env) secretCA(ctx context.Context, t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.Data["ca.crt"]
+	return s.Data[certtest.CAFile]
 }
 
 // checkRolledBack holds the state after the rollback to what the guide
