@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -199,20 +200,18 @@ func readPIDFile(path string) (*os.Process, error) {
 // waits only for /healthz, which does not wait for the informers to sync.
 func (c *Cluster) waitReadyz(ctx context.Context) error {
 	api := c.plane[1]
-	for {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if api.exited() {
-			return api.errExited()
+			return false, api.errExited()
 		}
-		err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last: %v); last log lines:\n%s", api.name, ctx.Err(), err, logTail(api.logPath))
-		case <-time.After(100 * time.Millisecond):
-		}
+		last = c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		return last == nil, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%s not ready: %w (last: %v); last log lines:\n%s", api.name, err, last, logTail(api.logPath))
 	}
+	return err
 }
 
 // stopControlPlane stops kube-apiserver, then etcd, and returns once both
