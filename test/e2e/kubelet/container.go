@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -128,11 +129,7 @@ func (p *portMap) lookup(n int32) (int, bool) {
 func (p *portMap) snapshot() map[int32]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[int32]int, len(p.m))
-	for k, v := range p.m {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.m)
 }
 
 // portFlags are the flags whose value is a bare port number.

@@ -8,22 +8,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestImageName(t *testing.T) {
-	for in, want := range map[string]string{
-		"europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:0.0.0-unreleased": "snatch-webhook",
-		"localhost:5000/cabundle-syncer@sha256:0123":                              "cabundle-syncer",
-		"registry:5000/team/app:v1@sha256:0123":                                   "app",
-		"snatch-webhook":                                                          "snatch-webhook",
-	} {
-		if got := ImageName(in); got != want {
-			t.Errorf("ImageName(%q) = %q, want %q", in, got, want)
+// checkTable fails t for every input of cases that f does not map to its
+// wanted output.
+func checkTable(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, want)
 		}
 	}
 }
 
+func TestImageName(t *testing.T) {
+	checkTable(t, "ImageName", ImageName, map[string]string{
+		"europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:0.0.0-unreleased": "snatch-webhook",
+		"localhost:5000/cabundle-syncer@sha256:0123":                              "cabundle-syncer",
+		"registry:5000/team/app:v1@sha256:0123":                                   "app",
+		"snatch-webhook":                                                          "snatch-webhook",
+	})
+}
+
 func TestExpand(t *testing.T) {
 	env := map[string]string{"NS": "kyma-system", "EMPTY": ""}
-	for in, want := range map[string]string{
+	checkTable(t, "expand", func(s string) string { return expand(s, env) }, map[string]string{
 		"--ns=$(NS)":        "--ns=kyma-system",
 		"$(NS)/$(NS)":       "kyma-system/kyma-system",
 		"$(MISSING)":        "$(MISSING)",
@@ -35,11 +42,7 @@ func TestExpand(t *testing.T) {
 		"$$$(NS)":           "$kyma-system",
 		"no references":     "no references",
 		"--a=$(NS)-$$-$(X)": "--a=kyma-system-$-$(X)",
-	} {
-		if got := expand(in, env); got != want {
-			t.Errorf("expand(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestRewriteArg(t *testing.T) {
@@ -77,18 +80,14 @@ func TestRewriteArg(t *testing.T) {
 
 func TestRewritePaths(t *testing.T) {
 	mounts := []mount{{path: "/etc/kim-snatch/certs", dir: "/w/certs"}, {path: "/tmp", dir: "/w/tmp"}}
-	for in, want := range map[string]string{
+	checkTable(t, "rewritePaths", func(s string) string { return rewritePaths(s, mounts) }, map[string]string{
 		"--cert-dir=/etc/kim-snatch/certs":          "--cert-dir=/w/certs",
 		"--cert=/etc/kim-snatch/certs/tls.crt":      "--cert=/w/certs/tls.crt",
 		"--cert-dir=/etc/kim-snatch/certs2":         "--cert-dir=/etc/kim-snatch/certs2",
 		"/tmp:/tmp/x,/tmpfile":                      "/w/tmp:/w/tmp/x,/tmpfile",
 		"--dir=/var/tmp":                            "--dir=/var/tmp",
 		"--paths=/etc/kim-snatch/certs,/tmp/socket": "--paths=/w/certs,/w/tmp/socket",
-	} {
-		if got := rewritePaths(in, mounts); got != want {
-			t.Errorf("rewritePaths(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestFieldValue(t *testing.T) {

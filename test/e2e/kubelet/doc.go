@@ -90,8 +90,8 @@
 //     never succeed here), ephemeral containers and resizing are not
 //     modelled. The token is not refreshed; it lives 24 hours.
 //   - There is no Pod IP, no Service environment variables and no
-//     kube-proxy: only the API server (through the EndpointSlices) and the
-//     tests (through Kubelet.Ports) reach a Pod's ports.
+//     kube-proxy: only the API server and the tests, through the
+//     EndpointSlices, reach a Pod's ports.
 //   - Options.MaxProbePeriod can shorten the probes' periods, so that
 //     tests need not wait the production ones.
 //   - Stop stops the containers and leaves the Pods and EndpointSlices as

@@ -21,6 +21,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/kubelet"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -40,9 +41,7 @@ func TestOldKimSnatchInstallation(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	createNodes(t, c, 2)
 	for _, name := range []string{ns, demo} {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: name, Labels: map[string]string{managedBy: "kyma"}}}, metav1.CreateOptions{})
-		must(t, err)
+		must(t, stack.CreateNamespace(ctx, cs, name, true))
 	}
 	must(t, certmgmt.InstallCRDs(ctx, cfg))
 	ctrl, err := certmgmt.NewController(cfg)

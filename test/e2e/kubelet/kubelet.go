@@ -172,21 +172,6 @@ func (k *Kubelet) Stop() {
 	}
 }
 
-// Dir is the directory of the Pods' volumes, kubeconfigs and logs.
-func (k *Kubelet) Dir() string { return k.opts.Dir }
-
-// Ports returns the map from container ports to loopback ports of the
-// Pod with uid, while the stand-in runs it.
-func (k *Kubelet) Ports(uid types.UID) (map[int32]int, bool) {
-	k.mu.Lock()
-	w := k.workers[uid]
-	k.mu.Unlock()
-	if w == nil {
-		return nil, false
-	}
-	return w.ports.snapshot(), true
-}
-
 // LogPaths returns the log files of a container of the Pod with uid, one
 // per start, oldest first, while the stand-in runs the Pod.
 func (k *Kubelet) LogPaths(uid types.UID, container string) []string {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
@@ -36,7 +37,6 @@ import (
 const (
 	ns          = "kyma-system"
 	demo        = "kyma-demo"
-	managedBy   = "operator.kyma-project.io/managed-by"
 	appLabel    = "app.kubernetes.io/name"
 	webhookName = "pods.kim-snatch.kyma-project.io"
 	mwcName     = "kim-snatch-mutating-webhook-configuration"
@@ -75,9 +75,7 @@ func TestDeployedInstallation(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	createNodes(t, c, 3)
 	for _, name := range []string{ns, demo} {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: name, Labels: map[string]string{managedBy: "kyma"}}}, metav1.CreateOptions{})
-		must(t, err)
+		must(t, stack.CreateNamespace(ctx, cs, name, true))
 	}
 	e := &env{cs: cs, kubectl: kubectlFor(t, c.KubeconfigPath), webhookBin: webhookBin}
 	e.kubectl(t, "apply", "-f", "test/e2e/kubelet/testdata/monitoring-crds.yaml")
@@ -146,10 +144,10 @@ func (e *env) testCABundle(t *testing.T) {
 	}
 	lease, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, "cabundle-syncer", metav1.GetOptions{})
 	must(t, err)
-	holder, _, _ := strings.Cut(ptrString(lease.Spec.HolderIdentity), "_")
+	holder, _, _ := strings.Cut(ptr.Deref(lease.Spec.HolderIdentity, ""), "_")
 	pod, err := e.cs.CoreV1().Pods(ns).Get(ctx, holder, metav1.GetOptions{})
 	if err != nil || pod.Labels[appLabel] != "cabundle-syncer" {
-		t.Fatalf("Lease holder %q names no cabundle-syncer Pod: %v", ptrString(lease.Spec.HolderIdentity), err)
+		t.Fatalf("Lease holder %q names no cabundle-syncer Pod: %v", ptr.Deref(lease.Spec.HolderIdentity, ""), err)
 	}
 }
 
@@ -271,7 +269,7 @@ func (e *env) testSlices(t *testing.T) {
 	must(t, err)
 	got := e.waitSlices(t, metrics.Name, len(pods))
 	for _, s := range got {
-		if len(s.Ports) != 1 || ptrString(s.Ports[0].Name) != "scrape" {
+		if len(s.Ports) != 1 || ptr.Deref(s.Ports[0].Name, "") != "scrape" {
 			t.Fatalf("slice %s has ports %+v, want one named scrape", s.Name, s.Ports)
 		}
 		body := get(t, fmt.Sprintf("http://%s:%d/metrics", s.Endpoints[0].Addresses[0], *s.Ports[0].Port))
@@ -447,19 +445,7 @@ func demoPod(name string) *corev1.Pod {
 
 // hasTerm reports whether p has the webhook's preferred term for the Kyma
 // pool.
-func hasTerm(p *corev1.Pod) bool {
-	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
-		return false
-	}
-	for _, term := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		ex := term.Preference.MatchExpressions
-		if len(ex) == 1 && ex[0].Key == framework.PoolLabel && ex[0].Operator == corev1.NodeSelectorOpIn &&
-			slices.Equal(ex[0].Values, []string{framework.KymaPool}) {
-			return true
-		}
-	}
-	return false
-}
+func hasTerm(p *corev1.Pod) bool { return framework.PoolTerms(p, framework.KymaPool) > 0 }
 
 func ready(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
@@ -502,13 +488,6 @@ func kubectlFor(t *testing.T, kubeconfig string) func(t *testing.T, args ...stri
 		}
 		return string(out)
 	}
-}
-
-func ptrString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // skipExternal skips a test on an existing cluster: it has kubelets of
