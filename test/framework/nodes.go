@@ -108,19 +108,19 @@ func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...N
 	return nodes, nil
 }
 
-// PoolTerms counts the Pod's preferred node affinity terms that select
-// pool by PoolLabel: an expression PoolLabel In [pool]. It is the tests'
-// own reading of a Pod, independent of the webhook's code.
+// PoolTerms counts the Pod's preferred node affinity terms that are the
+// webhook's term for pool: one expression, PoolLabel In [pool]. It is the
+// tests' own reading of a Pod, independent of the webhook's code.
 func PoolTerms(p *corev1.Pod, pool string) int {
 	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
 		return 0
 	}
 	n := 0
 	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		for _, e := range t.Preference.MatchExpressions {
-			if e.Key == PoolLabel && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 && e.Values[0] == pool {
-				n++
-			}
+		ex := t.Preference.MatchExpressions
+		if len(ex) == 1 && ex[0].Key == PoolLabel && ex[0].Operator == corev1.NodeSelectorOpIn &&
+			len(ex[0].Values) == 1 && ex[0].Values[0] == pool {
+			n++
 		}
 	}
 	return n
