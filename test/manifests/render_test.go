@@ -5,35 +5,9 @@ import (
 	"testing"
 )
 
-// What each base must contain. The syncer's RBAC objects are listed by kind
-// only (see TestSyncerBaseContents), since their names are the RBAC file's
-// business.
+// The certificate objects that the cert-manager example swaps in for
+// Gardener's.
 var (
-	webhookObjects = []string{
-		"Certificate.cert.gardener.cloud/kyma-system/kim-snatch-webhook",
-		"Deployment.apps/kyma-system/snatch-webhook",
-		"Issuer.cert.gardener.cloud/kyma-system/kim-snatch-selfsigned",
-		"MutatingWebhookConfiguration.admissionregistration.k8s.io/kim-snatch-mutating-webhook-configuration",
-		"NetworkPolicy.networking.k8s.io/kyma-system/snatch-webhook",
-		"PodDisruptionBudget.policy/kyma-system/snatch-webhook",
-		"PriorityClass.scheduling.k8s.io/snatch-webhook-priority",
-		"PrometheusRule.monitoring.coreos.com/kyma-system/snatch-webhook",
-		"Service/kyma-system/snatch-webhook",
-		"Service/kyma-system/snatch-webhook-metrics",
-		"ServiceAccount/kyma-system/snatch-webhook",
-		"ServiceMonitor.monitoring.coreos.com/kyma-system/snatch-webhook",
-	}
-	syncerObjects = []string{
-		"CronJob.batch/kyma-system/kim-snatch-check",
-		"Deployment.apps/kyma-system/cabundle-syncer",
-		"NetworkPolicy.networking.k8s.io/kyma-system/cabundle-syncer",
-		"PodDisruptionBudget.policy/kyma-system/cabundle-syncer",
-		"PrometheusRule.monitoring.coreos.com/kyma-system/cabundle-syncer",
-		"Service/kyma-system/cabundle-syncer-metrics",
-		"ServiceAccount/kyma-system/cabundle-syncer",
-		"ServiceAccount/kyma-system/kim-snatch-check",
-		"ServiceMonitor.monitoring.coreos.com/kyma-system/cabundle-syncer",
-	}
 	gardenerCertificate = []string{
 		"Certificate.cert.gardener.cloud/kyma-system/kim-snatch-webhook",
 		"Issuer.cert.gardener.cloud/kyma-system/kim-snatch-selfsigned",
@@ -42,36 +16,7 @@ var (
 		"Certificate.cert-manager.io/kyma-system/kim-snatch-webhook",
 		"Issuer.cert-manager.io/kyma-system/kim-snatch-selfsigned",
 	}
-	rbacKinds = []string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
 )
-
-func TestWebhookBaseContents(t *testing.T) {
-	got := ids(render(t, webhookBase))
-	want := slices.Sorted(slices.Values(webhookObjects))
-	if !slices.Equal(got, want) {
-		t.Fatalf("deploy/webhook renders\n  %v\nwant exactly\n  %v\n(in particular no RBAC: the webhook needs no API access)", got, want)
-	}
-}
-
-func TestSyncerBaseContents(t *testing.T) {
-	objs := render(t, syncerBase)
-	got := ids(objs)
-	for _, w := range syncerObjects {
-		if !slices.Contains(got, w) {
-			t.Errorf("deploy/syncer lacks %s; it renders %v", w, got)
-		}
-	}
-	for _, o := range objs {
-		if !slices.Contains(syncerObjects, id(o)) && !slices.Contains(rbacKinds, o.GetKind()) {
-			t.Errorf("deploy/syncer renders unexpected %s", id(o))
-		}
-	}
-	for _, kind := range rbacKinds {
-		if len(ofKind(objs, kind)) == 0 {
-			t.Errorf("deploy/syncer renders no %s; the syncer needs a Role on the Secret and a ClusterRole on the webhook configuration, each bound", kind)
-		}
-	}
-}
 
 func TestCombinedInstallations(t *testing.T) {
 	webhook, syncer := ids(render(t, webhookBase)), ids(render(t, syncerBase))
