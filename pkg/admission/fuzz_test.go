@@ -50,12 +50,9 @@ func FuzzDecode(f *testing.F) {
 
 	policy := affinity.DefaultPolicy()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := walk(new(walker), data, func(s *scanner) (struct{}, error) {
-			if err := s.skip(); err != nil {
-				return struct{}{}, err
-			}
-			return struct{}{}, s.end()
-		})
+		var s scanner
+		s.reset(data)
+		err := s.done(s.skip())
 		valid := json.Valid(data) && utf8.Valid(data)
 		switch {
 		case err == nil && (!valid || hasDuplicateNames(data)):
@@ -63,7 +60,7 @@ func FuzzDecode(f *testing.F) {
 		case err != nil && valid && !hasDuplicateNames(data) && !surrogateEscape.Match(data):
 			t.Fatalf("the walk rejects %q, which is valid, has no duplicate names and no surrogate escape: %v", data, err)
 		}
-		_, _ = decodeReview(new(walker), data, policy.PoolLabelKey)
+		_, _ = decodeReview(&s, data, policy.PoolLabelKey)
 
 		typed := &corev1.Pod{}
 		if json.Unmarshal(data, typed) != nil {
@@ -74,14 +71,10 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		var p podFacts
-		var typeErr error
-		ok, err := walk(new(walker), canonical, func(s *scanner) (bool, error) {
-			ok, err := decodePod(s, policy.PoolLabelKey, &p)
-			typeErr = s.typeErr
-			return ok, err
-		})
-		if err != nil || !ok || typeErr != nil {
-			t.Fatalf("decodePod(%s) = %v, %v, type error %v", canonical, ok, err, typeErr)
+		s.reset(canonical)
+		ok, err := decodePod(&s, policy.PoolLabelKey, &p)
+		if err != nil || !ok || s.typeErr != nil {
+			t.Fatalf("decodePod(%s) = %v, %v, type error %v", canonical, ok, err, s.typeErr)
 		}
 		if want := policy.FactsOf(typed); p.facts != want {
 			t.Fatalf("facts from JSON %+v, typed %+v, for %s", p.facts, want, canonical)

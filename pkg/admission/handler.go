@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
@@ -26,17 +30,14 @@ const (
 // review of the largest Pod the API server accepts, or such a Pod is created
 // without the term (the webhook answers 413 and the API server fails open).
 //
-// kube-apiserver reads request bodies of at most 3 MiB (its
-// MaxRequestBodyBytes), and an AdmissionReview carries the object once for a
-// CREATE. But the API server encodes the review with encoding/json, which
-// writes each <, > and & as \u003c: six bytes for one. A Pod of 3 MiB of
-// such bytes becomes a review of 18 MiB, plus the envelope, defaulted
-// fields and managedFields. 32 MiB covers that with room for a Pod sent as
-// protobuf, whose JSON form is larger. controller-runtime's 7 MiB does not:
-// a Pod with 1.2 MiB of '<' in an argument was created unpatched.
-// TestWebhook_through_a_real_api_server (cmd/snatch-webhook) creates a Pod
-// of about 3 MiB of '<' through the API server and requires the term. A
-// body this large is read into a buffer of its own that is not pooled.
+// kube-apiserver reads bodies of at most 3 MiB (MaxRequestBodyBytes), and a
+// CREATE's review carries the object once, but encoding/json writes each <,
+// > and & as \u003c, six bytes for one: a Pod of 3 MiB of such bytes makes a
+// review of 18 MiB, plus the envelope, defaults and managedFields. 32 MiB
+// covers that, with room for a Pod sent as protobuf, whose JSON is larger;
+// with controller-runtime's 7 MiB, a Pod with 1.2 MiB of '<' in an argument
+// was created unpatched. TestWebhook_through_a_real_api_server
+// (cmd/snatch-webhook) holds this with a Pod of about 3 MiB of '<'.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
@@ -51,12 +52,7 @@ type Options struct {
 	MaxBodyBytes int64
 }
 
-// Handler serves the Pod mutation as a plain http.Handler. It speaks the v1
-// AdmissionReview contract as controller-runtime's admission.Webhook does
-// (uid echoed, content type and size checked, a clear 4xx for malformed
-// input), but it reads only the fields the decision needs, in place, and
-// writes the prebuilt patch. The benchmark in handler_bench_test.go holds
-// the generic approach beside it.
+// Handler serves the Pod mutation as a plain http.Handler (see the package doc).
 type Handler struct {
 	mutator *affinity.Mutator
 	poolKey string
@@ -65,8 +61,6 @@ type Handler struct {
 	maxBody int64
 	bufs    sync.Pool
 }
-
-var _ http.Handler = (*Handler)(nil)
 
 // NewHandler returns a Handler for the options.
 func NewHandler(o Options) (*Handler, error) {
@@ -83,31 +77,34 @@ func NewHandler(o Options) (*Handler, error) {
 		log:     newDecisionLogger(o.Log),
 		maxBody: o.MaxBodyBytes,
 	}
-	h.bufs.New = func() any { return &buffers{in: make([]byte, 0, 16<<10), out: make([]byte, 0, 1<<10)} }
+	h.bufs.New = func() any { return new(buffers) }
 	return h, nil
 }
 
-// buffers are one request's body and response. They are pooled: at a
-// thousand reviews a second, allocating 10 KB for each body is most of the
-// garbage the handler would make.
+// buffers are pooled: at a thousand reviews a second, allocating 10 KB for
+// each body would be most of the handler's garbage.
 type buffers struct {
-	in, out []byte
-	walk    walker
+	in    bytes.Buffer
+	limit io.LimitedReader
+	out   []byte
+	scan  scanner
 }
 
-// requestError is a malformed request: an HTTP status, a metric reason and a
-// message for the caller.
+// requestError is a malformed request's HTTP status, metric reason and message.
 type requestError struct {
-	code    int
-	reason  string
-	message string
+	code            int
+	reason, message string
 }
 
 // ServeHTTP handles one AdmissionReview.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	bufs := h.bufs.Get().(*buffers)
-	defer h.putBufs(bufs)
+	defer func() {
+		if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
+			h.bufs.Put(bufs)
+		}
+	}()
 
 	var rev review
 	written := false
@@ -116,21 +113,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// "allowed, no patch" if nothing was written yet.
 		if p := recover(); p != nil {
 			err := fmt.Errorf("panic: %v", p)
-			if !written && len(rev.uid) > 0 {
-				h.writeBody(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid, nil))
-			} else if !written {
-				h.writeBody(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, "InternalError", err.Error()))
+			switch {
+			case written: // too late to answer
+			case len(rev.uid.raw) > 0:
+				writeBody(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, nil))
+			default:
+				writeBody(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
 			}
-			h.log.panicked(&rev, err)
+			h.log.write(&rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
 			h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
 		}
 	}()
 
-	body, reqErr := h.read(r, bufs.in[:0])
-	bufs.in = body
+	body, reqErr := h.read(r, bufs)
 	if reqErr == nil {
 		var err error
-		rev, err = decodeReview(&bufs.walk, body, h.poolKey)
+		rev, err = decodeReview(&bufs.scan, body, h.poolKey)
 		reqErr = checkReview(&rev, err)
 	}
 	if reqErr == nil {
@@ -140,88 +138,72 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if reqErr.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
 		}
-		bufs.out = appendMalformed(bufs.out[:0], rev.uid, reqErr.code, statusReason(reqErr.code), reqErr.message)
-		h.writeBody(w, reqErr.code, bufs.out)
+		bufs.out = appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message)
+		writeBody(w, reqErr.code, bufs.out)
 		written = true
-		h.log.malformed(&rev, reqErr)
+		h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code})
 		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
 
 	d, err := h.decide(&rev)
-	h.log.decision(&rev, d, err)
-	bufs.out = appendAllowed(bufs.out[:0], rev.uid, d.Patch)
-	h.writeBody(w, http.StatusOK, bufs.out)
+	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
+	bufs.out = appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch)
+	writeBody(w, http.StatusOK, bufs.out)
 	written = true
-	outcome := OutcomeAllowed
-	if d.Patched() {
-		outcome = OutcomePatched
-	}
-	h.metrics.observe(outcome, string(d.Reason), time.Since(start))
-}
-
-func (h *Handler) putBufs(b *buffers) {
-	// Do not keep a rare huge body's buffer alive in the pool.
-	if cap(b.in) <= 1<<20 {
-		h.bufs.Put(b)
-	}
+	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
 // decide runs the decision order (docs/architecture.md, "Admission
 // decision order") on a well-formed review.
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
+	var err error
 	switch {
 	case !rev.isPod():
 		return affinity.Decision{Reason: affinity.ReasonNotPod, Message: "the request is not for a Pod"}, nil
-	case !rev.isCreate():
+	case !rev.operation.is("CREATE"):
 		return affinity.Decision{Reason: affinity.ReasonNotCreate, Message: "the request is not a CREATE"}, nil
 	case !rev.hasObject:
-		err := errors.New("the CREATE request carries no Pod object")
-		return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
+		err = errors.New("the CREATE request carries no Pod object")
 	case rev.podErr != nil:
-		err := fmt.Errorf("read the Pod: %w", rev.podErr)
-		return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
+		err = fmt.Errorf("read the Pod: %w", rev.podErr)
+	default:
+		return h.mutator.Decide(rev.pod.facts), nil
 	}
-	return h.mutator.Decide(rev.pod.facts), nil
+	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// read reads the body into buf, refusing more than maxBody bytes.
-func (h *Handler) read(r *http.Request, buf []byte) ([]byte, *requestError) {
+// read reads the body into bufs.in, refusing more than maxBody bytes.
+func (h *Handler) read(r *http.Request, bufs *buffers) ([]byte, *requestError) {
 	if r.Method != http.MethodPost {
-		return buf, &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
+		return nil, &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
 	}
-	tooLarge := &requestError{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge,
-		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 	if r.ContentLength > h.maxBody {
-		return buf, tooLarge
+		return nil, h.tooLarge()
 	}
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-		buf = make([]byte, 0, r.ContentLength)
+	body := r.Body
+	if body == nil {
+		body = http.NoBody
 	}
-	if r.Body == nil {
-		return buf, &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
+	bufs.in.Reset()
+	bufs.in.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom's last read wants MinRead bytes free
+	bufs.limit = io.LimitedReader{R: body, N: h.maxBody + 1}
+	_, err := bufs.in.ReadFrom(&bufs.limit) // limit is pooled so as not to allocate it
+	bufs.limit.R = nil
+	switch {
+	case err != nil:
+		return nil, &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
+	case int64(bufs.in.Len()) > h.maxBody:
+		return nil, h.tooLarge()
+	case bufs.in.Len() == 0:
+		return nil, &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
 	}
-	lr := io.LimitedReader{R: r.Body, N: h.maxBody + 1}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return buf, &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
-		}
-	}
-	if int64(len(buf)) > h.maxBody {
-		return buf, tooLarge
-	}
-	if len(buf) == 0 {
-		return buf, &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
-	}
-	return buf, nil
+	return bufs.in.Bytes(), nil
+}
+
+func (h *Handler) tooLarge() *requestError {
+	return &requestError{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge,
+		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
 // checkContentType accepts application/json with any parameters, as the
@@ -239,44 +221,69 @@ func checkContentType(ct string) *requestError {
 }
 
 func checkReview(rev *review, err error) *requestError {
-	var se *syntaxError
-	var te *fieldTypeError
 	switch {
-	case errors.As(err, &se):
-		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "the body is not valid JSON: " + se.Error()}
-	case errors.As(err, &te):
-		return &requestError{http.StatusBadRequest, ReasonInvalidReview, "the body is not an AdmissionReview: " + te.Error()}
+	case errors.Is(err, errInvalidJSON):
+		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "the body is not valid JSON: " + err.Error()}
 	case err != nil:
-		return &requestError{http.StatusBadRequest, ReasonInvalidReview, err.Error()}
+		return &requestError{http.StatusBadRequest, ReasonInvalidReview, "the body is not an AdmissionReview: " + err.Error()}
 	case !rev.apiVersion.is(reviewAPIVersion) || !rev.kind.is(reviewKind):
 		return &requestError{http.StatusBadRequest, ReasonInvalidReview, fmt.Sprintf(
-			"expected apiVersion %s and kind %s, got %q and %q", reviewAPIVersion, reviewKind, rev.apiVersion.String(), rev.kind.String())}
+			"expected apiVersion %s and kind %s, got %q and %q", reviewAPIVersion, reviewKind, rev.apiVersion, rev.kind)}
 	case !rev.hasRequest:
 		return &requestError{http.StatusBadRequest, ReasonNoRequest, "the AdmissionReview has no request"}
-	case len(rev.uid) <= 2:
+	case len(rev.uid.raw) == 0:
 		return &requestError{http.StatusBadRequest, ReasonNoUID, "the AdmissionReview request has no uid"}
 	}
 	return nil
 }
 
-func statusReason(code int) string {
-	switch code {
-	case http.StatusMethodNotAllowed:
-		return "MethodNotAllowed"
-	case http.StatusRequestEntityTooLarge:
-		return "RequestEntityTooLarge"
-	case http.StatusUnsupportedMediaType:
-		return "UnsupportedMediaType"
-	case http.StatusInternalServerError:
-		return "InternalError"
-	}
-	return "BadRequest"
-}
-
-func (h *Handler) writeBody(w http.ResponseWriter, code int, body []byte) {
+func writeBody(w http.ResponseWriter, code int, body []byte) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body) // the client went away; there is no one left to tell
+}
+
+// Responses are appended by hand: at most five fields and a prebuilt patch,
+// which encoding a generic AdmissionReview would only slow down. The tests
+// hold them to the typed admission.k8s.io/v1 AdmissionReview.
+const responsePrefix = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"`
+
+// appendAllowed appends an allowed response, with the patch when there is
+// one. uid is the raw contents of the request's uid, escaped as it came.
+func appendAllowed(b, uid, patch []byte) []byte {
+	b = append(b, responsePrefix...)
+	b = append(b, uid...)
+	b = append(b, `","allowed":true`...)
+	if len(patch) > 0 {
+		b = append(b, `,"patchType":"JSONPatch","patch":"`...)
+		b = base64.StdEncoding.AppendEncode(b, patch)
+		b = append(b, '"')
+	}
+	return append(b, "}}"...)
+}
+
+// statusReasons are the reasons of the statuses appendMalformed writes.
+var statusReasons = map[int]metav1.StatusReason{
+	http.StatusBadRequest:            metav1.StatusReasonBadRequest,
+	http.StatusMethodNotAllowed:      metav1.StatusReasonMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: metav1.StatusReasonRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType:  metav1.StatusReasonUnsupportedMediaType,
+	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
+}
+
+// appendMalformed appends the body of an error answer, whose status is for
+// the API server's log and for people: the API server only looks at the
+// HTTP status (see the package doc). allowed is true so that nothing reading
+// the body alone could take it for a denial.
+func appendMalformed(b, uid []byte, code int, message string) []byte {
+	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
+		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),
+	})
+	b = append(b, responsePrefix...)
+	b = append(b, uid...)
+	b = append(b, `","allowed":true,"status":`...)
+	b = append(b, status...)
+	return append(b, "}}"...)
 }

@@ -178,7 +178,8 @@ func (n narrowHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		patch = n.m.Decide(n.m.Policy().FactsOf(pod)).Patch
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(appendAllowed(nil, req.UID, patch))
+	uid := bytes.TrimSuffix(bytes.TrimPrefix(req.UID, []byte(`"`)), []byte(`"`)) // the raw contents
+	_, _ = w.Write(appendAllowed(nil, uid, patch))
 }
 
 func addTerm(pod *corev1.Pod, term corev1.PreferredSchedulingTerm) {

@@ -10,9 +10,7 @@ import (
 )
 
 // Outcomes of one admission request, the "outcome" label of
-// snatch_webhook_admission_total. No outcome is a denial: the webhook never
-// denies, it patches, allows, or answers a malformed request with a 4xx
-// (which the API server's failurePolicy Ignore turns into an admission).
+// snatch_webhook_admission_total. None is a denial (see the package doc).
 const (
 	OutcomePatched   = "patched"
 	OutcomeAllowed   = "allowed"
@@ -37,8 +35,8 @@ var malformedReasons = []string{
 	ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID,
 }
 
-// Metrics are the admission metrics (docs/operations.md, "Metrics"). The labels are bounded:
-// an outcome and a reason, never a Pod or namespace name.
+// Metrics are the admission metrics (docs/operations.md, "Metrics"). The
+// labels are bounded: an outcome and a reason, never a Pod or namespace.
 type Metrics struct {
 	total    *prometheus.CounterVec
 	duration prometheus.Histogram
@@ -66,16 +64,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, r := range affinity.Reasons() {
-		outcome := OutcomeAllowed
-		if r == affinity.ReasonInjected {
-			outcome = OutcomePatched
-		}
-		m.total.WithLabelValues(outcome, string(r))
+		m.total.WithLabelValues(outcomeOf(r), string(r))
 	}
 	for _, r := range malformedReasons {
 		m.total.WithLabelValues(OutcomeMalformed, r)
 	}
 	return m, nil
+}
+
+// outcomeOf is a decision's outcome: only ReasonInjected comes with a patch.
+func outcomeOf(r affinity.Reason) string {
+	if r == affinity.ReasonInjected {
+		return OutcomePatched
+	}
+	return OutcomeAllowed
 }
 
 func (m *Metrics) observe(outcome, reason string, d time.Duration) {
@@ -86,13 +88,12 @@ func (m *Metrics) observe(outcome, reason string, d time.Duration) {
 	m.duration.Observe(d.Seconds())
 }
 
-// RegisterPolicy exports the policy the webhook applies as the gauge
-// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1. The webhook
-// cannot see Nodes, and a --worker-pool that names no pool gives a term
-// that matches nothing, silently. With this series, a rule can join the
-// pool that the running webhooks prefer with the pools kube-state-metrics
-// reports (KimSnatchKymaPoolHasNoNodes in deploy/webhook). One series per
-// process: the labels are the two flags.
+// RegisterPolicy exports the policy as the gauge
+// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, one series
+// per process. The webhook cannot see Nodes, and a --worker-pool that names
+// no pool silently gives a term that matches nothing: with this series, a
+// rule joins the preferred pool with the pools kube-state-metrics reports
+// (KimSnatchKymaPoolHasNoNodes in deploy/webhook).
 func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "snatch_webhook_policy_info",
