@@ -7,51 +7,41 @@ import (
 	"time"
 )
 
-// Record is what the syncer must remember about one CA in the bundle between
-// reconciles, and across restarts and leader changes.
+// Record is what the syncer must remember about one CA in the bundle across
+// reconciles, restarts and leader changes.
 type Record struct {
-	// FirstSeen is when the CA was first seen, in the source or, for a CA
+	// FirstSeen is when the CA was first seen: in the source or, for a CA
 	// that was in the bundle before any record of it existed, in the bundle.
 	FirstSeen time.Time
-	// SupersededAt is when the CA was first found missing from the source.
-	// It is zero while the CA is in the source. The overlap runs from here.
+	// SupersededAt is when the CA was first found missing from the source,
+	// zero while it is there. The overlap runs from here.
 	SupersededAt time.Time
 }
 
 // State holds the records of the CAs in a bundle, by Fingerprint.
 type State map[string]Record
 
-// Input is everything Merge needs. Merge reads no clock: Now is the time.
+// Input is everything Merge needs.
 type Input struct {
-	// Source is the PEM data of ca.crt in the certificate Secret.
-	Source []byte
-	// Current holds the caBundle of every webhook entry as it is now. The
-	// previous CAs are taken from here; entries usually agree, but after an
-	// external edit they may not, and any of them may be damaged.
+	Source []byte // the PEM data of ca.crt in the certificate Secret
+	// Current holds the caBundle of every webhook entry as it is now, where
+	// the previous CAs are taken from. The entries usually agree, but after
+	// an external edit they may not, and any of them may be damaged.
 	Current [][]byte
-	// State is the state returned by the last Merge that was written.
-	State State
-	// Overlap is how long a CA stays in the bundle after it left the source.
-	// Zero replaces the bundle with the source.
-	Overlap time.Duration
-	// Now is the time of the decision.
-	Now time.Time
+	State   State         // as returned by the last Merge that was written
+	Overlap time.Duration // how long a CA stays after it left the source; zero replaces the bundle
+	Now     time.Time     // the time of the decision; Merge reads no clock
 }
 
 // Result is the outcome of Merge.
 type Result struct {
-	// Verdict is the verdict on the source. When it is not valid, nothing
-	// else is set and nothing must be written.
-	Verdict Verdict
-	// Bundle is the caBundle to write: PEM, in the order of Certificates.
-	Bundle []byte
+	Verdict Verdict // on the source; when not valid, nothing else is set and nothing must be written
+	Bundle  []byte  // the caBundle to write: PEM, in the order of Certificates
 	// Certificates are the CAs in Bundle: first those of the source, newest
 	// first, then the previous ones, most recently superseded first.
 	Certificates []*x509.Certificate
-	// State holds a record for every certificate in Bundle and nothing else.
-	State State
-	// NotAfter is the latest expiry of the CAs in the source.
-	NotAfter time.Time
+	State        State     // a record for every certificate in Bundle and nothing else
+	NotAfter     time.Time // the latest expiry of the CAs in the source
 	// RequeueAfter is when the bundle will change without any new input:
 	// the earliest end of an overlap or expiry of a certificate in Bundle.
 	RequeueAfter time.Duration
@@ -77,7 +67,10 @@ func Merge(in Input) Result {
 	// Records are kept to the second in the cluster. Rounding up makes an
 	// overlap at least as long as asked for, and makes the record that is
 	// read back equal to the one that was written.
-	stamp := ceilSecond(in.Now)
+	stamp := in.Now.UTC().Truncate(time.Second)
+	if stamp.Before(in.Now) {
+		stamp = stamp.Add(time.Second)
+	}
 
 	type entry struct {
 		cert *x509.Certificate
@@ -121,50 +114,30 @@ func Merge(in Input) Result {
 		}
 	}
 
-	slices.SortFunc(current, func(a, b entry) int {
-		return cmp.Or(
-			b.cert.NotBefore.Compare(a.cert.NotBefore),
-			cmp.Compare(a.fp, b.fp),
-		)
-	})
-	slices.SortFunc(previous, func(a, b entry) int {
+	// Newest first; among previous CAs, the most recently superseded first.
+	order := func(a, b entry) int {
 		return cmp.Or(
 			b.rec.SupersededAt.Compare(a.rec.SupersededAt),
 			b.cert.NotBefore.Compare(a.cert.NotBefore),
 			cmp.Compare(a.fp, b.fp),
 		)
-	})
-
-	res := Result{Verdict: verdict, State: make(State, len(current)+len(previous))}
-	var next time.Time
-	earliest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
 	}
+	slices.SortFunc(current, order)
+	slices.SortFunc(previous, order)
+
+	res := Result{Verdict: verdict, State: make(State, len(current)+len(previous)), NotAfter: latestNotAfter(source)}
+	var changes []time.Time
 	for _, e := range slices.Concat(current, previous) {
 		res.Certificates = append(res.Certificates, e.cert)
 		res.State[e.fp] = e.rec
 		// expired() is strict, so the certificate is gone only after NotAfter.
-		earliest(e.cert.NotAfter.Add(time.Nanosecond))
+		changes = append(changes, e.cert.NotAfter.Add(time.Nanosecond))
 		if !e.rec.SupersededAt.IsZero() {
-			earliest(e.rec.SupersededAt.Add(in.Overlap))
-		}
-	}
-	for _, e := range current {
-		if e.cert.NotAfter.After(res.NotAfter) {
-			res.NotAfter = e.cert.NotAfter
+			changes = append(changes, e.rec.SupersededAt.Add(in.Overlap))
 		}
 	}
 	res.Bundle = Encode(res.Certificates)
-	res.RequeueAfter = max(next.Sub(in.Now), 0)
+	// A valid source leaves at least one certificate, so changes is not empty.
+	res.RequeueAfter = max(slices.MinFunc(changes, time.Time.Compare).Sub(in.Now), 0)
 	return res
-}
-
-func ceilSecond(t time.Time) time.Time {
-	t = t.UTC()
-	if r := t.Truncate(time.Second); !r.Equal(t) {
-		return r.Add(time.Second)
-	}
-	return t
 }

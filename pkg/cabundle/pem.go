@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 const certificateBlockType = "CERTIFICATE"
@@ -58,12 +59,7 @@ func Parse(data []byte) ([]*x509.Certificate, error) {
 // damaged entry must not hide the previous CAs that are still intact.
 func parseLenient(data []byte) []*x509.Certificate {
 	var certs []*x509.Certificate
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return certs
-		}
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
 		if block.Type != certificateBlockType {
 			continue
 		}
@@ -71,17 +67,16 @@ func parseLenient(data []byte) []*x509.Certificate {
 			certs = append(certs, cert)
 		}
 	}
+	return certs
 }
 
 // Encode returns certs as concatenated PEM CERTIFICATE blocks, in order.
 func Encode(certs []*x509.Certificate) []byte {
-	var buf bytes.Buffer
+	var out []byte
 	for _, c := range certs {
-		// Writing to a bytes.Buffer cannot fail, and a block without headers
-		// cannot be rejected by pem.Encode.
-		_ = pem.Encode(&buf, &pem.Block{Type: certificateBlockType, Bytes: c.Raw})
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: certificateBlockType, Bytes: c.Raw})...)
 	}
-	return buf.Bytes()
+	return out
 }
 
 // Fingerprint identifies a certificate by the lowercase hex SHA-256 of its
@@ -103,13 +98,5 @@ func Equal(a, b []byte) bool {
 	if errA != nil || errB != nil {
 		return bytes.Equal(a, b)
 	}
-	if len(ca) != len(cb) {
-		return false
-	}
-	for i := range ca {
-		if !bytes.Equal(ca[i].Raw, cb[i].Raw) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(ca, cb, (*x509.Certificate).Equal)
 }

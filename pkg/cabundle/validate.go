@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -13,16 +14,11 @@ type Reason string
 
 // The reasons Validate can give.
 const (
-	// ReasonValid means the source holds at least one usable CA.
-	ReasonValid Reason = "valid"
-	// ReasonEmpty means the source holds nothing but whitespace.
-	ReasonEmpty Reason = "empty"
-	// ReasonUnparsable means the source is not clean PEM certificates.
-	ReasonUnparsable Reason = "unparsable"
-	// ReasonNotCA means a certificate in the source is not a CA.
-	ReasonNotCA Reason = "not-ca"
-	// ReasonExpired means every certificate in the source has expired.
-	ReasonExpired Reason = "expired"
+	ReasonValid      Reason = "valid"      // at least one usable CA
+	ReasonEmpty      Reason = "empty"      // nothing but whitespace
+	ReasonUnparsable Reason = "unparsable" // not clean PEM certificates
+	ReasonNotCA      Reason = "not-ca"     // a certificate is not a CA
+	ReasonExpired    Reason = "expired"    // every certificate has expired
 )
 
 // Verdict says whether a source may be written, and why not.
@@ -57,15 +53,13 @@ func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
 	case err != nil:
 		return nil, Verdict{Reason: ReasonUnparsable, Message: fmt.Sprintf("the CA data is not clean PEM certificates: %v", err)}
 	}
-	for _, c := range certs {
-		if !c.BasicConstraintsValid || !c.IsCA {
-			return nil, Verdict{Reason: ReasonNotCA, Message: fmt.Sprintf("certificate %q (sha256 %s) is not a CA", c.Subject, Fingerprint(c))}
-		}
-	}
 	var usable []*x509.Certificate
 	seen := make(map[string]bool, len(certs))
 	for _, c := range certs {
 		fp := Fingerprint(c)
+		if !c.BasicConstraintsValid || !c.IsCA {
+			return nil, Verdict{Reason: ReasonNotCA, Message: fmt.Sprintf("certificate %q (sha256 %s) is not a CA", c.Subject, fp)}
+		}
 		if seen[fp] || expired(c, now) {
 			continue
 		}
@@ -82,12 +76,7 @@ func expired(c *x509.Certificate, now time.Time) bool {
 	return now.After(c.NotAfter)
 }
 
+// latestNotAfter returns the latest expiry in certs, which must not be empty.
 func latestNotAfter(certs []*x509.Certificate) time.Time {
-	var t time.Time
-	for _, c := range certs {
-		if c.NotAfter.After(t) {
-			t = c.NotAfter
-		}
-	}
-	return t
+	return slices.MaxFunc(certs, func(a, b *x509.Certificate) int { return a.NotAfter.Compare(b.NotAfter) }).NotAfter
 }

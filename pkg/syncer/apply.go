@@ -4,16 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
 // patchOp is one operation of a JSON patch (RFC 6902).
@@ -23,36 +29,11 @@ type patchOp struct {
 	Value any    `json:"value"`
 }
 
-// caBundlePatch returns the JSON patch that sets the caBundle of every
-// webhook entry that does not hold bundle yet, and the state annotation when
-// it differs, on the object mwc was read as. It names nothing else, so the
-// write can never reset a field of whoever applies the manifests.
-//
-// Why a JSON patch, an Update, and not server-side apply: the managedFields
-// of an Update record only the leaves it changed, so the syncer owns
-// webhooks[*].clientConfig.caBundle and the annotation, and nothing that
-// keeps an entry alive. An apply has to name each entry by its key, which
-// makes the applier a co-owner of the entry; a deployer that applies
-// server-side and renames or removes the entry is then refused, even with
-// force, because the entry would be left as {name, caBundle}, which fails
-// validation.
-//
-// Why the first operation replaces metadata.resourceVersion with the value
-// that was read: the API server then updates only if the object is still at
-// that version and answers 409 Conflict otherwise (a JSON patch `test` on the
-// same path fails as 422 Invalid instead, which cannot be told from a patch
-// that is wrong). The precondition does two jobs:
-//   - The merge reads the previous CAs from the caBundles in place, so a
-//     write based on a stale read could drop a CA that another write added.
-//   - The entries are addressed by index. Between the read and the write a
-//     deployer may reorder, rename or remove entries; without the
-//     precondition /webhooks/0 could then be another entry than the one the
-//     bundle was compared with, or past the end. With it, every index refers
-//     to exactly the list that was read.
-//
-// A patch never creates an object: when the object was deleted in between,
-// the API server answers 404, and a re-created object has another
-// resourceVersion.
+// caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
+// mwc was read at, that sets bundle in every webhook entry that does not hold
+// it yet, and the state annotation when it differs. It names nothing else, so
+// it never resets a field of whoever applies the manifests; the package
+// documentation says why it is a JSON patch and why the precondition.
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
 	ops := []patchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {
@@ -78,10 +59,8 @@ func escapePointer(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
-// apply writes the bundle and the annotation as a JSON patch under the
-// syncer's field manager, see caBundlePatch.
-//
-// A failed write returns the reason label to count and log it under.
+// apply writes caBundlePatch under FieldManager. A failed write returns the
+// reason label to count and log it under.
 func (r *Reconciler) apply(ctx context.Context, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) (string, error) {
 	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
 	err := r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
@@ -96,5 +75,72 @@ func (r *Reconciler) apply(ctx context.Context, secret *corev1.Secret, mwc *admi
 		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleApplyFailed,
 			"Writing the caBundle failed, the caBundle in place is kept: %v", err)
 		return ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
+	}
+}
+
+// releaseApplyEntry removes the managedFields entry of earlier builds
+// (FieldManager, operation Apply), which an Update leaves in place, from the
+// MutatingWebhookConfiguration name, and reports whether there was one.
+// reader must not strip managedFields, as the cache does.
+//
+// Replacing metadata.managedFields is the documented reset of ownership
+// (docs/operations.md). An empty list leaves them as they are, so the last
+// entry is removed with a list of one empty entry. The patch changes nothing
+// else (the reset would make the syncer the owner of any other change), and
+// carries the resourceVersion precondition, so it cannot drop an entry added
+// after the read.
+func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", name, err)
+	}
+	kept := slices.DeleteFunc(slices.Clone(mwc.ManagedFields), func(mf metav1.ManagedFieldsEntry) bool {
+		return mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
+	})
+	if len(kept) == len(mwc.ManagedFields) {
+		return false, nil
+	}
+	if len(kept) == 0 {
+		kept = []metav1.ManagedFieldsEntry{{}}
+	}
+	ops := []patchOp{
+		{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion},
+		{Op: "replace", Path: "/metadata/managedFields", Value: kept},
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return false, fmt.Errorf("encode managedFields of MutatingWebhookConfiguration %s: %w", name, err)
+	}
+	if err := c.Patch(ctx, mwc, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(FieldManager)); err != nil {
+		return false, fmt.Errorf("remove the %s Apply entry from the managedFields of MutatingWebhookConfiguration %s: %w", FieldManager, name, err)
+	}
+	return true, nil
+}
+
+// releaseApplyEntryUntilDone retries releaseApplyEntry with the controller's
+// backoff until it succeeds or ctx ends: a conflict with the controller's own
+// write is expected, and no error (RBAC, an unreachable API server) may stop
+// the syncer, whose main job does not depend on this.
+func releaseApplyEntryUntilDone(ctx context.Context, reader client.Reader, c client.Client, name string, log logr.Logger) {
+	backoff := retryBackoff()
+	log = log.WithValues(logkeys.WebhookConfiguration, name)
+	for {
+		released, err := releaseApplyEntry(ctx, reader, c, name)
+		if err == nil {
+			if released {
+				log.Info("Removed the server-side apply entry of an earlier syncer build from managedFields")
+			}
+			return
+		}
+		delay := backoff.When(reconcile.Request{})
+		log.Error(err, "Releasing the field ownership of an earlier syncer build failed; retrying", logkeys.RequeueAfter, delay.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
 	}
 }

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// FieldManager is the field manager of the syncer's writes. Its Update entry
-// in managedFields owns webhooks[*].clientConfig.caBundle and the state
-// annotation, nothing else. Earlier builds wrote with server-side apply
-// under the same name; see releaseApplyEntry.
+// FieldManager is the field manager of the syncer's writes, see the package
+// documentation.
 const FieldManager = "cabundle-syncer"
 
 // ControllerName names the controller in logs and in controller-runtime's
@@ -32,15 +31,9 @@ const (
 
 // Config names the two objects the syncer connects, and the overlap.
 type Config struct {
-	// SecretNamespace and SecretName name the Secret written by the
-	// certificate issuer.
-	SecretNamespace string
-	SecretName      string
-	// CAKey is the key in the Secret's data that holds the CA in PEM.
-	CAKey string
-	// WebhookConfiguration names the MutatingWebhookConfiguration whose
-	// caBundle is kept.
-	WebhookConfiguration string
+	SecretNamespace, SecretName string // the Secret written by the certificate issuer
+	CAKey                       string // the key in the Secret's data that holds the CA in PEM
+	WebhookConfiguration        string // the MutatingWebhookConfiguration whose caBundle is kept
 	// Overlap is how long a CA stays in the bundle after it left the
 	// Secret. Zero replaces the bundle at every rotation.
 	Overlap time.Duration
@@ -50,19 +43,35 @@ type Config struct {
 // server's own rules so that a typo fails at startup, not at the first watch.
 func (c Config) Validate() error {
 	var errs []error
-	check := func(what string, msgs []string) {
-		if len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("%s: %s", what, strings.Join(msgs, "; ")))
+	check := func(what, value string, validate func(string) []string) {
+		if msgs := validate(value); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s %q: %s", what, value, strings.Join(msgs, "; ")))
 		}
 	}
-	check("secret namespace "+quote(c.SecretNamespace), validation.IsDNS1123Label(c.SecretNamespace))
-	check("secret name "+quote(c.SecretName), validation.IsDNS1123Subdomain(c.SecretName))
-	check("CA key "+quote(c.CAKey), validation.IsConfigMapKey(c.CAKey))
-	check("webhook configuration "+quote(c.WebhookConfiguration), validation.IsDNS1123Subdomain(c.WebhookConfiguration))
+	check("secret namespace", c.SecretNamespace, validation.IsDNS1123Label)
+	check("secret name", c.SecretName, validation.IsDNS1123Subdomain)
+	check("CA key", c.CAKey, validation.IsConfigMapKey)
+	check("webhook configuration", c.WebhookConfiguration, validation.IsDNS1123Subdomain)
 	if c.Overlap < 0 {
 		errs = append(errs, fmt.Errorf("CA overlap %s: must not be negative", c.Overlap))
 	}
 	return errors.Join(errs...)
 }
 
-func quote(s string) string { return fmt.Sprintf("%q", s) }
+// LeaderIdentity is how a replica in Pod pod holds the Lease:
+// <pod>_<uuid>. A Pod name never contains "_", so HolderPodName finds the
+// Pod again; the uuid keeps two processes of one Pod, such as a restarted
+// container, apart.
+func LeaderIdentity(pod string) string {
+	return pod + "_" + string(uuid.NewUUID())
+}
+
+// HolderPodName returns the Pod name in a holder identity that
+// LeaderIdentity made: everything before the last "_". An identity without
+// "_" is returned whole.
+func HolderPodName(identity string) string {
+	if i := strings.LastIndex(identity, "_"); i >= 0 {
+		return identity[:i]
+	}
+	return identity
+}

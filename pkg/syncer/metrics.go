@@ -38,39 +38,30 @@ func errorReasons() []string {
 	}
 }
 
-// Metrics are the syncer's metrics. Only the leader reconciles, so in_sync,
-// source_valid, ca_not_after_seconds and bundle_certificates carry meaning
-// only where is_leader is 1; alerts should join on it.
+// Metrics are the syncer's metrics; their help texts say what each means.
+// Only the leader reconciles, so in_sync, source_valid, ca_not_after_seconds
+// and bundle_certificates carry meaning only where is_leader is 1; alerts
+// should join on it.
 type Metrics struct {
-	// InSync is 1 when the last reconcile found or made every webhook's
-	// caBundle equal to the bundle built from a valid source.
-	InSync prometheus.Gauge
-	// SourceValid is 1 when the last reconcile found a usable CA.
-	SourceValid prometheus.Gauge
-	// Updates counts writes to the MutatingWebhookConfiguration: of the
-	// caBundle, or of the overlap state alone.
-	Updates prometheus.Counter
-	// Errors counts reconciles that ended in an error or an invalid source.
-	Errors *prometheus.CounterVec
-	// CANotAfter is the expiry of the newest CA in the source, in Unix seconds.
-	CANotAfter prometheus.Gauge
-	// BundleCertificates is the number of CAs in the bundle.
+	InSync             prometheus.Gauge
+	SourceValid        prometheus.Gauge
+	Updates            prometheus.Counter
+	Errors             *prometheus.CounterVec
+	CANotAfter         prometheus.Gauge
 	BundleCertificates prometheus.Gauge
-	// IsLeader is 1 while this process holds the leader lease.
-	IsLeader prometheus.Gauge
+	IsLeader           prometheus.Gauge
 }
 
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	}
 	m := &Metrics{
-		InSync: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cabundle_syncer_in_sync",
-			Help: "1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile.",
-		}),
-		SourceValid: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cabundle_syncer_source_valid",
-			Help: "1 when the CA in the Secret was usable at the last reconcile.",
-		}),
+		InSync: gauge("cabundle_syncer_in_sync",
+			"1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile."),
+		SourceValid: gauge("cabundle_syncer_source_valid",
+			"1 when the CA in the Secret was usable at the last reconcile."),
 		Updates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cabundle_syncer_updates_total",
 			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
@@ -79,18 +70,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "cabundle_syncer_errors_total",
 			Help: "Reconciles that ended in an error or found an invalid source, by reason.",
 		}, []string{"reason"}),
-		CANotAfter: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cabundle_syncer_ca_not_after_seconds",
-			Help: "Expiry of the newest CA in the Secret, in Unix seconds.",
-		}),
-		BundleCertificates: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cabundle_syncer_bundle_certificates",
-			Help: "Number of CA certificates in the caBundle built at the last reconcile.",
-		}),
-		IsLeader: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cabundle_syncer_is_leader",
-			Help: "1 while this process holds the leader lease and reconciles.",
-		}),
+		CANotAfter: gauge("cabundle_syncer_ca_not_after_seconds",
+			"Expiry of the newest CA in the Secret, in Unix seconds."),
+		BundleCertificates: gauge("cabundle_syncer_bundle_certificates",
+			"Number of CA certificates in the caBundle built at the last reconcile."),
+		IsLeader: gauge("cabundle_syncer_is_leader",
+			"1 while this process holds the leader lease and reconciles."),
 	}
 	for _, r := range errorReasons() {
 		m.Errors.WithLabelValues(r)

@@ -1,14 +1,17 @@
 package syncer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -18,16 +21,13 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// Event reasons. Each failure has its own reason: the events API folds
-// events with the same reason on the same object into one series and keeps
-// only the first note, so a shared reason would hide what changed.
+// Event reasons, one per failure: the events API folds Events with the same
+// reason on the same object into one series that keeps only the first note.
 //
-// Every Event regards the Secret, the syncer's source, and names the
-// MutatingWebhookConfiguration as the related object. Events regarding the
-// cluster-scoped MutatingWebhookConfiguration would land in the namespace
-// "default", which would need RBAC there and would be moved by a kustomize
-// namespace override; this way all of the syncer's Events are in one
-// namespace, next to the Secret, with one Role.
+// Every Event regards the Secret and names the MutatingWebhookConfiguration as
+// the related object. Events regarding the cluster-scoped object would land in
+// the namespace "default", needing RBAC there and moved by a kustomize
+// namespace override; this way they are all next to the Secret, with one Role.
 const (
 	EventSourceNotFound        = "SourceNotFound"
 	EventSourceKeyMissing      = "SourceKeyMissing"
@@ -40,28 +40,18 @@ const (
 	EventCABundleApplyFailed   = "CABundleApplyFailed"
 )
 
-// Messages of the one line that ends every sync, with the value of
-// logkeys.Outcome beside each. They all start with "caBundle", so that
-// `grep caBundle` finds every sync. Every line carries logkeys.Secret and
-// logkeys.WebhookConfiguration; a sync that built a bundle adds
-// logkeys.Certificates, logkeys.Fingerprints and logkeys.RequeueAfter; one
-// that did not write adds logkeys.Reason, the reason label of
-// cabundle_syncer_errors_total.
+// Messages of the one line that ends every sync, each with its
+// logkeys.Outcome. All start with "caBundle", so `grep caBundle` finds every
+// sync. Every line carries logkeys.Secret and logkeys.WebhookConfiguration; a
+// sync that built a bundle adds logkeys.Certificates, logkeys.Fingerprints and
+// logkeys.RequeueAfter; one that did not write adds logkeys.Reason, the
+// reason label of cabundle_syncer_errors_total.
 const (
-	// MsgWritten: the caBundle changed (OutcomeWritten).
-	MsgWritten = "caBundle written"
-	// MsgStateRecorded: the caBundle was right, only the overlap state
-	// annotation was written (OutcomeStateRecorded).
-	MsgStateRecorded = "caBundle unchanged, overlap state written"
-	// MsgUnchanged: nothing to write (OutcomeUnchanged).
-	MsgUnchanged = "caBundle unchanged"
-	// MsgRefused: the source is invalid or an object is missing; the
-	// caBundle in place is kept and the sync is not retried until one of
-	// the two objects changes (OutcomeRefused).
-	MsgRefused = "caBundle not written"
-	// MsgFailed: a read or the write failed; retried with backoff
-	// (OutcomeError). Logged at error level.
-	MsgFailed = "caBundle sync failed"
+	MsgWritten       = "caBundle written"                          // OutcomeWritten
+	MsgStateRecorded = "caBundle unchanged, overlap state written" // OutcomeStateRecorded: only the annotation changed
+	MsgUnchanged     = "caBundle unchanged"                        // OutcomeUnchanged: nothing to write
+	MsgRefused       = "caBundle not written"                      // OutcomeRefused: not retried, see Reconcile
+	MsgFailed        = "caBundle sync failed"                      // OutcomeError, at error level: retried, see Reconcile
 )
 
 // Outcomes of a sync, the values of logkeys.Outcome.
@@ -89,10 +79,9 @@ type Reconciler struct {
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
-// NewReconciler returns a reconciler that reads through c, which should be
-// backed by the cache from CacheOptions, and writes through it with a JSON
-// patch (see caBundlePatch). now is the clock of the merge; nil means
-// time.Now.
+// NewReconciler returns a reconciler that reads and writes through c, which
+// should be backed by the cache from CacheOptions. now is the clock of the
+// merge; nil means time.Now.
 func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
 	if now == nil {
 		now = time.Now
@@ -130,24 +119,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	secret := &corev1.Secret{}
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.invalidSource(log, nil, mwc, ReasonSecretNotFound, EventSourceNotFound,
+			return r.invalidSource(log, nil, mwc, ReasonSecretNotFound, EventSourceNotFound,
 				fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
-			return reconcile.Result{}, nil
 		}
 		return r.failed(log, ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
 	}
 	source, ok := secret.Data[r.cfg.CAKey]
 	if !ok {
-		r.invalidSource(log, secret, mwc, ReasonCAKeyMissing, EventSourceKeyMissing,
+		return r.invalidSource(log, secret, mwc, ReasonCAKeyMissing, EventSourceKeyMissing,
 			fmt.Sprintf("Secret %s/%s has no key %q", secret.Namespace, secret.Name, r.cfg.CAKey))
-		return reconcile.Result{}, nil
 	}
 
 	state, err := decodeState(mwc.Annotations[StateAnnotation])
 	if err != nil {
-		// Without the state every previous CA starts a new overlap now:
-		// kept longer than needed, never dropped early. The next write
-		// replaces the damaged annotation.
+		// Every previous CA then starts a full overlap; see the package
+		// documentation.
 		r.count(ReasonStateInvalid)
 		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
 	}
@@ -155,17 +141,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	for _, wh := range mwc.Webhooks {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
-	res := cabundle.Merge(cabundle.Input{
-		Source:  source,
-		Current: current,
-		State:   state,
-		Overlap: r.cfg.Overlap,
-		Now:     r.now(),
-	})
+	res := cabundle.Merge(cabundle.Input{Source: source, Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
 	if !res.Verdict.Valid() {
-		r.invalidSource(log, secret, mwc, string(res.Verdict.Reason), sourceEventReason(res.Verdict.Reason),
+		return r.invalidSource(log, secret, mwc, string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
 			fmt.Sprintf("Secret %s/%s key %q: %s", secret.Namespace, secret.Name, r.cfg.CAKey, res.Verdict.Message))
-		return reconcile.Result{}, nil
 	}
 	r.metrics.SourceValid.Set(1)
 	r.metrics.CANotAfter.Set(float64(res.NotAfter.Unix()))
@@ -179,9 +158,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		logkeys.RequeueAfter, res.RequeueAfter.String())
 
 	annotation := encodeState(res.State)
-	bundleInPlace := bundlesEqual(mwc, res.Bundle)
-	stateInPlace := mwc.Annotations[StateAnnotation] == annotation
-	if len(mwc.Webhooks) == 0 || bundleInPlace && stateInPlace {
+	bundleInPlace := !slices.ContainsFunc(mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool {
+		return !cabundle.Equal(wh.ClientConfig.CABundle, res.Bundle)
+	})
+	if len(mwc.Webhooks) == 0 || bundleInPlace && mwc.Annotations[StateAnnotation] == annotation {
 		// Comparing first is what keeps the syncer from writing, and so
 		// from waking itself up, when nothing changed.
 		r.metrics.InSync.Set(1)
@@ -206,29 +186,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
-// invalidSource reports a source that must not be written. The caBundle in
-// place is the last good one; leaving it alone is the whole point.
-func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, reason, eventReason, msg string) {
+// invalidSource reports a source that must not be written and ends the sync
+// without a retry. The caBundle in place is the last good one; leaving it
+// alone is the whole point.
+func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, reason, eventReason, msg string) (reconcile.Result, error) {
 	r.metrics.SourceValid.Set(0)
 	r.metrics.InSync.Set(0)
 	r.count(reason)
 	log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, reason, logkeys.Detail, msg)
 	r.event(secret, mwc, corev1.EventTypeWarning, eventReason,
 		"%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)
+	return reconcile.Result{}, nil
 }
 
 // event records an Event regarding the Secret and related to the
 // MutatingWebhookConfiguration. Either may be nil when it does not exist;
 // the Event then names it without a UID.
 func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, eventType, reason, note string, args ...any) {
-	if secret == nil {
-		secret = &corev1.Secret{}
-		secret.Namespace, secret.Name = r.cfg.SecretNamespace, r.cfg.SecretName
-	}
-	if mwc == nil {
-		mwc = &admissionregistrationv1.MutatingWebhookConfiguration{}
-		mwc.Name = r.cfg.WebhookConfiguration
-	}
+	secret = cmp.Or(secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
+	mwc = cmp.Or(mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
 	r.recorder.Eventf(secret, mwc, eventType, reason, eventAction, note, args...)
 }
 
@@ -244,25 +220,10 @@ func (r *Reconciler) count(reason string) {
 	r.metrics.Errors.WithLabelValues(reason).Inc()
 }
 
-func sourceEventReason(r cabundle.Reason) string {
-	switch r {
-	case cabundle.ReasonEmpty:
-		return EventSourceEmpty
-	case cabundle.ReasonNotCA:
-		return EventSourceNotCA
-	case cabundle.ReasonExpired:
-		return EventSourceExpired
-	default:
-		return EventSourceUnparsable
-	}
-}
-
-// bundlesEqual reports whether every webhook entry already carries bundle.
-func bundlesEqual(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte) bool {
-	for _, wh := range mwc.Webhooks {
-		if !cabundle.Equal(wh.ClientConfig.CABundle, bundle) {
-			return false
-		}
-	}
-	return true
+// sourceEventReasons maps every reason of an invalid source to its Event.
+var sourceEventReasons = map[cabundle.Reason]string{
+	cabundle.ReasonEmpty:      EventSourceEmpty,
+	cabundle.ReasonUnparsable: EventSourceUnparsable,
+	cabundle.ReasonNotCA:      EventSourceNotCA,
+	cabundle.ReasonExpired:    EventSourceExpired,
 }

@@ -25,16 +25,12 @@ import (
 )
 
 // CacheOptions restricts the manager's cache to the two objects the syncer
-// reads.
-//
-// An unrestricted cache of Secrets holds every Secret of the cluster in
-// memory, so the syncer's memory would grow with the cluster (a Kyma cluster
-// easily has thousands of Helm release Secrets). The field selector on
-// metadata.name makes the API server send one object, and is also what
-// allows the RBAC rules to name that one object: the API server authorizes a
-// list or watch against resourceNames only when it carries such a selector.
-// Reads of any other type fail instead of silently starting a cluster-wide
-// informer.
+// reads. An unrestricted cache would hold every Secret of the cluster (a Kyma
+// cluster easily has thousands of Helm release Secrets). The field selector
+// on metadata.name makes the API server send one object, and lets the RBAC
+// rules name it: a list or watch is authorized against resourceNames only
+// with such a selector. Reads of any other type fail instead of silently
+// starting a cluster-wide informer.
 func CacheOptions(cfg Config) cache.Options {
 	return cache.Options{
 		ReaderFailOnMissingInformer: true,
@@ -53,10 +49,9 @@ func CacheOptions(cfg Config) cache.Options {
 	}
 }
 
-// SetupWithManager adds the reconciler, the runnable that reports
-// leadership and the one that releases an earlier build's field ownership
-// (see releaseApplyEntry) to mgr. The manager must use CacheOptions(cfg) and
-// must not have been started.
+// SetupWithManager adds to mgr the reconciler and, on the leader only, the
+// is_leader gauge and releaseApplyEntry. The manager must use
+// CacheOptions(cfg) and must not have been started.
 func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *Metrics) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -97,34 +92,25 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
 	}
-	if err := mgr.Add(&leaderGauge{metrics: m}); err != nil {
+	// A manager.RunnableFunc, like the controller, runs only while this
+	// process leads.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		m.IsLeader.Set(1)
+		<-ctx.Done()
+		m.IsLeader.Set(0)
+		return nil
+	})); err != nil {
 		return fmt.Errorf("add leader gauge: %w", err)
 	}
-	// The API reader, not the cache: the cache strips managedFields.
-	release := &applyEntryRelease{reader: mgr.GetAPIReader(), client: mgr.GetClient(), name: cfg.WebhookConfiguration, log: mgr.GetLogger().WithName(ControllerName)}
-	if err := mgr.Add(release); err != nil {
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// The API reader, not the cache: the cache strips managedFields.
+		releaseApplyEntryUntilDone(ctx, mgr.GetAPIReader(), mgr.GetClient(), cfg.WebhookConfiguration, mgr.GetLogger().WithName(ControllerName))
+		return nil
+	})); err != nil {
 		return fmt.Errorf("add release of the server-side apply entry: %w", err)
 	}
 	return nil
 }
-
-// leaderGauge sets cabundle_syncer_is_leader while this process leads. The
-// manager starts it only after winning the election, like the controller.
-type leaderGauge struct{ metrics *Metrics }
-
-var (
-	_ manager.Runnable               = (*leaderGauge)(nil)
-	_ manager.LeaderElectionRunnable = (*leaderGauge)(nil)
-)
-
-func (l *leaderGauge) Start(ctx context.Context) error {
-	l.metrics.IsLeader.Set(1)
-	<-ctx.Done()
-	l.metrics.IsLeader.Set(0)
-	return nil
-}
-
-func (l *leaderGauge) NeedLeaderElection() bool { return true }
 
 // CacheSyncedCheck is a readiness check that passes once the cache holds
 // the two objects (or knows they are absent). A replica waiting for the
@@ -141,18 +127,17 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 }
 
 // Retries of a failed sync back off from minRetryDelay to maxRetryDelay.
-// controller-runtime's default grows to 1000 s: after a long outage, of
-// RBAC for example, the caBundle would stay wrong for up to 16 minutes
-// after the cause is fixed. With one object to write, retrying every 30 s
-// costs nothing, and a fix shows well within the 2 minutes after which
-// the out-of-sync alert fires.
+// controller-runtime's default grows to 1000 s: after a long outage, of RBAC
+// for example, the caBundle would stay wrong for up to 16 minutes after the
+// fix. Retrying one object every 30 s costs nothing, and a fix shows well
+// within the 2 minutes after which the out-of-sync alert fires.
 const (
 	minRetryDelay = 100 * time.Millisecond
 	maxRetryDelay = 30 * time.Second
 )
 
-// retryBackoff is the controller's rate limiter. Every event maps to the
-// one key, so a per-item exponential backoff is all there is to limit.
+// retryBackoff is the controller's rate limiter: a per-item exponential
+// backoff, as every event maps to the one key.
 func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay)
 }
