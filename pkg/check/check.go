@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // The IDs of the checks, in the order Run reports them. They are part of
@@ -106,99 +109,94 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	// shared, so that every check sees the same version of each.
 	secret, secretErr := client.CoreV1().Secrets(cfg.SecretNamespace).Get(ctx, cfg.SecretName, metav1.GetOptions{})
 	mwc, mwcErr := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, cfg.WebhookConfiguration, metav1.GetOptions{})
-	if secretErr != nil {
-		secret = nil
-	}
 	if mwcErr != nil {
 		mwc = nil
 	}
 
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
+	ends := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
 		checkWebhookPods(ctx, client, cfg),
 		checkSyncerLease(ctx, client, cfg, now),
 		caResult,
 		checkWebhookConfiguration(cfg, mwc, mwcErr),
 		checkCABundle(cfg, ca, mwc, mwcErr),
-	}
-	ends := resolveEntries(ctx, client, cfg, mwc)
-	results = append(results,
-		checkWebhookEndpoints(cfg, mwc, ends),
-		checkServedCertificate(ctx, cfg, mwc, ends, now),
+		checkWebhookEndpoints(cfg, mwc, mwcErr, ends),
+		checkServedCertificate(ctx, cfg, mwc, mwcErr, ends, now),
 		checkKymaPool(ctx, client, cfg),
 		checkPlacement(ctx, client, cfg),
-	)
+	}
 	if cfg.TargetNamespace != "" {
 		results = append(results, checkNamespace(ctx, client, cfg, mwc, mwcErr))
 	}
 	return NewReport(results)
 }
 
-// readFailure is the result of a check that could not read what it needs.
-// NotFound is not a read failure; the checks report it themselves.
+// result builds a Result; its message is one line of the table, whatever
+// an error text in it holds.
+func result(id string, status Status, msg, remediation string) Result {
+	return Result{ID: id, Status: status, Message: oneLine(msg), Remediation: remediation}
+}
+
+func pass(id, msg string) Result              { return result(id, StatusPass, msg, "") }
+func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
+func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
+
+// skipped is the result of a check that needs what the check named by
+// blocker found unusable; that check reports the fault.
+func skipped(id, msg, blocker string) Result {
+	return result(id, StatusSkip, msg+" (see "+blocker+")", "Fix the check named in the message first.")
+}
+
+// mwcAbsent says why there is no MutatingWebhookConfiguration to look at.
+func mwcAbsent(cfg Config, err error) string {
+	if apierrors.IsNotFound(err) {
+		return "MutatingWebhookConfiguration " + cfg.WebhookConfiguration + " not found"
+	}
+	return "MutatingWebhookConfiguration " + cfg.WebhookConfiguration + " could not be read"
+}
+
+// readFailure fails a check that could not read what, e.g. "Secret
+// kyma-system/x"; its first word names the resource. NotFound is not a read
+// failure; the checks report it.
 func readFailure(id, what string, err error) Result {
-	remediation := "Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get " + resourceOf(what) + ")."
-	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		remediation = "Grant the user running the check get/list on " + resourceOf(what) + ", or run it with a kubeconfig that has them."
-	}
-	return Result{
-		ID:          id,
-		Status:      StatusFail,
-		Message:     oneLine(fmt.Sprintf("could not read %s: %v", what, err)),
-		Remediation: remediation,
-	}
-}
-
-// notPermitted skips a check whose read the credentials may not make. The
-// syncer's own ServiceAccount may not read Pods or Namespaces, and check
-// runs in its Pod; that says nothing about the installation, so the other
-// items still decide the exit code. what names the read, e.g. "list Pods
-// in kyma-system".
-func notPermitted(id, what string, err error) Result {
-	return Result{
-		ID:          id,
-		Status:      StatusSkip,
-		Message:     oneLine(fmt.Sprintf("these credentials may not %s, so this was not checked: %v", what, err)),
-		Remediation: fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", what),
-	}
-}
-
-// resourceOf turns "Secret kyma-system/x" into "secrets" for a remediation.
-func resourceOf(what string) string {
 	kind, _, _ := strings.Cut(what, " ")
-	switch kind {
-	case "Secret":
-		return "secrets"
-	case "MutatingWebhookConfiguration":
-		return "mutatingwebhookconfigurations"
-	case "Lease":
-		return "leases"
-	case "Namespace":
-		return "namespaces"
-	default:
-		return "pods"
+	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
+	remediation := "Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get " + resource + ")."
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		remediation = "Grant the user running the check get/list on " + resource + ", or run it with a kubeconfig that has them."
 	}
+	return fail(id, fmt.Sprintf("could not read %s: %v", what, err), remediation)
 }
 
-// oneLine keeps an error text that spans lines on one line of the table.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// notPermitted skips a check whose read, op such as "list Pods in
+// kyma-system", the credentials may not make. The syncer's own
+// ServiceAccount may not read Pods or Namespaces, and check runs in its Pod;
+// that says nothing about the installation, so the other items still decide
+// the exit code.
+func notPermitted(id, op string, err error) Result {
+	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
+		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
 }
 
-// shortFingerprint is the start of a certificate's SHA-256 fingerprint, as
-// `openssl x509 -fingerprint -sha256` prints it without colons; enough to
-// tell two CAs apart in a message.
-func shortFingerprint(fp string) string {
-	if len(fp) > 16 {
-		return fp[:16]
+// unreadable is the result of a read (op for notPermitted, what for
+// readFailure) that failed with err; ok is false when err is nil.
+func unreadable(id, op, what string, err error) (res Result, ok bool) {
+	switch {
+	case err == nil:
+		return Result{}, false
+	case apierrors.IsForbidden(err):
+		return notPermitted(id, op, err), true
 	}
-	return fp
+	return readFailure(id, what, err), true
 }
 
-// describeCert names a certificate in a message.
-func describeCert(c *x509.Certificate, fp string) string {
-	return fmt.Sprintf("%q (sha256 %s)", c.Subject.CommonName, shortFingerprint(fp))
-}
+// oneLine keeps a text that spans lines on one line of the table.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shortFingerprint is the start of a certificate's SHA-256 fingerprint:
+// enough to tell two CAs apart in a message.
+func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
 
 // formatTime prints a time in messages: UTC, to the second.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -206,20 +204,10 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // formatDuration prints a remaining time: days and hours above a day,
 // minutes below.
 func formatDuration(d time.Duration) string {
-	if d >= 24*time.Hour {
-		days := d / (24 * time.Hour)
-		hours := (d - days*24*time.Hour) / time.Hour
-		return fmt.Sprintf("%dd%dh", days, hours)
+	if d < 24*time.Hour {
+		return d.Round(time.Minute).String()
 	}
-	return d.Round(time.Minute).String()
-}
-
-// entries counts webhook entries in a message.
-func entries(n int) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return fmt.Sprintf("%d entries", n)
+	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // listNames joins names for a message, capped so that a large Deployment
@@ -243,13 +231,5 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
 }
 
-// isNotFound reports whether err is the API server's NotFound.
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
-
 // podPhase returns a Pod's phase, or "Unknown" when it has none yet.
-func podPhase(p *corev1.Pod) corev1.PodPhase {
-	if p.Status.Phase == "" {
-		return corev1.PodUnknown
-	}
-	return p.Status.Phase
-}
+func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -20,37 +19,17 @@ import (
 // affinity" reports. It evaluates each entry's namespaceSelector against
 // the namespace's labels as the API server does.
 func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
-	ns, err := client.CoreV1().Namespaces().Get(ctx, cfg.TargetNamespace, metav1.GetOptions{})
-	switch {
-	case isNotFound(err):
-		return Result{
-			ID:          IDNamespace,
-			Status:      StatusFail,
-			Message:     fmt.Sprintf("namespace %s not found", cfg.TargetNamespace),
-			Remediation: "Check the name given to --target-namespace: kubectl get namespaces.",
-		}
-	case apierrors.IsForbidden(err):
-		return notPermitted(IDNamespace, "get Namespace "+cfg.TargetNamespace, err)
-	case err != nil:
-		return readFailure(IDNamespace, "Namespace "+cfg.TargetNamespace, err)
+	name := cfg.TargetNamespace
+	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fail(IDNamespace, "namespace "+name+" not found", "Check the name given to --target-namespace: kubectl get namespaces.")
+	}
+	if res, failed := unreadable(IDNamespace, "get Namespace "+name, "Namespace "+name, err); failed {
+		return res
 	}
 	if mwc == nil {
-		reason := "not found"
-		if !isNotFound(mwcErr) {
-			reason = "could not be read"
-		}
-		return Result{
-			ID:          IDNamespace,
-			Status:      StatusSkip,
-			Message:     fmt.Sprintf("MutatingWebhookConfiguration %s %s, so there is no namespaceSelector to evaluate (see %s)", cfg.WebhookConfiguration, reason, IDWebhookConfiguration),
-			Remediation: "Fix the check named in the message first.",
-		}
+		return skipped(IDNamespace, mwcAbsent(cfg, mwcErr)+", so there is no namespaceSelector to evaluate", IDWebhookConfiguration)
 	}
-	return namespaceResult(cfg, ns, mwc)
-}
-
-// namespaceResult evaluates the entries' namespaceSelectors against ns.
-func namespaceResult(cfg Config, ns *corev1.Namespace, mwc *admissionregistrationv1.MutatingWebhookConfiguration) Result {
 	set := labels.Set(ns.Labels)
 	var selecting, excluding []string
 	for _, wh := range mwc.Webhooks {
@@ -64,33 +43,18 @@ func namespaceResult(cfg Config, ns *corev1.Namespace, mwc *admissionregistratio
 			excluding = append(excluding, fmt.Sprintf("%s (namespaceSelector %q)", wh.Name, sel))
 		}
 	}
-	optOut := fmt.Sprintf("Pods labelled %s=%s are left alone", affinity.OptOutLabel, affinity.OptOutValue)
-	if len(selecting) > 0 {
-		return Result{
-			ID:     IDNamespace,
-			Status: StatusPass,
-			Message: fmt.Sprintf("Pods created in %s are sent to the webhook (entries: %s); %s",
-				ns.Name, strings.Join(selecting, ", "), optOut),
-		}
-	}
-	if set.Get(ManagedByLabel) != ManagedByValue {
-		return Result{
-			ID:     IDNamespace,
-			Status: StatusWarn,
-			Message: fmt.Sprintf("Pods created in %s are not sent to the webhook: the namespace lacks the label %s=%s",
-				ns.Name, ManagedByLabel, ManagedByValue),
-			Remediation: fmt.Sprintf("Only namespaces Kyma manages get the affinity; if Kyma manages %s, its label is missing (kubectl label namespace %s %s=%s).",
-				ns.Name, ns.Name, ManagedByLabel, ManagedByValue),
-		}
+	kyma := ManagedByLabel + "=" + ManagedByValue
+	optOut := affinity.OptOutLabel + "=" + affinity.OptOutValue
+	switch {
+	case len(selecting) > 0:
+		return pass(IDNamespace, fmt.Sprintf("Pods created in %s are sent to the webhook (entries: %s); Pods labelled %s are left alone", name, strings.Join(selecting, ", "), optOut))
+	case set.Get(ManagedByLabel) != ManagedByValue:
+		return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook: the namespace lacks the label %s", name, kyma),
+			fmt.Sprintf("Only namespaces Kyma manages get the affinity; if Kyma manages %s, its label is missing (kubectl label namespace %s %s).", name, name, kyma))
 	}
 	if len(excluding) == 0 {
 		excluding = []string{"there are no webhook entries"}
 	}
-	return Result{
-		ID:     IDNamespace,
-		Status: StatusWarn,
-		Message: oneLine(fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s=%s: excluded by %s",
-			ns.Name, ManagedByLabel, ManagedByValue, strings.Join(excluding, ", "))),
-		Remediation: fmt.Sprintf("The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use %s=%s instead.", affinity.OptOutLabel, affinity.OptOutValue),
-	}
+	return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s: excluded by %s", name, kyma, strings.Join(excluding, ", ")),
+		"The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use "+optOut+" instead.")
 }

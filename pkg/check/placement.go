@@ -22,38 +22,28 @@ import (
 )
 
 // checkPlacement reports the webhook's outcome over the Kyma Pods that
-// exist now: the Pods in namespaces labelled ManagedByLabel=ManagedByValue,
-// kube-system aside, as the webhook's namespaceSelector says
-// (deploy/webhook/mutatingwebhookconfiguration.yaml). It counts the Pods
-// that lack the term although the webhook would add it (created while it
-// failed open or before it was installed; restarting their owners adds
-// it), and the Pods that carry the term but run off the pool (the term is
-// preferred, so they spilled over and stay: docs/operations.md,
-// "Spill-over"), with the likely cause judged from the pool's Nodes now.
-// Finished, terminating, opted-out, mirror and DaemonSet Pods do not count,
-// as in the rule kim_snatch:kyma_pod_pool:info
-// (deploy/webhook/prometheusrule.yaml), nor do the webhook's own Pods,
-// which it is never asked about; Pods that choose a pool themselves are
-// counted apart. It warns at most: a preferred term that fails open allows
-// both kinds.
+// exist now, in the namespaces the webhook's namespaceSelector selects
+// (deploy/webhook/mutatingwebhookconfiguration.yaml): the Pods that lack the
+// term although the webhook would add it (it failed open or was not yet
+// installed; restarting their owners adds it), and the Pods that carry the
+// term but run off the pool ("Spill-over" in docs/operations.md), with the
+// likely cause judged from the pool's Nodes now. Pods count as in the rule
+// kim_snatch:kyma_pod_pool:info (deploy/webhook/prometheusrule.yaml), and
+// the webhook's own Pods, which it is never asked about, do not; Pods that
+// choose a pool themselves are counted apart. It warns at most: a preferred
+// term that fails open allows both kinds.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
 	policy := affinity.Policy{PoolLabelKey: cfg.PoolLabelKey, WorkerPool: pool}
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
 		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + corev1.LabelMetadataName + "!=" + metav1.NamespaceSystem,
 	})
-	switch {
-	case apierrors.IsForbidden(err):
-		return notPermitted(IDPlacement, "list Namespaces", err)
-	case err != nil:
-		return readFailure(IDPlacement, "Namespace list", err)
+	if res, failed := unreadable(IDPlacement, "list Namespaces", "Namespace list", err); failed {
+		return res
 	}
 	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	switch {
-	case apierrors.IsForbidden(err):
-		return notPermitted(IDPlacement, "list Pods", err)
-	case err != nil:
-		return readFailure(IDPlacement, "Pods", err)
+	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
+		return res
 	}
 	managed := map[string]bool{}
 	for _, ns := range nsList.Items {
@@ -115,7 +105,7 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 		suffix = fmt.Sprintf("; %d more choose their pool themselves", own)
 	}
 	if lack == 0 && off == 0 && unjudged == 0 {
-		return Result{ID: IDPlacement, Status: StatusPass, Message: msg + "; all carry the term, and all bound ones run on pool " + pool + suffix}
+		return pass(IDPlacement, msg+"; all carry the term, and all bound ones run on pool "+pool+suffix)
 	}
 	msg += fmt.Sprintf(": %d lack the term", lack)
 	if lack > 0 {
@@ -133,7 +123,9 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	if unjudged > 0 {
 		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", unjudged, unjudgedErr)
 	}
-	res := Result{ID: IDPlacement, Status: StatusWarn, Message: oneLine(msg + suffix), Details: details}
+	if lack == 0 && off == 0 {
+		return result(IDPlacement, StatusSkip, msg+suffix, "Run check with a kubeconfig that may get and list Nodes to include this item.")
+	}
 	var remediation []string
 	if lack > 0 {
 		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(lackOwners)+".")
@@ -142,10 +134,8 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
 			pool, restartHint(offOwners)))
 	}
-	if lack == 0 && off == 0 {
-		res.Status, remediation = StatusSkip, []string{"Run check with a kubeconfig that may get and list Nodes to include this item."}
-	}
-	res.Remediation = strings.Join(remediation, " ")
+	res := warn(IDPlacement, msg+suffix, strings.Join(remediation, " "))
+	res.Details = details
 	return res
 }
 
@@ -209,7 +199,7 @@ type poolNodes struct {
 }
 
 func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
-	pn := &poolNodes{requested: map[string]corev1.ResourceList{}}
+	pn := &poolNodes{requested: requestsByNode(pods)}
 	type got struct {
 		node *corev1.Node
 		err  error
@@ -228,21 +218,12 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 		g, ok := known[name]
 		if !ok {
 			g.node, g.err = client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if isNotFound(g.err) {
+			if apierrors.IsNotFound(g.err) {
 				g = got{}
 			}
 			known[name] = g
 		}
 		return g.node, g.err
-	}
-	for i := range pods {
-		p := &pods[i]
-		if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			if pn.requested[p.Spec.NodeName] == nil {
-				pn.requested[p.Spec.NodeName] = corev1.ResourceList{}
-			}
-			addResources(pn.requested[p.Spec.NodeName], resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
-		}
 	}
 	return pn
 }

@@ -16,20 +16,6 @@ type Report struct {
 	Status Status `json:"status"`
 }
 
-// NewReport collects results into a Report.
-func NewReport(results []Result) Report {
-	status := StatusPass
-	for _, r := range results {
-		switch {
-		case r.Status == StatusFail:
-			status = StatusFail
-		case r.Status == StatusWarn && status != StatusFail:
-			status = StatusWarn
-		}
-	}
-	return Report{Checks: results, Status: status}
-}
-
 // The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's
 // own: the checks did not run at all.
 const (
@@ -39,21 +25,26 @@ const (
 	ExitCannotRun = 3
 )
 
-// ExitCode maps the report's status to the command's exit code.
-func (r Report) ExitCode() int {
-	switch r.Status {
-	case StatusFail:
-		return ExitFail
-	case StatusWarn:
-		return ExitWarn
-	default:
-		return ExitPass
+// exitCodes maps a status to its exit code, which also ranks the statuses;
+// PASS and SKIP are ExitPass.
+var exitCodes = map[Status]int{StatusWarn: ExitWarn, StatusFail: ExitFail}
+
+// NewReport collects results into a Report.
+func NewReport(results []Result) Report {
+	status := StatusPass
+	for _, r := range results {
+		if exitCodes[r.Status] > exitCodes[status] {
+			status = r.Status
+		}
 	}
+	return Report{Checks: results, Status: status}
 }
 
-// WriteJSON writes the report as one indented JSON object:
-// {"checks":[{"id","status","message","remediation","details"}],"status"},
-// details only where a check has some.
+// ExitCode maps the report's status to the command's exit code.
+func (r Report) ExitCode() int { return exitCodes[r.Status] }
+
+// WriteJSON writes the report as one indented JSON object, with details
+// only where a check has some.
 func (r Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

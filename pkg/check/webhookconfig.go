@@ -7,6 +7,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -17,19 +18,16 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 	what := "MutatingWebhookConfiguration " + cfg.WebhookConfiguration
 	apply := "Apply the webhook's manifests again (kubectl apply -k deploy/webhook); the syncer never creates or edits anything but the caBundle"
 	switch {
-	case isNotFound(err):
-		return Result{
-			ID:          IDWebhookConfiguration,
-			Status:      StatusFail,
-			Message:     what + " not found; the API server calls no webhook for Pods",
-			Remediation: apply + "; or fix --webhook-configuration.",
-		}
+	case apierrors.IsNotFound(err):
+		return fail(IDWebhookConfiguration, what+" not found; the API server calls no webhook for Pods", apply+"; or fix --webhook-configuration.")
 	case err != nil:
 		return readFailure(IDWebhookConfiguration, what, err)
 	case len(mwc.Webhooks) == 0:
-		return Result{ID: IDWebhookConfiguration, Status: StatusFail, Message: what + " has no webhook entries", Remediation: apply + "."}
+		return fail(IDWebhookConfiguration, what+" has no webhook entries", apply+".")
 	}
-	kyma := kymaNamespaceLabels(cfg)
+	// A namespace Kyma manages, as the API server sees it: the managed-by
+	// label and the name label every namespace carries, here the webhook's.
+	kyma := labels.Set{ManagedByLabel: ManagedByValue, corev1.LabelMetadataName: cfg.Namespace}
 	var wrong, names []string
 	for _, wh := range mwc.Webhooks {
 		names = append(names, wh.Name)
@@ -38,26 +36,14 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 		}
 	}
 	if len(wrong) > 0 {
-		return Result{
-			ID:          IDWebhookConfiguration,
-			Status:      StatusFail,
-			Message:     oneLine(what + ": " + strings.Join(wrong, "; ")),
-			Remediation: apply + ", or compare with deploy/webhook/mutatingwebhookconfiguration.yaml.",
-		}
+		return fail(IDWebhookConfiguration, what+": "+strings.Join(wrong, "; "), apply+", or compare with deploy/webhook/mutatingwebhookconfiguration.yaml.")
 	}
-	return Result{
-		ID:     IDWebhookConfiguration,
-		Status: StatusPass,
-		Message: fmt.Sprintf("%s: %s (%s) send Pod CREATE in namespaces labelled %s=%s to the webhook, failurePolicy Ignore",
-			what, entries(len(mwc.Webhooks)), strings.Join(names, ", "), ManagedByLabel, ManagedByValue),
+	count := fmt.Sprintf("%d entries", len(mwc.Webhooks))
+	if len(mwc.Webhooks) == 1 {
+		count = "1 entry"
 	}
-}
-
-// kymaNamespaceLabels are the labels of a namespace Kyma manages, as the
-// API server sees them: the managed-by label and the name label every
-// namespace carries, here the webhook's own namespace.
-func kymaNamespaceLabels(cfg Config) labels.Set {
-	return labels.Set{ManagedByLabel: ManagedByValue, corev1.LabelMetadataName: cfg.Namespace}
+	return pass(IDWebhookConfiguration, fmt.Sprintf("%s: %s (%s) send Pod CREATE in namespaces labelled %s=%s to the webhook, failurePolicy Ignore",
+		what, count, strings.Join(names, ", "), ManagedByLabel, ManagedByValue))
 }
 
 // entryProblems lists what keeps an entry from doing its job.
@@ -88,27 +74,15 @@ func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) 
 // Pod through the core v1 API, wildcards included, as the API server
 // matches them. A rule scoped to cluster-wide resources never matches Pods.
 func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
-	for _, r := range rules {
-		ops := make([]string, 0, len(r.Operations))
-		for _, op := range r.Operations {
-			ops = append(ops, string(op))
-		}
-		if containsAny(ops, string(admissionregistrationv1.Create), string(admissionregistrationv1.OperationAll)) &&
+	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
+		return (slices.Contains(r.Operations, admissionregistrationv1.Create) || slices.Contains(r.Operations, admissionregistrationv1.OperationAll)) &&
 			containsAny(r.APIGroups, "", "*") &&
 			containsAny(r.APIVersions, "v1", "*") &&
 			containsAny(r.Resources, "pods", "*", "*/*") &&
-			(r.Scope == nil || *r.Scope != admissionregistrationv1.ClusterScope) {
-			return true
-		}
-	}
-	return false
+			(r.Scope == nil || *r.Scope != admissionregistrationv1.ClusterScope)
+	})
 }
 
 func containsAny(list []string, values ...string) bool {
-	for _, v := range values {
-		if slices.Contains(list, v) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
 }
