@@ -2,6 +2,7 @@ package affinity
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,10 +25,7 @@ const (
 
 // Reasons lists every Reason, for metrics that want to show zeros.
 func Reasons() []Reason {
-	return []Reason{
-		ReasonNotPod, ReasonNotCreate, ReasonAlreadyScheduled, ReasonOptedOut,
-		ReasonAlreadySet, ReasonInjected, ReasonError,
-	}
+	return []Reason{ReasonNotPod, ReasonNotCreate, ReasonAlreadyScheduled, ReasonOptedOut, ReasonAlreadySet, ReasonInjected, ReasonError}
 }
 
 // Decision is the outcome for one Pod. Patch is nil unless Reason is
@@ -80,20 +78,17 @@ func NewMutator(p Policy) (*Mutator, error) {
 	term := p.Term()
 	terms := []corev1.PreferredSchedulingTerm{term}
 	m := &Mutator{policy: p}
-	var err error
+	var errs []error
 	build := func(path string, value any) []byte {
-		if err != nil {
-			return nil
-		}
-		var b []byte
-		b, err = json.Marshal([]patchOp{{Op: "add", Path: path, Value: value}})
+		b, err := json.Marshal([]patchOp{{Op: "add", Path: path, Value: value}})
+		errs = append(errs, err)
 		return b
 	}
 	m.addAffinity = build(pathAffinity, corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}})
 	m.addNodeAffinity = build(pathNodeAffinity, corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms})
 	m.addPreferredList = build(pathPreferred, terms)
 	m.appendPreferred = build(pathAppend, term)
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encode patch: %w", err)
 	}
 

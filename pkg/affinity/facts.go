@@ -1,13 +1,16 @@
 package affinity
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Source names the place where a Pod already expresses a choice about the
-// pool label key.
+// pool label key. FactsOf looks at them in the order of the constants.
 type Source uint8
 
-// The places where a Pod can already choose a pool, in the order they are
-// looked at.
+// The places where a Pod can already choose a pool.
 const (
 	SourceNone Source = iota
 	SourceNodeSelector
@@ -24,37 +27,28 @@ func (s Source) String() string {
 		return "a required node affinity term"
 	case SourcePreferredTerm:
 		return "a preferred node affinity term"
-	default:
-		return "nothing"
 	}
+	return "nothing"
 }
 
-// Facts is everything the decision and the patch need to know about a Pod.
-// It is small and flat on purpose: the admission handler fills it straight
-// from the request bytes without decoding the Pod, and [Policy.FactsOf]
-// fills it from a typed Pod. Both readings must agree; a fuzz test in the
-// admission package holds them to that.
+// Facts is everything the decision and the patch need to know about a Pod,
+// small and flat so that the admission handler fills it straight from the
+// request bytes; [Policy.FactsOf] fills it from a typed Pod, and a fuzz
+// test in the admission package holds the two readings to agreeing.
 type Facts struct {
-	// Bound is true when spec.nodeName is set.
-	Bound bool
-	// Mirror is true when the Pod has the MirrorPodAnnotation.
-	Mirror bool
-	// OptedOut is true when the OptOutLabel has the OptOutValue.
-	OptedOut bool
-	// PoolKeySetBy is where the Pod already uses the pool label key.
-	PoolKeySetBy Source
+	Bound        bool   // spec.nodeName is set
+	Mirror       bool   // the Pod has the MirrorPodAnnotation
+	OptedOut     bool   // the OptOutLabel has the OptOutValue
+	PoolKeySetBy Source // where the Pod already uses the pool label key
 
-	// The containers that the patch must not replace. Each is true when the
-	// field is present and not null. HasPreferredTerms is true only for a
-	// non-empty list: an empty list is replaced by a list with our term,
-	// which is the same result as appending to it.
-	HasAffinity       bool
-	HasNodeAffinity   bool
-	HasPreferredTerms bool
+	// The containers that the patch must not replace, each true when present
+	// and not null. HasPreferredTerms is true only for a non-empty list: an
+	// empty one is replaced by a list with our term, the same as appending.
+	HasAffinity, HasNodeAffinity, HasPreferredTerms bool
 }
 
-// FactsOf reads the facts from a typed Pod. It is the reference reading of
-// the decision's inputs; the hot path reads the same facts from JSON.
+// FactsOf reads the facts from a typed Pod: the reference reading of the
+// decision's inputs, which the hot path reads from JSON.
 func (p Policy) FactsOf(pod *corev1.Pod) Facts {
 	f := Facts{
 		Bound:    pod.Spec.NodeName != "",
@@ -96,10 +90,5 @@ func (p Policy) FactsOf(pod *corev1.Pod) Facts {
 }
 
 func usesKey(exprs []corev1.NodeSelectorRequirement, key string) bool {
-	for _, e := range exprs {
-		if e.Key == key {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(exprs, func(e corev1.NodeSelectorRequirement) bool { return e.Key == key })
 }

@@ -8,30 +8,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Defaults of the snatch-webhook flags --pool-label-key, --worker-pool and
-// --affinity-weight.
+// Defaults and names of the snatch-webhook flags that set a Policy.
+// Validate names the flags, and `cabundle-syncer check` reads --worker-pool
+// from the webhook Pods' arguments.
 const (
 	DefaultPoolLabelKey = "worker.gardener.cloud/pool"
 	DefaultWorkerPool   = "cpu-worker-0"
 	DefaultWeight       = 10
-)
 
-// The names of those flags: Validate names them, and `cabundle-syncer
-// check` reads --worker-pool from the webhook Pods' arguments.
-const (
 	FlagPoolLabelKey = "pool-label-key"
 	FlagWorkerPool   = "worker-pool"
 	FlagWeight       = "affinity-weight"
 )
 
-// The opt-out label and the annotation that marks a mirror Pod.
+// The opt-out label with its only value that opts out, and the annotation
+// of a mirror Pod: the API server's copy of a kubelet static Pod, bound to
+// its node already and unchangeable.
 const (
-	// OptOutLabel is the label key with which a Pod opts out of the mutation.
-	OptOutLabel = "kim-snatch.kyma-project.io/opt-out"
-	// OptOutValue is the only value of OptOutLabel that opts out.
-	OptOutValue = "true"
-	// MirrorPodAnnotation marks the API server's copy of a kubelet static
-	// Pod. Such a Pod is bound to its node already and cannot be changed.
+	OptOutLabel         = "kim-snatch.kyma-project.io/opt-out"
+	OptOutValue         = "true"
 	MirrorPodAnnotation = "kubernetes.io/config.mirror"
 )
 
@@ -48,10 +43,9 @@ func DefaultPolicy() Policy {
 	return Policy{PoolLabelKey: DefaultPoolLabelKey, WorkerPool: DefaultWorkerPool, Weight: DefaultWeight}
 }
 
-// Validate reports every problem with the policy at once, by the flags
-// that set it. The weight range is the API server's own (1-100); a patch
-// outside it would make every Pod creation fail validation after the
-// webhook admitted it.
+// Validate reports every problem at once, by the flags that set it. The
+// weight range is the API server's (1-100): a term outside it would make
+// every Pod creation fail validation after the webhook admitted it.
 func (p Policy) Validate() error {
 	var errs []error
 	if p.PoolLabelKey == "" {

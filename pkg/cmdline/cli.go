@@ -1,3 +1,8 @@
+// Package cmdline holds the command-line conventions both binaries share,
+// so that they cannot drift apart: a mistake on the command line exits with
+// status 2 and a message, -h exits 0, and any other error exits 1. A command
+// whose result is a status of its own (cabundle-syncer check) says which
+// code to exit with through an ExitError.
 package cmdline
 
 import (
@@ -14,12 +19,10 @@ type UsageError struct{ Err error }
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
-// ExitError ends the process with Code. A command whose outcome is a
-// status rather than a success or failure, such as a health check that
-// reports WARN or FAIL, returns one after it printed its result. A nil Err
-// exits quietly; otherwise Err is reported like any other error. It takes
-// precedence over a UsageError it wraps, so that a subcommand can give its
-// own exit code to mistakes on its command line.
+// ExitError ends the process with Code, for a command whose outcome is a
+// status, such as a health check's WARN or FAIL. A nil Err exits quietly;
+// otherwise Err is reported like any other error. It takes precedence over
+// a UsageError it wraps: a subcommand gives its own code to its mistakes.
 type ExitError struct {
 	Code int
 	Err  error
@@ -35,8 +38,7 @@ func (e ExitError) Error() string {
 func (e ExitError) Unwrap() error { return e.Err }
 
 // ParseFlags parses args with fs and refuses positional arguments, which no
-// root command takes. Errors are UsageErrors, except flag.ErrHelp, which
-// ExitCode maps to 0.
+// root command takes. Errors are UsageErrors, except flag.ErrHelp.
 func ParseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -55,21 +57,18 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 // success and -h, the code of an ExitError, 2 for a UsageError and 1 for
 // anything else.
 func ExitCode(binary string, err error, stderr io.Writer) int {
-	var ue UsageError
-	var ee ExitError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
-	case errors.As(err, &ee):
-		if ee.Err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", binary, err)
-		}
-		return ee.Code
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
-		return 1
 	}
+	code := 1
+	if ee, ok := errors.AsType[ExitError](err); ok {
+		if ee.Err == nil {
+			return ee.Code
+		}
+		code = ee.Code
+	} else if _, ok := errors.AsType[UsageError](err); ok {
+		code = 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", binary, err)
+	return code
 }

@@ -23,84 +23,63 @@ type Subcommand struct {
 // that its flags fill and Validate checks, --version prints the version,
 // and a first argument that is not a flag names a Subcommand.
 type Root[O any] struct {
-	Name string
-	// About says what the root command does, in the usage text.
-	About          string
+	Name           string
+	About          string // what the root command does, for the usage text
 	Stdout, Stderr io.Writer
-	// Defaults returns the options with every flag at its default; Bind
-	// binds the flags to them.
-	Defaults func() O
-	Bind     func(*O, *flag.FlagSet)
-	// Validate reports every invalid flag at once, by its flag name.
-	Validate func(O) error
-	// Version reports whether --version was given.
-	Version     func(O) bool
+	// Defaults returns the options at the flags' defaults; Bind binds them.
+	Defaults    func() O
+	Bind        func(*O, *flag.FlagSet)
+	Validate    func(O) error // reports every invalid flag at once, by its flag name
+	Version     func(O) bool  // reports whether --version was given
 	Run         func(context.Context, O) error
 	Subcommands []Subcommand
 }
 
 // Execute runs the command that args (os.Args[1:]) name.
 func (r Root[O]) Execute(ctx context.Context, args []string) error {
+	o := r.Defaults()
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, sc := range r.Subcommands {
 			if sc.Name == args[0] {
 				return sc.Run(ctx, args[1:])
 			}
 		}
-		o := r.Defaults()
-		r.usage(r.flagSet(&o))
+		r.flagSet(&o).Usage()
 		return UsageError{Err: fmt.Errorf("unknown command %q", args[0])}
 	}
-	o, err := r.Parse(args)
-	if err != nil {
+	if err := ParseFlags(r.flagSet(&o), args); err != nil {
 		return err
 	}
 	if r.Version(o) {
 		_, err := fmt.Fprintln(r.Stdout, version.String(r.Name))
 		return err
 	}
-	return r.Run(ctx, o)
-}
-
-// Parse turns the root command's flags into validated options.
-func (r Root[O]) Parse(args []string) (O, error) {
-	o := r.Defaults()
-	if err := ParseFlags(r.flagSet(&o), args); err != nil {
-		var zero O
-		return zero, err
-	}
-	if r.Version(o) {
-		return o, nil
-	}
 	if err := r.Validate(o); err != nil {
-		var zero O
-		return zero, UsageError{Err: err}
+		return UsageError{Err: err}
 	}
-	return o, nil
+	return r.Run(ctx, o)
 }
 
 func (r Root[O]) flagSet(o *O) *flag.FlagSet {
 	fs := flag.NewFlagSet(r.Name, flag.ContinueOnError)
 	fs.SetOutput(r.Stderr)
 	r.Bind(o, fs)
-	fs.Usage = func() { r.usage(fs) }
-	return fs
-}
-
-func (r Root[O]) usage(fs *flag.FlagSet) {
-	fmt.Fprintf(r.Stderr, "Usage: %s [flags]\n", r.Name)
-	if len(r.Subcommands) > 0 {
-		fmt.Fprintf(r.Stderr, "       %s <command> [flags]\n", r.Name)
-	}
-	fmt.Fprintf(r.Stderr, "\n%s\n", r.About)
-	if len(r.Subcommands) > 0 {
-		fmt.Fprintf(r.Stderr, "\nCommands:\n")
-		for _, sc := range r.Subcommands {
-			fmt.Fprintf(r.Stderr, "  %-10s %s\n", sc.Name, sc.Summary)
+	fs.Usage = func() {
+		fmt.Fprintf(r.Stderr, "Usage: %s [flags]\n", r.Name)
+		if len(r.Subcommands) > 0 {
+			fmt.Fprintf(r.Stderr, "       %s <command> [flags]\n", r.Name)
 		}
+		fmt.Fprintf(r.Stderr, "\n%s\n", r.About)
+		if len(r.Subcommands) > 0 {
+			fmt.Fprintf(r.Stderr, "\nCommands:\n")
+			for _, sc := range r.Subcommands {
+				fmt.Fprintf(r.Stderr, "  %-10s %s\n", sc.Name, sc.Summary)
+			}
+		}
+		fmt.Fprintf(r.Stderr, "\nFlags:\n")
+		fs.PrintDefaults()
 	}
-	fmt.Fprintf(r.Stderr, "\nFlags:\n")
-	fs.PrintDefaults()
+	return fs
 }
 
 // ValidateBindAddress checks a listener flag's value: host:port, :port, or

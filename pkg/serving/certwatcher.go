@@ -8,62 +8,48 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// Messages of the certificate watcher's lines. A loaded line carries the
-// keys logkeys.Fingerprint, logkeys.Serial, logkeys.Subject and
-// logkeys.NotAfter; compare its fingerprint with the cabundle-syncer's
-// logkeys.Fingerprints to see whether the API server trusts the served
-// certificate. A failed load is logged at error level with keptPrevious true
-// when the last good pair is still served, false when none has loaded and
-// the replica is not ready.
 const (
+	// Messages of the certificate watcher's lines; docs/operations.md
+	// ("Logs") lists their keys.
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
+
+	// DefaultPollInterval is how often the files are read without a file
+	// event, to catch what events miss, such as a directory created later.
+	DefaultPollInterval = 10 * time.Second
+	// debounce groups the burst of events of one kubelet update (new
+	// timestamped directory, ..data_tmp symlink, rename to ..data, removal
+	// of the old directory) into a single reload.
+	debounce = 100 * time.Millisecond
 )
-
-// DefaultPollInterval is how often the files are read even without a file
-// event. Events are the fast path; the poll catches what they miss, such
-// as a directory that did not exist when the watch was set up.
-const DefaultPollInterval = 10 * time.Second
-
-// debounce groups the burst of events of one kubelet update (new
-// timestamped directory, ..data_tmp symlink, rename to ..data, removal of
-// the old directory) into a single reload.
-const debounce = 100 * time.Millisecond
 
 // CertWatcherOptions configure a CertWatcher.
 type CertWatcherOptions struct {
 	CertFile, KeyFile string
-	// PollInterval defaults to DefaultPollInterval.
-	PollInterval time.Duration
-	Metrics      *CertMetrics
-	Log          logr.Logger
+	PollInterval      time.Duration // defaults to DefaultPollInterval
+	Metrics           *CertMetrics  // optional
+	Log               logr.Logger
 }
 
 // CertWatcher serves the last good certificate and key read from two files
-// and reloads them when they change.
-//
-// It watches the directories, polls as a fallback, and keeps the last good
-// pair when a read fails or the pair does not match. It can start before
-// the files exist, as when a Pod starts before its Secret is mounted. Why
-// it is not controller-runtime's certwatcher is in the package doc
-// (doc.go).
+// and reloads them when they change. It can start before the files exist.
 type CertWatcher struct {
-	opts CertWatcherOptions
-
-	mu      sync.RWMutex
-	current *tls.Certificate
-	certPEM []byte
-	keyPEM  []byte
+	opts    CertWatcherOptions
+	current atomic.Pointer[tls.Certificate]
+	// The files of current; only the Start loop uses them.
+	certPEM, keyPEM []byte
 }
 
 // NewCertWatcher returns a watcher; it reads nothing until Start.
@@ -80,24 +66,21 @@ func NewCertWatcher(o CertWatcherOptions) (*CertWatcher, error) {
 // GetCertificate is for tls.Config.GetCertificate. It fails the handshake
 // while no certificate has loaded.
 func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.current == nil {
-		return nil, errors.New("no serving certificate has loaded yet")
+	if c := w.current.Load(); c != nil {
+		return c, nil
 	}
-	return w.current, nil
+	return nil, errors.New("no serving certificate has loaded yet")
 }
 
 // Loaded reports whether a certificate is being served.
-func (w *CertWatcher) Loaded() bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.current != nil
-}
+func (w *CertWatcher) Loaded() bool { return w.current.Load() != nil }
 
 // Start loads the pair and keeps it current until ctx ends. It returns an
 // error only when it cannot watch at all; missing or bad files are
 // reported through the log and the error metric, and retried.
+//
+// It watches the directories, not the files: kubelet's rename of
+// ..data_tmp over ..data is an event there.
 func (w *CertWatcher) Start(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -105,20 +88,13 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	}
 	defer fw.Close() //nolint:errcheck // closing a watcher on the way out; nothing to act on
 
-	dirs := map[string]bool{} // directory -> watched
-	for _, f := range []string{w.opts.CertFile, w.opts.KeyFile} {
-		dirs[filepath.Dir(f)] = false
-	}
+	dirs := slices.Compact([]string{filepath.Dir(w.opts.CertFile), filepath.Dir(w.opts.KeyFile)})
+	// Adding a watched directory again changes nothing; a missing one is added by a later poll.
 	watchDirs := func() {
-		for dir, watched := range dirs {
-			if watched {
-				continue
-			}
+		for _, dir := range dirs {
 			if err := fw.Add(dir); err != nil {
 				w.opts.Log.V(1).Info("Cannot watch the certificate directory yet; polling", "dir", dir, logkeys.Error, err.Error())
-				continue
 			}
-			dirs[dir] = true
 		}
 	}
 	watchDirs()
@@ -136,10 +112,6 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 				return errors.New("file watcher closed")
 			}
 			w.opts.Log.V(2).Info("Certificate directory event", "event", ev.String())
-			if ev.Has(fsnotify.Remove) && dirs[ev.Name] {
-				// The directory itself went away; watch it again when it is back.
-				dirs[ev.Name] = false
-			}
 			if pending == nil {
 				pending = time.After(debounce)
 			}
@@ -158,7 +130,8 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// reload reads the pair and serves it if it is new and valid.
+// reload serves the pair if it is new and valid, and keeps the last good
+// one otherwise.
 func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
 		w.opts.Metrics.failed()
@@ -175,26 +148,71 @@ func (w *CertWatcher) load() error {
 	if err != nil {
 		return fmt.Errorf("read key: %w", err)
 	}
-	w.mu.RLock()
-	same := w.current != nil && bytes.Equal(certPEM, w.certPEM) && bytes.Equal(keyPEM, w.keyPEM)
-	w.mu.RUnlock()
-	if same {
+	if w.Loaded() && bytes.Equal(certPEM, w.certPEM) && bytes.Equal(keyPEM, w.keyPEM) {
 		return nil
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return fmt.Errorf("load the pair %s, %s: %w", w.opts.CertFile, w.opts.KeyFile, err)
 	}
-	w.mu.Lock()
-	w.current, w.certPEM, w.keyPEM = &cert, certPEM, keyPEM
-	w.mu.Unlock()
+	w.certPEM, w.keyPEM = certPEM, keyPEM
+	w.current.Store(&cert)
 
 	leaf := cert.Leaf // set by X509KeyPair since Go 1.23
-	w.opts.Metrics.reloaded(leaf.NotAfter.Unix())
+	w.opts.Metrics.reloaded(leaf.NotAfter)
 	w.opts.Log.Info(MsgCertificateLoaded,
 		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
 		logkeys.Serial, leaf.SerialNumber.String(),
 		logkeys.Subject, leaf.Subject.String(),
 		logkeys.NotAfter, leaf.NotAfter.UTC().Format(time.RFC3339))
 	return nil
+}
+
+// Results of a certificate load, the "result" label of
+// snatch_webhook_cert_reloads_total.
+const (
+	ReloadSuccess = "success"
+	ReloadError   = "error"
+)
+
+// CertMetrics are the serving certificate's metrics (docs/operations.md, "Metrics").
+type CertMetrics struct {
+	reloads  *prometheus.CounterVec
+	notAfter prometheus.Gauge
+}
+
+// NewCertMetrics creates the certificate metrics and registers them on reg.
+func NewCertMetrics(reg prometheus.Registerer) (*CertMetrics, error) {
+	m := &CertMetrics{
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "snatch_webhook_cert_reloads_total",
+			Help: "Loads of the serving certificate and key that changed the served pair (success) or failed and kept the last good pair (error).",
+		}, []string{"result"}),
+		notAfter: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "snatch_webhook_serving_cert_not_after_seconds",
+			Help: "Expiry (notAfter) of the served certificate, in seconds since the Unix epoch; 0 until one has loaded.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.reloads, m.notAfter} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register certificate metrics: %w", err)
+		}
+	}
+	m.reloads.WithLabelValues(ReloadSuccess)
+	m.reloads.WithLabelValues(ReloadError)
+	return m, nil
+}
+
+// reloaded and failed count a load; a watcher without metrics has a nil m.
+func (m *CertMetrics) reloaded(notAfter time.Time) {
+	if m != nil {
+		m.reloads.WithLabelValues(ReloadSuccess).Inc()
+		m.notAfter.Set(float64(notAfter.Unix()))
+	}
+}
+
+func (m *CertMetrics) failed() {
+	if m != nil {
+		m.reloads.WithLabelValues(ReloadError).Inc()
+	}
 }

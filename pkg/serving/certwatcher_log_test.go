@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"log"
 	"path/filepath"
 	"testing"
 	"time"
@@ -92,4 +93,19 @@ func waitForLine(t *testing.T, logs *observer.ObservedLogs, msg string) observer
 		t.Fatalf("no %q line; logged: %v", msg, logs.All())
 	}
 	return line
+}
+
+// net/http's own messages reach the structured log at verbosity 1, trimmed.
+func TestErrorLog_routes_net_http_messages(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	log.New(errorLog{zapr.NewLogger(zap.New(core))}, "", 0).Printf("http: TLS handshake error from %s: EOF\n", "10.0.0.1:5000")
+	all := logs.All()
+	if len(all) != 1 || all[0].Message != "http: TLS handshake error from 10.0.0.1:5000: EOF" || all[0].Level != zapcore.DebugLevel {
+		t.Fatalf("logged %v, want one line at verbosity 1 (debug) with the trimmed message", all)
+	}
+	core, logs = observer.New(zapcore.InfoLevel)
+	log.New(errorLog{zapr.NewLogger(zap.New(core))}, "", 0).Print("http: TLS handshake error")
+	if logs.Len() != 0 {
+		t.Fatalf("logged %v at verbosity 0, want nothing", logs.All())
+	}
 }

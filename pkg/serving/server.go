@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,72 +18,49 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Timeouts of the webhook listener. The API server gives a webhook at most
-// 30 s (timeoutSeconds), and its requests are a few KB, so slow clients are
-// cut off long before they can hold many connections.
+// Defaults of Options.ShutdownTimeout and of snatch-webhook's
+// --shutdown-delay (Options.ShutdownDelay); together they fit in
+// Kubernetes' default termination grace period of 30 s.
 const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 30 * time.Second
-	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
+	DefaultShutdownTimeout = 20 * time.Second
+	DefaultShutdownDelay   = 5 * time.Second
 )
-
-// DefaultShutdownTimeout bounds the drain of in-flight requests; together
-// with DefaultShutdownDelay it fits in Kubernetes' default termination grace
-// period of 30 s.
-const DefaultShutdownTimeout = 20 * time.Second
-
-// DefaultShutdownDelay is how long a stopping webhook keeps serving, with
-// every response closing its connection, before it closes the idle ones.
-const DefaultShutdownDelay = 5 * time.Second
 
 // Options configure a Server.
 type Options struct {
-	// WebhookAddr is the TLS listener, e.g. ":9443".
-	WebhookAddr string
-	// ProbeAddr serves /healthz and /readyz over plain HTTP; "0" disables it.
-	ProbeAddr string
-	// MetricsAddr serves /metrics over plain HTTP; "0" disables it.
-	MetricsAddr string
-	// EnableHTTP2 offers h2 on the webhook listener. It is off by default:
-	// HTTP/1.1 is all the API server needs, and it keeps the webhook out of
-	// the reach of HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
+	// WebhookAddr is the TLS listener, e.g. ":9443". ProbeAddr (/healthz,
+	// /readyz) and MetricsAddr (/metrics) are plain HTTP; "0" disables them.
+	WebhookAddr, ProbeAddr, MetricsAddr string
+	// EnableHTTP2 offers h2 on the webhook listener. Off by default: the API
+	// server needs only HTTP/1.1, and it keeps the webhook out of reach of
+	// HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
 	EnableHTTP2 bool
 
-	// Webhook serves the admission paths.
-	Webhook http.Handler
-	// Certs provides the serving certificate.
-	Certs *CertWatcher
-	// Gatherer is exposed on /metrics.
-	Gatherer prometheus.Gatherer
+	Webhook  http.Handler        // serves the admission paths
+	Certs    *CertWatcher        // provides the serving certificate
+	Gatherer prometheus.Gatherer // exposed on /metrics
 	Log      logr.Logger
-	// ShutdownTimeout defaults to DefaultShutdownTimeout.
+	// ShutdownTimeout bounds the drain of in-flight requests; it defaults
+	// to DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// ShutdownDelay is the first phase of a shutdown: readiness fails, the
-	// webhook keeps serving, and every response tells the client to close
-	// its connection. The API server keeps its kept-alive connections to a
-	// terminating replica until it uses them; a connection closed while
-	// idle can race with a request being written to it, which the API
-	// server does not retry and so admits the Pod without its affinity.
-	// Retiring each connection after a response avoids that race. Zero
-	// skips the phase; negative is treated as zero.
+	// webhook keeps serving, and every response closes its connection. The
+	// API server keeps its kept-alive connections to a terminating replica
+	// until it uses them; one closed while idle can race with a request
+	// being written to it, which the API server does not retry and so admits
+	// the Pod without its affinity. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
 }
 
 // Server runs the webhook's TLS listener, its probes and its metrics, and
 // the certificate watcher behind them.
 type Server struct {
-	opts Options
-
+	opts                    Options
 	webhook, probe, metrics *http.Server
 	listeners               [3]net.Listener // webhook, probe, metrics; nil when disabled
-
-	serving  atomic.Bool // the webhook listener is accepting
-	stopping atomic.Bool // shutdown has begun
-
-	// endDelay, when closed, ends the shutdown delay early; tests use it.
-	endDelay chan struct{}
+	serving                 atomic.Bool     // the webhook listener has started
+	stopping                atomic.Bool     // shutdown has begun
+	endDelay                chan struct{}   // closing it ends the shutdown delay early; for tests
 }
 
 // New checks the options and builds the servers; it binds nothing.
@@ -102,56 +81,53 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, endDelay: make(chan struct{})}
 
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(o.EnableHTTP2)
-	s.webhook = &http.Server{
-		Handler: s.closeWhenStopping(o.Webhook),
-		TLSConfig: &tls.Config{
-			MinVersion:     tls.VersionTLS12,
-			GetCertificate: o.Certs.GetCertificate,
-		},
-		Protocols:         protocols,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          newErrorLog(o.Log.WithName("webhook-http")),
-	}
+	// Once shutdown has begun, every response closes its connection.
+	s.webhook = newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		o.Webhook.ServeHTTP(w, r)
+	}), o.Log.WithName("webhook-http"))
+	s.webhook.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: o.Certs.GetCertificate}
+	s.webhook.Protocols = new(http.Protocols)
+	s.webhook.Protocols.SetHTTP1(true)
+	s.webhook.Protocols.SetHTTP2(o.EnableHTTP2)
 
 	probes := http.NewServeMux()
 	probes.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, nil) })
 	probes.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, s.Ready()) })
-	s.probe = plainServer(probes, o.Log.WithName("probe-http"))
+	s.probe = newHTTPServer(probes, o.Log.WithName("probe-http"))
 
 	metrics := http.NewServeMux()
-	metrics.Handle("/metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: newErrorLog(o.Log.WithName("metrics"))}))
-	s.metrics = plainServer(metrics, o.Log.WithName("metrics-http"))
+	metrics.Handle("/metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{ErrorLog: log.New(errorLog{o.Log.WithName("metrics")}, "", 0)}))
+	s.metrics = newHTTPServer(metrics, o.Log.WithName("metrics-http"))
 	return s, nil
 }
 
-// closeWhenStopping makes every response close its connection once
-// shutdown has begun, so that clients move to another replica.
-func (s *Server) closeWhenStopping(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.stopping.Load() {
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func plainServer(h http.Handler, log logr.Logger) *http.Server {
+// newHTTPServer sets the limits of every listener. The API server gives a
+// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients
+// are cut off long before they can hold many connections.
+func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          newErrorLog(log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(errorLog{l}, "", 0),
 	}
+}
+
+// errorLog routes net/http's own messages (TLS handshake errors, mostly)
+// into the structured log at verbosity 1: a client that drops a handshake
+// is not an error of the webhook, but it helps when tracing a caBundle
+// problem.
+type errorLog struct{ logr.Logger }
+
+func (l errorLog) Write(p []byte) (int, error) {
+	l.V(1).Info(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // Ready returns nil when the webhook can serve: a certificate has loaded,
@@ -168,28 +144,30 @@ func (s *Server) Ready() error {
 	return nil
 }
 
+// writeProbe answers in plain text, not to be sniffed, as http.Error does.
 func writeProbe(w http.ResponseWriter, err error) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+		http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	_, _ = w.Write([]byte("ok\n"))
+	http.Error(w, "ok", http.StatusOK)
 }
 
 // Listen binds the listeners, so that a bad address fails at start and
 // tests can learn the ports (Addr) before Serve.
 func (s *Server) Listen() error {
-	addrs := [3]string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr}
-	for i, addr := range addrs {
+	for i, addr := range []string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr} {
 		if addr == "" || addr == "0" {
 			continue
 		}
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			s.closeListeners()
+			for _, l := range s.listeners[:i] {
+				if l != nil {
+					_ = l.Close() // the error that failed the start is returned
+				}
+			}
+			s.listeners = [3]net.Listener{}
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
 		s.listeners[i] = l
@@ -197,32 +175,22 @@ func (s *Server) Listen() error {
 	return nil
 }
 
-func (s *Server) closeListeners() {
-	for i, l := range s.listeners {
-		if l != nil {
-			_ = l.Close() // only on a failed start; the error that caused it is returned
-			s.listeners[i] = nil
-		}
-	}
-}
-
 // Addr returns the bound address of the webhook, probe and metrics
 // listeners (nil when disabled); call it after Listen.
 func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
-	get := func(l net.Listener) net.Addr {
-		if l == nil {
-			return nil
+	var addrs [3]net.Addr
+	for i, l := range s.listeners {
+		if l != nil {
+			addrs[i] = l.Addr()
 		}
-		return l.Addr()
 	}
-	return get(s.listeners[0]), get(s.listeners[1]), get(s.listeners[2])
+	return addrs[0], addrs[1], addrs[2]
 }
 
 // Serve runs until ctx ends, then fails readiness and shuts down
 // gracefully: for ShutdownDelay it keeps serving and closes each connection
 // after its response, then it drains in-flight requests for up to
-// ShutdownTimeout.
-// It calls Listen first if that was not done.
+// ShutdownTimeout. It calls Listen first if that was not done.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -233,16 +201,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatch()
 
-	errs := make(chan error, 4)
+	errs := make(chan error, 4) // one for each goroutine
 	var wg sync.WaitGroup
 	run := func(name string, f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs <- fmt.Errorf("%s: %w", name, err)
 			}
-		}()
+		})
 	}
 	run("certificate watcher", func() error { return s.opts.Certs.Start(watchCtx) })
 	if l := s.listeners[1]; l != nil {
@@ -251,10 +217,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if l := s.listeners[2]; l != nil {
 		run("metrics server", func() error { return s.metrics.Serve(l) })
 	}
-	wl := s.listeners[0]
 	run("webhook server", func() error {
 		s.serving.Store(true)
-		return s.webhook.ServeTLS(wl, "", "")
+		return s.webhook.ServeTLS(s.listeners[0], "", "")
 	})
 	webhookAddr, probeAddr, metricsAddr := s.Addr()
 	log.Info("Serving", "webhook", webhookAddr, "probes", probeAddr, "metrics", metricsAddr, "http2", s.opts.EnableHTTP2)
@@ -279,24 +244,17 @@ func (s *Server) Serve(ctx context.Context) error {
 	log.Info("Shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	var shutdownErrs []error
 	// The webhook first: its in-flight admissions are what must not be lost.
+	var drainErr error
 	if err := s.webhook.Shutdown(shutdownCtx); err != nil {
-		shutdownErrs = append(shutdownErrs, fmt.Errorf("drain webhook requests: %w", err))
+		drainErr = fmt.Errorf("drain webhook requests: %w", err)
 	}
-	s.serving.Store(false)
-	for _, srv := range []*http.Server{s.probe, s.metrics} {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			shutdownErrs = append(shutdownErrs, err)
-		}
-	}
+	probeErr, metricsErr := s.probe.Shutdown(shutdownCtx), s.metrics.Shutdown(shutdownCtx)
 	stopWatch()
 	wg.Wait()
 	close(errs)
-	for err := range errs {
-		if runErr == nil {
-			runErr = err
-		}
+	if runErr == nil {
+		runErr = <-errs // the first failure while draining, or nil
 	}
-	return errors.Join(append([]error{runErr}, shutdownErrs...)...)
+	return errors.Join(runErr, drainErr, probeErr, metricsErr)
 }

@@ -1,3 +1,7 @@
+// Package version holds the version of the binary it is linked into. Each
+// build stamps its own, so the two binaries carry independent versions:
+//
+//	go build -ldflags "-X github.com/kyma-project/kim-snatch/pkg/version.version=v1.2.3" ./cmd/snatch-webhook
 package version
 
 import (
@@ -5,12 +9,8 @@ import (
 	"runtime"
 )
 
-// version is set at link time with -ldflags -X; it is a var only because the
-// linker can stamp nothing else. Nothing in the program writes it.
+// version is a var only because the linker's -X can stamp nothing else.
 var version = "dev"
-
-// Version returns the version stamped into this binary, or "dev".
-func Version() string { return version }
 
 // String describes the binary for --version output and the startup log line.
 func String(binary string) string {
