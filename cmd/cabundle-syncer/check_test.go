@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,14 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
-func TestCheckOptionsValidate(t *testing.T) {
+// defaultCheckOptions returns the options with every flag at its default.
+func defaultCheckOptions() checkOptions {
+	var o checkOptions
+	o.bindFlags(flag.NewFlagSet("check", flag.ContinueOnError))
+	return o
+}
+
+func TestCheckOptionsConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*checkOptions)
@@ -51,19 +59,19 @@ func TestCheckOptionsValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := defaultCheckOptions()
 			tt.mutate(&o)
-			err := o.Validate()
+			_, err := o.config()
 			if len(tt.wantErr) == 0 {
 				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
+					t.Fatalf("config() = %v, want nil", err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("Validate() = nil, want errors about %q", tt.wantErr)
+				t.Fatalf("config() = nil, want errors about %q", tt.wantErr)
 			}
 			for _, w := range tt.wantErr {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate() = %v\nwant it to mention %q", err, w)
+					t.Errorf("config() = %v\nwant it to mention %q", err, w)
 				}
 			}
 		})
@@ -154,7 +162,7 @@ func TestCheckCommand(t *testing.T) {
 					t.Error("the syncer ran")
 					return nil
 				},
-				subcommands: []subcommand{checkCommand{
+				runCheck: checkCommand{
 					connect: func(_ context.Context, kubeconfig string, _ time.Duration) (kubernetes.Interface, error) {
 						connected = true
 						if kubeconfig != tt.wantKubeconfig {
@@ -166,7 +174,7 @@ func TestCheckCommand(t *testing.T) {
 						return cs, nil
 					},
 					now: func() time.Time { return now },
-				}.subcommand()},
+				}.run,
 			}
 			err := c.execute(context.Background(), append([]string{"check"}, tt.args...))
 			code := cmdline.ExitCode(binaryName, err, &stderr)

@@ -90,7 +90,7 @@ func TestExecute(t *testing.T) {
 					}
 					return nil
 				},
-				subcommands: []subcommand{{name: "check", summary: "test only", run: checkCalled}},
+				runCheck: checkCalled,
 			}
 			err := c.execute(context.Background(), tt.args)
 			code := cmdline.ExitCode(binaryName, err, &stderr)

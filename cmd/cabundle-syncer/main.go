@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
+
+const binaryName = "cabundle-syncer"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -23,12 +26,38 @@ func main() {
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		runSyncer: run,
-		// Verbs other than the syncer itself.
-		subcommands: []subcommand{
-			checkCommand{connect: connectCluster, now: time.Now}.subcommand(),
-		},
+		runCheck:  checkCommand{connect: connectCluster, now: time.Now}.run,
 	}
 	err := c.execute(ctx, os.Args[1:])
 	stop()
 	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
+}
+
+// cli parses the command line (the syncer is the root command, `check` a
+// subcommand) and hands the result to a run function, so that parsing and
+// validation are tested without starting anything.
+type cli struct {
+	stdout, stderr io.Writer
+	runSyncer      func(context.Context, Options) error
+	runCheck       func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// execute runs the command named by args (os.Args[1:]).
+func (c *cli) execute(ctx context.Context, args []string) error {
+	return cmdline.Root[Options]{
+		Name:     binaryName,
+		About:    "Keeps webhooks[*].clientConfig.caBundle of a MutatingWebhookConfiguration in step with the CA in a Secret.",
+		Stdout:   c.stdout,
+		Stderr:   c.stderr,
+		Defaults: defaultOptions,
+		Bind:     (*Options).bindFlags,
+		Validate: Options.Validate,
+		Version:  func(o Options) bool { return o.Version },
+		Run:      c.runSyncer,
+		Subcommands: []cmdline.Subcommand{{
+			Name:    "check",
+			Summary: "Run the operators' health checklist once (exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run)",
+			Run:     func(ctx context.Context, args []string) error { return c.runCheck(ctx, args, c.stdout, c.stderr) },
+		}},
+	}.Execute(ctx, args)
 }

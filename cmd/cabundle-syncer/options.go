@@ -14,44 +14,18 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
-// Options are the flags of the syncer, parsed and not yet acted on.
+// Options are the syncer's flags (see bindFlags), parsed and not yet acted on.
 type Options struct {
-	// Syncer names the Secret, its key, the MutatingWebhookConfiguration
-	// and the overlap.
 	Syncer syncer.Config
 
-	// LeaderElect runs the Lease election; only the leader writes.
-	LeaderElect bool
-	// LeaderElectionNamespace and LeaderElectionID name the Lease.
-	LeaderElectionNamespace string
-	LeaderElectionID        string
-	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's leader
-	// election timings. A standby takes over at most LeaseDuration after the
-	// leader died; a leader that shuts down releases the Lease, and a standby
-	// notices within about RetryPeriod.
-	LeaseDuration time.Duration
-	RenewDeadline time.Duration
-	RetryPeriod   time.Duration
-
-	// MetricsBindAddress and HealthProbeBindAddress are host:port, or "0"
-	// to disable.
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	// MetricsSecure serves /metrics over HTTPS, with a self-signed
-	// certificate, to clients that authenticate with a bearer token
-	// (TokenReview) and may get the path /metrics (SubjectAccessReview).
-	// Without it, /metrics is plain HTTP and open to anyone who reaches it.
-	MetricsSecure bool
-
-	// Kubeconfig is a kubeconfig file; empty means in-cluster, then the
-	// usual kubeconfig lookup.
-	Kubeconfig string
-
-	// Zap configures the logger.
-	Zap zap.Options
-
-	// Version asks for the version instead of a run.
-	Version bool
+	LeaderElect                                bool
+	LeaderElectionNamespace, LeaderElectionID  string
+	LeaseDuration, RenewDeadline, RetryPeriod  time.Duration
+	MetricsBindAddress, HealthProbeBindAddress string
+	MetricsSecure                              bool
+	Kubeconfig                                 string
+	Zap                                        zap.Options
+	Version                                    bool
 }
 
 // defaultOptions returns the options with every flag at its default.
@@ -74,7 +48,6 @@ func defaultOptions() Options {
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
 		MetricsSecure:          true,
-		Zap:                    zap.Options{},
 	}
 }
 
@@ -104,13 +77,22 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 func (o Options) Validate() error {
 	errs := []error{o.Syncer.Validate()}
 	if o.LeaderElect {
-		if msgs := validation.IsDNS1123Label(o.LeaderElectionNamespace); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--leader-election-namespace %q: %s", o.LeaderElectionNamespace, strings.Join(msgs, "; ")))
+		errs = append(errs,
+			invalid("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label),
+			invalid("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain))
+		// client-go's own rules (leaderelection.NewLeaderElector, with its
+		// jitter factor of 1.2), so that a bad combination fails at startup
+		// with the flag names rather than later with client-go's wording.
+		lease, renew, retry := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
+		if lease <= 0 || renew <= 0 || retry <= 0 {
+			errs = append(errs, errors.New("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive"))
 		}
-		if msgs := validation.IsDNS1123Subdomain(o.LeaderElectionID); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--leader-election-id %q: %s", o.LeaderElectionID, strings.Join(msgs, "; ")))
+		if lease <= renew {
+			errs = append(errs, fmt.Errorf("--leader-election-lease-duration (%s) must be greater than --leader-election-renew-deadline (%s)", lease, renew))
 		}
-		errs = append(errs, validateLeaseTimings(o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
+		if float64(renew) <= 1.2*float64(retry) {
+			errs = append(errs, fmt.Errorf("--leader-election-renew-deadline (%s) must be greater than 1.2 × --leader-election-retry-period (%s)", renew, retry))
+		}
 	}
 	errs = append(errs,
 		cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
@@ -121,20 +103,11 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// validateLeaseTimings applies client-go's own rules (leaderelection.
-// NewLeaderElector, with its jitter factor of 1.2), so that a bad
-// combination fails at startup with the flag names rather than later with
-// client-go's wording.
-func validateLeaseTimings(lease, renew, retry time.Duration) error {
-	var errs []error
-	if lease <= 0 || renew <= 0 || retry <= 0 {
-		errs = append(errs, errors.New("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive"))
+// invalid reports what validate (one of k8s.io/apimachinery's validation
+// functions) finds wrong with a flag's value, or nil.
+func invalid(flagName, value string, validate func(string) []string) error {
+	if problems := validate(value); len(problems) > 0 {
+		return fmt.Errorf("%s %q: %s", flagName, value, strings.Join(problems, "; "))
 	}
-	if lease <= renew {
-		errs = append(errs, fmt.Errorf("--leader-election-lease-duration (%s) must be greater than --leader-election-renew-deadline (%s)", lease, renew))
-	}
-	if float64(renew) <= 1.2*float64(retry) {
-		errs = append(errs, fmt.Errorf("--leader-election-renew-deadline (%s) must be greater than 1.2 × --leader-election-retry-period (%s)", renew, retry))
-	}
-	return errors.Join(errs...)
+	return nil
 }

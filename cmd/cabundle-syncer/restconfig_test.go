@@ -25,7 +25,7 @@ current-context: c
 	if cfg.Host != "https://127.0.0.1:6443" {
 		t.Errorf("host %q, want the kubeconfig's", cfg.Host)
 	}
-	if cfg.QPS != clientQPS || cfg.Burst != clientBurst {
-		t.Errorf("QPS %v burst %d, want %v and %d rather than client-go's 5 and 10", cfg.QPS, cfg.Burst, clientQPS, clientBurst)
+	if cfg.QPS != 20 || cfg.Burst != 30 {
+		t.Errorf("QPS %v burst %d, want controller-runtime's 20 and 30 rather than client-go's 5 and 10", cfg.QPS, cfg.Burst)
 	}
 }

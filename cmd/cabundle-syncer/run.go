@@ -30,8 +30,7 @@ import (
 // another leader may already have changed.
 func run(ctx context.Context, o Options) error {
 	log := zap.New(zap.UseFlagOptions(&o.Zap))
-	// controller-runtime and client-go (leader election among them) log
-	// through their own package loggers; route both to the same sink.
+	// controller-runtime and client-go (leader election) have their own loggers.
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
 	log.Info("Starting", "version", version.String(binaryName),
@@ -43,8 +42,7 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
-	// controller-runtime's registry is the one its metrics server serves,
-	// next to the workqueue, client and Go runtime metrics.
+	// The registry that controller-runtime's metrics server serves.
 	metrics, err := syncer.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
@@ -55,7 +53,6 @@ func run(ctx context.Context, o Options) error {
 		Metrics:                       metricsServerOptions(o),
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		LeaderElection:                o.LeaderElect,
-		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionID:              o.LeaderElectionID,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &o.LeaseDuration,
@@ -79,9 +76,8 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("create manager: %w", err)
 	}
 	if lock != nil {
-		// Leader election records "became leader" and the like through
-		// client-go's core/v1 events, which only the deprecated recorder
-		// speaks. The manager exists only now, and elects only in Start.
+		// Leader election's events ("became leader") are client-go's core/v1
+		// events, which only the manager's deprecated recorder speaks.
 		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above
 	}
 	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
@@ -100,13 +96,10 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// metricsServerOptions configures the /metrics endpoint. With
-// --metrics-secure it serves HTTPS with a certificate that controller-runtime
-// generates at startup (there is no certificate directory), and admits only
-// requests whose bearer token the API server authenticates (TokenReview) and
-// whose user may get the non-resource URL /metrics (SubjectAccessReview).
-// HTTP/1.1 only, as on the webhook: Prometheus needs no more, and it keeps
-// the endpoint out of HTTP/2's stream-reset attacks.
+// metricsServerOptions configures /metrics. With --metrics-secure,
+// controller-runtime generates the certificate at startup (no CertDir), and
+// serves HTTP/1.1 only, as the webhook does: Prometheus needs no more, and it
+// keeps the endpoint out of HTTP/2's stream-reset attacks.
 func metricsServerOptions(o Options) metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: o.MetricsBindAddress}
 	if o.MetricsSecure {
@@ -117,36 +110,28 @@ func metricsServerOptions(o Options) metricsserver.Options {
 	return opts
 }
 
-// podNameEnv is set through the downward API (metadata.name) in
-// deploy/syncer/deployment.yaml.
+// podNameEnv is set through the downward API in deploy/syncer/deployment.yaml.
 const podNameEnv = "POD_NAME"
 
-// leaderIdentity names this replica in the Lease as syncer.LeaderIdentity
-// does, with the name from $POD_NAME and, without it, the hostname.
-//
-// controller-runtime's own lock uses the hostname. That is not the Pod
-// name: the kernel caps a hostname at 63 characters while a Pod name may be
-// longer, and processes started outside a cluster share one hostname. With
-// the Pod name, `cabundle-syncer check` finds the leader's Pod from the
-// Lease (syncer.HolderPodName), and an operator sees at a glance
-// which replica leads.
+// leaderIdentity names this replica in the Lease (syncer.LeaderIdentity)
+// after $POD_NAME or, without it, the hostname. controller-runtime's own
+// lock uses the hostname, which the kernel caps at 63 characters while a Pod
+// name may be longer; with the Pod name, `cabundle-syncer check` finds the
+// leader's Pod (syncer.HolderPodName), and so does an operator.
 func leaderIdentity(getenv func(string) string, hostname func() (string, error)) (string, error) {
 	name := getenv(podNameEnv)
 	if name == "" {
-		h, err := hostname()
-		if err != nil {
+		var err error
+		if name, err = hostname(); err != nil {
 			return "", fmt.Errorf("leader identity: $%s is empty and the hostname is unknown: %w", podNameEnv, err)
 		}
-		name = h
 	}
 	return syncer.LeaderIdentity(name), nil
 }
 
 // leaderLock is the Lease lock controller-runtime would build, with
-// identity as its holder: its own client, named "leader-election" in the
-// API server's logs, whose requests time out after half the renew deadline
-// (at least a second) so that one hung request cannot cost the leadership.
-// The caller sets LockConfig.EventRecorder once the manager exists.
+// identity as its holder: requests time out after half the renew deadline
+// (at least a second), so that one hung request cannot cost the leadership.
 func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.LeaseLock, error) {
 	lcfg := rest.AddUserAgent(cfg, "leader-election")
 	lcfg.Timeout = max(o.RenewDeadline/2, time.Second)
@@ -161,33 +146,20 @@ func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.Lea
 	}, nil
 }
 
-// Client-side rate limit of the syncer's requests: controller-runtime's
-// defaults for a manager. client-go's own, 5 per second with a burst of
-// 10, delayed each caBundle write by about 200 ms once a few rotations
-// and the Lease renewals had used up the burst.
-const (
-	clientQPS   = 20
-	clientBurst = 30
-)
-
 // restConfig loads the named kubeconfig, or, without one, the in-cluster
 // configuration and then the usual $KUBECONFIG and ~/.kube/config lookup.
+// The rate limit is controller-runtime's: client-go's 5 per second (burst
+// 10) delayed each caBundle write by about 200 ms once a few rotations and
+// the Lease renewals had used up the burst.
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := loadRestConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	return cfg, nil
-}
-
-func loadRestConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		if cfg, err := rest.InClusterConfig(); err == nil {
-			return cfg, nil
+	cfg, err := rest.InClusterConfig()
+	if kubeconfig != "" || err != nil {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		rules.ExplicitPath = kubeconfig
+		if cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig(); err != nil {
+			return nil, err
 		}
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	cfg.QPS, cfg.Burst = 20, 30
+	return cfg, nil
 }

@@ -6,12 +6,16 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
+
+const binaryName = "snatch-webhook"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -23,4 +27,35 @@ func main() {
 	err := c.execute(ctx, os.Args[1:])
 	stop()
 	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
+}
+
+// cli parses the command line (the webhook is the root command, `mutate` a
+// subcommand) and hands the result to a run function, so that parsing and
+// validation are tested without starting anything.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	runWebhook     func(context.Context, Options) error
+}
+
+// execute runs the command named by args (os.Args[1:]).
+func (c *cli) execute(ctx context.Context, args []string) error {
+	return cmdline.Root[Options]{
+		Name: binaryName,
+		About: `Serves the mutating admission webhook that adds a preferred node affinity
+for the Kyma worker pool to Pods. Pods opt out with the label
+` + affinity.OptOutLabel + `: "` + affinity.OptOutValue + `".`,
+		Stdout:   c.stdout,
+		Stderr:   c.stderr,
+		Defaults: defaultOptions,
+		Bind:     (*Options).bindFlags,
+		Validate: Options.Validate,
+		Version:  func(o Options) bool { return o.Version },
+		Run:      c.runWebhook,
+		Subcommands: []cmdline.Subcommand{{
+			Name:    "mutate",
+			Summary: "Show the decision, its reason and the mutated Pod for a Pod manifest, without a cluster.",
+			Run:     func(_ context.Context, args []string) error { return c.mutate(args) },
+		}},
+	}.Execute(ctx, args)
 }

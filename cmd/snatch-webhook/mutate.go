@@ -17,14 +17,10 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
-// mutate answers the operator's question "why was my Pod not mutated?" (or
-// "what would the webhook do to it?") without a cluster. It reads one Pod
-// manifest, runs the webhook's own decoder and decision on it as for a
+// mutate answers "why was my Pod not mutated?" without a cluster: it runs
+// the webhook's own decoder and decision on one Pod manifest as for a
 // CREATE, and prints the decision, the reason, the patch and the Pod with
 // the patch applied by the API server's JSON patch library.
-//
-// The output is YAML whose header lines are comments, so it can be piped
-// on (for example to kubectl apply --dry-run=server -f -).
 func (c *cli) mutate(args []string) error {
 	policy := affinity.DefaultPolicy()
 	var file, output string
@@ -37,10 +33,9 @@ func (c *cli) mutate(args []string) error {
 		fmt.Fprintf(c.stderr, "Usage: %s mutate -f FILE|- [flags]\n\nShows what the webhook decides for a Pod, why, and the mutated Pod. No cluster is needed.\n\nFlags:\n", binaryName)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return err
+	} else if err != nil {
 		return cmdline.UsageError{Err: err}
 	}
 	var errs []error
@@ -62,113 +57,88 @@ func (c *cli) mutate(args []string) error {
 		return cmdline.UsageError{Err: err}
 	}
 
-	in, err := c.readInput(file)
-	if err != nil {
-		return err
-	}
-	res, err := mutatePod(m, in)
-	if err != nil {
-		return err
-	}
-	return res.print(c.stdout, c.stderr, output)
-}
-
-func (c *cli) readInput(file string) ([]byte, error) {
+	var in []byte
 	if file == "-" {
-		b, err := io.ReadAll(c.stdin)
-		if err != nil {
-			return nil, fmt.Errorf("read standard input: %w", err)
+		if in, err = io.ReadAll(c.stdin); err != nil {
+			return fmt.Errorf("read standard input: %w", err)
 		}
-		return b, nil
+	} else if in, err = os.ReadFile(file); err != nil {
+		return fmt.Errorf("read the Pod: %w", err)
 	}
-	b, err := os.ReadFile(file)
+	d, pod, err := mutatePod(m, in)
 	if err != nil {
-		return nil, fmt.Errorf("read the Pod: %w", err)
+		return err
 	}
-	return b, nil
+	return printPod(c.stdout, c.stderr, output, d, pod)
 }
 
-type mutateResult struct {
-	decision affinity.Decision
-	pod      []byte // the Pod as given, with the patch applied; JSON
-}
-
-// mutatePod decides on a manifest. The decision is made on the Pod's
-// canonical encoding, as the API server sends it; the patch is applied to
-// the manifest as given, so that the output is the user's own Pod plus the
-// term.
-func mutatePod(m *affinity.Mutator, manifest []byte) (mutateResult, error) {
+// mutatePod decides on the Pod's canonical encoding, as the API server
+// sends it, and applies the patch to the manifest as given (returned as
+// JSON), so that the output is the user's own Pod plus the term.
+func mutatePod(m *affinity.Mutator, manifest []byte) (d affinity.Decision, patched []byte, err error) {
 	doc, err := yaml.YAMLToJSON(manifest)
 	if err != nil {
-		return mutateResult{}, fmt.Errorf("the input is not YAML or JSON: %w", err)
+		return d, nil, fmt.Errorf("the input is not YAML or JSON: %w", err)
 	}
 	var head struct{ APIVersion, Kind string }
 	if err := json.Unmarshal(doc, &head); err != nil {
-		return mutateResult{}, fmt.Errorf("the input is not a single object: %w", err)
+		return d, nil, fmt.Errorf("the input is not a single object: %w", err)
 	}
 	if head.Kind != "Pod" || (head.APIVersion != "v1" && head.APIVersion != "") {
-		return mutateResult{}, fmt.Errorf("the input is a %q of %q, want a v1 Pod", head.Kind, head.APIVersion)
+		return d, nil, fmt.Errorf("the input is a %q of %q, want a v1 Pod", head.Kind, head.APIVersion)
 	}
 	pod := &corev1.Pod{}
 	if err := json.Unmarshal(doc, pod); err != nil {
-		return mutateResult{}, fmt.Errorf("the input is not a valid Pod: %w", err)
+		return d, nil, fmt.Errorf("the input is not a valid Pod: %w", err)
 	}
 	canonical, err := json.Marshal(pod)
 	if err != nil {
-		return mutateResult{}, fmt.Errorf("encode the Pod: %w", err)
+		return d, nil, fmt.Errorf("encode the Pod: %w", err)
 	}
-	d, err := admission.DecidePod(m, canonical)
+	if d, err = admission.DecidePod(m, canonical); err != nil || !d.Patched() {
+		return d, doc, err // no decision, or nothing to apply
+	}
+	patch, err := jsonpatch.DecodePatch(d.Patch)
 	if err != nil {
-		return mutateResult{}, err
+		return d, nil, fmt.Errorf("decode the patch: %w", err)
 	}
-	res := mutateResult{decision: d, pod: doc}
-	if d.Patched() {
-		patch, err := jsonpatch.DecodePatch(d.Patch)
-		if err != nil {
-			return mutateResult{}, fmt.Errorf("decode the patch: %w", err)
-		}
-		if res.pod, err = patch.Apply(doc); err != nil {
-			return mutateResult{}, fmt.Errorf("apply the patch: %w", err)
-		}
+	if doc, err = patch.Apply(doc); err != nil {
+		return d, nil, fmt.Errorf("apply the patch: %w", err)
 	}
-	return res, nil
+	return d, doc, nil
 }
 
-// print writes the Pod to stdout. In YAML the decision goes before it as
-// comments; JSON has no comments, so there the decision goes to stderr and
-// stdout stays a plain JSON document.
-func (r mutateResult) print(stdout, stderr io.Writer, output string) error {
-	decision := "unchanged"
-	if r.decision.Patched() {
-		decision = "patched"
+// printPod writes the Pod to stdout. In YAML the decision goes before it as
+// comments, so that the output can be piped on (to kubectl apply
+// --dry-run=server -f -); JSON has no comments, so there the decision goes
+// to stderr and stdout stays a plain JSON document.
+func printPod(stdout, stderr io.Writer, output string, d affinity.Decision, pod []byte) error {
+	decision, patch := "unchanged", ""
+	if d.Patched() {
+		decision, patch = "patched", fmt.Sprintf("# patch: %s\n", d.Patch)
 	}
-	var out []byte
-	var err error
-	if output == "json" {
-		var v any
-		if err = json.Unmarshal(r.pod, &v); err == nil {
-			out, err = json.MarshalIndent(v, "", "  ")
-			out = append(out, '\n')
+	header := fmt.Sprintf("# decision: %s\n# reason: %s\n# detail: %s\n%s", decision, d.Reason, d.Message, patch) +
+		"# scope: the API server calls the webhook only for Pod CREATEs in namespaces labelled\n" +
+		"#   operator.kyma-project.io/managed-by=kyma (kube-system excluded), as set in the MutatingWebhookConfiguration.\n"
+	if output == "yaml" {
+		out, err := yaml.JSONToYAML(pod)
+		if err != nil {
+			return fmt.Errorf("print the Pod: %w", err)
 		}
-	} else {
-		out, err = yaml.JSONToYAML(r.pod)
+		_, err = fmt.Fprint(stdout, header, "---\n", string(out))
+		return err
 	}
+	var v any
+	if err := json.Unmarshal(pod, &v); err != nil {
+		return fmt.Errorf("print the Pod: %w", err)
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("print the Pod: %w", err)
 	}
-	header := fmt.Sprintf("# decision: %s\n# reason: %s\n# detail: %s\n", decision, r.decision.Reason, r.decision.Message)
-	if r.decision.Patched() {
-		header += fmt.Sprintf("# patch: %s\n", r.decision.Patch)
-	}
-	header += "# scope: the API server calls the webhook only for Pod CREATEs in namespaces labelled\n" +
-		"#   operator.kyma-project.io/managed-by=kyma (kube-system excluded), as set in the MutatingWebhookConfiguration.\n"
-	if output == "json" {
-		if _, err := fmt.Fprint(stderr, header); err != nil {
-			return err
-		}
-		_, err = stdout.Write(out)
+	if _, err := fmt.Fprint(stderr, header); err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(stdout, header, "---\n", string(out))
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,42 +16,21 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
-// Options are the webhook's flags, parsed and not yet acted on.
+// Options are the webhook's flags (see bindFlags), parsed and not yet acted on.
 type Options struct {
-	// Policy is the term to add: --pool-label-key, --worker-pool,
-	// --affinity-weight.
-	Policy affinity.Policy
-
-	// CertDir holds CertName and KeyName, as mounted from the certificate
-	// Secret.
-	CertDir, CertName, KeyName string
-
-	// WebhookPort is the TLS port of /mutate-pod.
-	WebhookPort int
-	// MetricsBindAddress and HealthProbeBindAddress are host:port, or "0"
-	// to disable.
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	// EnableHTTP2 offers HTTP/2 on the webhook port.
-	EnableHTTP2 bool
-	// ShutdownDelay is how long a stopping replica keeps serving, closing
-	// each connection after its response, before it drains.
-	ShutdownDelay time.Duration
-
-	// Zap configures the logger; --zap-log-level sets the verbosity.
-	Zap zap.Options
-
-	// Version asks for the version instead of a run.
-	Version bool
+	Policy                                     affinity.Policy
+	CertDir, CertName, KeyName                 string
+	WebhookPort                                int
+	MetricsBindAddress, HealthProbeBindAddress string
+	EnableHTTP2                                bool
+	ShutdownDelay                              time.Duration
+	Zap                                        zap.Options
+	Version                                    bool
 
 	// webhookHost restricts the webhook listener to one address; the tests
 	// set 127.0.0.1. There is no flag: in a Pod the listener serves all.
 	webhookHost string
 }
-
-// The default certificate directory is controller-runtime's, so that the
-// binary drops into setups made for a controller-runtime webhook.
-const defaultCertDir = "/tmp/k8s-webhook-server/serving-certs"
 
 // maxShutdownDelay leaves room for the drain within a termination grace
 // period of 30 s.
@@ -60,15 +38,16 @@ const maxShutdownDelay = 10 * time.Second
 
 func defaultOptions() Options {
 	return Options{
-		Policy:                 affinity.DefaultPolicy(),
-		CertDir:                defaultCertDir,
+		Policy: affinity.DefaultPolicy(),
+		// controller-runtime's, so that the binary drops into setups made
+		// for a controller-runtime webhook.
+		CertDir:                "/tmp/k8s-webhook-server/serving-certs",
 		CertName:               "tls.crt",
 		KeyName:                "tls.key",
 		WebhookPort:            9443,
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
 		ShutdownDelay:          serving.DefaultShutdownDelay,
-		Zap:                    zap.Options{},
 	}
 }
 
@@ -77,7 +56,7 @@ func defaultOptions() Options {
 func bindPolicyFlags(fs *flag.FlagSet, p *affinity.Policy) {
 	fs.StringVar(&p.WorkerPool, affinity.FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
 	fs.StringVar(&p.PoolLabelKey, affinity.FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
-	fs.Func("affinity-weight", fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
+	fs.Func(affinity.FlagWeight, fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
 		w, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
 			return fmt.Errorf("not an integer: %q", s)
@@ -102,7 +81,7 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 }
 
 // Validate reports every invalid flag at once, by its flag name.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	errs := []error{o.Policy.Validate()}
 	if o.CertDir == "" {
 		errs = append(errs, errors.New("--cert-dir must not be empty"))
@@ -122,9 +101,4 @@ func (o *Options) Validate() error {
 		errs = append(errs, cmdline.ValidateBindAddress(f[0], f[1]))
 	}
 	return errors.Join(errs...)
-}
-
-// webhookAddr is the TLS listener's address.
-func (o *Options) webhookAddr() string {
-	return net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort))
 }

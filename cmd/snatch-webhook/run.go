@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,7 +81,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	mux.Handle(admission.Path, handler)
 	mux.Handle(admission.PathLegacy, handler)
 	return serving.New(serving.Options{
-		WebhookAddr:   o.webhookAddr(),
+		WebhookAddr:   net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort)),
 		ProbeAddr:     o.HealthProbeBindAddress,
 		MetricsAddr:   o.MetricsBindAddress,
 		EnableHTTP2:   o.EnableHTTP2,
@@ -87,4 +91,16 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 		ShutdownDelay: o.ShutdownDelay,
 		Log:           log.WithName("serving"),
 	})
+}
+
+// defaultGCPercent is the webhook's GOGC unless the environment sets one.
+// With a live heap of a few MiB and a few hundred bytes per review, it costs
+// little CPU and keeps the RSS of a replica (one on every cluster) under
+// load about 1.5 MiB lower (docs/benchmarks.md).
+const defaultGCPercent = 50
+
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }
