@@ -7,8 +7,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
@@ -17,20 +15,13 @@ import (
 const binaryName = "cabundle-syncer"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// After the first signal, restore the default handling: a second
-	// signal ends the process at once instead of waiting for shutdown.
-	go func() { <-ctx.Done(); stop() }()
-
 	c := &cli{
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		runSyncer: run,
 		runCheck:  checkCommand{connect: connectCluster, now: time.Now}.run,
 	}
-	err := c.execute(ctx, os.Args[1:])
-	stop()
-	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
+	cmdline.Main(binaryName, func(ctx context.Context) error { return c.execute(ctx, os.Args[1:]) })
 }
 
 // cli parses the command line (the syncer is the root command, `check` a

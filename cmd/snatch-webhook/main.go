@@ -8,8 +8,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
@@ -18,15 +16,8 @@ import (
 const binaryName = "snatch-webhook"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// After the first signal, a second one ends the process at once instead
-	// of waiting for the drain.
-	go func() { <-ctx.Done(); stop() }()
-
 	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, runWebhook: run}
-	err := c.execute(ctx, os.Args[1:])
-	stop()
-	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
+	cmdline.Main(binaryName, func(ctx context.Context) error { return c.execute(ctx, os.Args[1:]) })
 }
 
 // cli parses the command line (the webhook is the root command, `mutate` a

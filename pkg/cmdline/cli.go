@@ -6,10 +6,14 @@
 package cmdline
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
 // UsageError marks a mistake on the command line: an unknown flag, a bad
@@ -71,4 +75,16 @@ func ExitCode(binary string, err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 	return code
+}
+
+// Main runs execute with a context that ends at the first SIGINT or
+// SIGTERM, and exits with ExitCode. After the first signal the default
+// handling is back, so a second one ends the process at once instead of
+// waiting for the drain.
+func Main(binary string, execute func(context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	err := execute(ctx)
+	stop()
+	os.Exit(ExitCode(binary, err, os.Stderr))
 }
