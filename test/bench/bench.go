@@ -61,7 +61,7 @@ func Full() Config {
 		CellMaxReviews:   1_000_000,
 		Concurrency:      []int{1, 8, 64},
 		BenchTime:        "2s",
-		Pods:             2000,
+		Pods:             6000,
 		Rounds:           10,
 		Creators:         16,
 		Rotations:        50,
