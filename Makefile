@@ -13,7 +13,7 @@ K8S_VERSION     ?= v1.36.3
 BIN             := $(CURDIR)/bin
 K8S_BIN         := $(BIN)/k8s-$(K8S_VERSION)
 K8S_STAMP       := $(K8S_BIN)/.built
-K8S_COMPONENTS  := kube-apiserver kube-scheduler kube-controller-manager kubectl
+K8S_COMPONENTS  := kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kube-proxy
 PROMRULES       := $(BIN)/promrules
 DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 GOLANGCI_LINT   := $(BIN)/golangci-lint
@@ -126,10 +126,10 @@ tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(GOLANGCI_LINT) $(ACTION
 $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 	@mkdir -p $(K8S_BIN)
 	@echo ">> building the Kubernetes $(K8S_VERSION) control plane into $(K8S_BIN) (first time: about 10 minutes)"
-	@echo ">> [1/5] etcd"
+	@echo ">> [1/7] etcd"
 	cd hack/tools && GOWORK=off go build -trimpath -ldflags '-s -w' -o $(K8S_BIN)/etcd ./etcd
 	@i=2; for c in $(K8S_COMPONENTS); do \
-		echo ">> [$$i/5] $$c"; \
+		echo ">> [$$i/7] $$c"; \
 		(cd hack/tools && GOWORK=off go build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/$$c k8s.io/kubernetes/cmd/$$c); \
 		i=$$((i+1)); \
 	done
