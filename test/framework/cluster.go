@@ -38,6 +38,13 @@ type Options struct {
 	// Service's EndpointSlices instead of at its ClusterIP, which nothing
 	// here routes, as there is no kube-proxy.
 	AggregatorRouting bool
+	// ServingIP, when set, is the address kube-apiserver binds and
+	// advertises instead of 127.0.0.1, and ServiceCIDR its Service range.
+	// Its serving certificate then also names the first address of
+	// ServiceCIDR, the kubernetes Service's ClusterIP, so that Pods on a
+	// real node reach it through that Service (package realnode).
+	ServingIP   string
+	ServiceCIDR string
 	// APIServerArgs are extra kube-apiserver flags, "--name=value" or
 	// "--name". Each replaces the value the framework or envtest gives the
 	// same flag, list flags such as --disable-admission-plugins included.

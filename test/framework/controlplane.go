@@ -1,12 +1,15 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +17,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
 // defaultStartTimeout bounds each of etcd's and kube-apiserver's start when
@@ -79,6 +84,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 	}
 
 	etcdLog, apiLog := c.plane[0].log, c.plane[1].log
+	servingIP := cmp.Or(opts.ServingIP, "127.0.0.1")
 	c.env = &envtest.ControlPlane{
 		// Explicit paths: envtest would otherwise let KUBEBUILDER_ASSETS or
 		// TEST_ASSET_* name other binaries, without the wrapper.
@@ -95,7 +101,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 			Path:    paths[apiServerBinary],
 			CertDir: c.Dir,
 			SecureServing: envtest.SecureServing{
-				ListenAddr: envtest.ListenAddr{Address: "127.0.0.1", Port: strconv.Itoa(ports[2])},
+				ListenAddr: envtest.ListenAddr{Address: servingIP, Port: strconv.Itoa(ports[2])},
 			},
 			StartTimeout: timeout,
 			StopTimeout:  stopGrace,
@@ -109,6 +115,11 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
 		Set("log-level", "warn")
 	setAPIServerFlags(c.env.APIServer.Configure(), opts)
+	if opts.ServingIP != "" {
+		if c.env.APIServer.SecureServing.CA, err = writeServingCert(c.Dir, opts); err != nil {
+			return err
+		}
+	}
 
 	if err := c.env.Start(); err != nil {
 		for _, p := range c.plane {
@@ -141,6 +152,13 @@ func setAPIServerFlags(args *envtest.Arguments, opts Options) {
 		Set("endpoint-reconciler-type", "none").
 		Set("profiling", "false").
 		Set("v", "1")
+	if opts.ServingIP != "" {
+		// The kubernetes Service's endpoint is the advertised address,
+		// which Pods reach and the lease reconciler writes.
+		args.Set("advertise-address", opts.ServingIP).
+			Set("service-cluster-ip-range", opts.ServiceCIDR).
+			Set("endpoint-reconciler-type", "lease")
+	}
 	if opts.AggregatorRouting {
 		args.Set("enable-aggregator-routing", "true")
 	}
@@ -174,6 +192,47 @@ func (c *Cluster) wrap(dir, setpriv, name string) (string, error) {
 		name + ` "$PPID" ` + shellQuote(bin) + ` "$@"` + "\n"
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, []byte(script), 0o755)
+}
+
+// writeServingCert writes kube-apiserver's serving certificate into dir,
+// where envtest then uses it instead of its own, and returns its CA. Besides
+// envtest's names it holds the kubernetes Service's ClusterIP and DNS names,
+// which in-cluster clients dial.
+func writeServingCert(dir string, opts Options) ([]byte, error) {
+	_, svc, err := net.ParseCIDR(opts.ServiceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("service CIDR: %w", err)
+	}
+	clusterIP := slices.Clone(svc.IP.To4())
+	clusterIP[3]++
+	ca, err := certtest.NewCA(certtest.Options{CommonName: "kim-snatch-apiserver-ca"})
+	if err != nil {
+		return nil, err
+	}
+	serving, err := ca.Issue(certtest.Options{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPs:        []net.IP{net.ParseIP(opts.ServingIP), clusterIP, net.IPv4(127, 0, 0, 1)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// envtest writes its ServiceAccount signing pair only together with
+	// its own serving certificate.
+	sa, err := certtest.NewCA(certtest.Options{CommonName: "kim-snatch-sa-signer"})
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		"apiserver.crt": serving.CertPEM, "apiserver.key": serving.KeyPEM,
+		"sa-signer.crt": sa.CertPEM, "sa-signer.key": sa.KeyPEM,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return ca.CertPEM, nil
 }
 
 func shellQuote(s string) string {
