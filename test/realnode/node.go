@@ -1,0 +1,242 @@
+package realnode
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// DefaultStateDir is where a node keeps its state, a fixed place so that
+// the next run finds what a killed one left.
+const DefaultStateDir = "/var/tmp/kim-snatch-node"
+
+// commands are what the node runs from the host; hack/node-prerequisites.sh
+// installs their Debian packages.
+var commands = []string{"containerd", "ctr", "runc", "/usr/lib/cni/bridge", "iptables", "nft", "ip"}
+
+// Options describe the node.
+type Options struct {
+	// StateDir defaults to DefaultStateDir.
+	StateDir string
+	// BinDir holds kubelet and kube-proxy.
+	BinDir string
+	Name   string
+	// Labels and Taints are the Node's from its registration.
+	Labels map[string]string
+	Taints []corev1.Taint
+	// Images are docker-archive tarballs imported before the kubelet
+	// starts; Pods run them with imagePullPolicy Never.
+	Images []string
+	// SandboxImage is the pause image, one of Images.
+	SandboxImage string
+	// Progress, if set, is told what happens.
+	Progress func(format string, args ...any)
+}
+
+// Node is a running node.
+type Node struct {
+	opts       Options
+	dir        string
+	kubeconfig string
+	before     HostState
+	procs      []*process.Process // containerd, kubelet, kube-proxy
+}
+
+// Prepare cleans up what an earlier run left, records the host and routes
+// the cluster's ranges to ContainDevice, which also gives the host NodeIP
+// for kube-apiserver to bind. It must run before any component starts.
+func Prepare(opts Options) (*Node, error) {
+	if err := CheckPrerequisites(); err != nil {
+		return nil, err
+	}
+	n := &Node{opts: opts, dir: cmp.Or(opts.StateDir, DefaultStateDir)}
+	n.progress("cleaning up what an earlier run left in %s", n.dir)
+	if diff, err := Clean(n.dir, opts.BinDir); err != nil || diff != "" {
+		return nil, fmt.Errorf("clean up the earlier run: %w\n%s", err, diff)
+	}
+	if err := os.MkdirAll(n.dir, 0o700); err != nil {
+		return nil, err
+	}
+	var err error
+	if n.before, err = ReadHostState(n.dir); err != nil {
+		return nil, err
+	}
+	if err := record(n.dir, n.before); err != nil {
+		return nil, err
+	}
+	n.progress("routing %v to %s", containedRanges, ContainDevice)
+	if err := contain(); err != nil {
+		return nil, errors.Join(err, n.Stop())
+	}
+	return n, nil
+}
+
+// Start starts containerd, imports the images, and starts the kubelet and
+// kube-proxy with kubeconfig, whose server must be at NodeIP. It returns
+// once the Node is Ready.
+func (n *Node) Start(ctx context.Context, kubeconfig string) error {
+	n.kubeconfig = kubeconfig
+	if err := n.writeConfigs(); err != nil {
+		return err
+	}
+	if err := n.startProcess("containerd", "containerd", "--config", filepath.Join(n.dir, "containerd.toml")); err != nil {
+		return err
+	}
+	sock := filepath.Join(n.dir, "containerd.sock")
+	if err := n.waitFor(ctx, "containerd's socket", func() bool { return fileExists(sock) }); err != nil {
+		return err
+	}
+	for _, img := range n.opts.Images {
+		n.progress("importing %s", filepath.Base(img))
+		if _, err := run("ctr", "-a", sock, "-n", "k8s.io", "images", "import", img); err != nil {
+			return err
+		}
+	}
+	labels := make([]string, 0, len(n.opts.Labels))
+	for k, v := range n.opts.Labels {
+		labels = append(labels, k+"="+v)
+	}
+	if err := n.startProcess("kubelet", filepath.Join(n.opts.BinDir, "kubelet"),
+		"--config="+filepath.Join(n.dir, "kubelet.yaml"),
+		"--kubeconfig="+kubeconfig,
+		"--root-dir="+filepath.Join(n.dir, "kubelet"),
+		"--cert-dir="+filepath.Join(n.dir, "kubelet", "pki"),
+		"--hostname-override="+n.opts.Name,
+		"--node-ip="+NodeIP,
+		"--node-labels="+strings.Join(labels, ","),
+		"--v=1",
+	); err != nil {
+		return err
+	}
+	if err := n.startProcess("kube-proxy", filepath.Join(n.opts.BinDir, "kube-proxy"),
+		"--config="+filepath.Join(n.dir, "kube-proxy.yaml"), "--v=1"); err != nil {
+		return err
+	}
+	return n.waitReady(ctx)
+}
+
+// waitReady waits until the Node reports Ready.
+func (n *Node) waitReady(ctx context.Context) error {
+	cs, err := clientFor(n.kubeconfig)
+	if err != nil {
+		return err
+	}
+	n.progress("waiting for Node %s to be Ready", n.opts.Name)
+	return n.waitFor(ctx, "Node "+n.opts.Name+" Ready", func() bool {
+		node, err := cs.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	})
+}
+
+// waitFor polls cond until it holds, the context ends or a component exits.
+func (n *Node) waitFor(ctx context.Context, what string, cond func() bool) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		if err := n.Healthy(); err != nil {
+			return false, err
+		}
+		return cond(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s: %w", what, err)
+	}
+	return nil
+}
+
+func (n *Node) startProcess(name, path string, args ...string) error {
+	n.progress("starting %s", name)
+	p, err := process.Start(process.Options{Name: name, Path: path, Args: args, LogPath: filepath.Join(n.dir, name+".log")})
+	if err != nil {
+		return err
+	}
+	n.procs = append(n.procs, p)
+	return nil
+}
+
+// Healthy returns an error naming a component that has exited.
+func (n *Node) Healthy() error {
+	for _, p := range n.procs {
+		if p.Exited() {
+			return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+		}
+	}
+	return nil
+}
+
+// LogDir is where the components log, until Stop removes it.
+func (n *Node) LogDir() string { return n.dir }
+
+// Stop stops kube-proxy, the kubelet and containerd, removes every
+// container and what the node changed on the host, and fails if the host
+// is not as Start found it.
+func (n *Node) Stop() error {
+	for i := len(n.procs) - 1; i >= 0; i-- {
+		n.procs[i].Stop(10 * time.Second)
+	}
+	n.procs = nil
+	n.progress("removing the node's containers and host changes")
+	diff, err := Clean(n.dir, n.opts.BinDir)
+	if err != nil {
+		return err
+	}
+	if diff != "" {
+		return fmt.Errorf("the host is not as the node found it:\n%s", diff)
+	}
+	return nil
+}
+
+func (n *Node) progress(format string, args ...any) {
+	if n.opts.Progress != nil {
+		n.opts.Progress(format, args...)
+	}
+}
+
+// CheckPrerequisites says what is missing for a node on this machine.
+func CheckPrerequisites() error {
+	var missing []string
+	if runtime.GOOS != "linux" {
+		missing = append(missing, "Linux (this is "+runtime.GOOS+")")
+	}
+	if os.Geteuid() != 0 {
+		missing = append(missing, "root (containerd, the kubelet and kube-proxy change the host's network and cgroups)")
+	}
+	for _, cmd := range commands {
+		if _, err := exec.LookPath(cmd); err != nil {
+			missing = append(missing, cmd)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("a real node cannot run here; missing: %s. hack/node-prerequisites.sh installs the packages on Debian; elsewhere use make e2e-kind", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
