@@ -6,7 +6,7 @@
 # It builds both images, creates the kind cluster of
 # test/e2e/kind/kind-config.yaml (one Kyma node, two customer nodes), loads
 # the images into its nodes, applies deploy/ through the overlay
-# test/e2e/kind/overlay, and runs the same suite as `make e2e` with
+# test/e2e/overlay, and runs the same suite as `make e2e` with
 # SNATCH_TEST_KUBECONFIG pointing at the cluster. The suite issues the
 # certificate Secret itself, as Gardener cert-management would.
 #
@@ -61,8 +61,8 @@ fi
 echo ">> loading the images into the nodes"
 "$kind" load docker-image --name "$cluster" "snatch-webhook:$tag" "cabundle-syncer:$tag"
 
-echo ">> applying deploy/ through test/e2e/kind/overlay"
-"$kubectl" --kubeconfig "$kubeconfig" apply --server-side -k test/e2e/kind/overlay
+echo ">> applying deploy/ through test/e2e/overlay"
+"$kubectl" --kubeconfig "$kubeconfig" apply --server-side -k test/e2e/overlay
 
 echo ">> running the end-to-end suite against $cluster"
 SNATCH_TEST_KUBECONFIG=$kubeconfig go test -count=1 -v -timeout 40m ./test/e2e

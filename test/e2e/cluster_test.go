@@ -30,7 +30,7 @@ const kubeletProjectionDelay = 90 * time.Second
 const rolloutTimeout = 5 * time.Minute
 
 // clusterSystem is a cluster with deploy/ applied, e.g. through
-// test/e2e/kind/overlay by hack/e2e-kind.sh. The suite plays Gardener
+// test/e2e/overlay by hack/e2e-kind.sh. The suite plays Gardener
 // cert-management: it issues and renews the Secret. Everything else is
 // what runs in the cluster, driven as an operator would, through the API:
 // scaling, deleting Pods, editing the syncer's args.
@@ -88,7 +88,7 @@ func (c *clusterSystem) Clientset() kubernetes.Interface { return c.cs }
 func (c *clusterSystem) KubeconfigPath() string          { return c.kubeconfig }
 func (c *clusterSystem) ProjectionDelay() time.Duration  { return kubeletProjectionDelay }
 func (c *clusterSystem) WebhookReplicas() int            { return int(c.webhookReplicas) }
-func (c *clusterSystem) Stop()                           {}
+func (c *clusterSystem) Stop() error                     { return nil }
 
 func (c *clusterSystem) Renew(ctx context.Context) (string, error) {
 	issued, err := c.issuer.Renew(ctx)

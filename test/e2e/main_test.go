@@ -7,6 +7,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
 // sys is the installation under test, shared by every test in the suite;
@@ -19,6 +22,16 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: skipped with -short")
 		os.Exit(0)
 	}
+	if os.Getenv(RuntimeEnv) == "node" && os.Getenv(framework.KubeconfigEnv) == "" {
+		if err := realnode.CheckPrerequisites(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			if os.Getenv("CI") == "true" {
+				os.Exit(1)
+			}
+			fmt.Println("e2e: skipped: no real node here")
+			os.Exit(0)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	var err error
 	sys, err = newSystem(ctx)
@@ -28,6 +41,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	sys.Stop()
+	if err := sys.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: stop the installation: %v\n", err)
+		code = 1
+	}
 	os.Exit(code)
 }

@@ -34,14 +34,18 @@ type system interface {
 	RestartWebhook(ctx context.Context, i int) error
 	KillSyncerLeader(ctx context.Context) error
 	RestoreSyncers(ctx context.Context) error
-	Stop()
+	Stop() error
 }
 
-// newSystem connects to SNATCH_TEST_KUBECONFIG when it is set and starts
-// the local stack otherwise.
+// newSystem connects to SNATCH_TEST_KUBECONFIG when it is set, starts a
+// real node when SNATCH_E2E_RUNTIME is "node", and starts the local stack
+// otherwise.
 func newSystem(ctx context.Context) (system, error) {
 	if kc := os.Getenv(framework.KubeconfigEnv); kc != "" {
 		return newClusterSystem(ctx, kc)
+	}
+	if os.Getenv(RuntimeEnv) == "node" {
+		return newNodeSystem(ctx)
 	}
 	dir, err := os.MkdirTemp("", "kim-snatch-e2e-")
 	if err != nil {
@@ -113,11 +117,11 @@ func (l *localSystem) RestoreSyncers(ctx context.Context) error {
 	return err
 }
 
-func (l *localSystem) Stop() {
+func (l *localSystem) Stop() error {
 	l.Stack.Stop()
-	if os.Getenv(framework.KeepEnv) == "" {
-		_ = os.RemoveAll(l.dir)
-	} else {
+	if os.Getenv(framework.KeepEnv) != "" {
 		logf("e2e: kept %s", filepath.Clean(l.dir))
+		return nil
 	}
+	return os.RemoveAll(l.dir)
 }

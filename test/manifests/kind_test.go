@@ -13,7 +13,7 @@ import (
 
 // The kind path of the end-to-end suite (hack/e2e-kind.sh).
 const (
-	kindOverlay = "test/e2e/kind/overlay"
+	kindOverlay = "test/e2e/overlay"
 	kindConfig  = "test/e2e/kind/kind-config.yaml"
 )
 
