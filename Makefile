@@ -128,6 +128,10 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
 
+# test/manifests holds the archives to the Dockerfiles, and under CI it fails
+# without them, so make test writes them first.
+test: images
+
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
 	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/docker-build.sh webhook
