@@ -103,6 +103,35 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 
 ##@ Images
 
+# make images writes the images as docker archives (`docker save` format)
+# into bin/images/ without a Docker engine: hack/build-binary.sh builds each
+# binary as the Dockerfile's builder stage does, and imagetool packs it with
+# the user, entrypoint, labels and path of the Dockerfile's final stage, but
+# without the distroless base. The tag is the one test/e2e/kind/overlay uses.
+# The pause image serves as containerd's sandbox image where nothing can be
+# pulled; like registry.k8s.io/pause it runs as 65535.
+IMAGES          := $(BIN)/images
+IMAGETOOL       := $(BIN)/imagetool
+IMAGES_TAG      := e2e
+IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
+
+.PHONY: images
+images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim-snatch-pause (tag e2e) as docker archives into bin/images/, without Docker.
+	@mkdir -p $(IMAGES)/build
+	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
+	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
+		-binary $(IMAGES)/build/snatch-webhook -tag snatch-webhook:$(IMAGES_TAG) -o $(IMAGES)/snatch-webhook.tar
+	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(IMAGES)/build
+	$(IMAGETOOL) -dockerfile Dockerfile.syncer -build-arg VERSION=$(SYNCER_VERSION) \
+		-binary $(IMAGES)/build/cabundle-syncer -tag cabundle-syncer:$(IMAGES_TAG) -o $(IMAGES)/cabundle-syncer.tar
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
+	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
+		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
+
+# test/manifests holds the archives to the Dockerfiles, and under CI it fails
+# without them, so make test writes them first.
+test: images
+
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
 	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/docker-build.sh webhook
@@ -143,6 +172,10 @@ $(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard
 $(DESCHEDULER_POLICY): hack/tools/descheduler/go.mod hack/tools/descheduler/go.sum $(wildcard hack/tools/descheduler/*.go)
 	@echo ">> building descheduler-policy"
 	GOWORK=off go -C hack/tools/descheduler build -trimpath -o $@ .
+
+$(IMAGETOOL): hack/tools/images/go.mod hack/tools/images/go.sum $(wildcard hack/tools/images/*.go)
+	@echo ">> building imagetool"
+	GOWORK=off go -C hack/tools/images build -trimpath -o $@ .
 
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"

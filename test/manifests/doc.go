@@ -11,8 +11,10 @@
 // hack/tools/promrules: rule unit tests in testdata/rules fire each alert on
 // the series of its broken item and keep it silent on healthy ones. The
 // descheduler policy is decoded with the descheduler's own types
-// (hack/tools/descheduler). The image tests run hack/build-binary.sh, which both Dockerfiles call, and
-// inspect the binaries it produces. The code under cmd/ and pkg/ that goes
+// (hack/tools/descheduler). The image tests run hack/build-binary.sh, which
+// both Dockerfiles call, and inspect the binaries it produces; they also read
+// back the archives of `make images` (bin/images, or $SNATCH_IMAGES) and hold
+// their config and layer to the Dockerfiles' final stages. The code under cmd/ and pkg/ that goes
 // into them imports no test helper package (test/, pkg/certtest and the
 // other pkg/.../<subject>test packages).
 package manifests
