@@ -79,14 +79,17 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) ## Run all tests: unit, integration against a real control plane, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	go test $(GO_TEST_FLAGS) ./...
+	GOWORK=off go -C hack/tools/images test ./...
+	hack/e2e-node.sh --skip-if-unable $(GO_TEST_FLAGS)
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) ## End-to-end suite on a local multi-pool cluster with both binaries, and the migration from kim-snatch (also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) images ## End-to-end suite on the local stack and on a real node (root, Debian), and the migration from kim-snatch (also part of make test).
 	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
+	hack/e2e-node.sh $(GO_TEST_FLAGS) -v
 
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).
@@ -107,7 +110,7 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 # into bin/images/ without a Docker engine: hack/build-binary.sh builds each
 # binary as the Dockerfile's builder stage does, and imagetool packs it with
 # the user, entrypoint, labels and path of the Dockerfile's final stage, but
-# without the distroless base. The tag is the one test/e2e/kind/overlay uses.
+# without the distroless base. The tag is the one test/e2e/overlay uses.
 # The pause image serves as containerd's sandbox image where nothing can be
 # pulled; like registry.k8s.io/pause it runs as 65535.
 IMAGES          := $(BIN)/images
@@ -128,10 +131,6 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
 
-# test/manifests holds the archives to the Dockerfiles, and under CI it fails
-# without them, so make test writes them first.
-test: images
-
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
 	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/docker-build.sh webhook
@@ -148,7 +147,7 @@ release: $(K8S_STAMP) ## Release one binary: make release BINARY=snatch-webhook 
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
