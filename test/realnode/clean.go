@@ -13,9 +13,19 @@ import (
 
 // Clean removes what a node in stateDir left on the host, whether it was
 // stopped or killed, and puts back what the node changed, as recorded
-// before it started. It is safe to run twice, and with nothing to clean.
-// It returns the differences that remain from the recorded state.
+// before it started. It is safe to run twice, and with nothing to clean;
+// it waits while a node runs. It returns the differences that remain from
+// the recorded state.
 func Clean(stateDir, binDir string) (string, error) {
+	l, err := lock(lockPath)
+	if err != nil {
+		return "", err
+	}
+	diff, err := clean(stateDir, binDir)
+	return diff, errors.Join(err, l.Close())
+}
+
+func clean(stateDir, binDir string) (string, error) {
 	before, ok := recorded(stateDir)
 	if _, err := os.Stat(stateDir); errors.Is(err, os.ErrNotExist) {
 		return "", nil

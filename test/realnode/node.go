@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,10 @@ import (
 // DefaultStateDir is where a node keeps its state, a fixed place so that
 // the next run finds what a killed one left.
 const DefaultStateDir = "/var/tmp/kim-snatch-node"
+
+// lockPath is one for the host, whatever the state folder: two nodes would
+// use the same devices, ranges and fixed paths.
+const lockPath = "/var/tmp/kim-snatch-node.lock"
 
 // commands are what the node runs from the host; hack/node-prerequisites.sh
 // installs their Debian packages.
@@ -54,7 +59,10 @@ type Node struct {
 	dir        string
 	kubeconfig string
 	before     HostState
-	procs      []*process.Process // containerd, kubelet, kube-proxy
+	// lock keeps a second node from starting on this host while this one
+	// runs: both would use the same devices, ranges and paths.
+	lock  *os.File
+	procs []*process.Process // containerd, kubelet, kube-proxy
 }
 
 // Prepare cleans up what an earlier run left, records the host and routes
@@ -65,19 +73,22 @@ func Prepare(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: opts, dir: cmp.Or(opts.StateDir, DefaultStateDir)}
+	var err error
+	if n.lock, err = lock(lockPath); err != nil {
+		return nil, err
+	}
 	n.progress("cleaning up what an earlier run left in %s", n.dir)
-	if diff, err := Clean(n.dir, opts.BinDir); err != nil || diff != "" {
-		return nil, fmt.Errorf("clean up the earlier run: %w\n%s", err, diff)
+	if diff, err := clean(n.dir, opts.BinDir); err != nil || diff != "" {
+		return nil, errors.Join(fmt.Errorf("clean up the earlier run: %w\n%s", err, diff), n.lock.Close())
 	}
 	if err := os.MkdirAll(n.dir, 0o700); err != nil {
-		return nil, err
+		return nil, errors.Join(err, n.lock.Close())
 	}
-	var err error
 	if n.before, err = ReadHostState(n.dir); err != nil {
-		return nil, err
+		return nil, errors.Join(err, n.Stop())
 	}
 	if err := record(n.dir, n.before); err != nil {
-		return nil, err
+		return nil, errors.Join(err, n.Stop())
 	}
 	n.progress("routing %v to %s", containedRanges, ContainDevice)
 	if err := contain(); err != nil {
@@ -197,14 +208,29 @@ func (n *Node) Stop() error {
 	}
 	n.procs = nil
 	n.progress("removing the node's containers and host changes")
-	diff, err := Clean(n.dir, n.opts.BinDir)
+	diff, err := clean(n.dir, n.opts.BinDir)
+	err = errors.Join(err, n.lock.Close())
+	if err == nil && diff != "" {
+		err = fmt.Errorf("the host is not as the node found it:\n%s", diff)
+	}
+	return err
+}
+
+// lock takes an exclusive lock on path, waiting while another node holds
+// it. The kernel releases it when this process ends, however it ends.
+func lock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if diff != "" {
-		return fmt.Errorf("the host is not as the node found it:\n%s", diff)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+		fmt.Fprintf(os.Stderr, "realnode: another node runs on this host (%s); waiting for it to stop\n", path)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 	}
-	return nil
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	return f, nil
 }
 
 func (n *Node) progress(format string, args ...any) {

@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -62,15 +61,11 @@ func TestContainmentAndHostLeftAsFound(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	dir := filepath.Join(t.TempDir(), "node")
-	before, err := ReadHostState(dir)
+	n, err := Prepare(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Prepare(Options{StateDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := n.before // after Prepare cleaned up what a killed run left
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -92,7 +87,7 @@ func TestContainmentAndHostLeftAsFound(t *testing.T) {
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	after, err := ReadHostState(dir)
+	after, err := ReadHostState(DefaultStateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

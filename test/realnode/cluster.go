@@ -1,0 +1,142 @@
+package realnode
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// The system node: the one real node, in the Kyma pool. Its taint keeps
+// load Pods on the kubelet-less Nodes; the system Pods tolerate it and
+// select its label (test/e2e/overlay).
+const (
+	SystemNodeName  = "kim-snatch-system-0"
+	SystemNodeLabel = "e2e.kim-snatch.kyma-project.io/system-node"
+)
+
+// SandboxImage is the pause image of `make images`, as containerd names it
+// after the import.
+const SandboxImage = "docker.io/library/kim-snatch-pause:e2e"
+
+// ImagesEnv names the folder of the image archives `make images` writes;
+// it defaults to bin/images.
+const ImagesEnv = "SNATCH_IMAGES"
+
+// ClusterOptions shape a cluster.
+type ClusterOptions struct {
+	// Images are archive names in the images folder to import besides
+	// pause.tar, e.g. "snatch-webhook.tar".
+	Images []string
+	// KymaNodes and CustomerNodes are kubelet-less Nodes per pool.
+	KymaNodes, CustomerNodes int
+	Progress                 func(format string, args ...any)
+}
+
+// Cluster is the local control plane with kube-scheduler and
+// kube-controller-manager, the system node, and kubelet-less Nodes in both
+// pools for the load.
+type Cluster struct {
+	*framework.Cluster
+	Node *Node
+}
+
+// StartCluster routes the cluster's ranges to the local bridge, starts the
+// control plane at NodeIP, then the node, and creates the kubelet-less
+// Nodes. On error it stops what it started.
+func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err error) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := framework.BinDir()
+	if err != nil {
+		return nil, err
+	}
+	images := cmp.Or(os.Getenv(ImagesEnv), filepath.Join(root, "bin", "images"))
+	archives := []string{filepath.Join(images, "pause.tar")}
+	for _, name := range opts.Images {
+		archives = append(archives, filepath.Join(images, name))
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	c := &Cluster{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+	c.Node, err = Prepare(Options{
+		BinDir:       bin,
+		Name:         SystemNodeName,
+		Labels:       map[string]string{framework.PoolLabel: framework.KymaPool, SystemNodeLabel: "true"},
+		Taints:       []corev1.Taint{{Key: SystemNodeLabel, Effect: corev1.TaintEffectNoSchedule}},
+		Images:       archives,
+		SandboxImage: SandboxImage,
+		Progress:     progress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	progress("starting the control plane at %s", NodeIP)
+	c.Cluster, err = framework.Start(ctx, framework.Options{
+		Scheduler: true, ControllerManager: true,
+		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
+		// ServiceAccount admission stays on: Pods on the node need their
+		// token. The not-ready taint would wait for the node-lifecycle
+		// controller, which does not run for the kubelet-less Nodes' sake.
+		APIServerArgs: []string{"--disable-admission-plugins=TaintNodesByCondition"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err = c.Node.Start(ctx, c.KubeconfigPath); err != nil {
+		return nil, err
+	}
+	for pool, n := range map[string]int{framework.KymaPool: opts.KymaNodes, framework.CustomerPool: opts.CustomerNodes} {
+		if _, err = c.CreateNodes(ctx, pool, n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Apply applies a kustomization folder, relative to the repository, with
+// kubectl's server-side apply, as an operator would.
+func (c *Cluster) Apply(ctx context.Context, dir string) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.KubeconfigPath, "apply", "--server-side", "-k", filepath.Join(root, dir)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl apply -k %s: %w\n%s", dir, err, out)
+	}
+	return nil
+}
+
+// Stop stops the node, then the control plane, and fails if the host is not
+// as the node found it.
+func (c *Cluster) Stop() error {
+	var errs []error
+	if c.Node != nil {
+		errs = append(errs, c.Node.Stop())
+	}
+	if c.Cluster != nil {
+		errs = append(errs, c.Cluster.Stop())
+	}
+	return errors.Join(errs...)
+}
