@@ -148,9 +148,10 @@ func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.Lea
 
 // restConfig loads the named kubeconfig, or, without one, the in-cluster
 // configuration and then the usual $KUBECONFIG and ~/.kube/config lookup.
-// The rate limit is controller-runtime's: client-go's 5 per second (burst
-// 10) delayed each caBundle write by about 200 ms once a few rotations and
-// the Lease renewals had used up the burst.
+// The rate limit is controller-runtime's: client-go's lower default delayed
+// each caBundle write once a few rotations and the Lease renewals had used
+// up the burst, measured in docs/benchmarks.md ("The syncer's client rate
+// limit").
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := rest.InClusterConfig()
 	if kubeconfig != "" || err != nil {

@@ -94,9 +94,9 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 }
 
 // defaultGCPercent is the webhook's GOGC unless the environment sets one.
-// With a live heap of a few MiB and a few hundred bytes per review, it costs
-// little CPU and keeps the RSS of a replica (one on every cluster) under
-// load about 1.5 MiB lower (docs/benchmarks.md).
+// With a small live heap and a few hundred bytes per review, it costs little
+// CPU and lowers the RSS of a replica (one on every cluster) under load:
+// measured in docs/benchmarks.md ("GOGC=50 in the webhook").
 const defaultGCPercent = 50
 
 func tuneGC() {

@@ -52,7 +52,7 @@ type Options struct {
 	MaxBodyBytes int64
 }
 
-// Handler serves the Pod mutation as a plain http.Handler (see the package doc).
+// Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
 	mutator *affinity.Mutator
 	poolKey string
@@ -275,7 +275,7 @@ var statusReasons = map[int]metav1.StatusReason{
 
 // appendMalformed appends the body of an error answer, whose status is for
 // the API server's log and for people: the API server only looks at the
-// HTTP status (see the package doc). allowed is true so that nothing reading
+// HTTP status, and fails open. allowed is true so that nothing reading
 // the body alone could take it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes

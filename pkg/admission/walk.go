@@ -16,9 +16,10 @@ import (
 // reason "error"), never a 4xx.
 var errInvalidJSON = errors.New("invalid JSON")
 
-// scanner walks one JSON document with jsontext's tokenizer (see the
-// package doc). It is kept from one review to the next, in the handler's
-// pooled buffers, with the decoder's buffers and duplicate-name set.
+// scanner walks one JSON document with jsontext's tokenizer
+// (docs/architecture.md, "Decision: a token walk"). It is kept from one
+// review to the next, in the handler's pooled buffers, with the decoder's
+// buffers and duplicate-name set.
 type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder

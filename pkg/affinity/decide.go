@@ -12,7 +12,7 @@ import (
 // are metric label values and the reason in every decision log line.
 type Reason string
 
-// All reasons, one per outcome of the decision order in the package doc.
+// All reasons, one per outcome of the decision order (see Decide).
 const (
 	ReasonNotPod           Reason = "not-pod"
 	ReasonNotCreate        Reason = "not-create"
@@ -120,7 +120,8 @@ func (p Policy) Term() corev1.PreferredSchedulingTerm {
 	}
 }
 
-// Decide applies the decision order of the package doc to a Pod's facts.
+// Decide applies the decision order of docs/architecture.md ("Admission
+// decision order") to a Pod's facts.
 func (m *Mutator) Decide(f Facts) Decision {
 	switch {
 	case f.Bound:

@@ -13,13 +13,13 @@ import (
 
 // StateAnnotation holds the overlap state (when each CA left the Secret) on
 // the object always read with the bundle. Only caBundlePatch writes it, so
-// FieldManager owns it with the caBundle. The package documentation lists its
-// format versions.
+// FieldManager owns it with the caBundle. docs/architecture.md ("The
+// overlap-state annotation") lists its format versions.
 const StateAnnotation = "cabundle-syncer.kyma-project.io/ca-state"
 
 // StateFormatVersion is the format version of StateAnnotation that this
 // syncer writes; it reads every version up to this one. A new version needs
-// a golden file in testdata and its entry in the package documentation.
+// a golden file in testdata and its entry in docs/architecture.md.
 const StateFormatVersion = 1
 
 // stateDocument is StateAnnotation from version 1 on.

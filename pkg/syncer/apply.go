@@ -32,8 +32,8 @@ type patchOp struct {
 // caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
 // mwc was read at, that sets bundle in every webhook entry that does not hold
 // it yet, and the state annotation when it differs. It names nothing else, so
-// it never resets a field of whoever applies the manifests; the package
-// documentation says why it is a JSON patch and why the precondition.
+// it never resets a field of whoever applies the manifests. docs/architecture.md
+// ("Decision: a JSON patch, not server-side apply") says why the precondition.
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
 	ops := []patchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// FieldManager is the field manager of the syncer's writes, see the package
-// documentation.
+// FieldManager is the field manager of the syncer's writes
+// (docs/architecture.md, "Decision: a JSON patch, not server-side apply").
 const FieldManager = "cabundle-syncer"
 
 // ControllerName names the controller in logs and in controller-runtime's

@@ -132,8 +132,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	state, err := decodeState(mwc.Annotations[StateAnnotation])
 	if err != nil {
-		// Every previous CA then starts a full overlap; see the package
-		// documentation.
+		// Every previous CA then starts a full overlap
+		// (docs/architecture.md, "The overlap-state annotation").
 		r.count(ReasonStateInvalid)
 		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
 	}
