@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -16,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,6 +49,26 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
+	mgr, err := newManager(cfg, o, log)
+	if err != nil {
+		return err
+	}
+	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
+		return err
+	}
+	if err := addProbes(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	log.Info("Stopped")
+	return nil
+}
+
+// newManager builds the manager that runs the syncer, with this replica's
+// identity in the Lease when it elects a leader.
+func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, error) {
 	mgrOpts := ctrl.Options{
 		Logger:                        log,
 		Cache:                         syncer.CacheOptions(o.Syncer),
@@ -63,36 +85,35 @@ func run(ctx context.Context, o Options) error {
 	if o.LeaderElect {
 		identity, err := leaderIdentity(os.Getenv, os.Hostname)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if lock, err = leaderLock(cfg, o, identity); err != nil {
-			return err
+			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
 		log.Info("Leader election", "lease", o.LeaderElectionNamespace+"/"+o.LeaderElectionID, "identity", identity)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	if lock != nil {
 		// Leader election's events ("became leader") are client-go's core/v1
 		// events, which only the manager's deprecated recorder speaks.
 		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above
 	}
-	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
-		return err
-	}
+	return mgr, nil
+}
+
+// addProbes adds /healthz and /readyz; the replica is ready once its cache
+// holds the two objects.
+func addProbes(mgr manager.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("cache", syncer.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	if err := mgr.Start(ctx); err != nil {
-		return fmt.Errorf("run manager: %w", err)
-	}
-	log.Info("Stopped")
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,23 +58,10 @@ func escapePointer(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
-// apply writes caBundlePatch under FieldManager. A failed write returns the
-// reason label to count and log it under.
-func (r *Reconciler) apply(ctx context.Context, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) (string, error) {
+// patchCABundle writes caBundlePatch under FieldManager.
+func (r *Reconciler) patchCABundle(ctx context.Context, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
 	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
-	err := r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
-	switch {
-	case err == nil:
-		return "", nil
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-		// The object changed or went away since the cache was read. The
-		// watch event that says so is on its way; retry on fresh data.
-		return ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", mwc.Name, err)
-	default:
-		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleApplyFailed,
-			"Writing the caBundle failed, the caBundle in place is kept: %v", err)
-		return ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
-	}
+	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
 
 // releaseApplyEntry removes the managedFields entry of earlier builds

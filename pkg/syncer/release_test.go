@@ -101,7 +101,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				r, _ := directReconciler(t, h)
-				if _, err := r.apply(ctx, nil, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
+				if err := r.patchCABundle(ctx, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
 					t.Fatal(err)
 				}
 			},
