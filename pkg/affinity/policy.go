@@ -2,15 +2,18 @@ package affinity
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Defaults and names of the snatch-webhook flags that set a Policy.
-// Validate names the flags, and `cabundle-syncer check` reads --worker-pool
-// from the webhook Pods' arguments.
+// Defaults and names of the snatch-webhook flags that set a Policy
+// (BindFlags). Validate names the flags, and `cabundle-syncer check` reads
+// --worker-pool from the webhook Pods' arguments (WorkerPoolFromArgs).
 const (
 	DefaultPoolLabelKey = "worker.gardener.cloud/pool"
 	DefaultWorkerPool   = "cpu-worker-0"
@@ -62,4 +65,48 @@ func (p Policy) Validate() error {
 		errs = append(errs, fmt.Errorf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight))
 	}
 	return errors.Join(errs...)
+}
+
+// BindFlags binds the flags that set p, with p's values as their defaults.
+// snatch-webhook binds them on its root command and on "mutate", so that
+// mutate answers for a given deployment's configuration.
+func (p *Policy) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.WorkerPool, FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
+	fs.StringVar(&p.PoolLabelKey, FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
+	fs.Func(FlagWeight, fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
+		w, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		p.Weight = int32(w)
+		return nil
+	})
+}
+
+// WorkerPoolFromArgs returns the --worker-pool that snatch-webhook takes
+// from args, and whether args set it. It parses them with BindFlags as the
+// binary does: -worker-pool or --worker-pool, with =value or the value as
+// the next argument, the last one winning. Every other flag of the binary
+// is stepped over with its value, and parsing stops at "--".
+func WorkerPoolFromArgs(args []string) (string, bool) {
+	p := DefaultPolicy()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.BindFlags(fs)
+	for len(args) > 0 {
+		err := fs.Parse(args)
+		rest := fs.Args()
+		switch {
+		case len(rest) == len(args): // a bad flag syntax or a value of another flag
+			rest = rest[1:]
+		case err == nil && args[len(args)-len(rest)-1] == "--":
+			rest = nil
+		case err == nil && len(rest) > 0: // a value of another flag, which fs does not know
+			rest = rest[1:]
+		}
+		args = rest
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == FlagWorkerPool })
+	return p.WorkerPool, set
 }
