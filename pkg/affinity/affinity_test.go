@@ -11,6 +11,8 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
 
 const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
@@ -180,11 +182,11 @@ func loadPod(t testing.TB, file string) ([]byte, *corev1.Pod) {
 // other field changed, and a second pass that returns no patch.
 func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
 	t.Helper()
-	patch, err := jsonpatch.DecodePatch(d.Patch)
+	decoded, err := jsonpatch.DecodePatch(d.Patch)
 	if err != nil {
 		t.Fatalf("decode patch %s: %v", d.Patch, err)
 	}
-	after, err := patch.Apply(before)
+	after, err := decoded.Apply(before)
 	if err != nil {
 		t.Fatalf("apply patch %s to %s: %v", d.Patch, before, err)
 	}
@@ -210,7 +212,7 @@ func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
 	var beforeDoc, afterDoc map[string]any
 	mustUnmarshal(t, before, &beforeDoc)
 	mustUnmarshal(t, after, &afterDoc)
-	var ops []patchOp
+	var ops []patch.Operation
 	mustUnmarshal(t, d.Patch, &ops)
 	if len(ops) != 1 || ops[0].Op != "add" {
 		t.Fatalf("patch %s is not a single add", d.Patch)

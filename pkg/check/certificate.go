@@ -10,6 +10,8 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // checkServedCertificate dials every ready endpoint of our entries as the
@@ -65,7 +67,7 @@ func (d *dialled) dialEntry(ctx context.Context, t entryTarget, roots *x509.Cert
 			d.details = append(d.details, fmt.Sprintf("%s: not reached: %v", ep.name, err))
 			continue
 		}
-		line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, formatTime(chain[0].NotAfter))
+		line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, cabundle.FormatTime(chain[0].NotAfter))
 		if err := verify(chain, t.serverName(), roots, now); err != nil {
 			d.bad = append(d.bad, line)
 			d.details = append(d.details, line+": does not verify: "+err.Error())

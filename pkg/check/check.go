@@ -198,9 +198,6 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // enough to tell two CAs apart in a message.
 func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
 
-// formatTime prints a time in messages: UTC, to the second.
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // formatDuration prints a remaining time: days and hours above a day,
 // minutes below.
 func formatDuration(d time.Duration) string {

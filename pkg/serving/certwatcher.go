@@ -164,7 +164,7 @@ func (w *CertWatcher) load() error {
 		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
 		logkeys.Serial, leaf.SerialNumber.String(),
 		logkeys.Subject, leaf.Subject.String(),
-		logkeys.NotAfter, leaf.NotAfter.UTC().Format(time.RFC3339))
+		logkeys.NotAfter, cabundle.FormatTime(leaf.NotAfter))
 	return nil
 }
 

@@ -38,9 +38,9 @@ type stateRecord struct {
 func encodeState(s cabundle.State) string {
 	out := stateDocument{Version: StateFormatVersion, CAs: make(map[string]stateRecord, len(s))}
 	for fp, r := range s {
-		rec := stateRecord{FirstSeen: formatTime(r.FirstSeen)}
+		rec := stateRecord{FirstSeen: cabundle.FormatTime(r.FirstSeen)}
 		if !r.SupersededAt.IsZero() {
-			rec.SupersededAt = formatTime(r.SupersededAt)
+			rec.SupersededAt = cabundle.FormatTime(r.SupersededAt)
 		}
 		out.CAs[fp] = rec
 	}
@@ -93,8 +93,6 @@ func decodeState(v string) (cabundle.State, error) {
 	}
 	return s, nil
 }
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // isFingerprint reports whether s is a lowercase hex SHA-256, as
 // cabundle.Fingerprint writes it.

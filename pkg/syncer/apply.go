@@ -19,14 +19,8 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
-
-// patchOp is one operation of a JSON patch (RFC 6902).
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
 
 // caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
 // mwc was read at, that sets bundle in every webhook entry that does not hold
@@ -34,18 +28,18 @@ type patchOp struct {
 // it never resets a field of whoever applies the manifests. docs/architecture.md
 // ("Decision: a JSON patch, not server-side apply") says why the precondition.
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
-	ops := []patchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
+	ops := []patch.Operation{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {
 		if !cabundle.Equal(wh.ClientConfig.CABundle, bundle) {
 			// "add" sets a member of an object whether it exists or not.
-			ops = append(ops, patchOp{Op: "add", Path: "/webhooks/" + strconv.Itoa(i) + "/clientConfig/caBundle", Value: bundle})
+			ops = append(ops, patch.Operation{Op: "add", Path: "/webhooks/" + strconv.Itoa(i) + "/clientConfig/caBundle", Value: bundle})
 		}
 	}
 	if old, ok := mwc.Annotations[StateAnnotation]; !ok || old != annotation {
 		if mwc.Annotations == nil {
-			ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{StateAnnotation: annotation}})
+			ops = append(ops, patch.Operation{Op: "add", Path: "/metadata/annotations", Value: map[string]string{StateAnnotation: annotation}})
 		} else {
-			ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations/" + escapePointer(StateAnnotation), Value: annotation})
+			ops = append(ops, patch.Operation{Op: "add", Path: "/metadata/annotations/" + escapePointer(StateAnnotation), Value: annotation})
 		}
 	}
 	// Strings, bytes and a map of strings cannot fail to marshal.
@@ -92,7 +86,7 @@ func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Clien
 	if len(kept) == 0 {
 		kept = []metav1.ManagedFieldsEntry{{}}
 	}
-	ops := []patchOp{
+	ops := []patch.Operation{
 		{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion},
 		{Op: "replace", Path: "/metadata/managedFields", Value: kept},
 	}
