@@ -17,13 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// Paths the handler is served on. PathLegacy is kim-snatch's old path, kept
-// so that existing MutatingWebhookConfigurations go on working.
+// Paths the handler is served on, from package webhookpath.
 const (
-	Path       = "/mutate-pod"
-	PathLegacy = "/mutate--v1-pod"
+	Path       = webhookpath.MutatePod
+	PathLegacy = webhookpath.MutatePodLegacy
 )
 
 // DefaultMaxBodyBytes is the largest request body read. It must hold the
