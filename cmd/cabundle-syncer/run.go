@@ -22,8 +22,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/version"
+)
+
+// Keys of the Starting and Leader election lines alone; those of the
+// contract are in pkg/logkeys.
+const (
+	keyCAKey, keyCAOverlap, keyLeaderElect, keyMetricsSecure = "caKey", "caOverlap", "leaderElect", "metricsSecure"
+	keyLease, keyIdentity                                    = "lease", "identity"
 )
 
 // run wires the syncer from validated options and runs it until ctx ends or
@@ -35,10 +43,10 @@ func run(ctx context.Context, o Options) error {
 	// controller-runtime and client-go (leader election) have their own loggers.
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
-	log.Info("Starting", "version", version.String(binaryName),
-		"secret", o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, "caKey", o.Syncer.CAKey,
-		"webhookConfiguration", o.Syncer.WebhookConfiguration, "caOverlap", o.Syncer.Overlap,
-		"leaderElect", o.LeaderElect, "metricsSecure", o.MetricsSecure)
+	log.Info("Starting", logkeys.Version, version.String(binaryName),
+		logkeys.Secret, o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, keyCAKey, o.Syncer.CAKey,
+		logkeys.WebhookConfiguration, o.Syncer.WebhookConfiguration, keyCAOverlap, o.Syncer.Overlap,
+		keyLeaderElect, o.LeaderElect, keyMetricsSecure, o.MetricsSecure)
 
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
@@ -91,7 +99,7 @@ func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, 
 			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
-		log.Info("Leader election", "lease", o.LeaderElectionNamespace+"/"+o.LeaderElectionID, "identity", identity)
+		log.Info("Leader election", keyLease, o.LeaderElectionNamespace+"/"+o.LeaderElectionID, keyIdentity, identity)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

@@ -22,13 +22,16 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
+// Keys of the Starting line alone; those of the contract are in pkg/logkeys.
+const keyWorkerPool, keyPoolLabelKey, keyWeight, keyOptOutLabel = "workerPool", "poolLabelKey", "weight", "optOutLabel"
+
 // run serves the webhook until ctx ends, then drains and returns.
 func run(ctx context.Context, o Options) error {
 	tuneGC()
 	log := zap.New(zap.UseFlagOptions(&o.Zap))
 	log.Info("Starting", logkeys.Version, version.String(binaryName),
-		"workerPool", o.Policy.WorkerPool, "poolLabelKey", o.Policy.PoolLabelKey, "weight", o.Policy.Weight,
-		"optOutLabel", affinity.OptOutLabel+"="+affinity.OptOutValue)
+		keyWorkerPool, o.Policy.WorkerPool, keyPoolLabelKey, o.Policy.PoolLabelKey, keyWeight, o.Policy.Weight,
+		keyOptOutLabel, affinity.OptOutLabel+"="+affinity.OptOutValue)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

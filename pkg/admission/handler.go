@@ -37,7 +37,7 @@ const (
 // covers that, with room for a Pod sent as protobuf, whose JSON is larger;
 // with controller-runtime's 7 MiB, a Pod with 1.2 MiB of '<' in an argument
 // was created unpatched. TestWebhook_through_a_real_api_server
-// (cmd/snatch-webhook) holds this with a Pod of about 3 MiB of '<'.
+// (cmd/snatch-webhook) holds this with a Pod of 3 MiB less 16 KiB of '<'.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.

@@ -26,6 +26,14 @@ const (
 	DefaultShutdownDelay   = 5 * time.Second
 )
 
+// Keys of the lines that only people read: the start, the shutdown and the
+// certificate directory's events. Those of the contract are in pkg/logkeys.
+const (
+	keyWebhook, keyProbes, keyMetrics, keyHTTP2 = "webhook", "probes", "metrics", "http2"
+	keyDelay, keyTimeout                        = "delay", "timeout"
+	keyDir, keyEvent                            = "dir", "event"
+)
+
 // Options configure a Server.
 type Options struct {
 	// WebhookAddr is the TLS listener, e.g. ":9443". ProbeAddr (/healthz,
@@ -239,7 +247,7 @@ func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error 
 		return s.webhook.ServeTLS(s.listeners[0], "", "")
 	})
 	webhookAddr, probeAddr, metricsAddr := s.Addr()
-	s.opts.Log.Info("Serving", "webhook", webhookAddr, "probes", probeAddr, "metrics", metricsAddr, "http2", s.opts.EnableHTTP2)
+	s.opts.Log.Info("Serving", keyWebhook, webhookAddr, keyProbes, probeAddr, keyMetrics, metricsAddr, keyHTTP2, s.opts.EnableHTTP2)
 	return errs
 }
 
@@ -261,7 +269,7 @@ func (s *Server) shutdownDelay(errs <-chan error) error {
 	if s.opts.ShutdownDelay <= 0 {
 		return nil
 	}
-	s.opts.Log.Info("Shutting down: serving with connections closed after each response", "delay", s.opts.ShutdownDelay)
+	s.opts.Log.Info("Shutting down: serving with connections closed after each response", keyDelay, s.opts.ShutdownDelay)
 	select {
 	case <-time.After(s.opts.ShutdownDelay):
 	case <-s.endDelay:
@@ -276,7 +284,7 @@ func (s *Server) shutdownDelay(errs <-chan error) error {
 // in-flight requests; the webhook first, as its in-flight admissions are
 // what must not be lost.
 func (s *Server) drain(ctx context.Context) error {
-	s.opts.Log.Info("Shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
+	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
 	var drainErr error
