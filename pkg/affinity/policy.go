@@ -1,14 +1,14 @@
 package affinity
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
 // Defaults and names of the snatch-webhook flags that set a Policy
@@ -50,21 +50,21 @@ func DefaultPolicy() Policy {
 // weight range is the API server's (1-100): a term outside it would make
 // every Pod creation fail validation after the webhook admitted it.
 func (p Policy) Validate() error {
-	var errs []error
+	var errs validate.Errors
 	if p.PoolLabelKey == "" {
-		errs = append(errs, errors.New("--"+FlagPoolLabelKey+" must not be empty"))
-	} else if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--%s %q is not a valid label key: %s", FlagPoolLabelKey, p.PoolLabelKey, strings.Join(msgs, "; ")))
+		errs.Addf("--%s must not be empty", FlagPoolLabelKey)
+	} else {
+		errs.FieldIs("--"+FlagPoolLabelKey, p.PoolLabelKey, "a valid label key", validation.IsQualifiedName)
 	}
 	if p.WorkerPool == "" {
-		errs = append(errs, errors.New("--"+FlagWorkerPool+" must not be empty"))
-	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--%s %q is not a valid label value: %s", FlagWorkerPool, p.WorkerPool, strings.Join(msgs, "; ")))
+		errs.Addf("--%s must not be empty", FlagWorkerPool)
+	} else {
+		errs.FieldIs("--"+FlagWorkerPool, p.WorkerPool, "a valid label value", validation.IsValidLabelValue)
 	}
 	if p.Weight < 1 || p.Weight > 100 {
-		errs = append(errs, fmt.Errorf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight))
+		errs.Addf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // BindFlags binds the flags that set p, with p's values as their defaults.
