@@ -36,7 +36,7 @@ const (
 // review of 18 MiB, plus the envelope, defaults and managedFields. 32 MiB
 // covers that, with room for a Pod sent as protobuf, whose JSON is larger;
 // with controller-runtime's 7 MiB, a Pod with 1.2 MiB of '<' in an argument
-// was created unpatched. TestWebhook_through_a_real_api_server
+// was created unpatched. TestWebhookThroughARealAPIServer
 // (cmd/snatch-webhook) holds this with a Pod of 3 MiB less 16 KiB of '<'.
 const DefaultMaxBodyBytes = 32 << 20
 

@@ -17,7 +17,7 @@ import (
 
 const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
 
-func TestDecide_golden_pods(t *testing.T) {
+func TestDecideGoldenPods(t *testing.T) {
 	m := mustMutator(t, DefaultPolicy())
 	tests := []struct {
 		name   string
@@ -80,7 +80,7 @@ func TestDecide_golden_pods(t *testing.T) {
 	}
 }
 
-func TestDecide_order(t *testing.T) {
+func TestDecideOrder(t *testing.T) {
 	m := mustMutator(t, DefaultPolicy())
 	tests := []struct {
 		name  string
@@ -102,7 +102,7 @@ func TestDecide_order(t *testing.T) {
 	}
 }
 
-func TestMutator_custom_policy(t *testing.T) {
+func TestMutatorCustomPolicy(t *testing.T) {
 	m := mustMutator(t, Policy{PoolLabelKey: "example.com/pool", WorkerPool: "system", Weight: 100})
 	d := m.Decide(Facts{HasAffinity: true, HasNodeAffinity: true, HasPreferredTerms: true})
 	want := `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/-","value":{"weight":100,"preference":{"matchExpressions":[{"key":"example.com/pool","operator":"In","values":["system"]}]}}}]`
@@ -114,7 +114,7 @@ func TestMutator_custom_policy(t *testing.T) {
 	}
 }
 
-func TestPolicy_Validate(t *testing.T) {
+func TestPolicyValidate(t *testing.T) {
 	tests := []struct {
 		name    string
 		policy  Policy
