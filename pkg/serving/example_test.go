@@ -19,7 +19,7 @@ func ExampleCertWatcher() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	cert, err := certtest.NewSelfSigned(certtest.Options{CommonName: "snatch-webhook.kyma-system.svc"})
 	if err != nil {
 		panic(err)
