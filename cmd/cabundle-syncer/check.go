@@ -15,17 +15,20 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
 // checkOptions are the flags of `cabundle-syncer check`.
 type checkOptions struct {
 	check.Config
-	// WebhookSelector is parsed into Config.WebhookSelector.
-	WebhookSelector string
-	Kubeconfig      string
-	Output          string
-	Verbose         bool
-	Timeout         time.Duration
+	// WebhookSelectorText is the flag's text, parsed into
+	// Config.WebhookSelector.
+	WebhookSelectorText string
+	Kubeconfig          string
+	Output              string
+	Verbose             bool
+	Timeout             time.Duration
 }
 
 // bindFlags registers the flags on fs. The defaults are the syncer's own, so
@@ -42,7 +45,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WebhookService, "webhook-service", "snatch-webhook", "Name of the webhook's Service in --namespace; entries that call another Service belong to another system.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the syncer's Lease (default: --namespace).")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", s.LeaderElectionID, "Name of the syncer's Lease.")
-	fs.StringVar(&o.WebhookSelector, "webhook-selector", "app.kubernetes.io/name=snatch-webhook", "Label selector of the webhook Pods in --namespace.")
+	fs.StringVar(&o.WebhookSelectorText, "webhook-selector", "app.kubernetes.io/name=snatch-webhook", "Label selector of the webhook Pods in --namespace.")
 	fs.IntVar(&o.MinReadyWebhooks, "min-ready-webhooks", 2, "Ready webhook Pods needed to pass; fewer, but at least one, warns.")
 	fs.DurationVar(&o.MinCAValidity, "min-ca-validity", 168*time.Hour, "Validity the CA must have left to pass; less warns.")
 	fs.StringVar(&o.TargetNamespace, "target-namespace", "", "Also explain whether Pods created in this namespace are sent to the webhook.")
@@ -58,40 +61,37 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 // config reports every option that cannot work, all at once, or returns
 // the checks' configuration.
 func (o checkOptions) config() (check.Config, error) {
-	errs := []error{
-		invalid("--namespace", o.Namespace, validation.IsDNS1123Label),
-		invalid("--secret-namespace", o.SecretNamespace, validation.IsDNS1123Label),
-		invalid("--secret-name", o.SecretName, validation.IsDNS1123Subdomain),
-		invalid("--ca-key", o.CAKey, validation.IsConfigMapKey),
-		invalid("--webhook-configuration", o.WebhookConfiguration, validation.IsDNS1123Subdomain),
-		invalid("--webhook-service", o.WebhookService, validation.IsDNS1035Label),
-	}
+	var errs validate.Errors
+	errs.Field("--namespace", o.Namespace, validation.IsDNS1123Label)
+	syncer.Config{SecretNamespace: o.SecretNamespace, SecretName: o.SecretName, CAKey: o.CAKey, WebhookConfiguration: o.WebhookConfiguration}.
+		ValidateNames(&errs, syncer.FieldNames{SecretNamespace: "--secret-namespace", SecretName: "--secret-name", CAKey: "--ca-key", WebhookConfiguration: "--webhook-configuration"})
+	errs.Field("--webhook-service", o.WebhookService, validation.IsDNS1035Label)
 	if o.LeaderElectionNamespace != "" {
-		errs = append(errs, invalid("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label))
+		errs.Field("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label)
 	}
-	errs = append(errs, invalid("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain))
+	errs.Field("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain)
 	if o.TargetNamespace != "" {
-		errs = append(errs, invalid("--target-namespace", o.TargetNamespace, validation.IsDNS1123Label))
+		errs.Field("--target-namespace", o.TargetNamespace, validation.IsDNS1123Label)
 	}
-	sel, err := labels.Parse(o.WebhookSelector)
+	sel, err := labels.Parse(o.WebhookSelectorText)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--webhook-selector %q: %w", o.WebhookSelector, err))
+		errs.Addf("--webhook-selector %q: %w", o.WebhookSelectorText, err)
 	} else if sel.Empty() {
-		errs = append(errs, fmt.Errorf("--webhook-selector %q: must not be empty, it would count every Pod in --namespace", o.WebhookSelector))
+		errs.Addf("--webhook-selector %q: must not be empty, it would count every Pod in --namespace", o.WebhookSelectorText)
 	}
 	if o.MinReadyWebhooks < 1 {
-		errs = append(errs, fmt.Errorf("--min-ready-webhooks %d: must be at least 1", o.MinReadyWebhooks))
+		errs.Addf("--min-ready-webhooks %d: must be at least 1", o.MinReadyWebhooks)
 	}
 	if o.MinCAValidity < 0 {
-		errs = append(errs, fmt.Errorf("--min-ca-validity %s: must not be negative", o.MinCAValidity))
+		errs.Addf("--min-ca-validity %s: must not be negative", o.MinCAValidity)
 	}
 	if o.Output != "table" && o.Output != "json" {
-		errs = append(errs, fmt.Errorf("-o/--output %q: want table or json", o.Output))
+		errs.Addf("-o/--output %q: want table or json", o.Output)
 	}
 	if o.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("--timeout %s: must be positive", o.Timeout))
+		errs.Addf("--timeout %s: must be positive", o.Timeout)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errs.Err(); err != nil {
 		return check.Config{}, err
 	}
 	cfg := o.Config

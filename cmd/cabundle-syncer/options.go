@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
 // Options are the syncer's flags (see bindFlags), parsed and not yet acted on.
@@ -75,39 +73,29 @@ func (o *Options) bindFlags(fs *flag.FlagSet) {
 
 // Validate reports every option that cannot work, all at once.
 func (o Options) Validate() error {
-	errs := []error{o.Syncer.Validate()}
+	var errs validate.Errors
+	errs.Add(o.Syncer.Validate())
 	if o.LeaderElect {
-		errs = append(errs,
-			invalid("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label),
-			invalid("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain))
+		errs.Field("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label)
+		errs.Field("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain)
 		// client-go's own rules (leaderelection.NewLeaderElector, with its
 		// jitter factor of 1.2), so that a bad combination fails at startup
 		// with the flag names rather than later with client-go's wording.
 		lease, renew, retry := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
 		if lease <= 0 || renew <= 0 || retry <= 0 {
-			errs = append(errs, errors.New("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive"))
+			errs.Addf("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive")
 		}
 		if lease <= renew {
-			errs = append(errs, fmt.Errorf("--leader-election-lease-duration (%s) must be greater than --leader-election-renew-deadline (%s)", lease, renew))
+			errs.Addf("--leader-election-lease-duration (%s) must be greater than --leader-election-renew-deadline (%s)", lease, renew)
 		}
 		if float64(renew) <= 1.2*float64(retry) {
-			errs = append(errs, fmt.Errorf("--leader-election-renew-deadline (%s) must be greater than 1.2 × --leader-election-retry-period (%s)", renew, retry))
+			errs.Addf("--leader-election-renew-deadline (%s) must be greater than 1.2 × --leader-election-retry-period (%s)", renew, retry)
 		}
 	}
-	errs = append(errs,
-		cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
-		cmdline.ValidateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
+	errs.Add(cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress))
+	errs.Add(cmdline.ValidateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
 	if o.MetricsBindAddress != "0" && o.MetricsBindAddress == o.HealthProbeBindAddress {
-		errs = append(errs, fmt.Errorf("--metrics-bind-address and --health-probe-bind-address are both %q", o.MetricsBindAddress))
+		errs.Addf("--metrics-bind-address and --health-probe-bind-address are both %q", o.MetricsBindAddress)
 	}
-	return errors.Join(errs...)
-}
-
-// invalid reports what validate (one of k8s.io/apimachinery's validation
-// functions) finds wrong with a flag's value, or nil.
-func invalid(flagName, value string, validate func(string) []string) error {
-	if problems := validate(value); len(problems) > 0 {
-		return fmt.Errorf("%s %q: %s", flagName, value, strings.Join(problems, "; "))
-	}
-	return nil
+	return errs.Err()
 }

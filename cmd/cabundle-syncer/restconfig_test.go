@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestRestConfig_sets_the_client_rate_limit(t *testing.T) {
+func TestRestConfigSetsTheClientRateLimit(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	const data = `apiVersion: v1
 kind: Config

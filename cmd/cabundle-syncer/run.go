@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -16,12 +17,21 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/version"
+)
+
+// Keys of the Starting and Leader election lines alone; those of the
+// contract are in pkg/logkeys.
+const (
+	keyCAKey, keyCAOverlap, keyLeaderElect, keyMetricsSecure = "caKey", "caOverlap", "leaderElect", "metricsSecure"
+	keyLease, keyIdentity                                    = "lease", "identity"
 )
 
 // run wires the syncer from validated options and runs it until ctx ends or
@@ -33,10 +43,10 @@ func run(ctx context.Context, o Options) error {
 	// controller-runtime and client-go (leader election) have their own loggers.
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
-	log.Info("Starting", "version", version.String(binaryName),
-		"secret", o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, "caKey", o.Syncer.CAKey,
-		"webhookConfiguration", o.Syncer.WebhookConfiguration, "caOverlap", o.Syncer.Overlap,
-		"leaderElect", o.LeaderElect, "metricsSecure", o.MetricsSecure)
+	log.Info("Starting", logkeys.Version, version.String(binaryName),
+		logkeys.Secret, o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, keyCAKey, o.Syncer.CAKey,
+		logkeys.WebhookConfiguration, o.Syncer.WebhookConfiguration, keyCAOverlap, o.Syncer.Overlap,
+		keyLeaderElect, o.LeaderElect, keyMetricsSecure, o.MetricsSecure)
 
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
@@ -47,6 +57,26 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
+	mgr, err := newManager(cfg, o, log)
+	if err != nil {
+		return err
+	}
+	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
+		return err
+	}
+	if err := addProbes(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	log.Info("Stopped")
+	return nil
+}
+
+// newManager builds the manager that runs the syncer, with this replica's
+// identity in the Lease when it elects a leader.
+func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, error) {
 	mgrOpts := ctrl.Options{
 		Logger:                        log,
 		Cache:                         syncer.CacheOptions(o.Syncer),
@@ -63,36 +93,35 @@ func run(ctx context.Context, o Options) error {
 	if o.LeaderElect {
 		identity, err := leaderIdentity(os.Getenv, os.Hostname)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if lock, err = leaderLock(cfg, o, identity); err != nil {
-			return err
+			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
-		log.Info("Leader election", "lease", o.LeaderElectionNamespace+"/"+o.LeaderElectionID, "identity", identity)
+		log.Info("Leader election", keyLease, o.LeaderElectionNamespace+"/"+o.LeaderElectionID, keyIdentity, identity)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	if lock != nil {
 		// Leader election's events ("became leader") are client-go's core/v1
 		// events, which only the manager's deprecated recorder speaks.
 		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above
 	}
-	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
-		return err
-	}
+	return mgr, nil
+}
+
+// addProbes adds /healthz and /readyz; the replica is ready once its cache
+// holds the two objects.
+func addProbes(mgr manager.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("cache", syncer.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	if err := mgr.Start(ctx); err != nil {
-		return fmt.Errorf("run manager: %w", err)
-	}
-	log.Info("Stopped")
 	return nil
 }
 
@@ -148,9 +177,10 @@ func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.Lea
 
 // restConfig loads the named kubeconfig, or, without one, the in-cluster
 // configuration and then the usual $KUBECONFIG and ~/.kube/config lookup.
-// The rate limit is controller-runtime's: client-go's 5 per second (burst
-// 10) delayed each caBundle write by about 200 ms once a few rotations and
-// the Lease renewals had used up the burst.
+// The rate limit is controller-runtime's: client-go's lower default delayed
+// each caBundle write once a few rotations and the Lease renewals had used
+// up the burst, measured in docs/benchmarks.md ("The syncer's client rate
+// limit").
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := rest.InClusterConfig()
 	if kubeconfig != "" || err != nil {

@@ -29,7 +29,7 @@ func testCLI(stdin string) (*cli, *bytes.Buffer, *bytes.Buffer, *[]Options) {
 	return c, &stdout, &stderr, &runs
 }
 
-func TestCLI_parses_the_webhook_flags(t *testing.T) {
+func TestCLIParsesTheWebhookFlags(t *testing.T) {
 	c, _, _, runs := testCLI("")
 	err := c.execute(context.Background(), []string{
 		"--worker-pool=kyma-pool", "--pool-label-key=example.com/pool", "--affinity-weight=100",
@@ -51,7 +51,7 @@ func TestCLI_parses_the_webhook_flags(t *testing.T) {
 	}
 }
 
-func TestCLI_command_lines(t *testing.T) {
+func TestCLICommandLines(t *testing.T) {
 	tests := []struct {
 		name       string
 		args       []string
@@ -98,7 +98,7 @@ func TestCLI_command_lines(t *testing.T) {
 	}
 }
 
-func TestMutate_prints_decision_reason_and_pod(t *testing.T) {
+func TestMutatePrintsDecisionReasonAndPod(t *testing.T) {
 	tests := []struct {
 		name       string
 		args       []string
@@ -152,7 +152,7 @@ func TestMutate_prints_decision_reason_and_pod(t *testing.T) {
 	}
 }
 
-func TestMutate_json_output_is_plain_json(t *testing.T) {
+func TestMutateJSONOutputIsPlainJSON(t *testing.T) {
 	c, stdout, stderr, _ := testCLI("")
 	if err := c.execute(context.Background(), []string{"mutate", "-o", "json", "-f", "../../pkg/affinity/testdata/no-affinity.yaml"}); err != nil {
 		t.Fatal(err)

@@ -188,7 +188,7 @@ func isOurTerm(term corev1.PreferredSchedulingTerm) bool {
 		e[0].Operator == corev1.NodeSelectorOpIn && len(e[0].Values) == 1 && e[0].Values[0] == "cpu-worker-0"
 }
 
-func TestWebhook_through_a_real_api_server(t *testing.T) {
+func TestWebhookThroughARealAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the control plane from `make tools`")
 	}
@@ -372,7 +372,7 @@ func TestWebhook_through_a_real_api_server(t *testing.T) {
 	})
 }
 
-func TestWebhook_bad_input_over_tls(t *testing.T) {
+func TestWebhookBadInputOverTLS(t *testing.T) {
 	certDir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())

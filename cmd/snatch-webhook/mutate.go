@@ -28,7 +28,7 @@ func (c *cli) mutate(args []string) error {
 	fs.SetOutput(c.stderr)
 	fs.StringVar(&file, "f", "", `Pod manifest to decide on, YAML or JSON; "-" reads standard input.`)
 	fs.StringVar(&output, "o", "yaml", "Output format of the Pod: yaml or json.")
-	bindPolicyFlags(fs, &policy)
+	policy.BindFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(c.stderr, "Usage: %s mutate -f FILE|- [flags]\n\nShows what the webhook decides for a Pod, why, and the mutated Pod. No cluster is needed.\n\nFlags:\n", binaryName)
 		fs.PrintDefaults()

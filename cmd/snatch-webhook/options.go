@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,23 +50,8 @@ func defaultOptions() Options {
 	}
 }
 
-// bindPolicyFlags binds the flags that shape the decision; "mutate" takes
-// them too, so that it answers for a given deployment's configuration.
-func bindPolicyFlags(fs *flag.FlagSet, p *affinity.Policy) {
-	fs.StringVar(&p.WorkerPool, affinity.FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
-	fs.StringVar(&p.PoolLabelKey, affinity.FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
-	fs.Func(affinity.FlagWeight, fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
-		w, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
-			return fmt.Errorf("not an integer: %q", s)
-		}
-		p.Weight = int32(w)
-		return nil
-	})
-}
-
 func (o *Options) bindFlags(fs *flag.FlagSet) {
-	bindPolicyFlags(fs, &o.Policy)
+	o.Policy.BindFlags(fs)
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the serving certificate and key, watched for changes.")
 	fs.StringVar(&o.CertName, "cert-name", o.CertName, "File name of the serving certificate in --cert-dir.")
 	fs.StringVar(&o.KeyName, "key-name", o.KeyName, "File name of the serving key in --cert-dir.")

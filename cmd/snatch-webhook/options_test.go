@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestOptions_Validate(t *testing.T) {
+func TestOptionsValidate(t *testing.T) {
 	tests := []struct {
 		name    string
 		change  func(*Options)

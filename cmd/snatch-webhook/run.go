@@ -22,13 +22,16 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
+// Keys of the Starting line alone; those of the contract are in pkg/logkeys.
+const keyWorkerPool, keyPoolLabelKey, keyWeight, keyOptOutLabel = "workerPool", "poolLabelKey", "weight", "optOutLabel"
+
 // run serves the webhook until ctx ends, then drains and returns.
 func run(ctx context.Context, o Options) error {
 	tuneGC()
 	log := zap.New(zap.UseFlagOptions(&o.Zap))
 	log.Info("Starting", logkeys.Version, version.String(binaryName),
-		"workerPool", o.Policy.WorkerPool, "poolLabelKey", o.Policy.PoolLabelKey, "weight", o.Policy.Weight,
-		"optOutLabel", affinity.OptOutLabel+"="+affinity.OptOutValue)
+		keyWorkerPool, o.Policy.WorkerPool, keyPoolLabelKey, o.Policy.PoolLabelKey, keyWeight, o.Policy.Weight,
+		keyOptOutLabel, affinity.OptOutLabel+"="+affinity.OptOutValue)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -94,9 +97,9 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 }
 
 // defaultGCPercent is the webhook's GOGC unless the environment sets one.
-// With a live heap of a few MiB and a few hundred bytes per review, it costs
-// little CPU and keeps the RSS of a replica (one on every cluster) under
-// load about 1.5 MiB lower (docs/benchmarks.md).
+// With a small live heap and a few hundred bytes per review, it costs little
+// CPU and lowers the RSS of a replica (one on every cluster) under load:
+// measured in docs/benchmarks.md ("GOGC=50 in the webhook").
 const defaultGCPercent = 50
 
 func tuneGC() {

@@ -21,14 +21,14 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 )
 
-// BenchmarkServe_over_tls sends reviews one at a time over a kept-alive
+// BenchmarkServeOverTLS sends reviews one at a time over a kept-alive
 // TLS 1.3 connection to the wired webhook, as the API server does, with
 // the production JSON logger writing to io.Discard. Besides ns/op (the
 // round trip), it reports the process CPU per review (cpu-ns/op, client
 // included, so an upper bound for the server) and the p99 round trip.
 //
 // Run with: go test ./cmd/snatch-webhook -run '^$' -bench Serve -benchmem
-func BenchmarkServe_over_tls(b *testing.B) {
+func BenchmarkServeOverTLS(b *testing.B) {
 	certDir := b.TempDir()
 	ca := certtest.MustCA(b, certtest.Options{})
 	certtest.MustWriteAtomic(b, certDir, ca.MustIssue(b, certtest.Localhost(1)).Files())

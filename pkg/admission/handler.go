@@ -17,13 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// Paths the handler is served on. PathLegacy is kim-snatch's old path, kept
-// so that existing MutatingWebhookConfigurations go on working.
+// Paths the handler is served on, from package webhookpath.
 const (
-	Path       = "/mutate-pod"
-	PathLegacy = "/mutate--v1-pod"
+	Path       = webhookpath.MutatePod
+	PathLegacy = webhookpath.MutatePodLegacy
 )
 
 // DefaultMaxBodyBytes is the largest request body read. It must hold the
@@ -36,8 +36,8 @@ const (
 // review of 18 MiB, plus the envelope, defaults and managedFields. 32 MiB
 // covers that, with room for a Pod sent as protobuf, whose JSON is larger;
 // with controller-runtime's 7 MiB, a Pod with 1.2 MiB of '<' in an argument
-// was created unpatched. TestWebhook_through_a_real_api_server
-// (cmd/snatch-webhook) holds this with a Pod of about 3 MiB of '<'.
+// was created unpatched. TestWebhookThroughARealAPIServer
+// (cmd/snatch-webhook) holds this with a Pod of 3 MiB less 16 KiB of '<'.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
@@ -52,7 +52,7 @@ type Options struct {
 	MaxBodyBytes int64
 }
 
-// Handler serves the Pod mutation as a plain http.Handler (see the package doc).
+// Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
 	mutator *affinity.Mutator
 	poolKey string
@@ -275,7 +275,7 @@ var statusReasons = map[int]metav1.StatusReason{
 
 // appendMalformed appends the body of an error answer, whose status is for
 // the API server's log and for people: the API server only looks at the
-// HTTP status (see the package doc). allowed is true so that nothing reading
+// HTTP status, and fails open. allowed is true so that nothing reading
 // the body alone could take it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes

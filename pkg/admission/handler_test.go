@@ -24,7 +24,7 @@ import (
 
 const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
 
-func TestHandler_decisions(t *testing.T) {
+func TestHandlerDecisions(t *testing.T) {
 	h, metrics := newTestHandler(t)
 	tests := []struct {
 		name    string
@@ -105,7 +105,7 @@ func TestHandler_decisions(t *testing.T) {
 	}
 }
 
-func TestHandler_malformed_requests(t *testing.T) {
+func TestHandlerMalformedRequests(t *testing.T) {
 	h, metrics := newTestHandler(t, func(o *Options) { o.MaxBodyBytes = 64 << 10 })
 	valid := reviewOf(t, "uid-ok", "CREATE", podKind, goldenPod(t, "no-affinity.yaml"))
 	tests := []struct {
@@ -173,7 +173,7 @@ func TestHandler_malformed_requests(t *testing.T) {
 	}
 }
 
-func TestHandler_content_type_with_parameters(t *testing.T) {
+func TestHandlerContentTypeWithParameters(t *testing.T) {
 	h, _ := newTestHandler(t)
 	body := reviewOf(t, "uid-ct", "CREATE", podKind, goldenPod(t, "no-affinity.yaml"))
 	if rec := post(h, "application/json; charset=utf-8", body); rec.Code != http.StatusOK {
@@ -181,7 +181,7 @@ func TestHandler_content_type_with_parameters(t *testing.T) {
 	}
 }
 
-func TestHandler_logs_one_line_per_decision(t *testing.T) {
+func TestHandlerLogsOneLinePerDecision(t *testing.T) {
 	var lines []string
 	log := logr.New(&recordSink{lines: &lines})
 	h, _ := newTestHandler(t, func(o *Options) { o.Log = log })
@@ -196,7 +196,7 @@ func TestHandler_logs_one_line_per_decision(t *testing.T) {
 	}
 }
 
-func TestHandler_realistic_reviews(t *testing.T) {
+func TestHandlerRealisticReviews(t *testing.T) {
 	h, _ := newTestHandler(t)
 	for _, file := range []string{"review-pod-5k5.json", "review-pod-8k8-managed-fields.json"} {
 		t.Run(strings.TrimSuffix(file, ".json"), func(t *testing.T) {
@@ -325,7 +325,7 @@ func (s *recordSink) Error(err error, msg string, kv ...any) {
 func (s *recordSink) WithValues(...any) logr.LogSink { return s }
 func (s *recordSink) WithName(string) logr.LogSink   { return s }
 
-func TestHandler_panic_is_allowed_without_patch(t *testing.T) {
+func TestHandlerPanicIsAllowedWithoutPatch(t *testing.T) {
 	h, metrics := newTestHandler(t, func(o *Options) { o.Log = logr.New(panicSink{}) })
 	before := counterValue(t, metrics, OutcomeAllowed, string(affinity.ReasonError))
 	rec := post(h, "application/json", reviewOf(t, "uid-panic", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))

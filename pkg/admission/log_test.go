@@ -63,7 +63,7 @@ func jsonLogger() (logr.Logger, *lockedBuffer) {
 
 // Every request is one line with the message and the stable keys, and the
 // outcome and reason are those of the metric.
-func TestHandler_logs_decision_with_stable_keys(t *testing.T) {
+func TestHandlerLogsDecisionWithStableKeys(t *testing.T) {
 	tests := []struct {
 		name  string
 		body  []byte
@@ -140,7 +140,7 @@ func TestHandler_logs_decision_with_stable_keys(t *testing.T) {
 }
 
 // The zap fast path and the logr path write the same keys and values.
-func TestHandler_log_paths_agree(t *testing.T) {
+func TestHandlerLogPathsAgree(t *testing.T) {
 	body := reviewOf(t, "uid-same", "CREATE", podKind, goldenPod(t, "replicaset-generate-name.yaml"))
 
 	zlog, buf := jsonLogger()
@@ -171,7 +171,7 @@ func TestHandler_log_paths_agree(t *testing.T) {
 // A core that keeps the fields after Write, as zaptest/observer does, must
 // still see each request's own values: the line must not point into the
 // pooled request buffers.
-func TestHandler_logged_fields_survive_buffer_reuse(t *testing.T) {
+func TestHandlerLoggedFieldsSurviveBufferReuse(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	h, _ := newTestHandler(t, func(o *Options) { o.Log = zapr.NewLogger(zap.New(core)) })
 	uids := []string{"uid-first", "uid-second-is-longer", "uid-3"}
@@ -188,7 +188,7 @@ func TestHandler_logged_fields_survive_buffer_reuse(t *testing.T) {
 }
 
 // Below info level nothing is written and the line is not built.
-func TestHandler_logs_nothing_when_info_is_off(t *testing.T) {
+func TestHandlerLogsNothingWhenInfoIsOff(t *testing.T) {
 	buf := &lockedBuffer{}
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), buf, zapcore.WarnLevel)
 	h, _ := newTestHandler(t, func(o *Options) { o.Log = zapr.NewLogger(zap.New(core)) })

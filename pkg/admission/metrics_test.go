@@ -19,7 +19,7 @@ func counterValue(t testing.TB, m *Metrics, outcome, reason string) float64 {
 	return out.GetCounter().GetValue()
 }
 
-func TestNewMetrics_registers_every_label_pair_at_zero(t *testing.T) {
+func TestNewMetricsRegistersEveryLabelPairAtZero(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	if _, err := NewMetrics(reg); err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestNewMetrics_registers_every_label_pair_at_zero(t *testing.T) {
 	}
 }
 
-func TestRegisterPolicy_exports_the_pool_the_term_prefers(t *testing.T) {
+func TestRegisterPolicyExportsThePoolTheTermPrefers(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	p := affinity.Policy{PoolLabelKey: "example.com/pool", WorkerPool: "system", Weight: 5}
 	if err := RegisterPolicy(reg, p); err != nil {

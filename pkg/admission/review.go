@@ -17,12 +17,12 @@ const (
 // review is the part of an AdmissionReview request that the decision needs.
 // Its strings point into the request body; nothing is copied.
 type review struct {
-	apiVersion, kind str
+	apiVersion, kind rawString
 	hasRequest       bool
 	// uid is echoed as it came: validated, it needs no re-encoding.
-	uid                                         str
-	kindGroup, kindKind, subResource, operation str
-	namespace, name                             str
+	uid                                         rawString
+	kindGroup, kindKind, subResource, operation rawString
+	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
 	// podErr is set when the object is well-formed JSON but not shaped like
@@ -32,7 +32,7 @@ type review struct {
 
 // podFacts is what the decision and the decision log need from a Pod.
 type podFacts struct {
-	name, generateName str
+	name, generateName rawString
 	facts              affinity.Facts
 	// Where the pool key was seen, combined in affinity.FactsOf's order
 	// once the whole Pod has been read, since JSON member order is free.
@@ -76,7 +76,7 @@ func (r *review) request(s *scanner, poolKey string) error {
 		switch {
 		case m.key.is("uid"):
 			if s.peek() == '"' {
-				r.uid, m.err = s.str()
+				r.uid, m.err = s.readString()
 			} else { // null too: a review without a uid is malformed
 				s.mismatch("request.uid", "a string")
 				m.err = s.skip()
@@ -179,13 +179,13 @@ func (p *podFacts) metadata(s *scanner) error {
 		case m.key.is("generateName"):
 			p.generateName, m.err = s.stringOrNull("metadata.generateName")
 		case m.key.is("labels"):
-			m.err = stringMap(s, "metadata.labels", func(k, v str) {
+			m.err = stringMap(s, "metadata.labels", func(k, v rawString) {
 				if k.is(affinity.OptOutLabel) {
 					p.facts.OptedOut = v.is(affinity.OptOutValue)
 				}
 			})
 		case m.key.is("annotations"):
-			m.err = stringMap(s, "metadata.annotations", func(k, _ str) {
+			m.err = stringMap(s, "metadata.annotations", func(k, _ rawString) {
 				p.facts.Mirror = p.facts.Mirror || k.is(affinity.MirrorPodAnnotation)
 			})
 		default:
@@ -196,10 +196,10 @@ func (p *podFacts) metadata(s *scanner) error {
 }
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
-func stringMap(s *scanner, field string, fn func(k, v str)) error {
+func stringMap(s *scanner, field string, fn func(k, v rawString)) error {
 	m := s.members(field)
 	for s.next(&m) {
-		var v str
+		var v rawString
 		if v, m.err = s.stringOrNull(field); m.err == nil {
 			fn(m.key, v)
 		}
@@ -212,16 +212,16 @@ func (p *podFacts) spec(s *scanner, poolKey string) error {
 	for s.next(&m) {
 		switch {
 		case m.key.is("nodeName"):
-			var v str
+			var v rawString
 			v, m.err = s.stringOrNull("spec.nodeName")
 			p.facts.Bound = len(v.raw) > 0
 		case m.key.is("nodeSelector"):
-			m.err = stringMap(s, "spec.nodeSelector", func(k, _ str) {
+			m.err = stringMap(s, "spec.nodeSelector", func(k, _ rawString) {
 				p.inNodeSelector = p.inNodeSelector || k.is(poolKey)
 			})
 		case m.key.is("affinity"):
 			p.facts.HasAffinity = s.peek() == '{'
-			m.err = s.only("spec.affinity", "nodeAffinity", func() error {
+			m.err = s.withMember("spec.affinity", "nodeAffinity", func() error {
 				return p.nodeAffinity(s, poolKey)
 			})
 		default:
@@ -250,7 +250,7 @@ func (p *podFacts) nodeAffinity(s *scanner, poolKey string) error {
 // required reads a NodeSelector: {nodeSelectorTerms: [NodeSelectorTerm]}.
 func (p *podFacts) required(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-	return s.only(field, "nodeSelectorTerms", func() error {
+	return s.withMember(field, "nodeSelectorTerms", func() error {
 		return s.eachElement(field+".nodeSelectorTerms", func() error {
 			return nodeSelectorTerm(s, poolKey, &p.inRequired)
 		})
@@ -263,7 +263,7 @@ func (p *podFacts) preferred(s *scanner, poolKey string) error {
 	const field = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 	return s.eachElement(field, func() error {
 		p.facts.HasPreferredTerms = true
-		return s.only(field+"[]", "preference", func() error {
+		return s.withMember(field+"[]", "preference", func() error {
 			return nodeSelectorTerm(s, poolKey, &p.inPreferred)
 		})
 	})
@@ -273,9 +273,9 @@ func (p *podFacts) preferred(s *scanner, poolKey string) error {
 // the pool key. matchFields are not looked at: they only select on
 // metadata.name.
 func nodeSelectorTerm(s *scanner, poolKey string, found *bool) error {
-	return s.only("nodeSelectorTerm", "matchExpressions", func() error {
+	return s.withMember("nodeSelectorTerm", "matchExpressions", func() error {
 		return s.eachElement("nodeSelectorTerm.matchExpressions", func() error {
-			return s.only("matchExpression", "key", func() error {
+			return s.withMember("matchExpression", "key", func() error {
 				key, err := s.stringOrNull("matchExpression.key")
 				*found = *found || key.is(poolKey)
 				return err

@@ -16,9 +16,10 @@ import (
 // reason "error"), never a 4xx.
 var errInvalidJSON = errors.New("invalid JSON")
 
-// scanner walks one JSON document with jsontext's tokenizer (see the
-// package doc). It is kept from one review to the next, in the handler's
-// pooled buffers, with the decoder's buffers and duplicate-name set.
+// scanner walks one JSON document with jsontext's tokenizer
+// (docs/architecture.md, "Decision: a token walk"). It is kept from one
+// review to the next, in the handler's pooled buffers, with the decoder's
+// buffers and duplicate-name set.
 type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder
@@ -86,22 +87,22 @@ func (s *scanner) token() error {
 	return s.wrap(err)
 }
 
-// str is a JSON string read in place: its raw contents between the quotes
+// rawString is a JSON string read in place: its raw contents between the quotes
 // and whether they hold escapes. The API server escapes none of the strings
 // compared here, so decoding escapes, which allocates, is rare.
-type str struct {
+type rawString struct {
 	raw     []byte
 	escaped bool
 }
 
-func (v str) is(want string) bool {
+func (v rawString) is(want string) bool {
 	if !v.escaped {
 		return string(v.raw) == want
 	}
 	return v.String() == want
 }
 
-func (v str) String() string {
+func (v rawString) String() string {
 	if !v.escaped {
 		return string(v.raw)
 	}
@@ -110,7 +111,7 @@ func (v str) String() string {
 	return string(out)
 }
 
-func (v str) writeTo(b *strings.Builder) {
+func (v rawString) writeTo(b *strings.Builder) {
 	if v.escaped {
 		b.WriteString(v.String())
 	} else {
@@ -118,15 +119,15 @@ func (v str) writeTo(b *strings.Builder) {
 	}
 }
 
-// str reads the string that is next, in place.
-func (s *scanner) str() (str, error) {
+// readString reads the string that is next, in place.
+func (s *scanner) readString() (rawString, error) {
 	v, err := s.dec.ReadValue()
 	if err != nil {
-		return str{}, s.wrap(err)
+		return rawString{}, s.wrap(err)
 	}
 	end := int(s.dec.InputOffset())
 	raw := s.data[end-len(v)+1 : end-1]
-	return str{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0}, nil
+	return rawString{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0}, nil
 }
 
 // expect reports whether the next value's kind is one of kinds. Otherwise it
@@ -144,11 +145,11 @@ func (s *scanner) expect(field, want string, kinds ...byte) (bool, error) {
 
 // stringOrNull reads a string, or null, which reads as "" as in
 // encoding/json.
-func (s *scanner) stringOrNull(field string) (str, error) {
+func (s *scanner) stringOrNull(field string) (rawString, error) {
 	if ok, err := s.expect(field, "a string", '"'); !ok {
-		return str{}, err
+		return rawString{}, err
 	}
-	return s.str()
+	return s.readString()
 }
 
 // boolOrNull reads true, false or null (false).
@@ -165,7 +166,7 @@ func (s *scanner) boolOrNull(field string) (bool, error) {
 // this runs over every Pod the cluster creates.
 type memberIter struct {
 	present bool // an object was there, not null or a mismatch
-	key     str
+	key     rawString
 	err     error
 }
 
@@ -188,13 +189,13 @@ func (s *scanner) next(m *memberIter) bool {
 		m.err = s.token()
 		return false
 	}
-	m.key, m.err = s.str()
+	m.key, m.err = s.readString()
 	return m.err == nil
 }
 
-// only walks the object that is next, calling fn at the value of the member
+// withMember walks the object that is next, calling fn at the value of the member
 // named key and skipping the others.
-func (s *scanner) only(field, key string, fn func() error) error {
+func (s *scanner) withMember(field, key string, fn func() error) error {
 	m := s.members(field)
 	for s.next(&m) {
 		if m.key.is(key) {

@@ -6,13 +6,15 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
 
 // Reason says why the webhook did what it did. The values are stable: they
 // are metric label values and the reason in every decision log line.
 type Reason string
 
-// All reasons, one per outcome of the decision order in the package doc.
+// All reasons, one per outcome of the decision order (see Decide).
 const (
 	ReasonNotPod           Reason = "not-pod"
 	ReasonNotCreate        Reason = "not-create"
@@ -54,15 +56,8 @@ type Mutator struct {
 	msgAlreadySet                                 [SourcePreferredTerm + 1]string
 }
 
-// patchOp is one RFC 6902 operation. Only "add" is ever used: the patch
-// never replaces or removes anything the Pod already has.
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
-// The paths are constants, never built from request data.
+// The paths are constants, never built from request data. Only "add" is
+// ever used: the patch never replaces or removes anything the Pod has.
 const (
 	pathAffinity     = "/spec/affinity"
 	pathNodeAffinity = "/spec/affinity/nodeAffinity"
@@ -80,7 +75,7 @@ func NewMutator(p Policy) (*Mutator, error) {
 	m := &Mutator{policy: p}
 	var errs []error
 	build := func(path string, value any) []byte {
-		b, err := json.Marshal([]patchOp{{Op: "add", Path: path, Value: value}})
+		b, err := json.Marshal([]patch.Operation{{Op: "add", Path: path, Value: value}})
 		errs = append(errs, err)
 		return b
 	}
@@ -120,7 +115,8 @@ func (p Policy) Term() corev1.PreferredSchedulingTerm {
 	}
 }
 
-// Decide applies the decision order of the package doc to a Pod's facts.
+// Decide applies the decision order of docs/architecture.md ("Admission
+// decision order") to a Pod's facts.
 func (m *Mutator) Decide(f Facts) Decision {
 	switch {
 	case f.Bound:

@@ -1,16 +1,19 @@
 package affinity
 
 import (
-	"errors"
+	"flag"
 	"fmt"
-	"strings"
+	"io"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
-// Defaults and names of the snatch-webhook flags that set a Policy.
-// Validate names the flags, and `cabundle-syncer check` reads --worker-pool
-// from the webhook Pods' arguments.
+// Defaults and names of the snatch-webhook flags that set a Policy
+// (BindFlags). Validate names the flags, and `cabundle-syncer check` reads
+// --worker-pool from the webhook Pods' arguments (WorkerPoolFromArgs).
 const (
 	DefaultPoolLabelKey = "worker.gardener.cloud/pool"
 	DefaultWorkerPool   = "cpu-worker-0"
@@ -47,19 +50,63 @@ func DefaultPolicy() Policy {
 // weight range is the API server's (1-100): a term outside it would make
 // every Pod creation fail validation after the webhook admitted it.
 func (p Policy) Validate() error {
-	var errs []error
+	var errs validate.Errors
 	if p.PoolLabelKey == "" {
-		errs = append(errs, errors.New("--"+FlagPoolLabelKey+" must not be empty"))
-	} else if msgs := validation.IsQualifiedName(p.PoolLabelKey); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--%s %q is not a valid label key: %s", FlagPoolLabelKey, p.PoolLabelKey, strings.Join(msgs, "; ")))
+		errs.Addf("--%s must not be empty", FlagPoolLabelKey)
+	} else {
+		errs.FieldIs("--"+FlagPoolLabelKey, p.PoolLabelKey, "a valid label key", validation.IsQualifiedName)
 	}
 	if p.WorkerPool == "" {
-		errs = append(errs, errors.New("--"+FlagWorkerPool+" must not be empty"))
-	} else if msgs := validation.IsValidLabelValue(p.WorkerPool); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--%s %q is not a valid label value: %s", FlagWorkerPool, p.WorkerPool, strings.Join(msgs, "; ")))
+		errs.Addf("--%s must not be empty", FlagWorkerPool)
+	} else {
+		errs.FieldIs("--"+FlagWorkerPool, p.WorkerPool, "a valid label value", validation.IsValidLabelValue)
 	}
 	if p.Weight < 1 || p.Weight > 100 {
-		errs = append(errs, fmt.Errorf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight))
+		errs.Addf("--%s must be between 1 and 100 (the API server's range), got %d", FlagWeight, p.Weight)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
+}
+
+// BindFlags binds the flags that set p, with p's values as their defaults.
+// snatch-webhook binds them on its root command and on "mutate", so that
+// mutate answers for a given deployment's configuration.
+func (p *Policy) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.WorkerPool, FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
+	fs.StringVar(&p.PoolLabelKey, FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
+	fs.Func(FlagWeight, fmt.Sprintf("Weight of the preferred term, 1-100. (default %d)", p.Weight), func(s string) error {
+		w, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		p.Weight = int32(w)
+		return nil
+	})
+}
+
+// WorkerPoolFromArgs returns the --worker-pool that snatch-webhook takes
+// from args, and whether args set it. It parses them with BindFlags as the
+// binary does: -worker-pool or --worker-pool, with =value or the value as
+// the next argument, the last one winning. Every other flag of the binary
+// is stepped over with its value, and parsing stops at "--".
+func WorkerPoolFromArgs(args []string) (string, bool) {
+	p := DefaultPolicy()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.BindFlags(fs)
+	for len(args) > 0 {
+		err := fs.Parse(args)
+		rest := fs.Args()
+		switch {
+		case len(rest) == len(args): // a bad flag syntax or a value of another flag
+			rest = rest[1:]
+		case err == nil && args[len(args)-len(rest)-1] == "--":
+			rest = nil
+		case err == nil && len(rest) > 0: // a value of another flag, which fs does not know
+			rest = rest[1:]
+		}
+		args = rest
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == FlagWorkerPool })
+	return p.WorkerPool, set
 }

@@ -64,80 +64,110 @@ func Merge(in Input) Result {
 	if !verdict.Valid() {
 		return Result{Verdict: verdict}
 	}
-	// Records are kept to the second in the cluster. Rounding up makes an
-	// overlap at least as long as asked for, and makes the record that is
-	// read back equal to the one that was written.
-	stamp := in.Now.UTC().Truncate(time.Second)
-	if stamp.Before(in.Now) {
+	stamp := recordTime(in.Now)
+	current, seen := sourceEntries(source, in.State, stamp)
+	previous := previousEntries(in, seen, stamp)
+	slices.SortFunc(current, newestFirst)
+	slices.SortFunc(previous, newestFirst)
+	res := bundleOf(slices.Concat(current, previous), in.Overlap, in.Now)
+	res.Verdict, res.NotAfter = verdict, latestNotAfter(source)
+	return res
+}
+
+// entry is one CA of the bundle with its fingerprint and record.
+type entry struct {
+	cert *x509.Certificate
+	fp   string
+	rec  Record
+}
+
+// recordTime is now as records keep it: to the second in the cluster.
+// Rounding up makes an overlap at least as long as asked for, and makes the
+// record that is read back equal to the one that was written.
+func recordTime(now time.Time) time.Time {
+	stamp := now.UTC().Truncate(time.Second)
+	if stamp.Before(now) {
 		stamp = stamp.Add(time.Second)
 	}
+	return stamp
+}
 
-	type entry struct {
-		cert *x509.Certificate
-		fp   string
-		rec  Record
-	}
+// sourceEntries are the CAs of the source, each first seen at stamp unless
+// the state knows better, and the set of their fingerprints.
+func sourceEntries(source []*x509.Certificate, state State, stamp time.Time) ([]entry, map[string]bool) {
 	seen := make(map[string]bool)
-	var current, previous []entry
+	var current []entry
 	for _, c := range source {
 		fp := Fingerprint(c)
 		seen[fp] = true
-		rec := Record{FirstSeen: in.State[fp].FirstSeen}
+		rec := Record{FirstSeen: state[fp].FirstSeen}
 		if rec.FirstSeen.IsZero() {
 			rec.FirstSeen = stamp
 		}
 		current = append(current, entry{cert: c, fp: fp, rec: rec})
 	}
-	if in.Overlap > 0 {
-		for _, b := range in.Current {
-			for _, c := range parseLenient(b) {
-				fp := Fingerprint(c)
-				if seen[fp] {
-					continue
-				}
-				seen[fp] = true
-				if !c.BasicConstraintsValid || !c.IsCA || expired(c, in.Now) {
-					continue
-				}
-				rec := in.State[fp]
-				if rec.FirstSeen.IsZero() {
-					rec.FirstSeen = stamp
-				}
-				if rec.SupersededAt.IsZero() {
-					rec.SupersededAt = stamp
-				}
-				if !in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
-					continue
-				}
+	return current, seen
+}
+
+// previousEntries are the CAs in the bundles in place that are not in seen,
+// are CAs, have not expired, and are still within their overlap. A CA
+// without a record starts its overlap at stamp.
+func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
+	if in.Overlap <= 0 {
+		return nil
+	}
+	var previous []entry
+	for _, b := range in.Current {
+		for _, c := range parseLenient(b) {
+			fp := Fingerprint(c)
+			if seen[fp] {
+				continue
+			}
+			seen[fp] = true
+			if !c.BasicConstraintsValid || !c.IsCA || expired(c, in.Now) {
+				continue
+			}
+			rec := in.State[fp]
+			if rec.FirstSeen.IsZero() {
+				rec.FirstSeen = stamp
+			}
+			if rec.SupersededAt.IsZero() {
+				rec.SupersededAt = stamp
+			}
+			if in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
 				previous = append(previous, entry{cert: c, fp: fp, rec: rec})
 			}
 		}
 	}
+	return previous
+}
 
-	// Newest first; among previous CAs, the most recently superseded first.
-	order := func(a, b entry) int {
-		return cmp.Or(
-			b.rec.SupersededAt.Compare(a.rec.SupersededAt),
-			b.cert.NotBefore.Compare(a.cert.NotBefore),
-			cmp.Compare(a.fp, b.fp),
-		)
-	}
-	slices.SortFunc(current, order)
-	slices.SortFunc(previous, order)
+// newestFirst orders entries: among previous CAs the most recently
+// superseded first, then the newest first.
+func newestFirst(a, b entry) int {
+	return cmp.Or(
+		b.rec.SupersededAt.Compare(a.rec.SupersededAt),
+		b.cert.NotBefore.Compare(a.cert.NotBefore),
+		cmp.Compare(a.fp, b.fp),
+	)
+}
 
-	res := Result{Verdict: verdict, State: make(State, len(current)+len(previous)), NotAfter: latestNotAfter(source)}
+// bundleOf encodes the entries in order, with their state and the time
+// until the first of them expires or ends its overlap.
+func bundleOf(entries []entry, overlap time.Duration, now time.Time) Result {
+	res := Result{State: make(State, len(entries))}
 	var changes []time.Time
-	for _, e := range slices.Concat(current, previous) {
+	for _, e := range entries {
 		res.Certificates = append(res.Certificates, e.cert)
 		res.State[e.fp] = e.rec
 		// expired() is strict, so the certificate is gone only after NotAfter.
 		changes = append(changes, e.cert.NotAfter.Add(time.Nanosecond))
 		if !e.rec.SupersededAt.IsZero() {
-			changes = append(changes, e.rec.SupersededAt.Add(in.Overlap))
+			changes = append(changes, e.rec.SupersededAt.Add(overlap))
 		}
 	}
 	res.Bundle = Encode(res.Certificates)
 	// A valid source leaves at least one certificate, so changes is not empty.
-	res.RequeueAfter = max(slices.MinFunc(changes, time.Time.Compare).Sub(in.Now), 0)
+	res.RequeueAfter = max(slices.MinFunc(changes, time.Time.Compare).Sub(now), 0)
 	return res
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 const certificateBlockType = "CERTIFICATE"
@@ -86,6 +87,10 @@ func Fingerprint(cert *x509.Certificate) string {
 	sum := sha256.Sum256(cert.Raw)
 	return hex.EncodeToString(sum[:])
 }
+
+// FormatTime writes a time as every message, log line and record of the
+// project does: RFC 3339 in UTC, to the second.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // Equal reports whether two bundles hold the same certificates in the same
 // order. Bundles that differ only in PEM line wrapping or surrounding

@@ -67,7 +67,7 @@ func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
 		usable = append(usable, c)
 	}
 	if len(usable) == 0 {
-		return nil, Verdict{Reason: ReasonExpired, Message: fmt.Sprintf("every CA has expired; the last expired at %s", latestNotAfter(certs).UTC().Format(time.RFC3339))}
+		return nil, Verdict{Reason: ReasonExpired, Message: fmt.Sprintf("every CA has expired; the last expired at %s", FormatTime(latestNotAfter(certs)))}
 	}
 	return usable, Verdict{Reason: ReasonValid, Message: fmt.Sprintf("%d CA certificate(s)", len(usable))}
 }

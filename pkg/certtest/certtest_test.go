@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-func TestNewCA_is_a_self_signed_serving_CA(t *testing.T) {
+func TestNewCAIsASelfSignedServingCA(t *testing.T) {
 	ca := MustCA(t, Options{DNSNames: []string{"snatch-webhook.kyma-system.svc"}})
 	c := ca.Cert
 	if !c.IsCA || !c.BasicConstraintsValid || c.KeyUsage&x509.KeyUsageCertSign == 0 || c.CheckSignatureFrom(c) != nil {
@@ -41,7 +41,7 @@ func TestNewCA_is_a_self_signed_serving_CA(t *testing.T) {
 	}
 }
 
-func TestNewSelfSigned_is_no_CA(t *testing.T) {
+func TestNewSelfSignedIsNoCA(t *testing.T) {
 	nb, na := time.Now().Add(-48*time.Hour).Truncate(time.Second), time.Now().Add(-time.Hour).Truncate(time.Second)
 	c := MustSelfSigned(t, Options{CommonName: "leaf", NotBefore: nb, NotAfter: na})
 	if c.Cert.IsCA || c.Cert.CheckSignatureFrom(c.Cert) == nil {
@@ -55,7 +55,7 @@ func TestNewSelfSigned_is_no_CA(t *testing.T) {
 	}
 }
 
-func TestIssue_signs_a_serving_certificate(t *testing.T) {
+func TestIssueSignsAServingCertificate(t *testing.T) {
 	ca := MustCA(t, Options{CommonName: "kim-snatch test CA"})
 	leaf := ca.MustIssue(t, Localhost(7))
 	c := leaf.Cert
@@ -96,7 +96,7 @@ func TestFingerprints(t *testing.T) {
 	}
 }
 
-func TestWriteAtomic_swaps_data_as_kubelet_does(t *testing.T) {
+func TestWriteAtomicSwapsDataAsKubeletDoes(t *testing.T) {
 	dir := t.TempDir()
 	MustWriteAtomic(t, dir, map[string][]byte{"tls.crt": []byte("one")})
 	first, err := os.Readlink(filepath.Join(dir, "..data"))

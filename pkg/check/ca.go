@@ -49,10 +49,10 @@ func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) 
 	}
 	left := current.NotAfter.Sub(now)
 	if left < cfg.MinCAValidity {
-		return warn(IDCASecret, fmt.Sprintf("%s expires at %s, in %s, less than --min-ca-validity %s", ca, formatTime(current.NotAfter), formatDuration(left), cfg.MinCAValidity),
+		return warn(IDCASecret, fmt.Sprintf("%s expires at %s, in %s, less than --min-ca-validity %s", ca, cabundle.FormatTime(current.NotAfter), formatDuration(left), cfg.MinCAValidity),
 			fmt.Sprintf("The issuer should have renewed it by now; check the Certificate's status and cert-management's logs: %s.", certificates)), current
 	}
-	return pass(IDCASecret, fmt.Sprintf("%s valid until %s (%s left)", ca, formatTime(current.NotAfter), formatDuration(left))), current
+	return pass(IDCASecret, fmt.Sprintf("%s valid until %s (%s left)", ca, cabundle.FormatTime(current.NotAfter), formatDuration(left))), current
 }
 
 // checkCABundle checks that every entry trusts the current CA, by

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // checkServedCertificate dials every ready endpoint of our entries as the
@@ -23,8 +25,7 @@ func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregis
 	if mwc == nil {
 		return skipped(IDServedCertificate, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
 	}
-	var bad, unreachable, good, details []string
-	seen := map[string]bool{}
+	d := dialled{seen: map[string]bool{}}
 	for _, t := range targets {
 		if !t.ours || len(t.ready) == 0 {
 			continue
@@ -33,52 +34,67 @@ func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregis
 		if !roots.AppendCertsFromPEM(t.entry.ClientConfig.CABundle) {
 			return skipped(IDServedCertificate, fmt.Sprintf("entry %s has no usable caBundle to verify with", t.entry.Name), IDCABundle)
 		}
-		for _, ep := range t.ready {
-			// Entries that call the same Service with the same caBundle
-			// make the same call.
-			key := t.serverName() + "\x00" + ep.addr + "\x00" + string(t.entry.ClientConfig.CABundle)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			chain, err := served(ctx, ep.addr)
-			if err != nil {
-				unreachable = append(unreachable, ep.name)
-				details = append(details, fmt.Sprintf("%s: not reached: %v", ep.name, err))
-				continue
-			}
-			line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, formatTime(chain[0].NotAfter))
-			if err := verify(chain, t.serverName(), roots, now); err != nil {
-				bad = append(bad, line)
-				details = append(details, line+": does not verify: "+err.Error())
-				continue
-			}
-			good = append(good, line)
-			details = append(details, line+": verifies")
-		}
+		d.dialEntry(ctx, t, roots, now)
 	}
-	dialled := len(seen)
-	if dialled == 0 {
+	if len(d.seen) == 0 {
 		return skipped(IDServedCertificate, "no ready endpoint to dial", IDWebhookEndpoints)
 	}
-	svc := cfg.WebhookService + "." + cfg.Namespace + ".svc"
-	var res Result
+	res := d.result(cfg)
+	res.Details = d.details
+	return res
+}
+
+// dialled collects what the endpoints served, one line each.
+type dialled struct {
+	bad, unreachable, good, details []string
+	seen                            map[string]bool // the calls made
+}
+
+// dialEntry dials each ready endpoint of t once and verifies what it serves
+// against roots, the entry's caBundle.
+func (d *dialled) dialEntry(ctx context.Context, t entryTarget, roots *x509.CertPool, now time.Time) {
+	for _, ep := range t.ready {
+		// Entries that call the same Service with the same caBundle
+		// make the same call.
+		key := t.serverName() + "\x00" + ep.addr + "\x00" + string(t.entry.ClientConfig.CABundle)
+		if d.seen[key] {
+			continue
+		}
+		d.seen[key] = true
+		chain, err := servedChain(ctx, ep.addr)
+		if err != nil {
+			d.unreachable = append(d.unreachable, ep.name)
+			d.details = append(d.details, fmt.Sprintf("%s: not reached: %v", ep.name, err))
+			continue
+		}
+		line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, cabundle.FormatTime(chain[0].NotAfter))
+		if err := verify(chain, t.serverName(), roots, now); err != nil {
+			d.bad = append(d.bad, line)
+			d.details = append(d.details, line+": does not verify: "+err.Error())
+			continue
+		}
+		d.good = append(d.good, line)
+		d.details = append(d.details, line+": verifies")
+	}
+}
+
+// result fails on any certificate that does not verify, and warns about
+// endpoints that could not be reached.
+func (d *dialled) result(cfg Config) Result {
+	n, svc := len(d.seen), cfg.WebhookService+"."+cfg.Namespace+".svc"
 	switch {
-	case len(bad) > 0:
-		res = fail(IDServedCertificate, fmt.Sprintf("%d of %d endpoints serve a certificate that does not verify for %s against the caBundle: %s",
-			len(bad), dialled, svc, strings.Join(bad, "; ")),
+	case len(d.bad) > 0:
+		return fail(IDServedCertificate, fmt.Sprintf("%d of %d endpoints serve a certificate that does not verify for %s against the caBundle: %s",
+			len(d.bad), n, svc, strings.Join(d.bad, "; ")),
 			"The API server fails open on calls to these replicas: restart their Pods so that they load the Secret's certificate, "+
 				"and check that the Secret and the caBundle come from the same CA (ca-bundle); see \"Webhook unreachable\" in docs/troubleshooting.md.")
-	case len(unreachable) > 0:
-		res = warn(IDServedCertificate, fmt.Sprintf("%d of %d endpoints could not be reached from where check runs: %s; %d verify",
-			len(unreachable), dialled, strings.Join(unreachable, ", "), len(good)),
+	case len(d.unreachable) > 0:
+		return warn(IDServedCertificate, fmt.Sprintf("%d of %d endpoints could not be reached from where check runs: %s; %d verify",
+			len(d.unreachable), n, strings.Join(d.unreachable, ", "), len(d.good)),
 			"Pod addresses are reachable only inside the cluster: run the check there (kubectl -n "+cfg.Namespace+
 				" create job --from=cronjob/kim-snatch-check kim-snatch-check-now), or see \"Webhook unreachable\" in docs/troubleshooting.md.")
-	default:
-		res = pass(IDServedCertificate, fmt.Sprintf("%d endpoints serve certificates that verify for %s against the caBundle: %s", dialled, svc, strings.Join(good, "; ")))
 	}
-	res.Details = details
-	return res
+	return pass(IDServedCertificate, fmt.Sprintf("%d endpoints serve certificates that verify for %s against the caBundle: %s", n, svc, strings.Join(d.good, "; ")))
 }
 
 // verify checks a served chain as the API server's TLS client does.
@@ -97,10 +113,10 @@ func verify(chain []*x509.Certificate, serverName string, roots *x509.CertPool, 
 	return err
 }
 
-// served completes a TLS handshake with addr and returns the certificate
+// servedChain completes a TLS handshake with addr and returns the certificate
 // chain it presented, never empty. It trusts nothing here: verify decides,
 // so that a certificate that does not verify can still be described.
-func served(ctx context.Context, addr string) ([]*x509.Certificate, error) {
+func servedChain(ctx context.Context, addr string) ([]*x509.Certificate, error) {
 	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // verify checks the chain against the caBundle
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package check
 import (
 	"cmp"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"strings"
 	"time"
@@ -14,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // The IDs of the checks, in the order Run reports them. They are part of
@@ -114,15 +111,15 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	}
 
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
-	ends := resolveEntries(ctx, client, cfg, mwc)
+	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
 		checkWebhookPods(ctx, client, cfg),
 		checkSyncerLease(ctx, client, cfg, now),
 		caResult,
 		checkWebhookConfiguration(cfg, mwc, mwcErr),
 		checkCABundle(cfg, ca, mwc, mwcErr),
-		checkWebhookEndpoints(cfg, mwc, mwcErr, ends),
-		checkServedCertificate(ctx, cfg, mwc, mwcErr, ends, now),
+		checkWebhookEndpoints(cfg, mwc, mwcErr, targets),
+		checkServedCertificate(ctx, cfg, mwc, mwcErr, targets, now),
 		checkKymaPool(ctx, client, cfg),
 		checkPlacement(ctx, client, cfg),
 	}
@@ -189,35 +186,6 @@ func unreadable(id, op, what string, err error) (res Result, ok bool) {
 		return notPermitted(id, op, err), true
 	}
 	return readFailure(id, what, err), true
-}
-
-// oneLine keeps a text that spans lines on one line of the table.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// shortFingerprint is the start of a certificate's SHA-256 fingerprint:
-// enough to tell two CAs apart in a message.
-func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
-
-// formatTime prints a time in messages: UTC, to the second.
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// formatDuration prints a remaining time: days and hours above a day,
-// minutes below.
-func formatDuration(d time.Duration) string {
-	if d < 24*time.Hour {
-		return d.Round(time.Minute).String()
-	}
-	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
-}
-
-// listNames joins names for a message, capped so that a large Deployment
-// does not turn one line into a screenful.
-func listNames(names []string) string {
-	const maxNames = 5
-	if len(names) <= maxNames {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
 }
 
 // namespaceSelectorOf returns the selector the API server applies for an

@@ -333,6 +333,17 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDKymaPool: {"pool=cpu-worker-9", "from Pod snatch-webhook-", "pools present: cpu-worker-0 (2)"}},
 		},
 		{
+			// The binary takes the value as the next argument too.
+			name: "kyma_pool_of_the_webhook_pods_flag_with_a_separate_value",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				for _, p := range in.WebhookPods {
+					p.Spec.Containers[0].Args = []string{"--cert-dir", "/certs", "--worker-pool", "cpu-worker-9"}
+				}
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
+			wantMessage: map[string][]string{check.IDKymaPool: {"pool=cpu-worker-9", "from Pod snatch-webhook-", "pools present: cpu-worker-0 (2)"}},
+		},
+		{
 			name: "kyma_pool_without_a_schedulable_node_warns",
 			mutate: func(_ *testing.T, in *checktest.Install) {
 				in.Nodes[0].Spec.Unschedulable = true

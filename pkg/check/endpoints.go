@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // entryTarget is where the API server sends the calls of one webhook
@@ -75,8 +75,8 @@ func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config
 // resolveService fills in the problems and ready endpoints of t.
 func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTarget) {
 	ns, name := t.ref.Namespace, t.ref.Name
-	if t.ours && t.path != admission.Path && t.path != admission.PathLegacy {
-		t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, admission.Path, admission.PathLegacy))
+	if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
+		t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
 	}
 	svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // checkSyncerLease checks that a syncer leads: the Lease has a holder whose
@@ -41,10 +43,10 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	expires := renewed.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
 	if expires.Before(now) {
 		return fail(IDSyncerLease, fmt.Sprintf("%s held by %s expired at %s (renewed %s, duration %ds): the leader stopped renewing and no replica took over",
-			what, holder, formatTime(expires), formatTime(renewed), *lease.Spec.LeaseDurationSeconds),
+			what, holder, cabundle.FormatTime(expires), cabundle.FormatTime(renewed), *lease.Spec.LeaseDurationSeconds),
 			fmt.Sprintf("Check that the syncer replicas run and can reach the API server, and read their logs: %s.", syncerPods))
 	}
-	live := fmt.Sprintf("%s held by %s, renewed %s, valid until %s", what, holder, formatTime(renewed), formatTime(expires))
+	live := fmt.Sprintf("%s held by %s, renewed %s, valid until %s", what, holder, cabundle.FormatTime(renewed), cabundle.FormatTime(expires))
 
 	// A holder without a running Pod still renews the Lease from somewhere:
 	// an old replica with a hostname identity, a process outside the

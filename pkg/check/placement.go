@@ -34,7 +34,6 @@ import (
 // term that fails open allows both kinds.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
-	policy := affinity.Policy{PoolLabelKey: cfg.PoolLabelKey, WorkerPool: pool}
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
 		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + corev1.LabelMetadataName + "!=" + metav1.NamespaceSystem,
 	})
@@ -45,98 +44,129 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
 		return res
 	}
-	managed := map[string]bool{}
+	c := placementCount{cfg: cfg, pool: pool, policy: affinity.Policy{PoolLabelKey: cfg.PoolLabelKey, WorkerPool: pool},
+		managed: map[string]bool{}, nodes: newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
+		lackOwners: map[string]podOwner{}, offOwners: map[string]podOwner{}, causes: map[string]int{}}
 	for _, ns := range nsList.Items {
-		managed[ns.Name] = true
+		c.managed[ns.Name] = true
 	}
-	nodes := newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items)
-
-	var total, own, lack, off, unjudged int
-	var unjudgedErr error
-	var details []string
-	lackOwners, offOwners, causes := map[string]podOwner{}, map[string]podOwner{}, map[string]int{}
 	for i := range pods.Items {
-		p := &pods.Items[i]
-		facts := policy.FactsOf(p)
-		ctrl := metav1.GetControllerOf(p)
-		if !managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
-			facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
-			(p.Namespace == cfg.Namespace && cfg.WebhookSelector.Matches(labels.Set(p.Labels))) {
-			continue
-		}
-		owner := ownerOf(p, ctrl)
-		switch {
-		case facts.PoolKeySetBy == affinity.SourceNone:
-			total++
-			lack++
-			lackOwners[owner.String()] = owner
-			details = append(details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
-			continue
-		case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm(p, cfg.PoolLabelKey, pool):
-			own++
-			continue
-		}
-		total++
-		if p.Spec.NodeName == "" {
-			continue
-		}
-		node, err := nodes.get(p.Spec.NodeName)
-		if err != nil {
-			unjudged, unjudgedErr = unjudged+1, err
-			continue
-		}
-		if node != nil && node.Labels[cfg.PoolLabelKey] == pool {
-			continue
-		}
-		where, cause := "Node gone", "unknown (the Node no longer exists)"
-		if node != nil {
-			where, cause = "pool "+cmp.Or(node.Labels[cfg.PoolLabelKey], "none"), nodes.spillCause(p)
-		}
-		off++
-		offOwners[owner.String()] = owner
-		causes[cause]++
-		details = append(details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
+		c.add(&pods.Items[i])
 	}
-	slices.Sort(details)
+	slices.Sort(c.details)
+	return c.result()
+}
 
-	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", total, len(managed))
+// placementCount counts the Kyma Pods of checkPlacement by what the
+// webhook did for them and where they run.
+type placementCount struct {
+	cfg     Config
+	pool    string
+	policy  affinity.Policy
+	managed map[string]bool // the namespaces the webhook's namespaceSelector selects
+	nodes   *poolNodes
+
+	total, own, lack, off, unjudged int
+	unjudgedErr                     error
+	details                         []string
+	lackOwners, offOwners           map[string]podOwner
+	causes                          map[string]int // of the Pods off the pool
+}
+
+// add counts one Pod, if it is a Kyma Pod the webhook is asked about.
+func (c *placementCount) add(p *corev1.Pod) {
+	facts := c.policy.FactsOf(p)
+	ctrl := metav1.GetControllerOf(p)
+	if !c.managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
+		facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
+		(p.Namespace == c.cfg.Namespace && c.cfg.WebhookSelector.Matches(labels.Set(p.Labels))) {
+		return
+	}
+	owner := ownerOf(p, ctrl)
+	switch {
+	case facts.PoolKeySetBy == affinity.SourceNone:
+		c.total++
+		c.lack++
+		c.lackOwners[owner.String()] = owner
+		c.details = append(c.details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
+	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm(p, c.cfg.PoolLabelKey, c.pool):
+		c.own++
+	default:
+		c.total++
+		if p.Spec.NodeName != "" {
+			c.judge(p, owner)
+		}
+	}
+}
+
+// judge counts a bound Pod with the term that runs off the pool, with the
+// likely cause.
+func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
+	node, err := c.nodes.get(p.Spec.NodeName)
+	if err != nil {
+		c.unjudged, c.unjudgedErr = c.unjudged+1, err
+		return
+	}
+	if node != nil && node.Labels[c.cfg.PoolLabelKey] == c.pool {
+		return
+	}
+	where, cause := "Node gone", "unknown (the Node no longer exists)"
+	if node != nil {
+		where, cause = "pool "+cmp.Or(node.Labels[c.cfg.PoolLabelKey], "none"), c.nodes.spillCause(p)
+	}
+	c.off++
+	c.offOwners[owner.String()] = owner
+	c.causes[cause]++
+	c.details = append(c.details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
+}
+
+// result says what the counts mean: a pass, a warning with what to do, or
+// a skip when only unreadable Nodes stand in the way.
+func (c *placementCount) result() Result {
+	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", c.total, len(c.managed))
 	suffix := ""
-	if own > 0 {
-		suffix = fmt.Sprintf("; %d more choose their pool themselves", own)
+	if c.own > 0 {
+		suffix = fmt.Sprintf("; %d more choose their pool themselves", c.own)
 	}
-	if lack == 0 && off == 0 && unjudged == 0 {
-		return pass(IDPlacement, msg+"; all carry the term, and all bound ones run on pool "+pool+suffix)
+	if c.lack == 0 && c.off == 0 && c.unjudged == 0 {
+		return pass(IDPlacement, msg+"; all carry the term, and all bound ones run on pool "+c.pool+suffix)
 	}
-	msg += fmt.Sprintf(": %d lack the term", lack)
-	if lack > 0 {
-		msg += " (" + listNames(slices.Sorted(maps.Keys(lackOwners))) + ")"
+	msg += fmt.Sprintf(": %d lack the term", c.lack)
+	if c.lack > 0 {
+		msg += " (" + listNames(slices.Sorted(maps.Keys(c.lackOwners))) + ")"
 	}
-	msg += fmt.Sprintf(", %d carry it but run off pool %s", off, pool)
-	if off > 0 {
+	msg += fmt.Sprintf(", %d carry it but run off pool %s", c.off, c.pool)
+	if c.off > 0 {
 		var summary []string
-		for c, n := range causes {
-			summary = append(summary, fmt.Sprintf("%s: %d", c, n))
+		for cause, n := range c.causes {
+			summary = append(summary, fmt.Sprintf("%s: %d", cause, n))
 		}
 		slices.Sort(summary)
 		msg += " (" + strings.Join(summary, ", ") + ")"
 	}
-	if unjudged > 0 {
-		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", unjudged, unjudgedErr)
+	if c.unjudged > 0 {
+		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", c.unjudged, c.unjudgedErr)
 	}
-	if lack == 0 && off == 0 {
+	if c.lack == 0 && c.off == 0 {
 		return result(IDPlacement, StatusSkip, msg+suffix, "Run check with a kubeconfig that may get and list Nodes to include this item.")
 	}
-	var remediation []string
-	if lack > 0 {
-		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(lackOwners)+".")
-	}
-	if off > 0 {
-		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
-			pool, restartHint(offOwners)))
-	}
-	res := warn(IDPlacement, msg+suffix, strings.Join(remediation, " "))
-	res.Details = details
+	res := warn(IDPlacement, msg+suffix, c.remediation())
+	res.Details = c.details
 	return res
+}
+
+// remediation says how to recreate the Pods without the term and those
+// off the pool.
+func (c *placementCount) remediation() string {
+	var remediation []string
+	if c.lack > 0 {
+		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(c.lackOwners)+".")
+	}
+	if c.off > 0 {
+		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
+			c.pool, restartHint(c.offOwners)))
+	}
+	return strings.Join(remediation, " ")
 }
 
 // podOwner is what recreates a Pod: its controller, or the Pod itself.

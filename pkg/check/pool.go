@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,14 +69,13 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 // and where that came from.
 func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, from string) {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
-	if err == nil {
-		for _, p := range list.Items {
-			for _, c := range p.Spec.Containers {
-				for _, a := range c.Args {
-					if v, ok := strings.CutPrefix(a, "--"+affinity.FlagWorkerPool+"="); ok {
-						return v, "from Pod " + p.Name
-					}
-				}
+	if err != nil {
+		return cfg.WorkerPool, "the default"
+	}
+	for _, p := range list.Items {
+		for _, c := range p.Spec.Containers {
+			if v, ok := affinity.WorkerPoolFromArgs(c.Args); ok {
+				return v, "from Pod " + p.Name
 			}
 		}
 	}

@@ -93,7 +93,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	watchDirs := func() {
 		for _, dir := range dirs {
 			if err := fw.Add(dir); err != nil {
-				w.opts.Log.V(1).Info("Cannot watch the certificate directory yet; polling", "dir", dir, logkeys.Error, err.Error())
+				w.opts.Log.V(1).Info("Cannot watch the certificate directory yet; polling", keyDir, dir, logkeys.Error, err.Error())
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 			if !ok {
 				return errors.New("file watcher closed")
 			}
-			w.opts.Log.V(2).Info("Certificate directory event", "event", ev.String())
+			w.opts.Log.V(2).Info("Certificate directory event", keyEvent, ev.String())
 			if pending == nil {
 				pending = time.After(debounce)
 			}
@@ -164,7 +164,7 @@ func (w *CertWatcher) load() error {
 		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
 		logkeys.Serial, leaf.SerialNumber.String(),
 		logkeys.Subject, leaf.Subject.String(),
-		logkeys.NotAfter, leaf.NotAfter.UTC().Format(time.RFC3339))
+		logkeys.NotAfter, cabundle.FormatTime(leaf.NotAfter))
 	return nil
 }
 

@@ -23,7 +23,7 @@ import (
 // A load names the served certificate by the fingerprint the syncer logs
 // for the CAs it writes, and a failed load says whether the last good pair
 // is kept.
-func TestCertWatcher_logs_loads_with_stable_keys(t *testing.T) {
+func TestCertWatcherLogsLoadsWithStableKeys(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	first := ca.MustIssue(t, certtest.Localhost(7))
@@ -96,7 +96,7 @@ func waitForLine(t *testing.T, logs *observer.ObservedLogs, msg string) observer
 }
 
 // net/http's own messages reach the structured log at verbosity 1, trimmed.
-func TestErrorLog_routes_net_http_messages(t *testing.T) {
+func TestErrorLogRoutesNetHTTPMessages(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	log.New(errorLog{zapr.NewLogger(zap.New(core))}, "", 0).Printf("http: TLS handshake error from %s: EOF\n", "10.0.0.1:5000")
 	all := logs.All()

@@ -28,7 +28,7 @@ var costly = []string{
 // (a controller-runtime upgrade), the library's watcher may have become
 // cheap: measure again and switch. When the second does, the webhook pays
 // for client-go anyway, and the reason is gone.
-func TestDependencies_library_watcher_links_client_go_and_the_webhook_does_not(t *testing.T) {
+func TestDependenciesLibraryWatcherLinksClientGoAndTheWebhookDoesNot(t *testing.T) {
 	library := deps(t, libraryWatcher)
 	for _, p := range costly {
 		if !library[p] {

@@ -26,6 +26,14 @@ const (
 	DefaultShutdownDelay   = 5 * time.Second
 )
 
+// Keys of the lines that only people read: the start, the shutdown and the
+// certificate directory's events. Those of the contract are in pkg/logkeys.
+const (
+	keyWebhook, keyProbes, keyMetrics, keyHTTP2 = "webhook", "probes", "metrics", "http2"
+	keyDelay, keyTimeout                        = "delay", "timeout"
+	keyDir, keyEvent                            = "dir", "event"
+)
+
 // Options configure a Server.
 type Options struct {
 	// WebhookAddr is the TLS listener, e.g. ":9443". ProbeAddr (/healthz,
@@ -197,12 +205,29 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	log := s.opts.Log
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatch()
-
-	errs := make(chan error, 4) // one for each goroutine
 	var wg sync.WaitGroup
+	errs := s.start(watchCtx, &wg)
+	runErr := s.waitForStop(ctx, errs)
+	s.stopping.Store(true)
+	if runErr == nil {
+		runErr = s.shutdownDelay(errs)
+	}
+	drainErr := s.drain(ctx)
+	stopWatch()
+	wg.Wait()
+	close(errs)
+	if runErr == nil {
+		runErr = <-errs // the first failure while draining, or nil
+	}
+	return errors.Join(runErr, drainErr)
+}
+
+// start runs the certificate watcher and every bound listener, each in a
+// goroutine of wg; their failures arrive on the channel it returns.
+func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error {
+	errs := make(chan error, 4) // one for each goroutine
 	run := func(name string, f func() error) {
 		wg.Go(func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -222,39 +247,49 @@ func (s *Server) Serve(ctx context.Context) error {
 		return s.webhook.ServeTLS(s.listeners[0], "", "")
 	})
 	webhookAddr, probeAddr, metricsAddr := s.Addr()
-	log.Info("Serving", "webhook", webhookAddr, "probes", probeAddr, "metrics", metricsAddr, "http2", s.opts.EnableHTTP2)
+	s.opts.Log.Info("Serving", keyWebhook, webhookAddr, keyProbes, probeAddr, keyMetrics, metricsAddr, keyHTTP2, s.opts.EnableHTTP2)
+	return errs
+}
 
-	var runErr error
+// waitForStop returns when ctx ends, with nil, or when a server fails, with
+// its error.
+func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
 	select {
 	case <-ctx.Done():
-	case runErr = <-errs:
-		log.Error(runErr, "A server failed; shutting down")
+		return nil
+	case err := <-errs:
+		s.opts.Log.Error(err, "A server failed; shutting down")
+		return err
 	}
+}
 
-	s.stopping.Store(true)
-	if runErr == nil && s.opts.ShutdownDelay > 0 {
-		log.Info("Shutting down: serving with connections closed after each response", "delay", s.opts.ShutdownDelay)
-		select {
-		case <-time.After(s.opts.ShutdownDelay):
-		case <-s.endDelay:
-		case runErr = <-errs:
-			log.Error(runErr, "A server failed while shutting down")
-		}
+// shutdownDelay keeps serving for ShutdownDelay, with readiness failed and
+// each connection closed after its response, unless a server fails.
+func (s *Server) shutdownDelay(errs <-chan error) error {
+	if s.opts.ShutdownDelay <= 0 {
+		return nil
 	}
-	log.Info("Shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
+	s.opts.Log.Info("Shutting down: serving with connections closed after each response", keyDelay, s.opts.ShutdownDelay)
+	select {
+	case <-time.After(s.opts.ShutdownDelay):
+	case <-s.endDelay:
+	case err := <-errs:
+		s.opts.Log.Error(err, "A server failed while shutting down")
+		return err
+	}
+	return nil
+}
+
+// drain shuts the servers down, waiting up to ShutdownTimeout for
+// in-flight requests; the webhook first, as its in-flight admissions are
+// what must not be lost.
+func (s *Server) drain(ctx context.Context) error {
+	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	// The webhook first: its in-flight admissions are what must not be lost.
 	var drainErr error
 	if err := s.webhook.Shutdown(shutdownCtx); err != nil {
 		drainErr = fmt.Errorf("drain webhook requests: %w", err)
 	}
-	probeErr, metricsErr := s.probe.Shutdown(shutdownCtx), s.metrics.Shutdown(shutdownCtx)
-	stopWatch()
-	wg.Wait()
-	close(errs)
-	if runErr == nil {
-		runErr = <-errs // the first failure while draining, or nil
-	}
-	return errors.Join(runErr, drainErr, probeErr, metricsErr)
+	return errors.Join(drainErr, s.probe.Shutdown(shutdownCtx), s.metrics.Shutdown(shutdownCtx))
 }

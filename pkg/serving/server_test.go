@@ -188,7 +188,7 @@ func matches(m *dto.Metric, labels []string) bool {
 	return true
 }
 
-func TestServer_serves_a_kubelet_style_rotation(t *testing.T) {
+func TestServerServesAKubeletStyleRotation(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
@@ -213,7 +213,7 @@ func TestServer_serves_a_kubelet_style_rotation(t *testing.T) {
 	}
 }
 
-func TestServer_keeps_the_last_good_pair(t *testing.T) {
+func TestServerKeepsTheLastGoodPair(t *testing.T) {
 	tests := []struct {
 		name  string
 		files func(ca *certtest.Cert) map[string][]byte
@@ -262,7 +262,7 @@ func TestServer_keeps_the_last_good_pair(t *testing.T) {
 	}
 }
 
-func TestServer_not_ready_until_the_files_appear(t *testing.T) {
+func TestServerNotReadyUntilTheFilesAppear(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	ts := startServer(t, dir, ca)
@@ -302,7 +302,7 @@ func TestServer_not_ready_until_the_files_appear(t *testing.T) {
 	ts.waitSerial(t, 7)
 }
 
-func TestServer_picks_up_a_directory_created_later_by_polling(t *testing.T) {
+func TestServerPicksUpADirectoryCreatedLaterByPolling(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "certs")
 	ca := certtest.MustCA(t, certtest.Options{})
 	ts := startServer(t, dir, ca, func(_ *Options, c *CertWatcherOptions) { c.PollInterval = 100 * time.Millisecond })
@@ -317,7 +317,7 @@ func TestServer_picks_up_a_directory_created_later_by_polling(t *testing.T) {
 	ts.waitSerial(t, 6)
 }
 
-func TestServer_protocols(t *testing.T) {
+func TestServerProtocols(t *testing.T) {
 	tests := []struct {
 		name    string
 		http2   bool
@@ -358,7 +358,7 @@ func TestServer_protocols(t *testing.T) {
 	}
 }
 
-func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
+func TestServerDrainsInFlightRequestsOnShutdown(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
@@ -415,7 +415,7 @@ func TestServer_drains_in_flight_requests_on_shutdown(t *testing.T) {
 	}
 }
 
-func TestServer_retires_kept_alive_connections_during_the_shutdown_delay(t *testing.T) {
+func TestServerRetiresKeptAliveConnectionsDuringTheShutdownDelay(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
@@ -471,7 +471,7 @@ func TestServer_retires_kept_alive_connections_during_the_shutdown_delay(t *test
 	}
 }
 
-func TestServer_metrics_endpoint(t *testing.T) {
+func TestServerMetricsEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
@@ -490,7 +490,7 @@ func TestServer_metrics_endpoint(t *testing.T) {
 	}
 }
 
-func TestNew_rejects_incomplete_options(t *testing.T) {
+func TestNewRejectsIncompleteOptions(t *testing.T) {
 	cw, err := NewCertWatcher(CertWatcherOptions{CertFile: "c", KeyFile: "k"})
 	if err != nil {
 		t.Fatal(err)

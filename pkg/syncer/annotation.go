@@ -13,13 +13,13 @@ import (
 
 // StateAnnotation holds the overlap state (when each CA left the Secret) on
 // the object always read with the bundle. Only caBundlePatch writes it, so
-// FieldManager owns it with the caBundle. The package documentation lists its
-// format versions.
+// FieldManager owns it with the caBundle. docs/architecture.md ("The
+// overlap-state annotation") lists its format versions.
 const StateAnnotation = "cabundle-syncer.kyma-project.io/ca-state"
 
 // StateFormatVersion is the format version of StateAnnotation that this
 // syncer writes; it reads every version up to this one. A new version needs
-// a golden file in testdata and its entry in the package documentation.
+// a golden file in testdata and its entry in docs/architecture.md.
 const StateFormatVersion = 1
 
 // stateDocument is StateAnnotation from version 1 on.
@@ -38,9 +38,9 @@ type stateRecord struct {
 func encodeState(s cabundle.State) string {
 	out := stateDocument{Version: StateFormatVersion, CAs: make(map[string]stateRecord, len(s))}
 	for fp, r := range s {
-		rec := stateRecord{FirstSeen: formatTime(r.FirstSeen)}
+		rec := stateRecord{FirstSeen: cabundle.FormatTime(r.FirstSeen)}
 		if !r.SupersededAt.IsZero() {
-			rec.SupersededAt = formatTime(r.SupersededAt)
+			rec.SupersededAt = cabundle.FormatTime(r.SupersededAt)
 		}
 		out.CAs[fp] = rec
 	}
@@ -93,8 +93,6 @@ func decodeState(v string) (cabundle.State, error) {
 	}
 	return s, nil
 }
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // isFingerprint reports whether s is a lowercase hex SHA-256, as
 // cabundle.Fingerprint writes it.

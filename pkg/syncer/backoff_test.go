@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-func TestRetryBackoff_is_capped(t *testing.T) {
+func TestRetryBackoffIsCapped(t *testing.T) {
 	rl := retryBackoff()
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: "kim-snatch-mutating-webhook-configuration"}}
 	var delays []time.Duration

@@ -1,17 +1,17 @@
 package syncer
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
-// FieldManager is the field manager of the syncer's writes, see the package
-// documentation.
+// FieldManager is the field manager of the syncer's writes
+// (docs/architecture.md, "Decision: a JSON patch, not server-side apply").
 const FieldManager = "cabundle-syncer"
 
 // ControllerName names the controller in logs and in controller-runtime's
@@ -42,20 +42,25 @@ type Config struct {
 // Validate reports every field that cannot work, checked with the API
 // server's own rules so that a typo fails at startup, not at the first watch.
 func (c Config) Validate() error {
-	var errs []error
-	check := func(what, value string, validate func(string) []string) {
-		if msgs := validate(value); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("%s %q: %s", what, value, strings.Join(msgs, "; ")))
-		}
-	}
-	check("secret namespace", c.SecretNamespace, validation.IsDNS1123Label)
-	check("secret name", c.SecretName, validation.IsDNS1123Subdomain)
-	check("CA key", c.CAKey, validation.IsConfigMapKey)
-	check("webhook configuration", c.WebhookConfiguration, validation.IsDNS1123Subdomain)
+	var errs validate.Errors
+	c.ValidateNames(&errs, FieldNames{"secret namespace", "secret name", "CA key", "webhook configuration"})
 	if c.Overlap < 0 {
-		errs = append(errs, fmt.Errorf("CA overlap %s: must not be negative", c.Overlap))
+		errs.Addf("CA overlap %s: must not be negative", c.Overlap)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
+}
+
+// FieldNames name the fields of a Config that ValidateNames checks, as the
+// messages call them: by their description, or by the flags that set them.
+type FieldNames struct{ SecretNamespace, SecretName, CAKey, WebhookConfiguration string }
+
+// ValidateNames adds to errs what is wrong with the names of the two
+// objects and the CA key, each field called as names says.
+func (c Config) ValidateNames(errs *validate.Errors, names FieldNames) {
+	errs.Field(names.SecretNamespace, c.SecretNamespace, validation.IsDNS1123Label)
+	errs.Field(names.SecretName, c.SecretName, validation.IsDNS1123Subdomain)
+	errs.Field(names.CAKey, c.CAKey, validation.IsConfigMapKey)
+	errs.Field(names.WebhookConfiguration, c.WebhookConfiguration, validation.IsDNS1123Subdomain)
 }
 
 // LeaderIdentity is how a replica in Pod pod holds the Lease:

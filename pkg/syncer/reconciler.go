@@ -101,102 +101,200 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	log := logf.FromContext(ctx).WithValues(
 		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
 		logkeys.WebhookConfiguration, r.cfg.WebhookConfiguration)
+	in, end := r.read(ctx)
+	if end == nil {
+		end = r.mergeAndWrite(ctx, in)
+	}
+	return r.report(log, end)
+}
 
-	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.metrics.InSync.Set(0)
-			r.count(ReasonWebhookConfigNotFound)
-			log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, ReasonWebhookConfigNotFound,
-				logkeys.Detail, "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it")
-			r.event(nil, nil, corev1.EventTypeWarning, EventWebhookConfigNotFound,
-				"MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)
-			return reconcile.Result{}, nil
-		}
-		return r.failed(log, ReasonReadFailed, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err))
-	}
+// syncInput is what a sync reads: both objects and the CA in the Secret.
+type syncInput struct {
+	mwc    *admissionregistrationv1.MutatingWebhookConfiguration
+	secret *corev1.Secret
+	source []byte
+}
 
-	secret := &corev1.Secret{}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return r.invalidSource(log, nil, mwc, ReasonSecretNotFound, EventSourceNotFound,
-				fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
-		}
-		return r.failed(log, ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
-	}
-	source, ok := secret.Data[r.cfg.CAKey]
-	if !ok {
-		return r.invalidSource(log, secret, mwc, ReasonCAKeyMissing, EventSourceKeyMissing,
-			fmt.Sprintf("Secret %s/%s has no key %q", secret.Namespace, secret.Name, r.cfg.CAKey))
-	}
+// ending is how a sync ended. The steps of Reconcile return it and report
+// turns it into the metrics, the log line and the Event, in one place.
+type ending struct {
+	outcome, msg   string // the log line's logkeys.Outcome and message
+	reason, detail string // why nothing was written: the error count's label and a sentence
+	err            error  // a read or a write that failed, to retry
+	event          *note
+	invalidSource  bool
+	merged         *cabundle.Result // the merge of a valid source
+	stateErr       error            // the overlap state could not be read, and was ignored
+	webhooks       int              // the entries a write set the caBundle of
+}
 
-	state, err := decodeState(mwc.Annotations[StateAnnotation])
-	if err != nil {
-		// Every previous CA then starts a full overlap; see the package
-		// documentation.
-		r.count(ReasonStateInvalid)
-		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
+// note is an Event regarding the Secret and related to the
+// MutatingWebhookConfiguration; either may be nil when it does not exist.
+type note struct {
+	secret            *corev1.Secret
+	mwc               *admissionregistrationv1.MutatingWebhookConfiguration
+	eventType, reason string
+	text              string
+}
+
+// read gets the MutatingWebhookConfiguration, then the Secret and its CA,
+// or the ending of a sync that cannot go on.
+func (r *Reconciler) read(ctx context.Context) (syncInput, *ending) {
+	in := syncInput{mwc: &admissionregistrationv1.MutatingWebhookConfiguration{}, secret: &corev1.Secret{}}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, in.mwc); apierrors.IsNotFound(err) {
+		return in, &ending{outcome: OutcomeRefused, reason: ReasonWebhookConfigNotFound,
+			detail: "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it",
+			event: &note{eventType: corev1.EventTypeWarning, reason: EventWebhookConfigNotFound,
+				text: fmt.Sprintf("MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)}}
+	} else if err != nil {
+		return in, failed(ReasonReadFailed, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err))
 	}
-	current := make([][]byte, 0, len(mwc.Webhooks))
-	for _, wh := range mwc.Webhooks {
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, in.secret); apierrors.IsNotFound(err) {
+		return in, r.refuse(syncInput{mwc: in.mwc}, ReasonSecretNotFound, EventSourceNotFound,
+			fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
+	} else if err != nil {
+		return in, failed(ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
+	}
+	var ok bool
+	if in.source, ok = in.secret.Data[r.cfg.CAKey]; !ok {
+		return in, r.refuse(in, ReasonCAKeyMissing, EventSourceKeyMissing,
+			fmt.Sprintf("Secret %s/%s has no key %q", in.secret.Namespace, in.secret.Name, r.cfg.CAKey))
+	}
+	return in, nil
+}
+
+// mergeAndWrite merges the source with the caBundles and state in place and
+// writes the result where it differs.
+func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
+	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
+	current := make([][]byte, 0, len(in.mwc.Webhooks))
+	for _, wh := range in.mwc.Webhooks {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
-	res := cabundle.Merge(cabundle.Input{Source: source, Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
-	if !res.Verdict.Valid() {
-		return r.invalidSource(log, secret, mwc, string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
-			fmt.Sprintf("Secret %s/%s key %q: %s", secret.Namespace, secret.Name, r.cfg.CAKey, res.Verdict.Message))
+	res := cabundle.Merge(cabundle.Input{Source: in.source, Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
+	var end *ending
+	if res.Verdict.Valid() {
+		end = r.write(ctx, in, res)
+		end.merged = &res
+	} else {
+		end = r.refuse(in, string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
+			fmt.Sprintf("Secret %s/%s key %q: %s", in.secret.Namespace, in.secret.Name, r.cfg.CAKey, res.Verdict.Message))
 	}
-	r.metrics.SourceValid.Set(1)
-	r.metrics.CANotAfter.Set(float64(res.NotAfter.Unix()))
-	r.metrics.BundleCertificates.Set(float64(len(res.Certificates)))
+	end.stateErr = stateErr
+	return end
+}
 
-	fingerprints := make([]string, len(res.Certificates))
-	for i, c := range res.Certificates {
-		fingerprints[i] = cabundle.Fingerprint(c)
-	}
-	log = log.WithValues(logkeys.Certificates, len(res.Certificates), logkeys.Fingerprints, fingerprints,
-		logkeys.RequeueAfter, res.RequeueAfter.String())
-
+// write patches what differs from the merge into the
+// MutatingWebhookConfiguration. Comparing first is what keeps the syncer
+// from writing, and so from waking itself up, when nothing changed.
+func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Result) *ending {
 	annotation := encodeState(res.State)
-	bundleInPlace := !slices.ContainsFunc(mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool {
+	bundleInPlace := !slices.ContainsFunc(in.mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool {
 		return !cabundle.Equal(wh.ClientConfig.CABundle, res.Bundle)
 	})
-	if len(mwc.Webhooks) == 0 || bundleInPlace && mwc.Annotations[StateAnnotation] == annotation {
-		// Comparing first is what keeps the syncer from writing, and so
-		// from waking itself up, when nothing changed.
-		r.metrics.InSync.Set(1)
-		log.Info(MsgUnchanged, logkeys.Outcome, OutcomeUnchanged)
-		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	if len(in.mwc.Webhooks) == 0 || bundleInPlace && in.mwc.Annotations[StateAnnotation] == annotation {
+		return &ending{outcome: OutcomeUnchanged, msg: MsgUnchanged}
 	}
-	if reason, err := r.apply(ctx, secret, mwc, res.Bundle, annotation); err != nil {
-		r.metrics.InSync.Set(0)
-		return r.failed(log, reason, err)
+	if err := r.patchCABundle(ctx, in.mwc, res.Bundle, annotation); err != nil {
+		return r.writeFailed(in, err)
 	}
-	r.metrics.Updates.Inc()
-	r.metrics.InSync.Set(1)
 	if bundleInPlace {
 		// Only the overlap state changed, e.g. on the first run against a
 		// bundle written by another tool.
-		log.Info(MsgStateRecorded, logkeys.Outcome, OutcomeStateRecorded)
-		return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+		return &ending{outcome: OutcomeStateRecorded, msg: MsgStateRecorded}
 	}
-	log.Info(MsgWritten, logkeys.Outcome, OutcomeWritten, logkeys.Webhooks, len(mwc.Webhooks))
-	r.event(secret, mwc, corev1.EventTypeNormal, EventCABundleUpdated,
-		"caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s", len(mwc.Webhooks), len(res.Certificates), secret.Namespace, secret.Name)
-	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	return &ending{outcome: OutcomeWritten, msg: MsgWritten, webhooks: len(in.mwc.Webhooks),
+		event: &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeNormal, reason: EventCABundleUpdated,
+			text: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
+				len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}}
 }
 
-// invalidSource reports a source that must not be written and ends the sync
-// without a retry. The caBundle in place is the last good one; leaving it
-// alone is the whole point.
-func (r *Reconciler) invalidSource(log logr.Logger, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, reason, eventReason, msg string) (reconcile.Result, error) {
-	r.metrics.SourceValid.Set(0)
-	r.metrics.InSync.Set(0)
-	r.count(reason)
-	log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, reason, logkeys.Detail, msg)
-	r.event(secret, mwc, corev1.EventTypeWarning, eventReason,
-		"%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)
-	return reconcile.Result{}, nil
+// writeFailed is the ending of a failed patch. A conflict or a NotFound
+// means the object changed or went away since the cache was read: the watch
+// event that says so is on its way, and the retry reads fresh data.
+func (r *Reconciler) writeFailed(in syncInput, err error) *ending {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", in.mwc.Name, err))
+	}
+	end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", in.mwc.Name, err))
+	end.event = &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeWarning, reason: EventCABundleApplyFailed,
+		text: fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)}
+	return end
+}
+
+// refuse is the ending of a source that must not be written, without a
+// retry. The caBundle in place is the last good one; leaving it alone is
+// the whole point.
+func (r *Reconciler) refuse(in syncInput, reason, eventReason, msg string) *ending {
+	return &ending{outcome: OutcomeRefused, reason: reason, detail: msg, invalidSource: true,
+		event: &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeWarning, reason: eventReason,
+			text: fmt.Sprintf("%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)}}
+}
+
+// failed is the ending of a read or write that failed: the workqueue
+// retries it with backoff.
+func failed(reason string, err error) *ending {
+	return &ending{outcome: OutcomeError, msg: MsgFailed, reason: reason, err: err}
+}
+
+// report sets the metrics, logs the one line that ends the sync, records
+// the Event, and returns what the workqueue does next.
+func (r *Reconciler) report(log logr.Logger, end *ending) (reconcile.Result, error) {
+	if end.stateErr != nil {
+		r.count(ReasonStateInvalid)
+		log.Error(end.stateErr, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
+	}
+	r.setMetrics(end)
+	if end.merged != nil {
+		fingerprints := make([]string, len(end.merged.Certificates))
+		for i, c := range end.merged.Certificates {
+			fingerprints[i] = cabundle.Fingerprint(c)
+		}
+		log = log.WithValues(logkeys.Certificates, len(end.merged.Certificates), logkeys.Fingerprints, fingerprints,
+			logkeys.RequeueAfter, end.merged.RequeueAfter.String())
+	}
+	if n := end.event; n != nil {
+		r.event(n.secret, n.mwc, n.eventType, n.reason, "%s", n.text)
+	}
+	switch end.outcome {
+	case OutcomeError:
+		log.Error(end.err, MsgFailed, logkeys.Outcome, OutcomeError, logkeys.Reason, end.reason)
+		return reconcile.Result{}, end.err
+	case OutcomeRefused:
+		log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, end.reason, logkeys.Detail, end.detail)
+		return reconcile.Result{}, nil
+	case OutcomeWritten:
+		log.Info(MsgWritten, logkeys.Outcome, OutcomeWritten, logkeys.Webhooks, end.webhooks)
+	default:
+		log.Info(end.msg, logkeys.Outcome, end.outcome)
+	}
+	return reconcile.Result{RequeueAfter: end.merged.RequeueAfter}, nil
+}
+
+// setMetrics sets the gauges and counters that describe how a sync ended.
+func (r *Reconciler) setMetrics(end *ending) {
+	switch {
+	case end.merged != nil:
+		r.metrics.SourceValid.Set(1)
+		r.metrics.CANotAfter.Set(float64(end.merged.NotAfter.Unix()))
+		r.metrics.BundleCertificates.Set(float64(len(end.merged.Certificates)))
+	case end.invalidSource:
+		r.metrics.SourceValid.Set(0)
+	}
+	switch {
+	case end.outcome == OutcomeError && end.merged == nil:
+		// A read failed: nothing new is known about the caBundle.
+	case end.outcome == OutcomeError || end.outcome == OutcomeRefused:
+		r.metrics.InSync.Set(0)
+	default:
+		r.metrics.InSync.Set(1)
+	}
+	if end.outcome == OutcomeWritten || end.outcome == OutcomeStateRecorded {
+		r.metrics.Updates.Inc()
+	}
+	if end.reason != "" {
+		r.count(end.reason)
+	}
 }
 
 // event records an Event regarding the Secret and related to the
@@ -206,14 +304,6 @@ func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.M
 	secret = cmp.Or(secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
 	mwc = cmp.Or(mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
 	r.recorder.Eventf(secret, mwc, eventType, reason, eventAction, note, args...)
-}
-
-// failed counts and logs a sync that ended in err, and returns err so that
-// the workqueue retries with backoff.
-func (r *Reconciler) failed(log logr.Logger, reason string, err error) (reconcile.Result, error) {
-	r.count(reason)
-	log.Error(err, MsgFailed, logkeys.Outcome, OutcomeError, logkeys.Reason, reason)
-	return reconcile.Result{}, err
 }
 
 func (r *Reconciler) count(reason string) {

@@ -187,8 +187,8 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			_, err := r.apply(ctx, nil, mwc, ca.CertPEM, "{}")
-			t.Logf("apply: %v", err)
+			err := r.patchCABundle(ctx, mwc, ca.CertPEM, "{}")
+			t.Logf("patch: %v", err)
 			tt.check(t, h, err)
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -101,7 +102,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				r, _ := directReconciler(t, h)
-				if _, err := r.apply(ctx, nil, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
+				if err := r.patchCABundle(ctx, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -114,7 +115,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				i := slices.IndexFunc(mwc.ManagedFields, isOldApplyEntry)
-				only, err := json.Marshal([]patchOp{{Op: "replace", Path: "/metadata/managedFields", Value: mwc.ManagedFields[i : i+1]}})
+				only, err := json.Marshal([]patch.Operation{{Op: "replace", Path: "/metadata/managedFields", Value: mwc.ManagedFields[i : i+1]}})
 				if err != nil {
 					t.Fatal(err)
 				}

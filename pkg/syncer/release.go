@@ -5,78 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
-
-// patchOp is one operation of a JSON patch (RFC 6902).
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
-// caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
-// mwc was read at, that sets bundle in every webhook entry that does not hold
-// it yet, and the state annotation when it differs. It names nothing else, so
-// it never resets a field of whoever applies the manifests; the package
-// documentation says why it is a JSON patch and why the precondition.
-func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
-	ops := []patchOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
-	for i, wh := range mwc.Webhooks {
-		if !cabundle.Equal(wh.ClientConfig.CABundle, bundle) {
-			// "add" sets a member of an object whether it exists or not.
-			ops = append(ops, patchOp{Op: "add", Path: "/webhooks/" + strconv.Itoa(i) + "/clientConfig/caBundle", Value: bundle})
-		}
-	}
-	if old, ok := mwc.Annotations[StateAnnotation]; !ok || old != annotation {
-		if mwc.Annotations == nil {
-			ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{StateAnnotation: annotation}})
-		} else {
-			ops = append(ops, patchOp{Op: "add", Path: "/metadata/annotations/" + escapePointer(StateAnnotation), Value: annotation})
-		}
-	}
-	// Strings, bytes and a map of strings cannot fail to marshal.
-	b, _ := json.Marshal(ops)
-	return b
-}
-
-// escapePointer escapes a key for a JSON pointer (RFC 6901).
-func escapePointer(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-}
-
-// apply writes caBundlePatch under FieldManager. A failed write returns the
-// reason label to count and log it under.
-func (r *Reconciler) apply(ctx context.Context, secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) (string, error) {
-	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
-	err := r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
-	switch {
-	case err == nil:
-		return "", nil
-	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-		// The object changed or went away since the cache was read. The
-		// watch event that says so is on its way; retry on fresh data.
-		return ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", mwc.Name, err)
-	default:
-		r.event(secret, mwc, corev1.EventTypeWarning, EventCABundleApplyFailed,
-			"Writing the caBundle failed, the caBundle in place is kept: %v", err)
-		return ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", mwc.Name, err)
-	}
-}
 
 // releaseApplyEntry removes the managedFields entry of earlier builds
 // (FieldManager, operation Apply), which an Update leaves in place, from the
@@ -106,7 +47,7 @@ func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Clien
 	if len(kept) == 0 {
 		kept = []metav1.ManagedFieldsEntry{{}}
 	}
-	ops := []patchOp{
+	ops := []patch.Operation{
 		{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion},
 		{Op: "replace", Path: "/metadata/managedFields", Value: kept},
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/patch"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 )
 
@@ -50,7 +51,7 @@ func TestCABundlePatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := caBundlePatch(tt.read, ca.CertPEM, state)
-			var ops []patchOp
+			var ops []patch.Operation
 			if err := json.Unmarshal(data, &ops); err != nil {
 				t.Fatal(err)
 			}
