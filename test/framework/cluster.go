@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // KubeconfigEnv names an existing cluster to use instead of starting one.
@@ -66,8 +68,8 @@ type Cluster struct {
 
 	external  bool
 	env       *envtest.ControlPlane
-	plane     []*planeComponent // etcd, kube-apiserver
-	processes []*process        // kube-scheduler, kube-controller-manager
+	plane     []*planeComponent  // etcd, kube-apiserver
+	processes []*process.Process // kube-scheduler, kube-controller-manager
 	nodeSeq   int
 }
 
@@ -207,7 +209,7 @@ func (c *Cluster) startComponent(name string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProcess(name, path, args, c.Dir)
+	p, err := process.Start(process.Options{Name: name, Path: path, Args: args, LogPath: filepath.Join(c.Dir, name+".log")})
 	if err != nil {
 		return err
 	}
@@ -229,7 +231,7 @@ func (c *Cluster) PIDs() []int {
 		}
 	}
 	for _, p := range c.processes {
-		pids = append(pids, p.pid())
+		pids = append(pids, p.PID())
 	}
 	return pids
 }
@@ -243,8 +245,8 @@ func (c *Cluster) Healthy() error {
 		}
 	}
 	for _, p := range c.processes {
-		if done, _ := p.exited(); done {
-			errs = append(errs, p.errExited())
+		if p.Exited() {
+			errs = append(errs, fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(40)))
 		}
 	}
 	return errors.Join(errs...)
@@ -255,7 +257,7 @@ func (c *Cluster) Healthy() error {
 // call more than once. For an existing cluster it does nothing.
 func (c *Cluster) Stop() error {
 	for i := len(c.processes) - 1; i >= 0; i-- {
-		c.processes[i].stop(stopGrace)
+		c.processes[i].Stop(stopGrace)
 	}
 	c.stopControlPlane()
 	if c.Dir == "" || os.Getenv(KeepEnv) != "" {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -288,4 +289,20 @@ func (c *Cluster) stopControlPlane() {
 		}
 		_ = p.log.Close()
 	}
+}
+
+// logTail returns the last lines of a component's log, for error messages.
+func logTail(logPath string) string {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	const max = 4096
+	if len(data) > max {
+		data = data[len(data)-max:]
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	return string(data)
 }

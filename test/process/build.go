@@ -6,8 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"strings"
 )
 
 // TestVersion is the version stamped into binaries built by Build.
@@ -17,10 +16,13 @@ const TestVersion = "v0.0.0-test"
 // the container images use, and returns the path of the binary. The Go
 // build cache makes a repeated build cheap.
 func Build(ctx context.Context, name, dir string) (string, error) {
-	root, err := framework.RepoRoot()
+	// The main module's root, found as the go command finds it: this
+	// package is below the framework, which runs its children with Start.
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("find the main module: %w", err)
 	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join(root, "hack", "build-binary.sh"), name, dir)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "VERSION="+TestVersion)
