@@ -21,14 +21,6 @@ import (
 // hack/tools/promrules; make exports it.
 const PromrulesEnv = "SNATCH_PROMRULES"
 
-// metricsSource is a system whose processes Prometheus could scrape from
-// here: the local stack. In a kind cluster the Pods' ports are not
-// reachable from the test, so the alert conditions are evaluated only
-// locally, and the rule unit tests (test/manifests) cover both.
-type metricsSource interface {
-	MetricsTargets() []*stack.Replica
-}
-
 // alertRules evaluates deploy/'s alert rules on the live processes'
 // metrics with Prometheus' own rule engine (`promrules conditions`).
 type alertRules struct {
@@ -82,8 +74,12 @@ func (a *alertRules) scrape(t *testing.T) scrape {
 		}
 		out = append(out, path+labels)
 	}
-	for _, r := range sys.(metricsSource).MetricsTargets() {
-		data, err := get(ctx, "http://"+r.MetricsAddr+"/metrics")
+	targets, err := sys.(metricsSource).MetricsTargets(ctx)
+	if err != nil {
+		t.Fatalf("list the scrape targets: %v", err)
+	}
+	for _, r := range targets {
+		data, err := r.scrape(ctx)
 		if err != nil {
 			// A process that ends between the list and the scrape is a
 			// target that went away, as its Pod would.
@@ -148,11 +144,16 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 
 // get reads url's body.
 func get(ctx context.Context, url string) ([]byte, error) {
+	return getWith(ctx, http.DefaultClient, url)
+}
+
+// getWith reads url's body with client.
+func getWith(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

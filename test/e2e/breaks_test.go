@@ -10,29 +10,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
-	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
-// The breaks of the check's items that reach into the local stack: its
-// Service, its replicas' certificates and flags. A cluster system skips
-// them.
+// The breaks of the check's items that reach into the installation: its
+// Service, its replicas' certificates and flags.
 
-// localStack is what these breaks need of the system.
-type localStack interface {
+// breaker is what these breaks need of the system. The local stack does
+// them to its processes, a cluster through the API, as an operator's
+// mistake would.
+type breaker interface {
 	DeleteService(ctx context.Context) error
 	RestoreService(ctx context.Context) error
 	RestartWebhook(ctx context.Context, i int) error
-	AddWebhook(ctx context.Context, name, certDir string) (*stack.Replica, error)
-	RemoveWebhook(ctx context.Context, r *stack.Replica) error
+	// AddWebhook adds a webhook replica behind the Service that serves the
+	// certificate files (tls.crt, tls.key, ca.crt); remove removes it.
+	AddWebhook(ctx context.Context, name string, files map[string][]byte) (remove func(context.Context) error, err error)
 	SetWebhookArgs(ctx context.Context, extra []string) error
 }
 
-func local(t *testing.T) localStack {
+func local(t *testing.T) breaker {
 	t.Helper()
-	l, ok := sys.(localStack)
+	l, ok := sys.(breaker)
 	if !ok {
 		t.Skipf("%T cannot break this item", sys)
 	}
@@ -70,13 +71,11 @@ func addForeignReplica(t *testing.T) func(context.Context) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	certtest.MustWriteAtomic(t, dir, issued.Files())
-	r, err := l.AddWebhook(context.Background(), foreignReplica, dir)
+	remove, err := l.AddWebhook(context.Background(), foreignReplica, issued.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context) error { return l.RemoveWebhook(ctx, r) }
+	return remove
 }
 
 // misnamedPool is a pool no Node belongs to.
@@ -194,7 +193,7 @@ func waitLeaderRefusedAgain(t *testing.T) func() {
 		t.Skipf("%T cannot find the leader", sys)
 	}
 	ctx := context.Background()
-	leader, err := lf.Leader(ctx, time.Minute)
+	leader, err := lf.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

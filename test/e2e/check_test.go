@@ -347,12 +347,6 @@ type syncerStopper interface {
 	StopSyncers(ctx context.Context) error
 }
 
-// leaderFinder finds the syncer replica that leads, to read its metrics;
-// the local stack can.
-type leaderFinder interface {
-	Leader(ctx context.Context, timeout time.Duration) (*stack.Replica, error)
-}
-
 // deleteSecret deletes the certificate Secret; restoring creates it again
 // with the same data, as a re-applied backup would.
 func deleteSecret(t *testing.T) func(context.Context) error {
@@ -477,14 +471,16 @@ func wipeCABundleWithoutPatch(t *testing.T) func(context.Context) error {
 		t.Fatal(err)
 	}
 
-	var leader *stack.Replica
+	var leader *replica
 	refusedBefore := 0.0
 	if lf, ok := sys.(leaderFinder); ok {
-		if leader, err = lf.Leader(ctx, time.Minute); err != nil {
+		l, err := lf.Leader(ctx)
+		leader = &l
+		if err != nil {
 			_ = restore(ctx)
 			t.Fatal(err)
 		}
-		refusedBefore = applyFailures(leader)
+		refusedBefore = applyFailures(*leader)
 	}
 	if err := wipeCABundle(ctx, cs); err != nil {
 		_ = restore(ctx)
@@ -494,19 +490,19 @@ func wipeCABundleWithoutPatch(t *testing.T) func(context.Context) error {
 		// The leader saw the wipe and was refused the write: the caBundle
 		// stays empty because of the RBAC, not because nobody looked.
 		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			return applyFailures(leader) > refusedBefore, nil
+			return applyFailures(*leader) > refusedBefore, nil
 		})
 		if err != nil {
 			_ = restore(ctx)
 			t.Fatalf("leader %s did not count a refused write (cabundle_syncer_errors_total{reason=%q}) within 30s", leader.Name, syncer.ReasonApplyFailed)
 		}
-		refusal := refusalInLog(leader.Process().LogTail(50))
+		refusal := refusalInLog(leader.logTail(50))
 		if !strings.Contains(refusal, "system:serviceaccount:"+stack.Namespace+":"+stack.SyncerServiceAccount) {
 			_ = restore(ctx)
-			t.Fatalf("leader %s did not log the ServiceAccount's refused patch; last lines:\n%s", leader.Name, leader.Process().LogTail(10))
+			t.Fatalf("leader %s did not log the ServiceAccount's refused patch; last lines:\n%s", leader.Name, leader.logTail(10))
 		}
 		logf("caBundle wiped without patch: leader %s refused %v write(s) so far: %s",
-			leader.Name, applyFailures(leader)-refusedBefore, refusal)
+			leader.Name, applyFailures(*leader)-refusedBefore, refusal)
 	}
 	return func(ctx context.Context) error {
 		if err := restore(ctx); err != nil {
@@ -561,7 +557,7 @@ func waitSyncerMayPatch(ctx context.Context, cs kubernetes.Interface, want bool)
 
 // applyFailures is the leader's count of refused caBundle writes; a series
 // not yet created counts 0.
-func applyFailures(r *stack.Replica) float64 {
+func applyFailures(r replica) float64 {
 	v, err := r.Metric("cabundle_syncer_errors_total", `{reason="`+syncer.ReasonApplyFailed+`"}`)
 	if err != nil {
 		return 0
@@ -739,7 +735,8 @@ func wantStatus(want map[string]check.Status, id string) check.Status {
 
 // withSystem adds to want what the system shows by its nature: from
 // outside a kind cluster the Pods' addresses cannot be dialled, so
-// served-certificate warns there unless want says otherwise.
+// served-certificate warns there unless want says otherwise. The real
+// node's Pods can be dialled.
 func withSystem(want map[string]check.Status) map[string]check.Status {
 	if _, ok := sys.(metricsSource); ok {
 		return want

@@ -41,6 +41,9 @@ type clusterSystem struct {
 	// webhookReplicas and syncerReplicas are the Deployments' sizes as
 	// installed.
 	webhookReplicas, syncerReplicas int32
+	// deletedService and webhookArgs are what the breaks restore.
+	deletedService *corev1.Service
+	webhookArgs    []string
 }
 
 func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
@@ -53,12 +56,7 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := stack.WebhookName + "." + stack.Namespace + ".svc"
-	c := &clusterSystem{
-		cs: cs, kubeconfig: kubeconfig,
-		issuer: &certmgmt.Issuer{Client: cs, Namespace: stack.Namespace, Name: stack.SecretName,
-			DNSNames: []string{svc, svc + ".cluster.local"}},
-	}
+	c := &clusterSystem{cs: cs, kubeconfig: kubeconfig, issuer: stack.NewIssuer(cs)}
 	if _, err := cs.CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		logf("cluster: issuing Secret %s/%s, as Gardener cert-management does", stack.Namespace, stack.SecretName)
 		if _, err := c.issuer.Renew(ctx); err != nil {
@@ -161,10 +159,7 @@ func (c *clusterSystem) StopWebhooks(ctx context.Context) error {
 	if err := c.scale(ctx, stack.WebhookName, 0); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.pods(ctx, stack.WebhookName)
-		return err == nil && len(pods) == 0, nil
-	})
+	return c.waitGone(ctx, stack.WebhookName)
 }
 
 // StartWebhooks scales the webhook back and waits until the API server
@@ -231,9 +226,16 @@ func (c *clusterSystem) StopSyncers(ctx context.Context) error {
 	if err := c.scale(ctx, stack.SyncerName, 0); err != nil {
 		return err
 	}
+	return c.waitGone(ctx, stack.SyncerName)
+}
+
+// waitGone waits until no Pod of Deployment app is left, terminating ones
+// included: a terminating replica still serves through its shutdown delay,
+// and a terminating leader still holds the Lease.
+func (c *clusterSystem) waitGone(ctx context.Context, app string) error {
 	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.pods(ctx, stack.SyncerName)
-		return err == nil && len(pods) == 0, nil
+		list, err := c.cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + app})
+		return err == nil && len(list.Items) == 0, nil
 	})
 }
 

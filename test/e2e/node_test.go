@@ -2,21 +2,35 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/transport"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
-
-// RuntimeEnv selects the installation when SNATCH_TEST_KUBECONFIG is
-// unset: "node" runs the shipped images from deploy/ on a real node beside
-// the local control plane; anything else runs the local stack.
-const RuntimeEnv = "SNATCH_E2E_RUNTIME"
 
 // nodeSystem is the shipped installation on a real node: deploy/ applied
 // through test/e2e/overlay with kubectl, as on kind.
 type nodeSystem struct {
 	*clusterSystem
 	cluster *realnode.Cluster
+	// scrape holds each binary's scrape client.
+	scrape map[string]*http.Client
 }
 
 func newNodeSystem(ctx context.Context) (system, error) {
@@ -38,9 +52,114 @@ func newNodeSystem(ctx context.Context) (system, error) {
 		return nil, errors.Join(err, s.Stop())
 	}
 	s.clusterSystem = sys.(*clusterSystem)
+	if s.scrape, err = scrapeClients(ctx, s.cs); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
 	return s, nil
 }
 
 // Stop stops the cluster and fails if the host is not as the node found
 // it.
 func (s *nodeSystem) Stop() error { return s.cluster.Stop() }
+
+// scraper is the identity the suite scrapes the syncer with, bound as
+// deploy/syncer/rbac.yaml tells operators to bind their Prometheus.
+const (
+	scraperNamespace = "e2e-monitoring"
+	scraperName      = "prometheus"
+	metricsReader    = "cabundle-syncer-metrics-reader"
+	metricsPort      = "8080"
+)
+
+// scrapeClients returns the clients that read each binary's metrics as its
+// ServiceMonitor does: the webhook's over plain HTTP, the syncer's over
+// HTTPS with the token of a ServiceAccount bound to the metrics reader
+// role. The syncer serves a self-signed certificate, which the
+// ServiceMonitor does not verify either.
+func scrapeClients(ctx context.Context, cs kubernetes.Interface) (map[string]*http.Client, error) {
+	if err := stack.CreateNamespace(ctx, cs, scraperNamespace, false); err != nil {
+		return nil, err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperName, Namespace: scraperNamespace}}
+	if _, err := cs.CoreV1().ServiceAccounts(scraperNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-prometheus-cabundle-syncer-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReader},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraperName, Namespace: scraperNamespace}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(scraperNamespace).CreateToken(ctx, scraperName,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](4 * 3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	tlsClient := &http.Client{Transport: transport.NewBearerAuthRoundTripper(tr.Status.Token, &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // as the ServiceMonitor scrapes
+	})}
+	return map[string]*http.Client{stack.WebhookName: http.DefaultClient, stack.SyncerName: tlsClient}, nil
+}
+
+// MetricsTargets returns the running, ready-or-not Pods of both binaries,
+// scraped at their Pod addresses, which the host reaches over the node's
+// Pod bridge.
+func (s *nodeSystem) MetricsTargets(ctx context.Context) ([]replica, error) {
+	var out []replica
+	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
+		pods, err := s.pods(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+				out = append(out, s.replica(p, app))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Leader returns the syncer replica that holds the Lease.
+func (s *nodeSystem) Leader(ctx context.Context) (replica, error) {
+	var holder string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, leaderTimeout, true, func(ctx context.Context) (bool, error) {
+		lease, err := s.cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return false, nil
+		}
+		holder = syncer.HolderPodName(*lease.Spec.HolderIdentity)
+		p, err := s.cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
+		return err == nil && p.Status.PodIP != "", nil
+	})
+	if err != nil {
+		return replica{}, fmt.Errorf("no running syncer Pod holds Lease %s/%s (last holder %q): %w", stack.Namespace, stack.LeaseName, holder, err)
+	}
+	p, err := s.cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
+	if err != nil {
+		return replica{}, err
+	}
+	return s.replica(*p, stack.SyncerName), nil
+}
+
+func (s *nodeSystem) replica(p corev1.Pod, app string) replica {
+	scheme := "http"
+	if app == stack.SyncerName {
+		scheme = "https"
+	}
+	name := p.Name
+	return replica{
+		Name: name, App: app,
+		metricsURL: scheme + "://" + net.JoinHostPort(p.Status.PodIP, metricsPort) + "/metrics",
+		client:     s.scrape[app],
+		logTail: func(n int) string {
+			b, err := s.cs.CoreV1().Pods(stack.Namespace).GetLogs(name, &corev1.PodLogOptions{TailLines: ptr.To(int64(n))}).DoRaw(context.Background())
+			if err != nil {
+				return fmt.Sprintf("(log of %s: %v)", name, err)
+			}
+			return string(b)
+		},
+	}
+}

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// The check's breaks in a cluster, done through the API as an operator's
+// mistake would do them.
+
+// DeleteService deletes the webhook's Service, keeping a copy to restore.
+func (c *clusterSystem) DeleteService(ctx context.Context) error {
+	svc, err := c.cs.CoreV1().Services(stack.Namespace).Get(ctx, stack.ServiceName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	c.deletedService = svc
+	return c.cs.CoreV1().Services(stack.Namespace).Delete(ctx, stack.ServiceName, metav1.DeleteOptions{})
+}
+
+// RestoreService creates the deleted Service again, as a re-apply of
+// deploy/ would, with a new ClusterIP.
+func (c *clusterSystem) RestoreService(ctx context.Context) error {
+	if c.deletedService == nil {
+		return nil
+	}
+	svc := c.deletedService.DeepCopy()
+	svc.ObjectMeta = metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Labels: svc.Labels, Annotations: svc.Annotations}
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+	_, err := c.cs.CoreV1().Services(stack.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	c.deletedService = nil
+	return nil
+}
+
+// AddWebhook runs a Pod of the webhook's template behind its Service, on a
+// Secret of its own that holds files. The Deployment's ReplicaSet does not
+// adopt it: it lacks the pod-template-hash its selector names.
+func (c *clusterSystem) AddWebhook(ctx context.Context, name string, files map[string][]byte) (func(context.Context) error, error) {
+	d, err := c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, stack.WebhookName, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: stack.Namespace}, Data: files}
+	if _, err := c.cs.CoreV1().Secrets(stack.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: stack.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       *d.Spec.Template.Spec.DeepCopy(),
+	}
+	mounted := false
+	for i, v := range pod.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == stack.SecretName {
+			pod.Spec.Volumes[i].Secret.SecretName = name
+			mounted = true
+		}
+	}
+	if !mounted {
+		return nil, fmt.Errorf("the webhook's template mounts no Secret %s", stack.SecretName)
+	}
+	remove := func(ctx context.Context) error {
+		err := c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := c.waitPodGone(ctx, name); err != nil {
+			return err
+		}
+		err = c.cs.CoreV1().Secrets(stack.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if _, err := c.cs.CoreV1().Pods(stack.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		p, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && podReady(p), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook Pod %s not ready: %w", name, err)
+	}
+	return remove, nil
+}
+
+// SetWebhookArgs rolls the webhook out with extra flags after the
+// installed ones; nil rolls it back to them.
+func (c *clusterSystem) SetWebhookArgs(ctx context.Context, extra []string) error {
+	d, err := c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, stack.WebhookName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	ctr := &d.Spec.Template.Spec.Containers[0]
+	if c.webhookArgs == nil {
+		c.webhookArgs = slices.Clone(ctr.Args)
+	}
+	ctr.Args = append(slices.Clone(c.webhookArgs), extra...)
+	if _, err := c.cs.AppsV1().Deployments(stack.Namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	_, err = c.waitRollout(ctx, stack.WebhookName)
+	return err
+}
+
+func (c *clusterSystem) waitPodGone(ctx context.Context, name string) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
