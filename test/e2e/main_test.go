@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: skipped with -short")
 		os.Exit(0)
 	}
-	if os.Getenv(RuntimeEnv) == "node" && os.Getenv(framework.KubeconfigEnv) == "" {
+	if os.Getenv(framework.KubeconfigEnv) == "" {
 		if err := realnode.CheckPrerequisites(); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 			if os.Getenv("CI") == "true" {

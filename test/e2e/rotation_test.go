@@ -6,21 +6,23 @@ import (
 	"time"
 )
 
-// rotationUnderLoad creates Pods in a Kyma namespace at rate per second
-// for dur, renews the CA a sixth of the way in, and returns the Pods that
-// missed the term and the rise in the API server's fail-open count. The
-// webhook replicas see the new certificate only after the projection
-// delay, as they do in a cluster, where the kubelet takes about a minute.
-func rotationUnderLoad(t *testing.T, rate int, dur time.Duration) (missing []string, total int, failOpenRise float64, res loadResult) {
+// rotationUnderLoad creates Pods in a Kyma namespace at rate per second,
+// renews the CA after lead, and goes on until every webhook replica has
+// served the new certificate for another lead, so that the load spans the
+// moment the kubelet swaps the replicas' files, a minute or more after the
+// Secret changed. It returns the Pods that missed the term and the rise in
+// the API server's fail-open count.
+func rotationUnderLoad(t *testing.T, rate int) (missing []string, total int, failOpenRise float64, res loadResult) {
 	t.Helper()
+	const lead = 10 * time.Second
 	ns := namespace(t, "e2e-rotation", true)
 	before := failOpen(t)
-	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan loadResult)
 	go func() { done <- createLoad(ctx, ns, rate) }()
 
-	time.Sleep(dur / 6)
+	time.Sleep(lead)
 	fp, err := sys.Renew(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +37,8 @@ func rotationUnderLoad(t *testing.T, rate int, dur time.Duration) (missing []str
 	}
 	logf("rotation: new CA in every caBundle %s after the Secret write, served by every replica after %s",
 		inBundle.Round(time.Millisecond), time.Since(renewed).Round(time.Millisecond))
+	time.Sleep(lead)
+	cancel()
 
 	res = <-done
 	for _, err := range res.errors {
@@ -49,7 +53,7 @@ func rotationUnderLoad(t *testing.T, rate int, dur time.Duration) (missing []str
 // kubelet swaps their files. With the overlap the API server trusts both
 // meanwhile: no Pod misses the term.
 func TestCARotationUnderLoadLosesNothing(t *testing.T) {
-	missing, total, rise, res := rotationUnderLoad(t, 20, 60*time.Second)
+	missing, total, rise, res := rotationUnderLoad(t, 20)
 	logf("rotation with --ca-overlap=1h: %d Pods created, %d without the term, fail-open count +%v, create p50 %s p99 %s",
 		total, len(missing), rise, res.percentile(0.5), res.percentile(0.99))
 	if total == 0 {
@@ -77,7 +81,7 @@ func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
 			t.Errorf("restore --ca-overlap=1h: %v", err)
 		}
 	})
-	missing, total, rise, _ := rotationUnderLoad(t, 20, 60*time.Second)
+	missing, total, rise, _ := rotationUnderLoad(t, 20)
 	logf("rotation with --ca-overlap=0: %d Pods created, %d without the term, fail-open count +%v", total, len(missing), rise)
 	if len(missing) == 0 || rise == 0 {
 		t.Errorf("without the overlap %d of %d Pods missed the term and the fail-open count rose by %v; want both above 0, or this test no longer shows what the overlap is for", len(missing), total, rise)
