@@ -26,7 +26,7 @@ SYNCER_VERSION  ?= dev
 IMG_WEBHOOK     ?= snatch-webhook:$(WEBHOOK_VERSION)
 IMG_SYNCER      ?= cabundle-syncer:$(SYNCER_VERSION)
 
-GO_TEST_FLAGS   ?= -timeout 40m
+GO_TEST_FLAGS   ?= -timeout 60m
 FUZZ_TIME       ?= 10s
 
 K8S_LDFLAGS := -s -w \
@@ -80,25 +80,23 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 
 .PHONY: test
 test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
-	go test $(GO_TEST_FLAGS) ./...
+	hack/with-node.sh go test $(GO_TEST_FLAGS) ./...
 	GOWORK=off go -C hack/tools/images test ./...
-	hack/e2e-node.sh --skip-if-unable $(GO_TEST_FLAGS)
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) images ## End-to-end suite on the local stack and on a real node (root, Debian), and the migration from kim-snatch (also part of make test).
-	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
-	hack/e2e-node.sh $(GO_TEST_FLAGS) -v
+e2e: $(K8S_STAMP) $(PROMRULES) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
+	hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).
 	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
 
 .PHONY: run
-run: $(K8S_STAMP) ## Run both binaries on a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment.
+run: $(K8S_STAMP) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
 	go build -o $(BIN)/snatch-local ./test/e2e/cmd/snatch-local
-	$(BIN)/snatch-local
+	hack/with-node.sh --require $(BIN)/snatch-local
 
 .PHONY: bench
 bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, JSON to bin/bench/results.json (BENCH_FLAGS=-smoke for a quick run).

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
@@ -15,20 +14,14 @@ import (
 type Options struct {
 	// KymaReplicas and CustomerReplicas size the two demo Deployments.
 	KymaReplicas, CustomerReplicas int
-	// ProjectorDelay is how long after a Secret change the webhook replicas
-	// see the new certificate files, as the kubelet's projection lags.
-	ProjectorDelay time.Duration
-	// Dir holds the binaries, certificates and replica logs. Empty means a
-	// new temporary directory, removed on exit; a given one is kept.
-	Dir string
 }
 
 // maxReplicas keeps the table readable and the Pods within the capacity of
-// the stack's Nodes, so that every Pod is bound.
+// the kubelet-less Nodes, so that every Pod is bound.
 const maxReplicas = 50
 
 func defaultOptions() Options {
-	return Options{KymaReplicas: 3, CustomerReplicas: 3, ProjectorDelay: 10 * time.Second}
+	return Options{KymaReplicas: 3, CustomerReplicas: 3}
 }
 
 // Validate reports every option that cannot work, all at once.
@@ -39,11 +32,6 @@ func (o Options) Validate() error {
 	}
 	if o.CustomerReplicas < 1 || o.CustomerReplicas > maxReplicas {
 		errs = append(errs, fmt.Errorf("--customer-replicas must be between 1 and %d, got %d", maxReplicas, o.CustomerReplicas))
-	}
-	// The stack reads 0 as its own default; a positive value says what the
-	// operator gets.
-	if o.ProjectorDelay <= 0 {
-		errs = append(errs, fmt.Errorf("--projector-delay must be positive, got %s", o.ProjectorDelay))
 	}
 	return errors.Join(errs...)
 }
@@ -64,15 +52,14 @@ func parse(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.KymaReplicas, "kyma-replicas", o.KymaReplicas, "Replicas of the Deployment in the Kyma-managed namespace "+kymaNamespace+".")
 	fs.IntVar(&o.CustomerReplicas, "customer-replicas", o.CustomerReplicas, "Replicas of the Deployment in the customer namespace "+customerNamespace+".")
-	fs.DurationVar(&o.ProjectorDelay, "projector-delay", o.ProjectorDelay, "Delay between a change of the certificate Secret and the webhook replicas seeing it (the kubelet takes about 60s).")
-	fs.StringVar(&o.Dir, "dir", o.Dir, "Directory for binaries, certificates and replica logs, kept on exit (default: a temporary directory, removed on exit).")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: %s [flags]
 
-Runs snatch-webhook and cabundle-syncer on a local cluster with a Kyma
-worker pool and a customer pool, creates a Deployment in a Kyma-managed
-and in a customer namespace, shows where their Pods went, and keeps
-everything running until Ctrl-C.
+Installs deploy/ with the images of make images on a real node beside a
+local control plane, with a Kyma worker pool and a customer pool, creates
+a Deployment in a Kyma-managed and in a customer namespace, shows where
+their Pods went, and keeps everything running until Ctrl-C. It needs root
+on Linux (hack/node-prerequisites.sh).
 
 Flags:
 `, binaryName)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
@@ -22,12 +21,12 @@ func TestParse(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: Options{KymaReplicas: 3, CustomerReplicas: 3, ProjectorDelay: 10 * time.Second},
+			want: Options{KymaReplicas: 3, CustomerReplicas: 3},
 		},
 		{
 			name: "every_flag",
-			args: []string{"--kyma-replicas=5", "--customer-replicas", "1", "--projector-delay=1m", "--dir=/tmp/x"},
-			want: Options{KymaReplicas: 5, CustomerReplicas: 1, ProjectorDelay: time.Minute, Dir: "/tmp/x"},
+			args: []string{"--kyma-replicas=5", "--customer-replicas", "1"},
+			want: Options{KymaReplicas: 5, CustomerReplicas: 1},
 		},
 		{
 			name:    "zero_kyma_replicas",
@@ -38,11 +37,6 @@ func TestParse(t *testing.T) {
 			name:    "too_many_customer_replicas",
 			args:    []string{"--customer-replicas=51"},
 			wantErr: "--customer-replicas must be between 1 and 50, got 51",
-		},
-		{
-			name:    "zero_projector_delay",
-			args:    []string{"--projector-delay=0s"},
-			wantErr: "--projector-delay must be positive, got 0s",
 		},
 		{
 			name:    "reports_every_bad_option_at_once",
@@ -88,7 +82,7 @@ func TestParseHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("error %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"Usage: snatch-local [flags]", "-kyma-replicas", "-customer-replicas", "-projector-delay", "-dir"} {
+	for _, want := range []string{"Usage: snatch-local [flags]", "-kyma-replicas", "-customer-replicas"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, b.String())
 		}

@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"os/exec"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
-
-	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/realnode"
 )
+
+// overlay is how deploy/ is installed here, as the end-to-end suite does.
+const overlay = "test/e2e/overlay"
 
 // run brings everything up, shows the demo and waits for ctx to end, then
 // tears everything down.
@@ -25,20 +26,17 @@ func run(ctx context.Context, o Options, out io.Writer) error {
 	}
 	<-ctx.Done()
 	fmt.Fprintln(out)
-	sess.progress("signal received: stopping the replicas and the control plane (Ctrl-C again quits at once, leaving the directories)")
+	sess.progress("signal received: stopping the node and the control plane")
 	return sess.close()
 }
 
-// session is a running stack with the demo deployed.
+// session is a running cluster with KIM Snatch installed and the demo
+// deployed.
 type session struct {
-	stack *stack.Stack
-	// dir is Options.Dir or the temporary directory that replaces it;
-	// ownDir says which, and so whether close removes it.
-	dir    string
-	ownDir bool
-	rows   []Row
-	out    io.Writer
-	begin  time.Time
+	cluster *realnode.Cluster
+	rows    []Row
+	out     io.Writer
+	begin   time.Time
 }
 
 // progress prints one line prefixed with the time since start, so that a
@@ -47,46 +45,76 @@ func (s *session) progress(format string, args ...any) {
 	fmt.Fprintf(s.out, "[%6.1fs] %s\n", time.Since(s.begin).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// start starts the stack, deploys the demo and prints the table and the
-// ways to look further. On error nothing it started is left running.
+// start starts the cluster, installs deploy/, deploys the demo and prints
+// the table and the ways to look further. On error nothing it started is
+// left running.
 func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error) {
-	s := &session{dir: o.Dir, out: out, begin: time.Now()}
-	if s.dir == "" {
-		if s.dir, err = os.MkdirTemp("", "snatch-local-"); err != nil {
-			return nil, err
-		}
-		s.ownDir = true
-	} else if err = os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "%s: KIM Snatch on a local Kubernetes %s cluster; binaries, certificates and logs in %s\n", binaryName, framework.KubernetesVersion, s.dir)
-
-	s.stack, err = stack.Start(ctx, stack.Options{Dir: s.dir, ProjectorDelay: o.ProjectorDelay, Progress: s.progress})
+	s := &session{out: out, begin: time.Now()}
+	fmt.Fprintf(out, "%s: KIM Snatch from deploy/ on a real node beside a local Kubernetes %s control plane\n", binaryName, framework.KubernetesVersion)
+	s.cluster, err = realnode.StartCluster(ctx, realnode.ClusterOptions{
+		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar"},
+		KymaNodes: 2, CustomerNodes: 2,
+		Progress: s.progress,
+	})
 	if err != nil {
-		// stack.Start has stopped what it started, and a replica that
-		// failed to get ready put its last log lines into err.
-		if rerr := s.removeDir(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted while starting: %w", err)
 		}
-		return nil, fmt.Errorf("start the local stack (set %s=1 to keep its logs): %w", framework.KeepEnv, err)
+		return nil, fmt.Errorf("start the cluster (set %s=1 to keep the control plane's logs): %w", framework.KeepEnv, err)
 	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.close())
 		}
 	}()
-	s.progress("stack ready: %d snatch-webhook and %d cabundle-syncer replicas, caBundle written", len(s.stack.Webhooks), len(s.stack.Syncers))
-
+	if err = s.install(ctx); err != nil {
+		return s, err
+	}
 	namespaces := demoNamespaces(o)
-	if s.rows, err = deployDemo(ctx, s.stack.Clientset, namespaces, s.progress); err != nil {
+	if s.rows, err = deployDemo(ctx, s.cluster.Clientset, namespaces, s.progress); err != nil {
 		return s, err
 	}
 	s.progress("all %d Pods bound", len(s.rows))
 	s.report(namespaces)
 	return s, nil
+}
+
+// install applies deploy/ through the overlay, issues the certificate
+// Secret as Gardener cert-management would, and waits until both
+// Deployments are rolled out and the caBundle holds the CA.
+func (s *session) install(ctx context.Context) error {
+	s.progress("applying deploy/ through %s", overlay)
+	if err := s.cluster.Apply(ctx, overlay); err != nil {
+		return err
+	}
+	cs := s.cluster.Clientset
+	issued, err := stack.NewIssuer(cs).Renew(ctx)
+	if err != nil {
+		return err
+	}
+	s.progress("issued Secret %s/%s, CA %s", stack.Namespace, stack.SecretName, issued.Fingerprint()[:16])
+	for _, d := range []string{stack.WebhookName, stack.SyncerName} {
+		if err := s.kubectl(ctx, "-n", stack.Namespace, "rollout", "status", "deployment/"+d, "--timeout=5m"); err != nil {
+			return err
+		}
+	}
+	if err := stack.WaitBundleHas(ctx, cs, 2*time.Minute, issued.Fingerprint()); err != nil {
+		return err
+	}
+	s.progress("installed: both Deployments rolled out, caBundle written")
+	return nil
+}
+
+func (s *session) kubectl(ctx context.Context, args ...string) error {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.cluster.KubeconfigPath}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl %v: %w\n%s", args, err, out)
+	}
+	return nil
 }
 
 // report prints the table, what it means and where to look further.
@@ -114,76 +142,42 @@ func (s *session) report(namespaces []demoNamespace) {
 		}
 	}
 	fmt.Fprintf(out, `The term is a preference, not a rule: with no room left in %s, Kyma Pods
-go to other pools. kube-scheduler bound every Pod (NODE), but no kubelet and
-no container engine run here, so the Pods never start and stay Pending.
-`, framework.KymaPool)
-
+go to other pools. kube-scheduler bound every demo Pod (NODE) to a Node
+without a kubelet, so they stay Pending; KIM Snatch itself runs in
+containers on the real node %s.
+`, framework.KymaPool, realnode.SystemNodeName)
 	s.writeHints()
 }
 
 // writeHints prints how to reach the cluster and where the logs are.
 func (s *session) writeHints() {
-	out := s.out
 	kubectl, err := framework.Kubectl()
 	if err != nil {
 		kubectl = "kubectl"
 	}
-	c := s.stack.Cluster
-	fmt.Fprintf(out, `
+	root, _ := framework.RepoRoot()
+	fmt.Fprintf(s.out, `
 In another shell:
   export KUBECONFIG=%[1]s
   %[2]s get nodes -L %[3]s
   %[2]s get pods -A -o wide
   %[2]s -n %[4]s run try --image=%[5]s --dry-run=server -o jsonpath='{.spec.affinity}{"\n"}'
-  %[2]s -n %[6]s get lease %[7]s
-  %[2]s -n %[6]s get endpointslices -l %[9]s=%[10]s
-  %[8]s check --target-namespace %[4]s
+  %[2]s -n %[6]s logs deployment/%[7]s
+  %[2]s -n %[6]s get lease %[8]s
+  %[9]s check --target-namespace %[4]s
 
-Logs:
-`, c.KubeconfigPath, kubectl, framework.PoolLabel, kymaNamespace, stack.PauseImage, stack.Namespace, stack.LeaseName,
-		filepath.Join(s.dir, "bin", stack.SyncerName), discoveryv1.LabelServiceName, stack.ServiceName)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, r := range append(append([]*stack.Replica(nil), s.stack.Webhooks...), s.stack.Syncers...) {
-		fmt.Fprintf(tw, "  %s\t%s\n", r.Name, r.Process().LogPath)
-	}
-	fmt.Fprintf(tw, "  %s\t%s/{etcd,kube-apiserver,kube-scheduler,kube-controller-manager}.log\n", "control plane", c.Dir)
-	_ = tw.Flush()
-
-	keep := "removes both directories"
-	switch {
-	case os.Getenv(framework.KeepEnv) != "":
-		keep = fmt.Sprintf("keeps both directories (%s is set)", framework.KeepEnv)
-	case !s.ownDir:
-		keep = fmt.Sprintf("keeps %s (given with --dir) and removes %s", s.dir, c.Dir)
-	}
-	fmt.Fprintf(out, "\nRunning until Ctrl-C (SIGINT) or SIGTERM, which stops everything and %s.\n", keep)
+Logs: %[2]s logs, and the node's components in %[10]s; the control plane's in %[11]s.
+Running until Ctrl-C (SIGINT) or SIGTERM, which stops everything and leaves the host as it found it.
+`, s.cluster.KubeconfigPath, kubectl, framework.PoolLabel, kymaNamespace, stack.PauseImage, stack.Namespace, stack.WebhookName,
+		stack.LeaseName, filepath.Join(root, "bin", "images", "build", stack.SyncerName), s.cluster.Node.LogDir(), s.cluster.Dir)
 }
 
-// close stops the stack and removes the directory if it is a temporary
-// one and SNATCH_KEEP_CLUSTER is unset; framework.Cluster.Stop decides the
-// same for the control plane's directory.
+// close stops the cluster; it fails if the host is not as the node found
+// it.
 func (s *session) close() error {
-	s.stack.Stop()
-	if err := s.removeDir(); err != nil {
+	if err := s.cluster.Stop(); err != nil {
 		return err
 	}
-	switch {
-	case os.Getenv(framework.KeepEnv) != "":
-		s.progress("stopped; kept %s and %s", s.dir, s.stack.Cluster.Dir)
-	case !s.ownDir:
-		s.progress("stopped; removed %s, kept %s", s.stack.Cluster.Dir, s.dir)
-	default:
-		s.progress("stopped; removed %s and %s", s.dir, s.stack.Cluster.Dir)
-	}
-	return nil
-}
-
-func (s *session) removeDir() error {
-	if !s.ownDir || os.Getenv(framework.KeepEnv) != "" {
-		return nil
-	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		return fmt.Errorf("remove %s: %w", s.dir, err)
-	}
+	s.progress("stopped")
 	return nil
 }
