@@ -75,6 +75,32 @@ cabundle_syncer_errors_total{reason="apply"} 3
 `, leader, at.Add(60*24*time.Hour).Unix())
 }
 
+// Expositions of the other components that the rules read, when all is
+// well: kube-state-metrics with the label allowlist of docs/operations.md,
+// and the kube-apiserver, which has not failed open (its fail-open counter
+// does not exist yet).
+const (
+	healthyKubeStateMetrics = `# TYPE kube_deployment_status_replicas_available gauge
+kube_deployment_status_replicas_available{namespace="kyma-system",deployment="snatch-webhook"} 2
+# TYPE kube_deployment_spec_replicas gauge
+kube_deployment_spec_replicas{namespace="kyma-system",deployment="snatch-webhook"} 2
+# TYPE kube_node_labels gauge
+kube_node_labels{node="k1",label_worker_gardener_cloud_pool="cpu-worker-0"} 1
+kube_node_labels{node="c1",label_worker_gardener_cloud_pool="customer"} 1
+# TYPE kube_namespace_labels gauge
+kube_namespace_labels{namespace="kyma-system",label_operator_kyma_project_io_managed_by="kyma"} 1
+# TYPE kube_pod_info gauge
+kube_pod_info{namespace="kyma-system",pod="snatch-webhook-a",node="k1",created_by_kind="ReplicaSet",created_by_name="snatch-webhook-1"} 1
+# TYPE kube_pod_status_phase gauge
+kube_pod_status_phase{namespace="kyma-system",pod="snatch-webhook-a",phase="Running"} 1
+# TYPE kube_pod_labels gauge
+kube_pod_labels{namespace="kyma-system",pod="snatch-webhook-a"} 1
+`
+	healthyAPIServer = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",resource="pods",verb="GET"} 1234
+`
+)
+
 // runConditions runs `promrules conditions` with args and returns its
 // decoded output, or the exit error and stderr.
 func runConditions(t *testing.T, stdin string, args ...string) (conditions, error) {
@@ -122,10 +148,14 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 	noCertificate := strings.Replace(healthyWebhook(at), fmt.Sprint(at.Add(60*24*time.Hour).Unix()), "0", 1)
 	moreErrors := strings.Replace(healthySyncer(at, 1), `{reason="apply"} 3`, `{reason="apply"} 9`, 1)
 
+	ksm := "-metrics=" + write("ksm", healthyKubeStateMetrics) + ",job=kube-state-metrics"
+	apiserver := "-metrics=" + write("apiserver", healthyAPIServer) + ",job=apiserver"
 	tests := []struct {
 		name string
 		args []string
 		want []string
+		// without names a source of dependencies that the case leaves out.
+		without string
 	}{
 		{name: "healthy", args: healthy, want: []string{}},
 		{name: "standby_out_of_sync", want: []string{}, args: []string{
@@ -142,7 +172,9 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 			"-metrics", write("nocert", noCertificate) + webhook,
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
-		{name: "webhook_not_scraped", want: []string{"KimSnatchWebhookUnavailable"}, args: []string{
+		// The replica runs but its scrapes fail: a scrape fault, not an
+		// admission fault.
+		{name: "webhook_not_scraped", want: []string{"KimSnatchWebhookTargetDown"}, args: []string{
 			"-down", strings.TrimPrefix(webhook, ","),
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
@@ -158,6 +190,16 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 			"-before", write("leader", healthySyncer(at, 1)) + syncerA,
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
+		// Every scrape of the syncer is refused (403 without the
+		// metrics-reader binding): the scrape fault is named, and no
+		// leader fault is claimed that nobody can see.
+		{name: "syncer_scrapes_refused", want: []string{"KimSnatchCABundleSyncerTargetDown"}, args: []string{
+			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
+			"-down", strings.TrimPrefix(syncerA, ","),
+			"-down", strings.TrimPrefix(syncerB, ","),
+		}},
+		{name: "kube_state_metrics_not_scraped", want: []string{"KimSnatchKubeStateMetricsAbsent"}, args: healthy, without: ksm},
+		{name: "kube_apiserver_not_scraped", want: []string{"KimSnatchAPIServerMetricsAbsent"}, args: healthy, without: apiserver},
 		// rate() needs the previous scrape, which -before supplies.
 		{name: "sync_errors_rising", want: []string{"KimSnatchCABundleSyncErrors"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
@@ -179,6 +221,11 @@ func TestConditionsOfScrapedMetrics(t *testing.T) {
 		for source, ruleFiles := range sources {
 			t.Run(tt.name+"/"+source, func(t *testing.T) {
 				args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
+				for _, dep := range []string{ksm, apiserver} {
+					if dep != tt.without {
+						args = append(args, dep)
+					}
+				}
 				got, err := runConditions(t, "", append(args, ruleFiles...)...)
 				if err != nil {
 					t.Fatal(err)

@@ -4,10 +4,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // prometheusLabel is the label that the ServiceMonitors and PrometheusRules
@@ -115,4 +122,159 @@ func nested(o *unstructured.Unstructured, path []string) string {
 	v, _, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// prometheusComponent lets a Prometheus scrape both binaries (deploy/README.md,
+// "Metrics").
+const prometheusComponent = "deploy/components/prometheus"
+
+// renderOverlay renders an overlay of deploy/default with the given body
+// after its resources, written to a directory under bin/ so that it may
+// name the repository's directories relatively.
+func renderOverlay(t *testing.T, body string) []*unstructured.Unstructured {
+	t.Helper()
+	root := repoRoot(t)
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(filepath.Join(root, "bin"), "overlay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	rel := func(p string) string {
+		r, err := filepath.Rel(dir, filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.ToSlash(r)
+	}
+	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel(defaultInstall) +
+		"\n" + strings.ReplaceAll(body, "COMPONENT", rel(prometheusComponent))
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	relDir, err := filepath.Rel(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return render(t, relDir)
+}
+
+// The component binds the Prometheus ServiceAccount to the syncer's
+// metrics-reader ClusterRole and admits that Prometheus' Pods, in the same
+// namespace, to the metrics port of both binaries: by default
+// kube-prometheus' prometheus-k8s in monitoring, and whatever an overlay
+// sets with the patches of deploy/README.md. Nothing else of the
+// installation changes.
+func TestPrometheusComponentLetsPrometheusScrapeBothBinaries(t *testing.T) {
+	const helmOverride = `
+patches:
+  - target:
+      kind: ClusterRoleBinding
+      name: cabundle-syncer-metrics-reader
+    patch: |-
+      - op: replace
+        path: /subjects/0
+        value: {kind: ServiceAccount, name: kube-prometheus-stack-prometheus, namespace: observability}
+  - target:
+      kind: NetworkPolicy
+      name: kim-snatch-prometheus
+    patch: |-
+      - op: replace
+        path: /spec/ingress/0/from/0/namespaceSelector/matchLabels/kubernetes.io~1metadata.name
+        value: observability
+`
+	tests := []struct {
+		name, body                string
+		serviceAccount, namespace string
+	}{
+		{name: "kube_prometheus_default", body: "components:\n  - COMPONENT\n", serviceAccount: "prometheus-k8s", namespace: "monitoring"},
+		{name: "helm_chart_in_another_namespace", body: "components:\n  - COMPONENT\n" + helmOverride, serviceAccount: "kube-prometheus-stack-prometheus", namespace: "observability"},
+	}
+	base := render(t, defaultInstall)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := renderOverlay(t, tt.body)
+			if len(objs) != len(base)+2 {
+				t.Fatalf("the overlay renders %d objects, want the %d of %s and the component's 2", len(objs), len(base), defaultInstall)
+			}
+
+			var crb rbacv1.ClusterRoleBinding
+			decode(t, one(t, objs, "ClusterRoleBinding", "cabundle-syncer-metrics-reader"), &crb)
+			if crb.RoleRef.Kind != "ClusterRole" || len(ofName(objs, "ClusterRole", crb.RoleRef.Name)) != 1 || crb.RoleRef.Name != "cabundle-syncer-metrics-reader" {
+				t.Errorf("the binding refers to %s %s, want the installation's ClusterRole cabundle-syncer-metrics-reader", crb.RoleRef.Kind, crb.RoleRef.Name)
+			}
+			want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: tt.serviceAccount, Namespace: tt.namespace}}
+			if !reflect.DeepEqual(crb.Subjects, want) {
+				t.Errorf("the binding's subjects are %+v, want %+v", crb.Subjects, want)
+			}
+
+			var np networkingv1.NetworkPolicy
+			decode(t, one(t, objs, "NetworkPolicy", "kim-snatch-prometheus"), &np)
+			if np.Namespace != namespace {
+				t.Errorf("NetworkPolicy %s is in %q, want %s", np.Name, np.Namespace, namespace)
+			}
+			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"snatch-webhook", "cabundle-syncer"} {
+				d := deployment(t, objs, name)
+				if !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+					t.Errorf("NetworkPolicy %s does not select the Pods of %s", np.Name, name)
+				}
+				containerPort(t, container(t, d), "metrics")
+			}
+			if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || len(np.Spec.Ingress[0].Ports) != 1 {
+				t.Fatalf("NetworkPolicy %s has ingress %+v, want one rule from one peer to one port", np.Name, np.Spec.Ingress)
+			}
+			rule := np.Spec.Ingress[0]
+			if p := rule.Ports[0].Port; p == nil || p.String() != "metrics" {
+				t.Errorf("NetworkPolicy %s admits port %v, want metrics only", np.Name, p)
+			}
+			peer := rule.From[0]
+			if peer.NamespaceSelector == nil || !reflect.DeepEqual(peer.NamespaceSelector.MatchLabels, map[string]string{"kubernetes.io/metadata.name": tt.namespace}) || len(peer.NamespaceSelector.MatchExpressions) > 0 {
+				t.Errorf("NetworkPolicy %s admits namespaces %+v, want exactly %s, the ServiceAccount's", np.Name, peer.NamespaceSelector, tt.namespace)
+			}
+			// What prometheus-operator puts on every Pod of a Prometheus.
+			if peer.PodSelector == nil || !reflect.DeepEqual(peer.PodSelector.MatchLabels, map[string]string{"app.kubernetes.io/name": "prometheus"}) {
+				t.Errorf("NetworkPolicy %s admits Pods %+v, want app.kubernetes.io/name=prometheus", np.Name, peer.PodSelector)
+			}
+
+			for _, b := range base {
+				if slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool { return id(o) == id(b) && nested(o, nil) != nested(b, nil) }) {
+					t.Errorf("the component changed %s", id(b))
+				}
+			}
+		})
+	}
+}
+
+// one returns the only object of kind and name.
+func one(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	found := ofName(objs, kind, name)
+	if len(found) != 1 {
+		t.Fatalf("%d %s objects named %s, want 1", len(found), kind, name)
+	}
+	return found[0]
+}
+
+func ofName(objs []*unstructured.Unstructured, kind, name string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range ofKind(objs, kind) {
+		if o.GetName() == name {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// decode converts o into the typed object into.
+func decode(t *testing.T, o *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
+		t.Fatalf("%s: %v", id(o), err)
+	}
 }

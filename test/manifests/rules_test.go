@@ -8,35 +8,81 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
 // PromrulesEnv names a prebuilt promrules binary (`make tools` puts one in
 // bin/). Without it the tests build hack/tools/promrules themselves.
 const PromrulesEnv = "SNATCH_PROMRULES"
 
-// designMetrics are the metric names the binaries export, as
-// docs/operations.md lists them. Alerts may use no other metric of ours.
-var designMetrics = []string{
-	"snatch_webhook_admission_total",
-	"snatch_webhook_admission_duration_seconds",
-	"snatch_webhook_serving_cert_not_after_seconds",
-	"snatch_webhook_cert_reloads_total",
-	"snatch_webhook_policy_info",
-	"cabundle_syncer_in_sync",
-	"cabundle_syncer_source_valid",
-	"cabundle_syncer_updates_total",
-	"cabundle_syncer_errors_total",
-	"cabundle_syncer_ca_not_after_seconds",
-	"cabundle_syncer_bundle_certificates",
-	"cabundle_syncer_is_leader",
+// externalSeries are the series of other components that the rules read,
+// each with the series whose absence an alert reports: the series itself,
+// or, for a counter that exists only after it first counts, a series its
+// source always serves. An alert that reads a series of neither this list
+// nor this project could not fire where that series is missing, and nothing
+// would say so. `up` of the installation's own jobs is checked per job
+// (TestEveryScrapedJobHasADownAndAnAbsentAlert).
+var externalSeries = map[string]string{
+	// kube-state-metrics.
+	"kube_deployment_status_replicas_available": "kube_deployment_status_replicas_available",
+	"kube_deployment_spec_replicas":             "kube_deployment_spec_replicas",
+	"kube_pod_info":                             "kube_pod_info",
+	"kube_pod_status_phase":                     "kube_pod_status_phase",
+	"kube_pod_labels":                           "kube_pod_labels",
+	"kube_node_labels":                          "kube_node_labels",
+	"kube_namespace_labels":                     "kube_namespace_labels",
+	// The kube-apiserver.
+	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
+	"apiserver_request_total":                     "apiserver_request_total",
+}
+
+// codeMetrics returns the metric names the binaries register, from their
+// packages' own constructors on a fresh registry, with the series names of
+// each histogram.
+func codeMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if _, err := admission.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := admission.RegisterPolicy(reg, affinity.DefaultPolicy()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serving.NewCertMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range families {
+		names[f.GetName()] = true
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				names[f.GetName()+suffix] = true
+			}
+		}
+	}
+	return names
 }
 
 var promrulesBuild struct {
@@ -292,12 +338,16 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 			return r.selects("cabundle_syncer_source_valid", nil) && strings.Contains(r.Expr, "== 0")
 		}},
 		{name: "no_syncer_leader", match: func(r rule) bool {
+			// The leader gauge, and whether the syncer is scraped at all.
 			for _, s := range r.Selectors {
-				if s.Metric != "cabundle_syncer_is_leader" {
+				if s.Metric != "cabundle_syncer_is_leader" && !(s.Metric == "up" && r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"})) {
 					return false
 				}
 			}
-			return len(r.Selectors) > 0 && strings.Contains(r.Expr, "< 1")
+			return r.selects("cabundle_syncer_is_leader", nil) && strings.Contains(r.Expr, "< 1")
+		}},
+		{name: "syncer_not_scraped", match: func(r rule) bool {
+			return r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) && strings.Contains(r.Expr, "absent(up")
 		}},
 		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")
@@ -312,22 +362,20 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 	}
 }
 
-// The alerts name things that exist: our metric names from docs/operations.md,
+// The alerts name things that exist: the metric names the binaries register,
 // jobs that a ServiceMonitor scrapes, Deployments of the installation.
 func TestAlertsNameWhatIsDeployed(t *testing.T) {
 	objs := render(t, defaultInstall)
 	jobs := scrapedJobs(t, objs)
+	metrics := codeMetrics(t)
 	var deployments []string
 	for _, d := range ofKind(objs, "Deployment") {
 		deployments = append(deployments, d.GetName())
 	}
 	for _, r := range alerts(t) {
 		for _, s := range r.Selectors {
-			if ours := strings.HasPrefix(s.Metric, "snatch_webhook_") || strings.HasPrefix(s.Metric, "cabundle_syncer_"); ours &&
-				!slices.ContainsFunc(designMetrics, func(m string) bool {
-					return s.Metric == m || slices.Contains([]string{m + "_bucket", m + "_sum", m + "_count"}, s.Metric)
-				}) {
-				t.Errorf("alert %s uses metric %s, which docs/operations.md does not define", r.Alert, s.Metric)
+			if ours := strings.HasPrefix(s.Metric, "snatch_webhook_") || strings.HasPrefix(s.Metric, "cabundle_syncer_"); ours && !metrics[s.Metric] {
+				t.Errorf("alert %s uses metric %s, which the binaries do not register", r.Alert, s.Metric)
 			}
 			for _, m := range s.Matchers {
 				switch {
@@ -392,4 +440,67 @@ func scrapedJobs(t *testing.T, objs []*unstructured.Unstructured) []string {
 		}
 	}
 	return jobs
+}
+
+// absentOf matches absent( applied to a selector of the named metric, and
+// gives the rest of that selector.
+func absentOf(metric string) *regexp.Regexp {
+	return regexp.MustCompile(`absent\(\s*` + regexp.QuoteMeta(metric) + `(\{[^}]*\})?\s*\)`)
+}
+
+// Every series a rule reads is produced by this project (a metric the
+// binaries register, or a record of these rules), or is a series of another
+// component for which an alert fires when it is absent: otherwise the
+// alerts that read it could never fire, silently.
+func TestAlertSeriesAreOursOrCoveredByAnAbsentAlert(t *testing.T) {
+	rules := alerts(t)
+	ours := codeMetrics(t)
+	for _, r := range rules {
+		if r.Record != "" {
+			ours[r.Record] = true
+		}
+	}
+	covered := func(series string) bool {
+		return slices.ContainsFunc(rules, func(r rule) bool {
+			return r.Alert != "" && absentOf(series).MatchString(r.Expr)
+		})
+	}
+	used := map[string]bool{}
+	for _, r := range rules {
+		for _, s := range r.Selectors {
+			used[s.Metric] = true
+			switch {
+			case s.Metric == "up", ours[s.Metric]:
+			case externalSeries[s.Metric] == "":
+				t.Errorf("rule %s%s reads %s, which is neither this project's nor listed with the alert for its absence", r.Alert, r.Record, s.Metric)
+			case !covered(externalSeries[s.Metric]):
+				t.Errorf("rule %s%s reads %s, but no alert fires on absent(%s)", r.Alert, r.Record, s.Metric, externalSeries[s.Metric])
+			}
+		}
+	}
+	for m := range externalSeries {
+		if !used[m] {
+			t.Errorf("externalSeries lists %s, which no rule reads", m)
+		}
+	}
+}
+
+// Each job the ServiceMonitors produce has an alert for a target that is
+// down (up == 0) and one for no target at all (absent(up{job=...})), so a
+// scrape that fails, as every scrape of the syncer does without the
+// metrics-reader binding, is named as such.
+func TestEveryScrapedJobHasADownAndAnAbsentAlert(t *testing.T) {
+	rules := alerts(t)
+	for _, job := range scrapedJobs(t, render(t, defaultInstall)) {
+		t.Run(strings.ReplaceAll(job, "-", "_"), func(t *testing.T) {
+			down := regexp.MustCompile(`up\{job="` + regexp.QuoteMeta(job) + `"\}\)\s*== 0`)
+			absent := regexp.MustCompile(`absent\(up\{job="` + regexp.QuoteMeta(job) + `"\}\)`)
+			if !slices.ContainsFunc(rules, func(r rule) bool { return r.Alert != "" && down.MatchString(r.Expr) }) {
+				t.Errorf("no alert fires on up{job=%q} == 0", job)
+			}
+			if !slices.ContainsFunc(rules, func(r rule) bool { return r.Alert != "" && absent.MatchString(r.Expr) }) {
+				t.Errorf("no alert fires on absent(up{job=%q})", job)
+			}
+		})
+	}
 }

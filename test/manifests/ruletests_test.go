@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -222,6 +223,9 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 					if m.Op != "=" || m.Value != "true" {
 						t.Errorf("rule %s%s selects %s%s%q, want =\"true\"", r.Alert, r.Record, m.Name, m.Op, m.Value)
 					}
+				case m.Name == managedBy && m.Op == "!=" && m.Value == "":
+					// Whether kube-state-metrics exports the label at all,
+					// not which namespaces it selects.
 				case m.Name == managedBy:
 					namespaces++
 					if m.Op != "=" || m.Value != kymaNamespace {
@@ -233,5 +237,45 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 	}
 	if pools == 0 || namespaces == 0 || optOuts == 0 {
 		t.Fatalf("no rule selects the pool (%d), the Kyma namespaces (%d) or the opted-out Pods (%d)", pools, namespaces, optOuts)
+	}
+}
+
+// Every alert carries the namespace label that routes it to the team of
+// the installation: every firing case of the rule unit tests expects one
+// (the tool compares labels exactly), and a namespace set in the rule,
+// where the expression keeps none, is the namespace the rule ships in.
+func TestEveryAlertCarriesANamespace(t *testing.T) {
+	for _, f := range ruleTestFiles(t, ruleTestDir) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tf ruleTestFile
+		if err := yaml.Unmarshal(data, &tf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, tg := range tf.Tests {
+			for _, at := range tg.AlertRuleTests {
+				for _, a := range at.ExpAlerts {
+					labels, _ := a["exp_labels"].(map[string]any)
+					if ns, _ := labels["namespace"].(string); ns == "" {
+						t.Errorf("%s, %q: %s at %s is expected without a namespace label", f, tg.Name, at.Alertname, at.EvalTime)
+					}
+				}
+			}
+		}
+	}
+	for _, pr := range prometheusRules(t) {
+		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+		for _, g := range groups {
+			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+			for _, r := range rules {
+				name, _, _ := unstructured.NestedString(r.(map[string]any), "alert")
+				ns, set, _ := unstructured.NestedString(r.(map[string]any), "labels", "namespace")
+				if name != "" && set && ns != pr.GetNamespace() {
+					t.Errorf("alert %s sets namespace %q, but ships in %s", name, ns, pr.GetNamespace())
+				}
+			}
+		}
 	}
 }
