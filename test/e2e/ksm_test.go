@@ -25,11 +25,11 @@ import (
 //   - kube_pod_status_phase{namespace, pod, uid, phase}, 1 for the Pod's
 //     phase and 0 for the others
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
+//   - kube_deployment_spec_replicas{namespace, deployment} and
+//     kube_deployment_status_replicas_available{namespace, deployment}
 //
 // An allowlisted label a object lacks is left out, as kube-state-metrics
-// does. It writes no Deployment metrics: the local stack's replicas are
-// processes, not a Deployment, so the alerts on kube_deployment_* are
-// covered by the rule unit tests alone.
+// does.
 func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	var b bytes.Buffer
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -74,6 +74,18 @@ func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, err
 	fmt.Fprintln(&b, "# TYPE kube_pod_labels gauge")
 	for _, p := range pods.Items {
 		series(&b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+	deployments, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(&b, "# TYPE kube_deployment_spec_replicas gauge")
+	for _, d := range deployments.Items {
+		series(&b, "kube_deployment_spec_replicas", int(replicasOf(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
+	}
+	fmt.Fprintln(&b, "# TYPE kube_deployment_status_replicas_available gauge")
+	for _, d := range deployments.Items {
+		series(&b, "kube_deployment_status_replicas_available", int(d.Status.AvailableReplicas), nil, "namespace", d.Namespace, "deployment", d.Name)
 	}
 	return b.Bytes(), nil
 }
