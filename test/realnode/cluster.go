@@ -91,10 +91,16 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	c.Cluster, err = framework.Start(ctx, framework.Options{
 		Scheduler: true, ControllerManager: true,
 		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
-		// ServiceAccount admission stays on: Pods on the node need their
-		// token. The not-ready taint would wait for the node-lifecycle
-		// controller, which does not run for the kubelet-less Nodes' sake.
-		APIServerArgs: []string{"--disable-admission-plugins=TaintNodesByCondition"},
+		APIServerArgs: []string{
+			// ServiceAccount admission stays on: Pods on the node need
+			// their token. The not-ready taint would wait for the
+			// node-lifecycle controller, which does not run for the
+			// kubelet-less Nodes' sake.
+			"--disable-admission-plugins=TaintNodesByCondition",
+			// The kubelet at NodeIP, never by its host name: that lookup
+			// would go to the host's resolver, off this machine.
+			"--kubelet-preferred-address-types=InternalIP",
+		},
 	})
 	if err != nil {
 		return nil, err
