@@ -55,7 +55,7 @@ func run(ctx context.Context, o Options) error {
 	// The registry that controller-runtime's metrics server serves.
 	metrics, err := syncer.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+		return err
 	}
 	mgr, err := newManager(cfg, o, log)
 	if err != nil {
