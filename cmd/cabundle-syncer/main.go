@@ -35,20 +35,9 @@ type cli struct {
 
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
-	return cmdline.Root[Options]{
-		Name:     binaryName,
-		About:    "Keeps webhooks[*].clientConfig.caBundle of a MutatingWebhookConfiguration in step with the CA in a Secret.",
-		Stdout:   c.stdout,
-		Stderr:   c.stderr,
-		Defaults: defaultOptions,
-		Bind:     (*Options).bindFlags,
-		Validate: Options.Validate,
-		Version:  func(o Options) bool { return o.Version },
-		Run:      c.runSyncer,
-		Subcommands: []cmdline.Subcommand{{
-			Name:    "check",
-			Summary: "Run the operators' health checklist once (exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run)",
-			Run:     func(ctx context.Context, args []string) error { return c.runCheck(ctx, args, c.stdout, c.stderr) },
-		}},
-	}.Execute(ctx, args)
+	check := cmdline.Subcommand{Name: "check", Summary: "Run the operators' health checklist once (exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run)",
+		Run: func(ctx context.Context, args []string) error { return c.runCheck(ctx, args, c.stdout, c.stderr) }}
+	return cmdline.NewRoot(binaryName, about, defaultOptions, c.runSyncer, check).Execute(ctx, args, c.stdout, c.stderr)
 }
+
+const about = "Keeps webhooks[*].clientConfig.caBundle of a MutatingWebhookConfiguration in step with the CA in a Secret."

@@ -12,7 +12,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
-// Options are the syncer's flags (see bindFlags), parsed and not yet acted on.
+// Options are the syncer's flags (see BindFlags), parsed and not yet acted on.
 type Options struct {
 	Syncer syncer.Config
 
@@ -49,9 +49,9 @@ func defaultOptions() Options {
 	}
 }
 
-// bindFlags registers every flag on fs, writing into o. The defaults shown
+// BindFlags registers every flag on fs, writing into o. The defaults shown
 // in --help are the values o holds when called.
-func (o *Options) bindFlags(fs *flag.FlagSet) {
+func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Syncer.SecretNamespace, "secret-namespace", o.Syncer.SecretNamespace, "Namespace of the Secret that holds the CA.")
 	fs.StringVar(&o.Syncer.SecretName, "secret-name", o.Syncer.SecretName, "Name of the Secret that holds the CA.")
 	fs.StringVar(&o.Syncer.CAKey, "ca-key", o.Syncer.CAKey, "Key in the Secret's data that holds the CA in PEM.")

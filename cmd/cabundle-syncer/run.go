@@ -55,7 +55,7 @@ func run(ctx context.Context, o Options) error {
 	// The registry that controller-runtime's metrics server serves.
 	metrics, err := syncer.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+		return err
 	}
 	mgr, err := newManager(cfg, o, log)
 	if err != nil {
@@ -125,10 +125,8 @@ func addProbes(mgr manager.Manager) error {
 	return nil
 }
 
-// metricsServerOptions configures /metrics. With --metrics-secure,
-// controller-runtime generates the certificate at startup (no CertDir), and
-// serves HTTP/1.1 only, as the webhook does: Prometheus needs no more, and it
-// keeps the endpoint out of HTTP/2's stream-reset attacks.
+// metricsServerOptions configures /metrics: with --metrics-secure, over a
+// certificate generated at startup, HTTP/1.1 only, as the webhook.
 func metricsServerOptions(o Options) metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: o.MetricsBindAddress}
 	if o.MetricsSecure {
@@ -143,10 +141,8 @@ func metricsServerOptions(o Options) metricsserver.Options {
 const podNameEnv = "POD_NAME"
 
 // leaderIdentity names this replica in the Lease (syncer.LeaderIdentity)
-// after $POD_NAME or, without it, the hostname. controller-runtime's own
-// lock uses the hostname, which the kernel caps at 63 characters while a Pod
-// name may be longer; with the Pod name, `cabundle-syncer check` finds the
-// leader's Pod (syncer.HolderPodName), and so does an operator.
+// after $POD_NAME, which unlike the hostname is never cut to 63 characters,
+// or else the hostname, so that check and operators find the leader's Pod.
 func leaderIdentity(getenv func(string) string, hostname func() (string, error)) (string, error) {
 	name := getenv(podNameEnv)
 	if name == "" {
@@ -175,12 +171,9 @@ func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.Lea
 	}, nil
 }
 
-// restConfig loads the named kubeconfig, or, without one, the in-cluster
-// configuration and then the usual $KUBECONFIG and ~/.kube/config lookup.
-// The rate limit is controller-runtime's: client-go's lower default delayed
-// each caBundle write once a few rotations and the Lease renewals had used
-// up the burst, measured in docs/benchmarks.md ("The syncer's client rate
-// limit").
+// restConfig loads the named kubeconfig, or else the in-cluster
+// configuration, $KUBECONFIG and ~/.kube/config. The rate limit is
+// controller-runtime's (docs/benchmarks.md, "The syncer's client rate limit").
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := rest.InClusterConfig()
 	if kubeconfig != "" || err != nil {

@@ -31,22 +31,11 @@ type cli struct {
 
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
-	return cmdline.Root[Options]{
-		Name: binaryName,
-		About: `Serves the mutating admission webhook that adds a preferred node affinity
-for the Kyma worker pool to Pods. Pods opt out with the label
-` + affinity.OptOutLabel + `: "` + affinity.OptOutValue + `".`,
-		Stdout:   c.stdout,
-		Stderr:   c.stderr,
-		Defaults: defaultOptions,
-		Bind:     (*Options).bindFlags,
-		Validate: Options.Validate,
-		Version:  func(o Options) bool { return o.Version },
-		Run:      c.runWebhook,
-		Subcommands: []cmdline.Subcommand{{
-			Name:    "mutate",
-			Summary: "Show the decision, its reason and the mutated Pod for a Pod manifest, without a cluster.",
-			Run:     func(_ context.Context, args []string) error { return c.mutate(args) },
-		}},
-	}.Execute(ctx, args)
+	mutate := cmdline.Subcommand{Name: "mutate", Summary: "Show the decision, its reason and the mutated Pod for a Pod manifest, without a cluster.",
+		Run: func(_ context.Context, args []string) error { return c.mutate(args) }}
+	return cmdline.NewRoot(binaryName, about, defaultOptions, c.runWebhook, mutate).Execute(ctx, args, c.stdout, c.stderr)
 }
+
+const about = `Serves the mutating admission webhook that adds a preferred node affinity
+for the Kyma worker pool to Pods. Pods opt out with the label
+` + affinity.OptOutLabel + `: "` + affinity.OptOutValue + `".`

@@ -15,7 +15,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
-// Options are the webhook's flags (see bindFlags), parsed and not yet acted on.
+// Options are the webhook's flags (see BindFlags), parsed and not yet acted on.
 type Options struct {
 	Policy                                     affinity.Policy
 	CertDir, CertName, KeyName                 string
@@ -50,7 +50,8 @@ func defaultOptions() Options {
 	}
 }
 
-func (o *Options) bindFlags(fs *flag.FlagSet) {
+// BindFlags registers every flag on fs, with the values o holds as defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.Policy.BindFlags(fs)
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the serving certificate and key, watched for changes.")
 	fs.StringVar(&o.CertName, "cert-name", o.CertName, "File name of the serving certificate in --cert-dir.")

@@ -27,29 +27,18 @@ const (
 )
 
 // DefaultMaxBodyBytes is the largest request body read. It must hold the
-// review of the largest Pod the API server accepts, or such a Pod is created
-// without the term (the webhook answers 413 and the API server fails open).
-//
-// kube-apiserver reads bodies of at most 3 MiB (MaxRequestBodyBytes), and a
-// CREATE's review carries the object once, but encoding/json writes each <,
-// > and & as \u003c, six bytes for one: a Pod of 3 MiB of such bytes makes a
-// review of 18 MiB, plus the envelope, defaults and managedFields. 32 MiB
-// covers that, with room for a Pod sent as protobuf, whose JSON is larger;
-// with controller-runtime's 7 MiB, a Pod with 1.2 MiB of '<' in an argument
-// was created unpatched. TestWebhookThroughARealAPIServer
-// (cmd/snatch-webhook) holds this with a Pod of 3 MiB less 16 KiB of '<'.
+// review of the largest Pod the API server accepts (3 MiB, each <, > and &
+// escaped to six bytes), or such a Pod is created without the term: the
+// webhook answers 413 and the API server fails open.
+// TestWebhookThroughARealAPIServer (cmd/snatch-webhook) holds it.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
 type Options struct {
-	// Mutator makes the decision. Required.
-	Mutator *affinity.Mutator
-	// Metrics, when set, count every request.
-	Metrics *Metrics
-	// Log receives one line per request, with the message MsgDecision.
-	Log logr.Logger
-	// MaxBodyBytes defaults to DefaultMaxBodyBytes.
-	MaxBodyBytes int64
+	Mutator      *affinity.Mutator // required
+	Metrics      *Metrics          // optional
+	Log          logr.Logger       // one line per request, MsgDecision
+	MaxBodyBytes int64             // DefaultMaxBodyBytes when not positive
 }
 
 // Handler serves the Pod mutation as a plain http.Handler.

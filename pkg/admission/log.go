@@ -11,23 +11,16 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// MsgDecision is the message of the one line logged for every request:
-// decided, failed, panicked or malformed. Its logkeys are Outcome and Reason
-// (the labels of snatch_webhook_admission_total), Namespace, Pod, UID,
-// Detail, DryRun when set and Status for a 4xx. Decisions are logged at info
-// level, the zap default that the manifests keep, so that every Pod's
-// decision can be found in the log; errors, a panic among them, at error
-// level.
+// MsgDecision is the message of the one line logged for every request, at
+// info level, or at error level for an error or a panic; docs/operations.md
+// ("Logs") lists its keys.
 const MsgDecision = "Admission decision"
 
 // decisionLogger writes the decision lines, one for every Pod created in a
-// Kyma namespace, so their cost counts. Through logr, each key and value is
-// boxed into an interface and zapr turns the list into zap fields again: ten
-// allocations a line. When the sink is zapr's, as in the binary, info lines
-// go to its zap.Logger directly, as one inline field whose strings share one
-// allocation: two a line (BenchmarkHandler, fast_zap_json). The strings are
-// copies, not views into the pooled request body, as a zap core may keep
-// fields after Write (zaptest/observer does).
+// Kyma namespace. Through logr, each key and value is boxed and turned into a
+// zap field again; with a zapr sink, info lines go to its zap.Logger directly
+// as one inline field (BenchmarkHandler, fast_zap_json). The strings are
+// copies, not views into the pooled body, as a zap core may keep fields.
 type decisionLogger struct {
 	log logr.Logger
 	zap *zap.Logger // log's zap.Logger, or nil when log's sink is not zapr

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/metric"
 )
 
 // Outcomes of one admission request, the "outcome" label of
@@ -42,14 +43,19 @@ type Metrics struct {
 	duration prometheus.Histogram
 }
 
-// NewMetrics creates the admission metrics and registers them on reg. Every
-// valid label pair is created at zero so that rates exist from the start.
+// NewMetrics creates the admission metrics, every valid label pair at
+// zero, and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	var zero [][]string
+	for _, r := range affinity.Reasons() {
+		zero = append(zero, []string{outcomeOf(r), string(r)})
+	}
+	for _, r := range malformedReasons {
+		zero = append(zero, []string{OutcomeMalformed, r})
+	}
 	m := &Metrics{
-		total: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "snatch_webhook_admission_total",
-			Help: "Admission requests handled, by outcome (patched, allowed, malformed) and reason.",
-		}, []string{"outcome", "reason"}),
+		total: metric.CounterVec("snatch_webhook_admission_total",
+			"Admission requests handled, by outcome (patched, allowed, malformed) and reason.", []string{"outcome", "reason"}, zero...),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "snatch_webhook_admission_duration_seconds",
 			Help: "Time from reading the request headers to writing the response, TLS excluded.",
@@ -58,16 +64,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1, 2},
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.total, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register admission metrics: %w", err)
-		}
-	}
-	for _, r := range affinity.Reasons() {
-		m.total.WithLabelValues(outcomeOf(r), string(r))
-	}
-	for _, r := range malformedReasons {
-		m.total.WithLabelValues(OutcomeMalformed, r)
+	if err := metric.Register(reg, "admission", m.total, m.duration); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

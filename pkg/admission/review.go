@@ -54,73 +54,45 @@ func decodeReview(s *scanner, body []byte, poolKey string) (r review, err error)
 		}
 		return r, errors.New("the body must be a JSON object")
 	}
-	m := s.members("the body")
-	for s.next(&m) {
-		switch {
-		case m.key.is("apiVersion"):
-			r.apiVersion, m.err = s.stringOrNull("apiVersion")
-		case m.key.is("kind"):
-			r.kind, m.err = s.stringOrNull("kind")
-		case m.key.is("request"):
-			m.err = r.request(s, poolKey)
-		default:
-			m.err = s.skip()
-		}
-	}
-	return r, s.done(m.err)
+	_, err = s.object("the body",
+		member{path: "apiVersion", str: &r.apiVersion},
+		member{path: "kind", str: &r.kind},
+		member{path: "request", read: func() error { return r.request(s, poolKey) }})
+	return r, s.done(err)
 }
 
-func (r *review) request(s *scanner, poolKey string) error {
-	m := s.members("request")
-	for s.next(&m) {
-		switch {
-		case m.key.is("uid"):
+func (r *review) request(s *scanner, poolKey string) (err error) {
+	r.hasRequest, err = s.object("request",
+		member{path: "request.uid", read: func() error {
 			if s.peek() == '"' {
-				r.uid, m.err = s.readString()
-			} else { // null too: a review without a uid is malformed
-				s.mismatch("request.uid", "a string")
-				m.err = s.skip()
+				r.uid, err = s.readString()
+				return err
 			}
-		case m.key.is("kind"):
-			m.err = r.groupVersionKind(s)
-		case m.key.is("subResource"):
-			r.subResource, m.err = s.stringOrNull("request.subResource")
-		case m.key.is("operation"):
-			r.operation, m.err = s.stringOrNull("request.operation")
-		case m.key.is("namespace"):
-			r.namespace, m.err = s.stringOrNull("request.namespace")
-		case m.key.is("name"):
-			r.name, m.err = s.stringOrNull("request.name")
-		case m.key.is("dryRun"):
-			r.dryRun, m.err = s.boolOrNull("request.dryRun")
-		case m.key.is("object"):
+			s.mismatch("request.uid", "a string") // null too: a review without a uid is malformed
+			return s.skip()
+		}},
+		member{path: "request.kind", read: func() error {
+			_, err := s.object("request.kind", member{path: "request.kind.group", str: &r.kindGroup}, member{path: "request.kind.kind", str: &r.kindKind})
+			return err
+		}},
+		member{path: "request.subResource", str: &r.subResource},
+		member{path: "request.operation", str: &r.operation},
+		member{path: "request.namespace", str: &r.namespace},
+		member{path: "request.name", str: &r.name},
+		member{path: "request.dryRun", read: func() error {
+			r.dryRun, err = s.boolOrNull("request.dryRun")
+			return err
+		}},
+		member{path: "request.object", read: func() error {
 			// Type mismatches in the Pod are kept apart from the
 			// envelope's: they make the decision fail open, not a 4xx.
 			outer := s.typeErr
 			s.typeErr = nil
-			r.hasObject, m.err = decodePod(s, poolKey, &r.pod)
+			r.hasObject, err = decodePod(s, poolKey, &r.pod)
 			r.podErr, s.typeErr = s.typeErr, outer
-		default:
-			m.err = s.skip()
-		}
-	}
-	r.hasRequest = m.present
-	return m.err
-}
-
-func (r *review) groupVersionKind(s *scanner) error {
-	m := s.members("request.kind")
-	for s.next(&m) {
-		switch {
-		case m.key.is("group"):
-			r.kindGroup, m.err = s.stringOrNull("request.kind.group")
-		case m.key.is("kind"):
-			r.kindKind, m.err = s.stringOrNull("request.kind.kind")
-		default:
-			m.err = s.skip()
-		}
-	}
-	return m.err
+			return err
+		}})
+	return err
 }
 
 // DecidePod runs the handler's decision on one Pod, encoded as the API
@@ -145,19 +117,11 @@ func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
 
 // decodePod reads a Pod object and fills p. It returns false for null.
 func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
-	m := s.members("object")
-	for s.next(&m) {
-		switch {
-		case m.key.is("metadata"):
-			m.err = p.metadata(s)
-		case m.key.is("spec"):
-			m.err = p.spec(s, poolKey)
-		default:
-			m.err = s.skip()
-		}
-	}
-	if m.err != nil || !m.present {
-		return false, m.err
+	ok, err := s.object("object",
+		member{path: "metadata", read: func() error { return p.metadata(s) }},
+		member{path: "spec", read: func() error { return p.spec(s, poolKey) }})
+	if err != nil || !ok {
+		return false, err
 	}
 	switch {
 	case p.inNodeSelector:
@@ -171,28 +135,22 @@ func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 }
 
 func (p *podFacts) metadata(s *scanner) error {
-	m := s.members("metadata")
-	for s.next(&m) {
-		switch {
-		case m.key.is("name"):
-			p.name, m.err = s.stringOrNull("metadata.name")
-		case m.key.is("generateName"):
-			p.generateName, m.err = s.stringOrNull("metadata.generateName")
-		case m.key.is("labels"):
-			m.err = stringMap(s, "metadata.labels", func(k, v rawString) {
+	_, err := s.object("metadata",
+		member{path: "metadata.name", str: &p.name},
+		member{path: "metadata.generateName", str: &p.generateName},
+		member{path: "metadata.labels", read: func() error {
+			return stringMap(s, "metadata.labels", func(k, v rawString) {
 				if k.is(affinity.OptOutLabel) {
 					p.facts.OptedOut = v.is(affinity.OptOutValue)
 				}
 			})
-		case m.key.is("annotations"):
-			m.err = stringMap(s, "metadata.annotations", func(k, _ rawString) {
+		}},
+		member{path: "metadata.annotations", read: func() error {
+			return stringMap(s, "metadata.annotations", func(k, _ rawString) {
 				p.facts.Mirror = p.facts.Mirror || k.is(affinity.MirrorPodAnnotation)
 			})
-		default:
-			m.err = s.skip()
-		}
-	}
-	return m.err
+		}})
+	return err
 }
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
@@ -208,43 +166,25 @@ func stringMap(s *scanner, field string, fn func(k, v rawString)) error {
 }
 
 func (p *podFacts) spec(s *scanner, poolKey string) error {
-	m := s.members("spec")
-	for s.next(&m) {
-		switch {
-		case m.key.is("nodeName"):
-			var v rawString
-			v, m.err = s.stringOrNull("spec.nodeName")
-			p.facts.Bound = len(v.raw) > 0
-		case m.key.is("nodeSelector"):
-			m.err = stringMap(s, "spec.nodeSelector", func(k, _ rawString) {
+	var nodeName rawString
+	_, err := s.object("spec",
+		member{path: "spec.nodeName", str: &nodeName},
+		member{path: "spec.nodeSelector", read: func() error {
+			return stringMap(s, "spec.nodeSelector", func(k, _ rawString) {
 				p.inNodeSelector = p.inNodeSelector || k.is(poolKey)
 			})
-		case m.key.is("affinity"):
+		}},
+		member{path: "spec.affinity", read: func() error {
 			p.facts.HasAffinity = s.peek() == '{'
-			m.err = s.withMember("spec.affinity", "nodeAffinity", func() error {
-				return p.nodeAffinity(s, poolKey)
+			return s.withMember("spec.affinity", "nodeAffinity", func() (err error) {
+				p.facts.HasNodeAffinity, err = s.object("spec.affinity.nodeAffinity",
+					member{path: "requiredDuringSchedulingIgnoredDuringExecution", read: func() error { return p.required(s, poolKey) }},
+					member{path: "preferredDuringSchedulingIgnoredDuringExecution", read: func() error { return p.preferred(s, poolKey) }})
+				return err
 			})
-		default:
-			m.err = s.skip()
-		}
-	}
-	return m.err
-}
-
-func (p *podFacts) nodeAffinity(s *scanner, poolKey string) error {
-	m := s.members("spec.affinity.nodeAffinity")
-	for s.next(&m) {
-		switch {
-		case m.key.is("requiredDuringSchedulingIgnoredDuringExecution"):
-			m.err = p.required(s, poolKey)
-		case m.key.is("preferredDuringSchedulingIgnoredDuringExecution"):
-			m.err = p.preferred(s, poolKey)
-		default:
-			m.err = s.skip()
-		}
-	}
-	p.facts.HasNodeAffinity = m.present
-	return m.err
+		}})
+	p.facts.Bound = len(nodeName.raw) > 0
+	return err
 }
 
 // required reads a NodeSelector: {nodeSelectorTerms: [NodeSelectorTerm]}.

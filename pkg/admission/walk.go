@@ -40,7 +40,7 @@ func (s *scanner) reset(data []byte) {
 
 func (s *scanner) mismatch(field, want string) {
 	if s.typeErr == nil {
-		s.typeErr = fmt.Errorf("%s must be %s", field, want)
+		s.typeErr = errors.New(field + " must be " + want) // not Errorf, which would move object's members to the heap
 	}
 }
 
@@ -162,8 +162,8 @@ func (s *scanner) boolOrNull(field string) (bool, error) {
 
 // memberIter walks the members of one object: in `for s.next(&m)`, the loop
 // body reads or skips the value of m.key, setting m.err. It is a struct
-// rather than a callback so that the walk costs no indirect call per member:
-// this runs over every Pod the cluster creates.
+// rather than a callback so that a member skipped costs no indirect call:
+// object calls back only for the members it reads.
 type memberIter struct {
 	present bool // an object was there, not null or a mismatch
 	key     rawString
@@ -193,18 +193,38 @@ func (s *scanner) next(m *memberIter) bool {
 	return m.err == nil
 }
 
-// withMember walks the object that is next, calling fn at the value of the member
-// named key and skipping the others.
-func (s *scanner) withMember(field, key string, fn func() error) error {
-	m := s.members(field)
+// member is a member of an object that a walk reads: a string (or null)
+// into str, or else any value through read, which reads or skips it. path
+// names it in messages; its last "."-separated part is the key.
+type member struct {
+	path string
+	str  *rawString
+	read func() error
+}
+
+// object walks the object that is next, named name in messages, reading
+// the members given and skipping the others. present is false for null or
+// a mismatch.
+func (s *scanner) object(name string, members ...member) (present bool, err error) {
+	m := s.members(name)
 	for s.next(&m) {
-		if m.key.is(key) {
-			m.err = fn()
-		} else {
+		i := slices.IndexFunc(members, func(w member) bool { return m.key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
+		switch {
+		case i < 0:
 			m.err = s.skip()
+		case members[i].str != nil:
+			*members[i].str, m.err = s.stringOrNull(members[i].path)
+		default:
+			m.err = members[i].read()
 		}
 	}
-	return m.err
+	return m.present, m.err
+}
+
+// withMember walks the object that is next, calling fn at the member key.
+func (s *scanner) withMember(name, key string, fn func() error) error {
+	_, err := s.object(name, member{path: key, read: fn})
+	return err
 }
 
 // eachElement calls fn at each element of the array that is next (not at

@@ -30,13 +30,9 @@ const (
 	IDPlacement            = "placement"
 )
 
-// Labels the checks reason about.
-const (
-	// ManagedByLabel and ManagedByValue mark the namespaces Kyma Lifecycle
-	// Manager manages; the webhook's namespaceSelector selects them.
-	ManagedByLabel = "operator.kyma-project.io/managed-by"
-	ManagedByValue = "kyma"
-)
+// ManagedByLabel and ManagedByValue mark the namespaces Kyma Lifecycle
+// Manager manages; the webhook's namespaceSelector selects them.
+const ManagedByLabel, ManagedByValue = "operator.kyma-project.io/managed-by", "kyma"
 
 // Status is the outcome of one check, or of a whole Report.
 type Status string
@@ -54,48 +50,34 @@ const (
 type Result struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
-	// Message says what was found, on one line, with names, counts and
-	// dates.
-	Message string `json:"message"`
-	// Remediation says what to do next, on one line; empty on PASS.
-	Remediation string `json:"remediation"`
-	// Details lists what the message counts, one line each, such as every
-	// Pod that placement found; the table shows them with -v.
-	Details []string `json:"details,omitempty"`
+	// Message says what was found and Remediation what to do next (empty
+	// on PASS), one line each; Details lists what the message counts, such
+	// as every Pod that placement found, which the table shows with -v.
+	Message     string   `json:"message"`
+	Remediation string   `json:"remediation"`
+	Details     []string `json:"details,omitempty"`
 }
 
 // Config names what the checks look at. The zero value is not useful; the
 // command fills every field from its flags.
 type Config struct {
-	// Namespace holds the webhook Pods and the syncer Pods.
-	Namespace string
+	Namespace string // of the webhook Pods and the syncer Pods
 	// SecretNamespace, SecretName and CAKey name the CA the syncer copies.
-	SecretNamespace string
-	SecretName      string
-	CAKey           string
-	// WebhookConfiguration names the MutatingWebhookConfiguration.
-	WebhookConfiguration string
+	SecretNamespace, SecretName, CAKey string
+	WebhookConfiguration               string // the MutatingWebhookConfiguration
 	// WebhookService names the webhook's Service in Namespace; an entry
 	// that names another Service belongs to another system.
-	WebhookService string
-	// LeaderElectionNamespace and LeaderElectionID name the syncer's Lease.
-	LeaderElectionNamespace string
-	LeaderElectionID        string
-	// WebhookSelector selects the webhook Pods in Namespace.
-	WebhookSelector labels.Selector
-	// MinReadyWebhooks is how many ready webhook Pods make webhook-pods
-	// pass; fewer, but at least one, is a warning.
+	WebhookService                            string
+	LeaderElectionNamespace, LeaderElectionID string          // the syncer's Lease
+	WebhookSelector                           labels.Selector // the webhook Pods in Namespace
+	// MinReadyWebhooks ready webhook Pods pass, fewer but one warn; a CA
+	// valid for less than MinCAValidity warns.
 	MinReadyWebhooks int
-	// MinCAValidity is how long the CA must stay valid for ca-secret to
-	// pass; less is a warning.
-	MinCAValidity time.Duration
-	// TargetNamespace, when set, adds the namespace check for it.
-	TargetNamespace string
+	MinCAValidity    time.Duration
+	TargetNamespace  string // when set, adds the namespace check for it
 	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
-	// webhook's --pool-label-key and --worker-pool do; kyma-pool prefers
-	// the --worker-pool of the running webhook Pods when it can read them.
-	PoolLabelKey string
-	WorkerPool   string
+	// webhook's flags do; kyma-pool prefers the running Pods' --worker-pool.
+	PoolLabelKey, WorkerPool string
 }
 
 // Run runs every check against the cluster behind client, with now as the

@@ -21,17 +21,13 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkPlacement reports the webhook's outcome over the Kyma Pods that
-// exist now, in the namespaces the webhook's namespaceSelector selects
-// (deploy/webhook/mutatingwebhookconfiguration.yaml): the Pods that lack the
-// term although the webhook would add it (it failed open or was not yet
-// installed; restarting their owners adds it), and the Pods that carry the
-// term but run off the pool ("Spill-over" in docs/operations.md), with the
-// likely cause judged from the pool's Nodes now. Pods count as in the rule
-// kim_snatch:kyma_pod_pool:info (deploy/webhook/prometheusrule.yaml), and
-// the webhook's own Pods, which it is never asked about, do not; Pods that
+// checkPlacement reports, over the Kyma Pods that exist now in the namespaces
+// the webhook selects, those that lack the term although the webhook would
+// add it, and those that carry it but run off the pool, with the likely cause
+// ("Spill-over" in docs/operations.md). Pods count as in the rule
+// kim_snatch:kyma_pod_pool:info; the webhook's own Pods do not, and Pods that
 // choose a pool themselves are counted apart. It warns at most: a preferred
-// term that fails open allows both kinds.
+// term that fails open allows both.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{

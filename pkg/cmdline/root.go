@@ -19,64 +19,74 @@ type Subcommand struct {
 	Run           func(ctx context.Context, args []string) error
 }
 
+// Options are a root command's options O, through a pointer: BindFlags
+// binds the flags, with the values O holds as their defaults, and Validate
+// reports every invalid flag at once, by its flag name. A flag "version"
+// prints the version instead.
+type Options[O any] interface {
+	*O
+	BindFlags(*flag.FlagSet)
+	Validate() error
+}
+
 // Root is what both binaries share: the root command runs with options O
-// that its flags fill and Validate checks, --version prints the version,
-// and a first argument that is not a flag names a Subcommand.
-type Root[O any] struct {
-	Name           string
-	About          string // what the root command does, for the usage text
-	Stdout, Stderr io.Writer
-	// Defaults returns the options at the flags' defaults; Bind binds them.
-	Defaults    func() O
-	Bind        func(*O, *flag.FlagSet)
-	Validate    func(O) error // reports every invalid flag at once, by its flag name
-	Version     func(O) bool  // reports whether --version was given
-	Run         func(context.Context, O) error
-	Subcommands []Subcommand
+// that its flags fill, --version prints the version, and a first argument
+// that is not a flag names a Subcommand.
+type Root[O any, P Options[O]] struct {
+	name, about string // about says what the root command does, for the usage text
+	defaults    func() O
+	run         func(context.Context, O) error
+	subcommands []Subcommand
+}
+
+// NewRoot returns the root command of the binary name.
+func NewRoot[O any, P Options[O]](name, about string, defaults func() O, run func(context.Context, O) error, subcommands ...Subcommand) Root[O, P] {
+	return Root[O, P]{name: name, about: about, defaults: defaults, run: run, subcommands: subcommands}
 }
 
 // Execute runs the command that args (os.Args[1:]) name.
-func (r Root[O]) Execute(ctx context.Context, args []string) error {
-	o := r.Defaults()
+func (r Root[O, P]) Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := r.defaults()
+	fs := r.flagSet(P(&o), stderr)
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		for _, sc := range r.Subcommands {
+		for _, sc := range r.subcommands {
 			if sc.Name == args[0] {
 				return sc.Run(ctx, args[1:])
 			}
 		}
-		r.flagSet(&o).Usage()
+		fs.Usage()
 		return UsageError{Err: fmt.Errorf("unknown command %q", args[0])}
 	}
-	if err := ParseFlags(r.flagSet(&o), args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if r.Version(o) {
-		_, err := fmt.Fprintln(r.Stdout, version.String(r.Name))
+	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
+		_, err := fmt.Fprintln(stdout, version.String(r.name))
 		return err
 	}
-	if err := r.Validate(o); err != nil {
+	if err := P(&o).Validate(); err != nil {
 		return UsageError{Err: err}
 	}
-	return r.Run(ctx, o)
+	return r.run(ctx, o)
 }
 
-func (r Root[O]) flagSet(o *O) *flag.FlagSet {
-	fs := flag.NewFlagSet(r.Name, flag.ContinueOnError)
-	fs.SetOutput(r.Stderr)
-	r.Bind(o, fs)
+func (r Root[O, P]) flagSet(o P, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(r.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.BindFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(r.Stderr, "Usage: %s [flags]\n", r.Name)
-		if len(r.Subcommands) > 0 {
-			fmt.Fprintf(r.Stderr, "       %s <command> [flags]\n", r.Name)
+		fmt.Fprintf(stderr, "Usage: %s [flags]\n", r.name)
+		if len(r.subcommands) > 0 {
+			fmt.Fprintf(stderr, "       %s <command> [flags]\n", r.name)
 		}
-		fmt.Fprintf(r.Stderr, "\n%s\n", r.About)
-		if len(r.Subcommands) > 0 {
-			fmt.Fprintf(r.Stderr, "\nCommands:\n")
-			for _, sc := range r.Subcommands {
-				fmt.Fprintf(r.Stderr, "  %-10s %s\n", sc.Name, sc.Summary)
+		fmt.Fprintf(stderr, "\n%s\n", r.about)
+		if len(r.subcommands) > 0 {
+			fmt.Fprintf(stderr, "\nCommands:\n")
+			for _, sc := range r.subcommands {
+				fmt.Fprintf(stderr, "  %-10s %s\n", sc.Name, sc.Summary)
 			}
 		}
-		fmt.Fprintf(r.Stderr, "\nFlags:\n")
+		fmt.Fprintf(stderr, "\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	return fs

@@ -14,33 +14,28 @@ type testOptions struct {
 	Version bool
 }
 
-func testRoot(stdout, stderr *bytes.Buffer, ran *testOptions, sub *[]string) Root[testOptions] {
-	return Root[testOptions]{
-		Name:     "tool",
-		About:    "Does one thing.",
-		Stdout:   stdout,
-		Stderr:   stderr,
-		Defaults: func() testOptions { return testOptions{Name: "default"} },
-		Bind: func(o *testOptions, fs *flag.FlagSet) {
-			fs.StringVar(&o.Name, "name", o.Name, "A name.")
-			fs.BoolVar(&o.Version, "version", false, "Print the version.")
-		},
-		Validate: func(o testOptions) error {
-			if o.Name == "" {
-				return errors.New("--name must not be empty")
-			}
-			return nil
-		},
-		Version: func(o testOptions) bool { return o.Version },
-		Run: func(_ context.Context, o testOptions) error {
-			*ran = o
-			return nil
-		},
-		Subcommands: []Subcommand{{Name: "sub", Summary: "A verb.", Run: func(_ context.Context, args []string) error {
+func (o *testOptions) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Name, "name", o.Name, "A name.")
+	fs.BoolVar(&o.Version, "version", false, "Print the version.")
+}
+
+func (o testOptions) Validate() error {
+	if o.Name == "" {
+		return errors.New("--name must not be empty")
+	}
+	return nil
+}
+
+func testRoot(ran *testOptions, sub *[]string) Root[testOptions, *testOptions] {
+	run := func(_ context.Context, o testOptions) error {
+		*ran = o
+		return nil
+	}
+	return NewRoot("tool", "Does one thing.", func() testOptions { return testOptions{Name: "default"} }, run,
+		Subcommand{Name: "sub", Summary: "A verb.", Run: func(_ context.Context, args []string) error {
 			*sub = args
 			return nil
-		}}},
-	}
+		}})
 }
 
 func TestRootExecute(t *testing.T) {
@@ -68,7 +63,7 @@ func TestRootExecute(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			var ran testOptions
 			var sub []string
-			err := testRoot(&stdout, &stderr, &ran, &sub).Execute(context.Background(), tt.args)
+			err := testRoot(&ran, &sub).Execute(context.Background(), tt.args, &stdout, &stderr)
 			if code := ExitCode("tool", err, &stderr); code != tt.wantCode {
 				t.Errorf("exit code %d, want %d (err %v)", code, tt.wantCode, err)
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/pkg/metric"
 )
 
 const (
@@ -184,22 +185,15 @@ type CertMetrics struct {
 // NewCertMetrics creates the certificate metrics and registers them on reg.
 func NewCertMetrics(reg prometheus.Registerer) (*CertMetrics, error) {
 	m := &CertMetrics{
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "snatch_webhook_cert_reloads_total",
-			Help: "Loads of the serving certificate and key that changed the served pair (success) or failed and kept the last good pair (error).",
-		}, []string{"result"}),
-		notAfter: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "snatch_webhook_serving_cert_not_after_seconds",
-			Help: "Expiry (notAfter) of the served certificate, in seconds since the Unix epoch; 0 until one has loaded.",
-		}),
+		reloads: metric.CounterVec("snatch_webhook_cert_reloads_total",
+			"Loads of the serving certificate and key that changed the served pair (success) or failed and kept the last good pair (error).",
+			[]string{"result"}, []string{ReloadSuccess}, []string{ReloadError}),
+		notAfter: metric.Gauge("snatch_webhook_serving_cert_not_after_seconds",
+			"Expiry (notAfter) of the served certificate, in seconds since the Unix epoch; 0 until one has loaded."),
 	}
-	for _, c := range []prometheus.Collector{m.reloads, m.notAfter} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register certificate metrics: %w", err)
-		}
+	if err := metric.Register(reg, "certificate", m.reloads, m.notAfter); err != nil {
+		return nil, err
 	}
-	m.reloads.WithLabelValues(ReloadSuccess)
-	m.reloads.WithLabelValues(ReloadError)
 	return m, nil
 }
 

@@ -36,27 +36,22 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// WebhookAddr is the TLS listener, e.g. ":9443". ProbeAddr (/healthz,
-	// /readyz) and MetricsAddr (/metrics) are plain HTTP; "0" disables them.
+	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain
+	// HTTP, "0" disables them.
 	WebhookAddr, ProbeAddr, MetricsAddr string
-	// EnableHTTP2 offers h2 on the webhook listener. Off by default: the API
-	// server needs only HTTP/1.1, and it keeps the webhook out of reach of
-	// HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
+	// EnableHTTP2 offers h2 on the webhook listener; off, the webhook is out
+	// of reach of HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
 	EnableHTTP2 bool
 
-	Webhook  http.Handler        // serves the admission paths
-	Certs    *CertWatcher        // provides the serving certificate
-	Gatherer prometheus.Gatherer // exposed on /metrics
-	Log      logr.Logger
-	// ShutdownTimeout bounds the drain of in-flight requests; it defaults
-	// to DefaultShutdownTimeout.
-	ShutdownTimeout time.Duration
+	Webhook         http.Handler        // serves the admission paths
+	Certs           *CertWatcher        // provides the serving certificate
+	Gatherer        prometheus.Gatherer // exposed on /metrics
+	Log             logr.Logger
+	ShutdownTimeout time.Duration // bounds the drain; DefaultShutdownTimeout when not positive
 	// ShutdownDelay is the first phase of a shutdown: readiness fails, the
-	// webhook keeps serving, and every response closes its connection. The
-	// API server keeps its kept-alive connections to a terminating replica
-	// until it uses them; one closed while idle can race with a request
-	// being written to it, which the API server does not retry and so admits
-	// the Pod without its affinity. Zero or negative skips the phase.
+	// webhook keeps serving, and every response closes its connection, so
+	// that no kept-alive connection is closed under a request the API server
+	// would not retry. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
 }
 
@@ -127,10 +122,8 @@ func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	}
 }
 
-// errorLog routes net/http's own messages (TLS handshake errors, mostly)
-// into the structured log at verbosity 1: a client that drops a handshake
-// is not an error of the webhook, but it helps when tracing a caBundle
-// problem.
+// errorLog logs net/http's own messages, mostly TLS handshake errors, at
+// verbosity 1: not errors of the webhook, but clues to a caBundle problem.
 type errorLog struct{ logr.Logger }
 
 func (l errorLog) Write(p []byte) (int, error) {

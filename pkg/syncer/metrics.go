@@ -1,11 +1,10 @@
 package syncer
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
+	"github.com/kyma-project/kim-snatch/pkg/metric"
 )
 
 // Error reasons of cabundle_syncer_errors_total. The set is closed, so the
@@ -54,37 +53,29 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	var zero [][]string
+	for _, r := range errorReasons() {
+		zero = append(zero, []string{r})
 	}
 	m := &Metrics{
-		InSync: gauge("cabundle_syncer_in_sync",
+		InSync: metric.Gauge("cabundle_syncer_in_sync",
 			"1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile."),
-		SourceValid: gauge("cabundle_syncer_source_valid",
+		SourceValid: metric.Gauge("cabundle_syncer_source_valid",
 			"1 when the CA in the Secret was usable at the last reconcile."),
 		Updates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cabundle_syncer_updates_total",
 			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
 		}),
-		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cabundle_syncer_errors_total",
-			Help: "Reconciles that ended in an error or found an invalid source, by reason.",
-		}, []string{"reason"}),
-		CANotAfter: gauge("cabundle_syncer_ca_not_after_seconds",
+		Errors: metric.CounterVec("cabundle_syncer_errors_total",
+			"Reconciles that ended in an error or found an invalid source, by reason.", []string{"reason"}, zero...),
+		CANotAfter: metric.Gauge("cabundle_syncer_ca_not_after_seconds",
 			"Expiry of the newest CA in the Secret, in Unix seconds."),
-		BundleCertificates: gauge("cabundle_syncer_bundle_certificates",
+		BundleCertificates: metric.Gauge("cabundle_syncer_bundle_certificates",
 			"Number of CA certificates in the caBundle built at the last reconcile."),
-		IsLeader: gauge("cabundle_syncer_is_leader",
+		IsLeader: metric.Gauge("cabundle_syncer_is_leader",
 			"1 while this process holds the leader lease and reconciles."),
 	}
-	for _, r := range errorReasons() {
-		m.Errors.WithLabelValues(r)
-	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.InSync, m.SourceValid, m.Updates, m.Errors, m.CANotAfter, m.BundleCertificates, m.IsLeader} {
-		errs = append(errs, reg.Register(c))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := metric.Register(reg, "syncer", m.InSync, m.SourceValid, m.Updates, m.Errors, m.CANotAfter, m.BundleCertificates, m.IsLeader); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -21,13 +21,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// Event reasons, one per failure: the events API folds Events with the same
-// reason on the same object into one series that keeps only the first note.
-//
-// Every Event regards the Secret and names the MutatingWebhookConfiguration as
-// the related object. Events regarding the cluster-scoped object would land in
-// the namespace "default", needing RBAC there and moved by a kustomize
-// namespace override; this way they are all next to the Secret, with one Role.
+// Event reasons, one per failure, as the events API folds Events of one
+// reason into one series. Every Event regards the Secret, beside which one
+// Role allows them, and names the MutatingWebhookConfiguration as related.
 const (
 	EventSourceNotFound        = "SourceNotFound"
 	EventSourceKeyMissing      = "SourceKeyMissing"
@@ -41,11 +37,8 @@ const (
 )
 
 // Messages of the one line that ends every sync, each with its
-// logkeys.Outcome. All start with "caBundle", so `grep caBundle` finds every
-// sync. Every line carries logkeys.Secret and logkeys.WebhookConfiguration; a
-// sync that built a bundle adds logkeys.Certificates, logkeys.Fingerprints and
-// logkeys.RequeueAfter; one that did not write adds logkeys.Reason, the
-// reason label of cabundle_syncer_errors_total.
+// logkeys.Outcome; docs/operations.md ("Logs") lists their keys. All start
+// with "caBundle", so `grep caBundle` finds every sync.
 const (
 	MsgWritten       = "caBundle written"                          // OutcomeWritten
 	MsgStateRecorded = "caBundle unchanged, overlap state written" // OutcomeStateRecorded: only the annotation changed
@@ -90,13 +83,10 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, c
 }
 
 // Reconcile reads the Secret and the MutatingWebhookConfiguration, merges,
-// and writes when the result differs from what is in place.
-//
-// Error policy: a missing object or an invalid source is reported (Event,
-// metric, log) and not retried, because only a change to one of the two
-// watched objects can fix it, and that change triggers a new reconcile. Read
-// and write errors are returned, so the workqueue retries with backoff. In
-// every failure the caBundle in place stays as it is.
+// and writes when the result differs from what is in place. A missing
+// object or an invalid source is reported and not retried: only a change to
+// a watched object, which triggers a reconcile, can fix it. Read and write
+// errors are retried with backoff. A failure leaves the caBundle as it is.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx).WithValues(
 		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
@@ -297,9 +287,7 @@ func (r *Reconciler) setMetrics(end *ending) {
 	}
 }
 
-// event records an Event regarding the Secret and related to the
-// MutatingWebhookConfiguration. Either may be nil when it does not exist;
-// the Event then names it without a UID.
+// event records an Event; a nil object is named without a UID.
 func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, eventType, reason, note string, args ...any) {
 	secret = cmp.Or(secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
 	mwc = cmp.Or(mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})

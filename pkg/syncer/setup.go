@@ -25,18 +25,13 @@ import (
 )
 
 // CacheOptions restricts the manager's cache to the two objects the syncer
-// reads. An unrestricted cache would hold every Secret of the cluster (a Kyma
-// cluster easily has thousands of Helm release Secrets). The field selector
-// on metadata.name makes the API server send one object, and lets the RBAC
-// rules name it: a list or watch is authorized against resourceNames only
-// with such a selector. Reads of any other type fail instead of silently
-// starting a cluster-wide informer.
+// reads, not every Secret of the cluster. The field selector on
+// metadata.name lets the RBAC rules name them (resourceNames), and reads of
+// any other type fail instead of starting a cluster-wide informer.
 func CacheOptions(cfg Config) cache.Options {
 	return cache.Options{
 		ReaderFailOnMissingInformer: true,
-		// managedFields are a large part of a MutatingWebhookConfiguration
-		// and the syncer never reads them.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform:            cache.TransformStripManagedFields(), // never read, and large
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {
 				Namespaces: map[string]cache.Config{cfg.SecretNamespace: {}},
@@ -56,24 +51,20 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	// The controller, and with it its watches, starts only on the leader.
-	// Registering the two informers now makes every replica's cache hold
-	// both objects from the start: a standby takes over without a first
-	// list, and its readiness says that it can read what it needs.
+	// The controller starts only on the leader; the informers, registered
+	// now, keep both objects in every replica's cache, ready to take over.
 	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("register informer for %T: %w", obj, err)
 		}
 	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg, nil)
-	// Every event maps to the one key: the workqueue then folds a burst of
-	// Secret and webhook configuration events into one reconcile.
+	// Every event maps to the one key, so a burst folds into one reconcile.
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: cfg.WebhookConfiguration}}
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{key}
 	})
-	// The cache holds only the two objects; the predicates say so again for
-	// a reader, and protect against a manager built without CacheOptions.
+	// The predicates guard against a manager built without CacheOptions.
 	isSecret := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == cfg.SecretNamespace && o.GetName() == cfg.SecretName
 	})
@@ -82,9 +73,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	})
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		// Watching the MutatingWebhookConfiguration is what corrects drift:
-		// an edit that wipes the caBundle, or a re-apply of the manifests,
-		// wakes the syncer up like a new CA does.
+		// Watching the MutatingWebhookConfiguration corrects drift.
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, builder.WithPredicates(isWebhookConfig)).
 		Watches(&corev1.Secret{}, toKey, builder.WithPredicates(isSecret)).
 		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
@@ -92,8 +81,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
 	}
-	// A manager.RunnableFunc, like the controller, runs only while this
-	// process leads.
+	// A RunnableFunc, like the controller, runs only on the leader.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		m.IsLeader.Set(1)
 		<-ctx.Done()
@@ -126,18 +114,14 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 	}
 }
 
-// Retries of a failed sync back off from minRetryDelay to maxRetryDelay.
-// controller-runtime's default grows to 1000 s: after a long outage, of RBAC
-// for example, the caBundle would stay wrong for up to 16 minutes after the
-// fix. Retrying one object every 30 s costs nothing, and a fix shows well
-// within the 2 minutes after which the out-of-sync alert fires.
+// Retries of a failed sync back off from minRetryDelay to maxRetryDelay, not
+// controller-runtime's 1000 s: a fix shows well within the 2 minutes after
+// which the out-of-sync alert fires.
 const (
 	minRetryDelay = 100 * time.Millisecond
 	maxRetryDelay = 30 * time.Second
 )
 
-// retryBackoff is the controller's rate limiter: a per-item exponential
-// backoff, as every event maps to the one key.
 func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay)
 }
