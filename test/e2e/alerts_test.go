@@ -142,11 +142,6 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 	logf("%s: alert conditions holding %v, as expected", what, got)
 }
 
-// get reads url's body.
-func get(ctx context.Context, url string) ([]byte, error) {
-	return getWith(ctx, http.DefaultClient, url)
-}
-
 // getWith reads url's body with client.
 func getWith(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -117,7 +117,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 		Set("log-level", "warn")
 	setAPIServerFlags(c.env.APIServer.Configure(), opts)
 	if opts.ServingIP != "" {
-		if c.env.APIServer.SecureServing.CA, err = writeServingCert(c.Dir, opts); err != nil {
+		if c.env.APIServer.CA, err = writeServingCert(c.Dir, opts); err != nil {
 			return err
 		}
 	}

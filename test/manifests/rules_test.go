@@ -340,7 +340,7 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		{name: "no_syncer_leader", match: func(r rule) bool {
 			// The leader gauge, and whether the syncer is scraped at all.
 			for _, s := range r.Selectors {
-				if s.Metric != "cabundle_syncer_is_leader" && !(s.Metric == "up" && r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"})) {
+				if s.Metric != "cabundle_syncer_is_leader" && (s.Metric != "up" || !r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"})) {
 					return false
 				}
 			}

@@ -223,7 +223,8 @@ func lock(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
 		fmt.Fprintf(os.Stderr, "realnode: another node runs on this host (%s); waiting for it to stop\n", path)
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 	}
