@@ -23,8 +23,8 @@ func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProc
 		leader, others = nil, nil
 		for _, p := range ps {
 			select {
-			case <-p.done:
-				return false, fmt.Errorf("%s exited before a leader was elected: %v", p.name, p.waitErr)
+			case <-p.Done():
+				return false, fmt.Errorf("%s exited before a leader was elected: %v", p.Name, p.WaitErr())
 			default:
 			}
 			v, err := p.metric("cabundle_syncer_is_leader")
@@ -32,7 +32,7 @@ func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProc
 			case err != nil:
 				return false, nil
 			case v == 1 && leader != nil:
-				t.Errorf("both %s and %s report leadership", leader.name, p.name)
+				t.Errorf("both %s and %s report leadership", leader.Name, p.Name)
 				return false, nil
 			case v == 1:
 				leader = p
@@ -69,13 +69,13 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	leader.waitMetric("cabundle_syncer_updates_total", 2, 10*time.Second)
 	standby.waitReady(10 * time.Second)
 	if v, err := standby.metric("cabundle_syncer_updates_total"); err != nil || v != 0 {
-		t.Errorf("standby %s: cabundle_syncer_updates_total = %v (%v), want 0", standby.name, v, err)
+		t.Errorf("standby %s: cabundle_syncer_updates_total = %v (%v), want 0", standby.Name, v, err)
 	}
 	if v, err := standby.metric("cabundle_syncer_is_leader"); err != nil || v != 0 {
-		t.Errorf("standby %s: cabundle_syncer_is_leader = %v (%v), want 0", standby.name, v, err)
+		t.Errorf("standby %s: cabundle_syncer_is_leader = %v (%v), want 0", standby.Name, v, err)
 	}
-	if strings.Contains(standby.log(), "caBundle written") {
-		t.Errorf("standby %s logged a write", standby.name)
+	if strings.Contains(standby.Log(), "caBundle written") {
+		t.Errorf("standby %s logged a write", standby.Name)
 	}
 
 	// SIGKILL the leader: it cannot release the Lease, so the standby takes
@@ -88,7 +88,7 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	killed := time.Now()
 	leader.signal(syscall.SIGKILL)
 	tookOver := standby.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
-	t.Logf("SIGKILL of the leader: %s took over after %s (lease duration 4s, retry period 500ms)", standby.name, tookOver.Sub(killed).Round(time.Millisecond))
+	t.Logf("SIGKILL of the leader: %s took over after %s (lease duration 4s, retry period 500ms)", standby.Name, tookOver.Sub(killed).Round(time.Millisecond))
 	after, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,14 +109,14 @@ func TestTwoReplicasOnlyTheLeaderWritesAndAStandbyTakesOver(t *testing.T) {
 	p3 := startSyncer(t, "replica-3", args...)
 	p3.waitReady(30 * time.Second)
 	if v, err := p3.metric("cabundle_syncer_is_leader"); err != nil || v != 0 {
-		t.Fatalf("replica-3: cabundle_syncer_is_leader = %v (%v), want 0 while %s leads", v, err, leader.name)
+		t.Fatalf("replica-3: cabundle_syncer_is_leader = %v (%v), want 0 while %s leads", v, err, leader.Name)
 	}
 	terminated := time.Now()
 	leader.signal(syscall.SIGTERM)
 	handedOver := p3.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	t.Logf("SIGTERM of the leader: replica-3 took over after %s (retry period 500ms)", handedOver.Sub(terminated).Round(time.Millisecond))
 	if code := leader.waitExit(30 * time.Second); code != 0 {
-		t.Errorf("%s exited with %d after SIGTERM, want 0", leader.name, code)
+		t.Errorf("%s exited with %d after SIGTERM, want 0", leader.Name, code)
 	}
 	caD := certtest.MustCA(t, certtest.Options{CommonName: "ca-d"})
 	putCA(t, cs, caD)
@@ -142,12 +142,12 @@ func TestLeaderThatLosesTheLeaseExits(t *testing.T) {
 	standby.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	leader.signal(syscall.SIGCONT)
 	if code := leader.waitExit(30 * time.Second); code == 0 {
-		t.Errorf("%s exited with 0 after losing the Lease, want a failure", leader.name)
+		t.Errorf("%s exited with 0 after losing the Lease, want a failure", leader.Name)
 	}
-	if !strings.Contains(leader.log(), "leader election lost") {
-		t.Errorf("%s did not log the lost election", leader.name)
+	if !strings.Contains(leader.Log(), "leader election lost") {
+		t.Errorf("%s did not log the lost election", leader.Name)
 	}
-	if standby.exited() {
-		t.Errorf("the new leader %s exited", standby.name)
+	if standby.Exited() {
+		t.Errorf("the new leader %s exited", standby.Name)
 	}
 }

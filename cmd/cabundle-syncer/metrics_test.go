@@ -127,7 +127,7 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 			}
 		})
 	}
-	if log := p.log(); strings.Contains(log, "forbidden") {
+	if log := p.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the syncer was refused something:\n%s", grepLines(log, "forbidden"))
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // The tests in this file run the built binary as real processes against a
@@ -31,12 +31,11 @@ import (
 // properties of the process, not of the reconciler.
 
 const (
-	namespace     = "kyma-system"
-	secretName    = "kim-snatch-certificates"
-	mwcName       = "kim-snatch-mutating-webhook-configuration"
-	leaseName     = "cabundle-syncer"
-	testVersion   = "v0.0.0-test"
-	versionLDFlag = "-X github.com/kyma-project/kim-snatch/pkg/version.version=" + testVersion
+	namespace   = "kyma-system"
+	secretName  = "kim-snatch-certificates"
+	mwcName     = "kim-snatch-mutating-webhook-configuration"
+	leaseName   = "cabundle-syncer"
+	testVersion = process.TestVersion
 )
 
 // Short lease timings, so that a failover takes seconds. They keep
@@ -65,8 +64,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds cmd/cabundle-syncer with a stamped version. Process tests
-// are skipped with -short.
+// binary builds cmd/cabundle-syncer as its image does, stamped with
+// process.TestVersion. Process tests are skipped with -short.
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -76,11 +75,7 @@ func binary(t *testing.T) string {
 		if built.dir, built.err = os.MkdirTemp("", "cabundle-syncer-bin-"); built.err != nil {
 			return
 		}
-		built.path = filepath.Join(built.dir, "cabundle-syncer")
-		out, err := exec.Command("go", "build", "-ldflags", versionLDFlag, "-o", built.path, ".").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		built.path, built.err = process.Build(context.Background(), "cabundle-syncer", built.dir)
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
@@ -90,14 +85,10 @@ func binary(t *testing.T) string {
 
 // syncerProcess is one running cabundle-syncer.
 type syncerProcess struct {
+	*process.Process
 	t       *testing.T
-	name    string
-	cmd     *exec.Cmd
-	logPath string
 	metrics string
 	health  string
-	done    chan struct{}
-	waitErr error
 }
 
 // startSyncer starts the binary with args plus its own metrics and probe
@@ -114,112 +105,49 @@ func startSyncer(t *testing.T, name string, args ...string) *syncerProcess {
 // own environment.
 func startSyncerEnv(t *testing.T, name string, env []string, args ...string) *syncerProcess {
 	t.Helper()
-	bin := binary(t)
 	p := &syncerProcess{
 		t:       t,
-		name:    name,
-		logPath: filepath.Join(t.TempDir(), name+".log"),
 		metrics: "127.0.0.1:" + strconv.Itoa(freePort(t)),
 		health:  "127.0.0.1:" + strconv.Itoa(freePort(t)),
-		done:    make(chan struct{}),
 	}
-	logFile, err := os.Create(p.logPath)
+	args = append(append([]string{"--metrics-secure=false"}, args...), "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
+	var err error
+	p.Process, err = process.Start(process.Options{
+		Name: name, Path: binary(t), Args: args, Env: env,
+		LogPath: filepath.Join(t.TempDir(), name+".log"),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append(append([]string{"--metrics-secure=false"}, args...), "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.health)
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		_ = logFile.Close()
-		t.Fatal(err)
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		_ = logFile.Close()
-		close(p.done)
-	}()
 	t.Cleanup(func() {
-		p.stop()
+		p.Stop(15 * time.Second)
 		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, p.logTail(60))
+			t.Logf("log of %s:\n%s", p.Name, p.LogTail(60))
 		}
 	})
 	return p
 }
 
-func (p *syncerProcess) pid() int { return p.cmd.Process.Pid }
-
 func (p *syncerProcess) signal(sig syscall.Signal) {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatalf("signal %s to %s: %v", sig, p.name, err)
-	}
-}
-
-func (p *syncerProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
+	if err := p.Signal(sig); err != nil {
+		p.t.Fatal(err)
 	}
 }
 
 // waitExit waits for the process to end and returns its exit code.
 func (p *syncerProcess) waitExit(timeout time.Duration) int {
 	p.t.Helper()
-	select {
-	case <-p.done:
-		return p.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		p.t.Fatalf("%s did not exit within %s", p.name, timeout)
-		return -1
+	code, err := p.Wait(timeout)
+	if err != nil {
+		p.t.Fatal(err)
 	}
-}
-
-func (p *syncerProcess) stop() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *syncerProcess) log() string {
-	b, _ := os.ReadFile(p.logPath)
-	return string(b)
-}
-
-func (p *syncerProcess) logTail(lines int) string {
-	all := strings.Split(strings.TrimRight(p.log(), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
+	return code
 }
 
 // metric scrapes /metrics and returns the value of an unlabelled series.
 func (p *syncerProcess) metric(name string) (float64, error) {
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 2 && fields[0] == name {
-			return strconv.ParseFloat(fields[1], 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no series %s", p.name, name)
+	return process.Metric(http.DefaultClient, "http://"+p.metrics+"/metrics", name, "")
 }
 
 // waitMetric polls /metrics every 20 ms until name has the value want, and
@@ -235,7 +163,7 @@ func (p *syncerProcess) waitMetric(name string, want float64, timeout time.Durat
 		return lastErr == nil && last == want, nil
 	})
 	if err != nil {
-		p.t.Fatalf("%s: %s = %v (%v), want %v within %s", p.name, name, last, lastErr, want, timeout)
+		p.t.Fatalf("%s: %s = %v (%v), want %v within %s", p.Name, name, last, lastErr, want, timeout)
 	}
 	return seen
 }
@@ -256,14 +184,14 @@ func (p *syncerProcess) waitReady(timeout time.Duration) {
 		return p.ready(), nil
 	})
 	if err != nil {
-		p.t.Fatalf("%s not ready within %s", p.name, timeout)
+		p.t.Fatalf("%s not ready within %s", p.Name, timeout)
 	}
 }
 
 // rssBytes reads the resident set size of the process from /proc.
 func (p *syncerProcess) rssBytes() int64 {
 	p.t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
 	if err != nil {
 		p.t.Fatal(err)
 	}

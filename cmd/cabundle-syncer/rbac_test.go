@@ -158,7 +158,7 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	}
 	putCA(t, cs, caB)
 	p.waitMetric("cabundle_syncer_source_valid", 1, 30*time.Second)
-	if log := p.log(); strings.Contains(log, "forbidden") {
+	if log := p.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the syncer was refused something:\n%s", grepLines(log, "forbidden"))
 	}
 
