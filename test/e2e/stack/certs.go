@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +14,6 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 )
-
-func (s *Stack) currentFingerprint(ctx context.Context) string {
-	return CurrentFingerprint(ctx, s.Clientset)
-}
 
 // CurrentFingerprint returns the fingerprint of the CA in the Secret, or ""
 // when there is none.
@@ -30,12 +27,6 @@ func CurrentFingerprint(ctx context.Context, cs kubernetes.Interface) string {
 		return ""
 	}
 	return cabundle.Fingerprint(certs[0])
-}
-
-// WaitBundleHas waits until every webhook entry's caBundle holds the
-// certificate with fingerprint fp.
-func (s *Stack) WaitBundleHas(ctx context.Context, timeout time.Duration, fp string) error {
-	return WaitBundleHas(ctx, s.Clientset, timeout, fp)
 }
 
 // WaitBundleHas waits until every webhook entry's caBundle in the cluster
@@ -54,7 +45,7 @@ func WaitBundleHas(ctx context.Context, cs kubernetes.Interface, timeout time.Du
 		return syncertest.EveryBundleHas(mwc, fp), nil
 	})
 	if err != nil {
-		return errorf("caBundle does not hold %s within %s (fingerprints per entry: %v): %w", fp, timeout, last, err)
+		return fmt.Errorf("caBundle does not hold %s within %s (fingerprints per entry: %v): %w", fp, timeout, last, err)
 	}
 	return nil
 }

@@ -2,26 +2,23 @@ package stack
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // ServiceName is the Service of deploy/webhook that the
-// MutatingWebhookConfiguration calls, in Namespace. Start fails when the
-// rendered manifests name another one.
+// MutatingWebhookConfiguration calls, in Namespace.
 const ServiceName = WebhookName
 
-// WebhookManifests are the objects of deploy/webhook the stack applies, as
-// kustomize renders them.
+// WebhookManifests are objects of deploy/webhook, as kustomize renders
+// them.
 type WebhookManifests struct {
 	Configuration *admissionregistrationv1.MutatingWebhookConfiguration
 	// Service is the Service named ServiceName.
@@ -103,38 +100,4 @@ func (m *WebhookManifests) ServicePort() (corev1.ServicePort, error) {
 		return corev1.ServicePort{}, errors.New("the MutatingWebhookConfiguration of deploy/webhook has no webhook")
 	}
 	return *found, nil
-}
-
-// applyService creates the webhook's Service as rendered. Nothing routes
-// its ClusterIP; the API server, with aggregator routing, calls the
-// endpoints that the stack writes into its EndpointSlices.
-func (s *Stack) applyService(ctx context.Context) error {
-	s.opts.Progress("creating Service %s/%s from deploy/webhook", Namespace, ServiceName)
-	_, err := s.Clientset.CoreV1().Services(Namespace).Create(ctx, s.manifests.Service.DeepCopy(), metav1.CreateOptions{})
-	return err
-}
-
-// DeleteService deletes the webhook's Service, as an operator's mistake
-// might: the API server can then no longer resolve the webhook for a new
-// connection and admits Pods without it (failurePolicy: Ignore). Calls on
-// connections it already keeps alive still reach the replicas, as they
-// would through kube-proxy's conntrack entries; RestartWebhook closes
-// them. The EndpointSlices stay, as the stack keeps writing them. A
-// missing Service is not an error.
-func (s *Stack) DeleteService(ctx context.Context) error {
-	err := s.Clientset.CoreV1().Services(Namespace).Delete(ctx, ServiceName, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
-}
-
-// RestoreService creates the webhook's Service again as rendered from
-// deploy/webhook. An existing Service is not an error.
-func (s *Stack) RestoreService(ctx context.Context) error {
-	err := s.applyService(ctx)
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
 }
