@@ -50,6 +50,12 @@ var externalSeries = map[string]string{
 	// The kube-apiserver.
 	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
 	"apiserver_request_total":                     "apiserver_request_total",
+	// The kube-apiserver's series for the service level objectives: each
+	// exists only after the first call, rejection or slow call.
+	"apiserver_admission_webhook_request_total":                     "apiserver_request_total",
+	"apiserver_admission_webhook_rejection_count":                   "apiserver_request_total",
+	"apiserver_admission_webhook_admission_duration_seconds_bucket": "apiserver_request_total",
+	"apiserver_admission_webhook_admission_duration_seconds_count":  "apiserver_request_total",
 }
 
 // codeMetrics returns the metric names the binaries register, from their
