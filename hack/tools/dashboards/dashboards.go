@@ -42,6 +42,7 @@ func boards() []board {
 		{file: "snatch-webhook.json", builder: webhookBoard()},
 		{file: "cabundle-syncer.json", builder: syncerBoard()},
 		{file: "placement.json", builder: placementBoard()},
+		{file: "fleet.json", builder: fleetBoard()},
 	}
 }
 
@@ -164,5 +165,37 @@ func placementBoard() *dashboard.DashboardBuilder {
 		graph("Kyma pool memory", "Allocatable memory of the Kyma pool's Nodes, and the memory that Pods on them request.", "bytes",
 			q(`sum(kube_node_status_allocatable{cluster=~"$cluster", resource="memory"} * on (cluster, node) group_left () `+nodes+`)`, "allocatable"),
 			q(`sum(kube_pod_container_resource_requests{cluster=~"$cluster", resource="memory"} * on (cluster, node) group_left () `+nodes+`)`, "requested")),
+	)
+}
+func fleetBoard() *dashboard.DashboardBuilder {
+	b := newBoard("kim-snatch-fleet", "KIM Snatch / fleet",
+		"Every cluster at once, from the fleet records (deploy/components/fleet) that each cluster's Prometheus sends with its external label cluster.").
+		Variables(variables(`label_values(kim_snatch:fleet_webhook_healthy, cluster)`, "", "", false))
+	const c = `{cluster=~"$cluster"}`
+	return withPanels(b,
+		"Health",
+		single("Unhealthy clusters", "Clusters whose webhook is not healthy or whose caBundle is out of sync.", "none",
+			q(`count(kim_snatch:fleet_webhook_healthy`+c+` == 0 or kim_snatch:fleet_cabundle_in_sync`+c+` == 0) or 0 * count(kim_snatch:fleet_webhook_healthy`+c+`)`, "unhealthy")),
+		single("Clusters", "Clusters that send the fleet records.", "none",
+			q(`count(kim_snatch:fleet_webhook_healthy`+c+`)`, "clusters")),
+		single("Kyma Pods off the Kyma pool", "Across the fleet.", "none",
+			q(`sum(kim_snatch:fleet_kyma_pods_off_pool`+c+`)`, "off the pool")),
+		single("Fail-open rate", "Pod admissions per second that failed open, across the fleet.", "reqps",
+			q(`sum(kim_snatch:fleet_fail_open:rate5m`+c+`)`, "fail-open")),
+		list("Cluster health", "Each cluster, worst first: 1 is healthy, 0 is not.", "none",
+			q(`sort(min by (cluster) (kim_snatch:fleet_webhook_healthy`+c+`))`, "webhook healthy"),
+			q(`sort(min by (cluster) (kim_snatch:fleet_cabundle_in_sync`+c+`))`, "caBundle in sync")),
+		bars("Worst clusters by fail-open rate", "The ten clusters with the most Pod admissions that failed open, per second.", "reqps",
+			q(`topk(10, kim_snatch:fleet_fail_open:rate5m`+c+`)`, "{{cluster}}")),
+		"Versions",
+		bars("snatch-webhook versions", "Clusters per snatch-webhook version.", "none",
+			q(`count by (version) (kim_snatch:fleet_webhook_version:info`+c+`)`, "{{version}}")),
+		bars("cabundle-syncer versions", "Clusters per cabundle-syncer version.", "none",
+			q(`count by (version) (kim_snatch:fleet_syncer_version:info`+c+`)`, "{{version}}")),
+		"Service level objectives",
+		bars("Worst clusters: Kyma Pods without the term (1h)", "Error ratio of the first objective over the last hour: Pod creations that failed open, were rejected or hit a webhook error.", "percentunit",
+			q(`topk(10, kim_snatch:fleet_slo_term_errors:ratio_rate1h`+c+`)`, "{{cluster}}")),
+		bars("Worst clusters: slow admissions (1h)", "Error ratio of the second objective over the last hour: calls to the webhook slower than 100 ms.", "percentunit",
+			q(`topk(10, kim_snatch:fleet_slo_latency_errors:ratio_rate1h`+c+`)`, "{{cluster}}")),
 	)
 }
