@@ -2,7 +2,8 @@
 #
 # Everything the targets need is built from Go modules into bin/: the
 # Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules),
-# the descheduler policy checker (hack/tools/descheduler) and the linter
+# the descheduler policy checker (hack/tools/descheduler), the dashboard
+# generator (hack/tools/dashboards) and the linter
 # (hack/tools/lint). Only Go 1.26 must be installed.
 
 SHELL := /usr/bin/env bash -o pipefail
@@ -16,6 +17,7 @@ K8S_STAMP       := $(K8S_BIN)/.built
 K8S_COMPONENTS  := kube-apiserver kube-scheduler kube-controller-manager kubectl kubelet kube-proxy
 PROMRULES       := $(BIN)/promrules
 DESCHEDULER_POLICY := $(BIN)/descheduler-policy
+DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
 
@@ -38,6 +40,7 @@ K8S_LDFLAGS := -s -w \
 export SNATCH_K8S_BIN := $(K8S_BIN)
 export SNATCH_PROMRULES := $(PROMRULES)
 export SNATCH_DESCHEDULER_POLICY := $(DESCHEDULER_POLICY)
+export SNATCH_DASHBOARDS := $(DASHBOARDS)
 
 ##@ General
 
@@ -76,12 +79,17 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 		echo "rendered deploy/$$base -> bin/manifests/$$base.yaml"; \
 	done
 
+.PHONY: dashboards
+dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/components/dashboards from hack/tools/dashboards.
+	$(DASHBOARDS) generate -o deploy/components/dashboards
+
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test $(GO_TEST_FLAGS) ./...
 	GOWORK=off go -C hack/tools/images test ./...
+	GOWORK=off go -C hack/tools/dashboards test ./...
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
@@ -145,7 +153,7 @@ release: $(K8S_STAMP) ## Release one binary: make release BINARY=snatch-webhook 
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -165,6 +173,10 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 $(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard hack/tools/promrules/*.go)
 	@echo ">> building promrules"
 	GOWORK=off go -C hack/tools/promrules build -trimpath -o $@ .
+
+$(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildcard hack/tools/dashboards/*.go)
+	@echo ">> building dashboards"
+	GOWORK=off go -C hack/tools/dashboards build -trimpath -o $@ .
 
 $(DESCHEDULER_POLICY): hack/tools/descheduler/go.mod hack/tools/descheduler/go.sum $(wildcard hack/tools/descheduler/*.go)
 	@echo ">> building descheduler-policy"

@@ -170,41 +170,7 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 	// its error cannot change the answer.
 	defer func() { _ = db.Close() }()
 	ctx := context.Background()
-	app := db.AppenderV2(ctx)
-	previous := map[string]labels.Labels{}
-	for _, t := range before {
-		written, err := appendExposition(app, t, ts.Add(-interval), stdin)
-		if err != nil {
-			return nil, err
-		}
-		for _, ls := range written {
-			previous[ls.String()] = ls
-		}
-	}
-	for _, t := range current {
-		written, err := appendExposition(app, t, ts, stdin)
-		if err != nil {
-			return nil, err
-		}
-		for _, ls := range written {
-			delete(previous, ls.String())
-		}
-	}
-	// A series that the previous scrape had and this one lacks, because
-	// the target dropped it or the target is gone, ends with a staleness
-	// marker, as Prometheus' scrape loop writes one: it is no longer
-	// returned at the evaluation time.
-	for _, ls := range previous {
-		if _, err := app.Append(0, ls, 0, ts.UnixMilli(), math.Float64frombits(value.StaleNaN), nil, nil, storage.AppendV2Options{}); err != nil {
-			return nil, err
-		}
-	}
-	for _, t := range down {
-		if _, err := app.Append(0, upSeries(t), 0, ts.UnixMilli(), 0, nil, nil, storage.AppendV2Options{}); err != nil {
-			return nil, err
-		}
-	}
-	if err := app.Commit(); err != nil {
+	if err := appendScrapes(ctx, db, ts, interval, current, before, down, stdin); err != nil {
 		return nil, err
 	}
 
@@ -246,6 +212,48 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 	slices.Sort(res.NotHolding)
 	res.NotHolding = slices.Compact(res.NotHolding)
 	return res, nil
+}
+
+// appendScrapes writes the scraped expositions into db as Prometheus' scrape
+// loop would: the previous scrapes one interval before ts, the current ones
+// at ts, staleness markers for series the current scrapes dropped, and up=0
+// for the targets that could not be scraped.
+func appendScrapes(ctx context.Context, db storage.AppendableV2, ts time.Time, interval time.Duration, current, before targets, down downTargets, stdin io.Reader) error {
+	app := db.AppenderV2(ctx)
+	previous := map[string]labels.Labels{}
+	for _, t := range before {
+		written, err := appendExposition(app, t, ts.Add(-interval), stdin)
+		if err != nil {
+			return err
+		}
+		for _, ls := range written {
+			previous[ls.String()] = ls
+		}
+	}
+	for _, t := range current {
+		written, err := appendExposition(app, t, ts, stdin)
+		if err != nil {
+			return err
+		}
+		for _, ls := range written {
+			delete(previous, ls.String())
+		}
+	}
+	// A series that the previous scrape had and this one lacks, because
+	// the target dropped it or the target is gone, ends with a staleness
+	// marker, as Prometheus' scrape loop writes one: it is no longer
+	// returned at the evaluation time.
+	for _, ls := range previous {
+		if _, err := app.Append(0, ls, 0, ts.UnixMilli(), math.Float64frombits(value.StaleNaN), nil, nil, storage.AppendV2Options{}); err != nil {
+			return err
+		}
+	}
+	for _, t := range down {
+		if _, err := app.Append(0, upSeries(t), 0, ts.UnixMilli(), 0, nil, nil, storage.AppendV2Options{}); err != nil {
+			return err
+		}
+	}
+	return app.Commit()
 }
 
 // newEngine returns a PromQL engine with Prometheus' defaults for what the

@@ -8,6 +8,11 @@
 //	                               load scraped metrics at one instant and
 //	                               print, as JSON, which alerts' expressions
 //	                               hold there (`for` ignored)
+//	promrules eval [flags] [RULEFILE...] < queries.json
+//	                               evaluate PromQL expressions on scraped
+//	                               metrics or on promtool-style series, after
+//	                               the rules' records, and print, as JSON,
+//	                               which returned no data; exit 1 if any
 //	promrules test TESTFILE...     rule unit tests in the format of
 //	                               `promtool test rules`; exit 1 on failure
 //
@@ -20,7 +25,9 @@
 // selectors lets tests hold alerts to the names they depend on (metric names,
 // job and webhook names) without a PromQL parser of their own. conditions
 // is the e2e suite's oracle: after each break it evaluates the alerts on the
-// live processes' /metrics (see conditions.go).
+// live processes' /metrics (see conditions.go). eval proves that every
+// panel of the dashboards (hack/tools/dashboards) shows data: on the series
+// of a unit test, and on the live scrapes (see eval.go).
 //
 // It exists because promtool cannot be built from the Go module proxy (one of
 // its service-discovery dependencies is not served there). Evaluating rules
@@ -60,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return selectors(args[1:], stdout, stderr)
 	case "conditions":
 		return conditions(args[1:], os.Stdin, stdout, stderr)
+	case "eval":
+		return evalQueries(args[1:], os.Stdin, stdout, stderr)
 	case "test":
 		return unitTest(args[1:], stdout, stderr)
 	default:
@@ -71,6 +80,7 @@ func usage(stderr io.Writer) int {
 	fmt.Fprintln(stderr, `usage: promrules check FILE...
        promrules selectors FILE...
        promrules conditions [flags] FILE... [< metrics.txt]   (-h for flags)
+       promrules eval [flags] [RULEFILE...] < queries.json     (-h for flags)
        promrules test TESTFILE...`)
 	return 2
 }

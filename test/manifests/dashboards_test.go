@@ -1,0 +1,379 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DashboardsEnv names a prebuilt dashboards tool. Without it the tests
+// build hack/tools/dashboards themselves.
+const DashboardsEnv = "SNATCH_DASHBOARDS"
+
+const (
+	dashboardsComponent = "deploy/components/dashboards"
+	// healthySeries is a healthy installation's series over an hour,
+	// those of the binaries and those the panels read from
+	// kube-state-metrics, the kube-apiserver and controller-runtime.
+	healthySeries = "testdata/dashboards/healthy.yaml"
+	// grafanaDashboardLabel is what the Grafana sidecar of
+	// kube-prometheus-stack looks for by default.
+	grafanaDashboardLabel = "grafana_dashboard"
+)
+
+// dashboardSeries are the series the dashboards read from other
+// components besides those the alerts read (externalSeries): with their
+// source. A panel that reads a series of neither list nor this project
+// names something nothing here serves.
+var dashboardSeries = map[string]string{
+	"apiserver_admission_webhook_request_total":                     "kube-apiserver",
+	"apiserver_admission_webhook_admission_duration_seconds_bucket": "kube-apiserver",
+	"kube_node_status_allocatable":                                  "kube-state-metrics",
+	"kube_pod_container_resource_requests":                          "kube-state-metrics",
+	"controller_runtime_reconcile_time_seconds_bucket":              "cabundle-syncer (controller-runtime)",
+}
+
+var dashboardsBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// dashboardsTool returns $SNATCH_DASHBOARDS, or a fresh build of
+// hack/tools/dashboards (its own module, so the SDK stays out of go.mod).
+func dashboardsTool(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(DashboardsEnv); p != "" {
+		return p
+	}
+	dashboardsBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dashboards-")
+		if err != nil {
+			dashboardsBuild.err = err
+			return
+		}
+		tempDirs = append(tempDirs, dir)
+		root, err := repoRootE()
+		if err != nil {
+			dashboardsBuild.err = err
+			return
+		}
+		path := filepath.Join(dir, "dashboards")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
+		cmd.Dir = filepath.Join(root, "hack", "tools", "dashboards")
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			dashboardsBuild.err = fmt.Errorf("build hack/tools/dashboards: %w\n%s", err, out)
+			return
+		}
+		dashboardsBuild.path = path
+	})
+	if dashboardsBuild.err != nil {
+		t.Fatal(dashboardsBuild.err)
+	}
+	return dashboardsBuild.path
+}
+
+// panelQuery is one query of one panel as `dashboards queries` lists it.
+type panelQuery struct {
+	Dashboard string `json:"dashboard"`
+	Panel     string `json:"panel"`
+	RefID     string `json:"refId"`
+	Template  string `json:"template"`
+	Expr      string `json:"expr"`
+}
+
+func (q panelQuery) String() string {
+	return fmt.Sprintf("%s / %s / %s", q.Dashboard, q.Panel, q.RefID)
+}
+
+// shippedQueries lists the queries of the dashboard files the component
+// ships, with the variables substituted for kyma-system and every cluster.
+func shippedQueries(t *testing.T) ([]panelQuery, []byte) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), dashboardsComponent, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(dashboardsTool(t), append([]string{"queries"}, files...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dashboards queries: %v\n%s", err, stderr.String())
+	}
+	var qs []panelQuery
+	if err := json.Unmarshal(out, &qs); err != nil {
+		t.Fatalf("decode dashboards queries: %v\n%s", err, out)
+	}
+	if len(qs) == 0 {
+		t.Fatal("the dashboards have no queries")
+	}
+	return qs, out
+}
+
+// deployedRuleFiles are the PrometheusRules whose records the dashboards
+// read, as they ship.
+func deployedRuleFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no deploy/*/prometheusrule.yaml (%v)", err)
+	}
+	more, _ := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "components", "*", "prometheusrule.yaml"))
+	return append(files, more...)
+}
+
+// evalResult is what `promrules eval` prints.
+type evalResult struct {
+	Results []struct {
+		panelQuery
+		Samples int `json:"samples"`
+	} `json:"results"`
+	NoData []string `json:"noData"`
+}
+
+// evalQueries runs promrules eval on a series file after the shipped
+// rules, and returns its answer and exit code.
+func evalQueries(t *testing.T, series string, queries []byte) (evalResult, int) {
+	t.Helper()
+	qfile := filepath.Join(t.TempDir(), "queries.json")
+	if err := os.WriteFile(qfile, queries, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"eval", "-series", series, "-at", "1h", "-interval", "1m", "-queries", qfile}, deployedRuleFiles(t)...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(promrules(t), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var res evalResult
+	if code <= 1 {
+		if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
+			t.Fatalf("promrules eval: %v, exit %d\n%s%s", jerr, code, stdout.String(), stderr.String())
+		}
+	} else {
+		t.Fatalf("promrules eval: exit %d\n%s", code, stderr.String())
+	}
+	return res, code
+}
+
+// Every query of every panel returns data, evaluated with Prometheus'
+// engine after the shipped rules, on a healthy installation's series (the
+// series of kube-state-metrics, the kube-apiserver and controller-runtime
+// fed from testdata/dashboards/healthy.yaml): no panel shows "No data".
+func TestDashboardQueriesReturnData(t *testing.T) {
+	qs, raw := shippedQueries(t)
+	res, code := evalQueries(t, healthySeries, raw)
+	if len(res.Results) != len(qs) {
+		t.Fatalf("promrules eval answered %d of %d queries", len(res.Results), len(qs))
+	}
+	for _, r := range res.Results {
+		if r.Samples == 0 {
+			t.Errorf("%s shows No data on a healthy installation: %s", r.panelQuery, r.Expr)
+		}
+	}
+	if code != 0 || len(res.NoData) > 0 {
+		t.Errorf("promrules eval exit %d, no data for %v", code, res.NoData)
+	}
+}
+
+// The check above can fail: on series without the binaries', the panels
+// that read them show No data and promrules eval says so.
+func TestDashboardQueriesWithoutDataFail(t *testing.T) {
+	_, raw := shippedQueries(t)
+	series := filepath.Join(t.TempDir(), "empty.yaml")
+	data := "interval: 1m\ninput_series:\n  - series: 'up{job=\"kube-state-metrics\"}'\n    values: '1x70'\n"
+	if err := os.WriteFile(series, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, code := evalQueries(t, series, raw)
+	if code != 1 || len(res.NoData) == 0 {
+		t.Fatalf("promrules eval on series without data: exit %d, no data for %d queries; want exit 1 and every query", code, len(res.NoData))
+	}
+}
+
+// byClause matches the label list of by (...) and on (...).
+var byClause = regexp.MustCompile(`\b(?:by|on)\s*\(([^)]*)\)`)
+
+// The dashboards name what exists: the metric names and labels of the
+// binaries' metrics as the code registers them, records of the shipped
+// rules, and the series of other components that docs/operations.md
+// lists; the pool they call the Kyma pool is the webhook's --worker-pool.
+func TestDashboardsNameWhatExists(t *testing.T) {
+	qs, _ := shippedQueries(t)
+	ours := codeMetricLabels(t)
+	records := map[string]bool{}
+	for _, r := range alerts(t) {
+		if r.Record != "" {
+			records[r.Record] = true
+		}
+	}
+	for _, f := range deployedRuleFiles(t) {
+		for _, r := range selectorsOf(t, f) {
+			if r.Record != "" {
+				records[r.Record] = true
+			}
+		}
+	}
+	// Labels Prometheus gives every target, and the histogram bucket.
+	targetLabels := []string{"job", "namespace", "pod", "instance", "service", "endpoint", "container", "cluster", "le"}
+	pool := flags(t, container(t, deployment(t, render(t, defaultInstall), "snatch-webhook")))["worker-pool"]
+	poolLabel := kubeStateMetricsLabel("worker.gardener.cloud/pool")
+	for _, q := range qs {
+		t.Run(strings.NewReplacer(" ", "_", "/", "", "-", "_").Replace(q.String()), func(t *testing.T) {
+			allOurs := true
+			for _, s := range querySelectors(t, q) {
+				switch {
+				case s.Metric == "up":
+				case strings.HasPrefix(s.Metric, "snatch_webhook_") || strings.HasPrefix(s.Metric, "cabundle_syncer_"):
+					labels, ok := ours[s.Metric]
+					if !ok {
+						t.Errorf("reads %s, which the binaries do not register", s.Metric)
+						continue
+					}
+					for _, m := range s.Matchers {
+						if !labels[m.Name] && !slices.Contains(targetLabels, m.Name) {
+							t.Errorf("selects %s{%s}, a label the code does not give it", s.Metric, m.Name)
+						}
+					}
+				case strings.HasPrefix(s.Metric, "kim_snatch:"):
+					allOurs = false
+					if !records[s.Metric] {
+						t.Errorf("reads %s, which no shipped rule records", s.Metric)
+					}
+				default:
+					allOurs = false
+					if externalSeries[s.Metric] == "" && dashboardSeries[s.Metric] == "" {
+						t.Errorf("reads %s, a series of no listed component", s.Metric)
+					}
+				}
+				for _, m := range s.Matchers {
+					if m.Name == poolLabel && m.Value != "" && m.Value != pool {
+						t.Errorf("selects pool %q, but the webhook prefers --worker-pool=%s", m.Value, pool)
+					}
+				}
+			}
+			if !allOurs {
+				return
+			}
+			// Aggregations over the binaries' metrics group by labels
+			// those metrics have.
+			known := map[string]bool{}
+			for _, s := range querySelectors(t, q) {
+				for l := range ours[s.Metric] {
+					known[l] = true
+				}
+			}
+			for _, m := range byClause.FindAllStringSubmatch(q.Template, -1) {
+				for l := range strings.SplitSeq(m[1], ",") {
+					if l = strings.TrimSpace(l); l != "" && !known[l] && !slices.Contains(targetLabels, l) {
+						t.Errorf("groups by %s, a label the code does not give %s", l, q.Template)
+					}
+				}
+			}
+		})
+	}
+}
+
+// querySelectors returns the series selectors of one query, as promrules
+// parses them with the PromQL parser: the query is written as a recording
+// rule.
+func querySelectors(t *testing.T, q panelQuery) []selector {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "query.rules.yaml")
+	data, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "q", "rules": []any{map[string]any{"record": "q", "expr": q.Expr}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := selectorsOf(t, file)
+	if len(rs) != 1 {
+		t.Fatalf("promrules selectors returned %d rules for one query", len(rs))
+	}
+	return rs[0].Selectors
+}
+
+type selector = struct {
+	Metric   string `json:"metric"`
+	Matchers []struct {
+		Name  string `json:"name"`
+		Op    string `json:"op"`
+		Value string `json:"value"`
+	} `json:"matchers"`
+}
+
+// selectorsOf runs promrules selectors on one rule file.
+func selectorsOf(t *testing.T, file string) []rule {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(promrules(t), "selectors", file)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("promrules selectors %s: %v\n%s", file, err, stderr.String())
+	}
+	var rs []rule
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatalf("decode promrules output: %v\n%s", err, out)
+	}
+	return rs
+}
+
+// The component ships each generated dashboard as a ConfigMap that the
+// Grafana sidecar discovers, byte for byte, and adds nothing else to an
+// overlay.
+func TestDashboardsComponentShipsEveryDashboard(t *testing.T) {
+	objs := renderOverlay(t, "components:\n  - ../../"+dashboardsComponent+"\n")
+	base := render(t, defaultInstall)
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), dashboardsComponent, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
+	}
+	cms := ofKind(objs, "ConfigMap")
+	if len(objs) != len(base)+len(files) || len(cms) != len(files) {
+		t.Fatalf("the overlay renders %d objects (%d ConfigMaps), want the %d of %s and one ConfigMap per dashboard (%d)", len(objs), len(cms), len(base), defaultInstall, len(files))
+	}
+	shipped := map[string]bool{}
+	for _, cm := range cms {
+		if got := cm.GetLabels()[grafanaDashboardLabel]; got != "1" {
+			t.Errorf("%s has %s=%q, want \"1\"", id(cm), grafanaDashboardLabel, got)
+		}
+		data := cm.Object["data"].(map[string]any)
+		for name, content := range data {
+			want, err := os.ReadFile(filepath.Join(repoRoot(t), dashboardsComponent, name))
+			if err != nil {
+				t.Errorf("%s holds %s, which is not a shipped dashboard", id(cm), name)
+				continue
+			}
+			if content.(string) != string(want) {
+				t.Errorf("%s holds %s changed", id(cm), name)
+			}
+			shipped[name] = true
+		}
+	}
+	for _, f := range files {
+		if !shipped[filepath.Base(f)] {
+			t.Errorf("no ConfigMap ships %s", filepath.Base(f))
+		}
+	}
+}
