@@ -7,6 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -14,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/transport"
@@ -162,4 +168,41 @@ func (s *nodeSystem) replica(p corev1.Pod, app string) replica {
 			return string(b)
 		},
 	}
+}
+
+// KillSyncerLeader SIGKILLs the process of the leader's container, as an
+// out-of-memory kill or a crash would: the kubelet restarts the container
+// in the same Pod, and the Lease is not released.
+func (s *nodeSystem) KillSyncerLeader(ctx context.Context) error {
+	leader, err := s.Leader(ctx)
+	if err != nil {
+		return err
+	}
+	pod, err := s.cs.CoreV1().Pods(stack.Namespace).Get(ctx, leader.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pids := containerProcesses("/"+stack.SyncerName, pod.UID)
+	if len(pids) != 1 {
+		return fmt.Errorf("want one /%s process in Pod %s, found %v", stack.SyncerName, pod.Name, pids)
+	}
+	logf("killing the leader %s: SIGKILL to pid %d on the node", pod.Name, pids[0])
+	return syscall.Kill(pids[0], syscall.SIGKILL)
+}
+
+// containerProcesses returns the host PIDs of the processes whose command
+// is path and whose cgroup is the Pod's, as the kubelet names it.
+func containerProcesses(path string, uid types.UID) []int {
+	var pids []int
+	for _, pid := range processesOf(path) {
+		cgroup, err := os.ReadFile(filepath.Join("/proc", pid, "cgroup"))
+		if err != nil || !strings.Contains(string(cgroup), "pod"+string(uid)) {
+			continue
+		}
+		n, err := strconv.Atoi(pid)
+		if err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
 }

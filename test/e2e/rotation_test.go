@@ -83,8 +83,13 @@ func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
 	})
 	missing, total, rise, _ := rotationUnderLoad(t, 20)
 	logf("rotation with --ca-overlap=0: %d Pods created, %d without the term, fail-open count +%v", total, len(missing), rise)
-	if len(missing) == 0 || rise == 0 {
-		t.Errorf("without the overlap %d of %d Pods missed the term and the fail-open count rose by %v; want both above 0, or this test no longer shows what the overlap is for", len(missing), total, rise)
+	if len(missing) == 0 {
+		t.Errorf("without the overlap no Pod of %d missed the term; want some, or this test no longer shows what the overlap is for", total)
+	}
+	// The API server's verdict on each call is the only cause of a
+	// missing term here: every Pod without it was admitted failing open.
+	if float64(len(missing)) != rise {
+		t.Errorf("%d Pods missed the term but the fail-open count rose by %v; want them equal", len(missing), rise)
 	}
 }
 
