@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,9 +129,15 @@ func (a *alertRules) holding(t *testing.T, before, now scrape) []string {
 }
 
 // assertHolding holds the alerts whose condition holds to exactly want.
+// The term objective's burn-rate alerts watch the same calls as
+// KimSnatchWebhookFailingOpen, over windows the two scrapes cannot span:
+// between two scrapes every window's rate is the fault's own, so at least
+// one of them holds exactly where FailingOpen does, and none elsewhere.
 func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape, want ...string) {
 	t.Helper()
 	got := a.holding(t, before, now)
+	burns := slices.DeleteFunc(slices.Clone(got), func(name string) bool { return !strings.HasPrefix(name, alertTermBurnPrefix) })
+	got = slices.DeleteFunc(got, func(name string) bool { return strings.HasPrefix(name, alertTermBurnPrefix) })
 	slices.Sort(want)
 	if want == nil {
 		want = []string{}
@@ -139,7 +146,11 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 		t.Errorf("%s: alert conditions holding %v, want exactly %v", what, got, want)
 		return
 	}
-	logf("%s: alert conditions holding %v, as expected", what, got)
+	if failingOpen := slices.Contains(want, alertFailingOpen); failingOpen != (len(burns) > 0) {
+		t.Errorf("%s: term objective burn alerts holding %v while FailingOpen is expected: %v", what, burns, failingOpen)
+		return
+	}
+	logf("%s: alert conditions holding %v, and of the term objective's burn alerts %v, as expected", what, got, burns)
 }
 
 // getWith reads url's body with client.
@@ -169,4 +180,6 @@ const (
 	alertNoLeader           = "KimSnatchCABundleSyncerNoLeader"
 	alertPoolHasNoNodes     = "KimSnatchKymaPoolHasNoNodes"
 	alertPodsOffPool        = "KimSnatchKymaPodsOffPool"
+	// alertTermBurnPrefix names the term objective's burn-rate alerts.
+	alertTermBurnPrefix = "KimSnatchTermSLO"
 )
