@@ -118,14 +118,16 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 # the user, entrypoint, labels and path of the Dockerfile's final stage, but
 # without the distroless base. The tag is the one test/e2e/overlay uses.
 # The pause image serves as containerd's sandbox image where nothing can be
-# pulled; like registry.k8s.io/pause it runs as 65535.
+# pulled; like registry.k8s.io/pause it runs as 65535. kim-snatch is the
+# stand-in of the old single binary (test/e2e/kimsnatch), run as /manager
+# for the migration scenario.
 IMAGES          := $(BIN)/images
 IMAGETOOL       := $(BIN)/imagetool
 IMAGES_TAG      := e2e
 IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim-snatch-pause (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause and kim-snatch (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -136,6 +138,9 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim
 	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kim-snatch ./test/e2e/kimsnatch/cmd/kim-snatch
+	$(IMAGETOOL) -binary $(IMAGES)/build/kim-snatch -entrypoint /manager -user 65532:65532 \
+		-tag kim-snatch:$(IMAGES_TAG) -o $(IMAGES)/kim-snatch.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).

@@ -25,7 +25,8 @@ var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
 
 // migrationGuide's commands are not dry-run here: they change the cluster
 // step by step, and TestMigrationUnderLoad in test/e2e/migration runs them
-// for real, as written.
+// for real, as written; TestMigrationGuideNamesExist checks the objects
+// they name, in the code blocks and the inline code.
 const migrationGuide = "docs/migration.md"
 
 // kubectlCommands returns every kubectl command of the documents' code

@@ -22,6 +22,8 @@
 //     the certificate again, as the restarted binary did. It serves only
 //     once the first write after a start or restart has succeeded.
 //
-// Inventory returns the old installation's objects, as its kustomize
-// overlay renders them.
+// Inventory returns the old installation's objects, as the manifest of a
+// release up to 1.0.9 renders them, with the CustomResourceDefinitions of
+// config/crd. The command cmd/kim-snatch runs the stand-in in a container,
+// as the old image ran /manager; `make images` packs it.
 package kimsnatch

@@ -122,6 +122,10 @@ func (k *KimSnatch) Stop() {
 // Pods are annotated instead of getting the term.
 func (k *KimSnatch) Fallback() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.fallback }
 
+// Serving reports whether a certificate is loaded and the MWC written
+// after the last start or restart: whether TLS handshakes succeed.
+func (k *KimSnatch) Serving() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.cert != nil }
+
 // Loads is the number of certificate loads so far.
 func (k *KimSnatch) Loads() int { k.mu.Lock(); defer k.mu.Unlock(); return k.loads }
 

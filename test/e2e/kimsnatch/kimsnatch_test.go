@@ -38,6 +38,12 @@ func TestInventoryIsTheOldInstallation(t *testing.T) {
 	kinds := map[string]int{}
 	for _, o := range objs {
 		kinds[o.GetKind()]++
+		if o.GetKind() == "CustomResourceDefinition" {
+			if !strings.HasSuffix(o.GetName(), ".core.kyma-project.io") {
+				t.Errorf("CustomResourceDefinition %s is not of group core.kyma-project.io", o.GetName())
+			}
+			continue
+		}
 		if !strings.HasPrefix(o.GetName(), "kim-snatch-") {
 			t.Errorf("%s %s lacks the name prefix kim-snatch-", o.GetKind(), o.GetName())
 		}
@@ -47,7 +53,7 @@ func TestInventoryIsTheOldInstallation(t *testing.T) {
 	}
 	want := map[string]int{"Deployment": 1, "Service": 2, "ServiceAccount": 1, "Role": 1, "RoleBinding": 1,
 		"NetworkPolicy": 4, "ClusterRole": 3, "ClusterRoleBinding": 2, "PriorityClass": 1, "Certificate": 1,
-		"MutatingWebhookConfiguration": 1}
+		"MutatingWebhookConfiguration": 1, "CustomResourceDefinition": 2}
 	if !apiequality.Semantic.DeepEqual(kinds, want) {
 		t.Errorf("kinds = %v, want %v", kinds, want)
 	}

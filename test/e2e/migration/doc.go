@@ -1,11 +1,14 @@
 // Package migration runs docs/migration.md, step by step and as written,
-// from the old single-binary kim-snatch to KIM Snatch and back, on a local
-// control plane while Pods are created at a steady rate, and counts what
-// the webhooks did to every Pod (migration_test.go).
+// from the old single-binary kim-snatch to KIM Snatch and back, while Pods
+// are created at a steady rate, and counts what the webhooks did to every
+// Pod (migration_test.go). It stops the migration after steps 3, 4 and 5
+// and rolls back from there, then migrates completely and rolls back.
 //
-// The old kim-snatch runs as the stand-in of test/e2e/kimsnatch, Gardener
-// cert-management as the stand-in of test/e2e/certmgmt, and the kubelet,
-// which starts the Deployments' Pods and mounts the Secret into them, as
-// the stand-in of test/e2e/kubelet. kubectl, kube-apiserver, kube-scheduler
-// and kube-controller-manager are the real ones.
+// It runs on the real node of test/realnode: kubectl's Deployments start
+// the images of `make images` in containerd, the real kubelet projects the
+// Secret into them, and kube-proxy carries the API server's calls to the
+// webhooks' Services. The old kim-snatch runs as the container of
+// test/e2e/kimsnatch/cmd/kim-snatch, and Gardener cert-management as the
+// stand-in of test/e2e/certmgmt. Without the node's prerequisites the
+// scenario is skipped, and fails in CI.
 package migration

@@ -21,10 +21,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
-	"github.com/kyma-project/kim-snatch/test/e2e/kubelet"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
-	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
 // The names both installations share are the stack's; the old entry is
@@ -38,35 +37,54 @@ const (
 	newEntry      = stack.WebhookEntryName
 	// podsPerSecond is the rate of Pod creations throughout.
 	podsPerSecond = 20
-	// projectionDelay is how long after a Secret change a running Pod sees
-	// the new files. A real kubelet takes 60 to 90 s; the steps wait for
-	// what they need and do not depend on it.
-	projectionDelay = 20 * time.Second
 )
 
-// windows are the phases in which the guide says Pods may miss the term,
-// and why: each of them is counted (fail-open rise = Pods missed). After
-// rollback step 6 the old Certificate issues a new certificate, and the old
-// binary loads it once the kubelet has projected it ("rolled back").
+// windows are the phases, by the step they end with, in which the guide
+// says Pods may miss the term, and why: each of them is counted (fail-open
+// rise = Pods missed). Rollback step 6 makes the old Certificate issue a
+// new certificate, and the old binary loads it once the kubelet has
+// projected it: during step 7 or after ("rolled back").
 var windows = map[string]string{
 	"Rolling back 6": oldRotation,
+	"Rolling back 7": oldRotation,
 	"rolled back":    oldRotation,
 }
 
 const oldRotation = "kim-snatch's own rotation: it serves the new certificate and writes its CA alone into the caBundle"
 
+// runs are the migrations the scenario makes, one after another: it stops
+// after a step and rolls back from there, and at last migrates completely
+// (upTo 0) and rolls back.
+var runs = []struct {
+	name string
+	upTo int
+}{
+	{"abort after 3", 3},
+	{"abort after 4", 4},
+	{"abort after 5", 5},
+	{"migration", 0},
+}
+
 // The migration from the old kim-snatch to KIM Snatch and the rollback,
-// run as docs/migration.md writes them while Pods are created at 20/s.
-// Every Pod gets exactly one term, except in a window that the guide
-// names, where the Pods missed equal the API server's fail-open count;
-// after the migration no object of the old installation is left but the
-// shared ones, after the rollback none of the new, and at each end
-// exactly one Certificate writes the Secret.
+// run as docs/migration.md writes them on a real node while Pods are
+// created at 20/s, first stopped after steps 3, 4 and 5 and rolled back
+// from there, then whole. Every Pod gets exactly one term, except in a
+// window that the guide names, where the Pods missed equal the API
+// server's fail-open count; after the migration no object of the old
+// installation is left but the shared ones and the data the old manifest's
+// CRDs hold, after each rollback none of the new, and at each end exactly
+// one Certificate writes the Secret.
 func TestMigrationUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	if err := realnode.CheckPrerequisites(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("no real node here: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
 	defer cancel()
 	root, err := framework.RepoRoot()
 	if err != nil {
@@ -78,7 +96,8 @@ func TestMigrationUnderLoad(t *testing.T) {
 	}
 	env := newEnv(ctx, t, root)
 
-	// The old installation, as it runs in the fleet, serving Pods.
+	// The old installation, as it runs in the fleet, serving Pods, with
+	// data in its CRDs.
 	env.progress("installing the old kim-snatch")
 	if _, err := env.kubectl(ctx, nil, "apply", "-f", env.oldManifest); err != nil {
 		t.Fatal(err)
@@ -86,6 +105,10 @@ func TestMigrationUnderLoad(t *testing.T) {
 	if _, err := env.kubectl(ctx, nil, "-n", namespace, "rollout", "status", "deployment/kim-snatch-controller-manager", "--timeout=5m"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := env.kubectl(ctx, nil, "wait", "--for=condition=Established", "crd/customconfigs.core.kyma-project.io", "crd/registrycacheconfigs.core.kyma-project.io"); err != nil {
+		t.Fatal(err)
+	}
+	data := env.createData(ctx, t, filepath.Join("testdata", "data.yaml"))
 	env.waitServed(ctx, t)
 
 	l := newLoad(env.load, loadNamespace, podsPerSecond)
@@ -94,42 +117,48 @@ func TestMigrationUnderLoad(t *testing.T) {
 	defer l.finish()
 	env.phase(ctx, t, l, "before", func() error { return env.hold(ctx, 5*time.Second) })
 
-	for _, st := range steps {
-		if st.section == "Rolling back" && st.n == 1 {
-			env.checkMigrated(ctx, t)
-			// The rotation of step 7 reaches the webhook's replicas under load.
-			env.phase(ctx, t, l, "migrated", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
+	for _, r := range runs {
+		env.progress("--- %s", r.name)
+		for _, st := range steps {
+			if st.section == "Steps" && r.upTo > 0 && st.n > r.upTo {
+				continue
+			}
+			if st.section == "Rolling back" && st.n == 1 && r.upTo == 0 {
+				env.checkMigrated(ctx, t)
+				env.checkData(ctx, t, data, "after the migration")
+				// The rotation of step 7 reaches the webhook's replicas under load.
+				env.phase(ctx, t, l, r.name+": migrated", func() error { return env.measure(ctx, "webhook replicas after step 7", newPods) })
+			}
+			if st.section == "Steps" && st.n == 6 {
+				env.checkOldOwnsFields(ctx, t)
+			}
+			env.phase(ctx, t, l, fmt.Sprintf("%s: %s %d", r.name, st.section, st.n), func() error { return env.run(ctx, t, st) })
 		}
-		if st.section == "Steps" && st.n == 6 {
-			env.checkOldOwnsFields(ctx, t)
-		}
-		env.phase(ctx, t, l, fmt.Sprintf("%s %d", st.section, st.n), func() error { return env.run(ctx, t, st) })
-		if st.section == "Steps" && st.n == 3 {
-			// An operator may pause here: the old binary loads the
-			// certificate of step 3 and writes its CA alone, under load.
-			env.phase(ctx, t, l, "Steps 3, paused", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
-		}
+		// The old binary's rotation of rollback step 6 reaches its Pod.
+		env.phase(ctx, t, l, r.name+": rolled back", func() error { return env.measure(ctx, "old binary after rollback step 6", oldPods) })
+		env.checkRolledBack(ctx, t)
+		env.checkData(ctx, t, data, "after "+r.name+" and its rollback")
 	}
-	// The old binary's rotation of rollback step 6 reaches its Pod.
-	env.phase(ctx, t, l, "rolled back", func() error { return env.hold(ctx, projectionDelay+5*time.Second) })
 	l.finish()
-	env.checkRolledBack(ctx, t)
 
 	phases, byPhase, errs := l.report()
 	var total counts
-	t.Logf("%-16s %6s %6s %6s %6s %9s", "phase", "Pods", "1 term", "2 terms", "none", "fail-open")
+	t.Logf("%-34s %6s %6s %7s %6s %9s", "phase", "Pods", "1 term", "2 terms", "none", "fail-open")
 	for _, p := range phases {
 		c := byPhase[p]
-		t.Logf("%-16s %6d %6d %6d %6d %9.0f", p, c.Pods, c.OneTerm, c.TwoTerms, c.NoTerm, c.FailOpen)
+		t.Logf("%-34s %6d %6d %7d %6d %9.0f", p, c.Pods, c.OneTerm, c.TwoTerms, c.NoTerm, c.FailOpen)
 		total.add(c)
 		if c.TwoTerms > 0 {
 			t.Errorf("%s: %d Pods got two terms", p, c.TwoTerms)
 		}
-		if _, ok := windows[p]; !ok && (c.NoTerm > 0 || c.FailOpen > 0) {
+		if !inWindow(p) && (c.NoTerm > 0 || c.FailOpen > 0) {
 			t.Errorf("%s: %s; want none without the term and no fail-open", p, c)
 		}
 	}
 	t.Logf("total: %s", total)
+	for _, m := range env.projections {
+		t.Logf("Secret written, then served by the Pods: %s", m)
+	}
 	for _, err := range errs {
 		t.Error(err)
 	}
@@ -143,38 +172,55 @@ func TestMigrationUnderLoad(t *testing.T) {
 	}
 }
 
-// env is the local cluster with the stand-ins, and a workspace that holds
-// what the guide's commands read: a copy of deploy/ and the old manifest.
+// inWindow reports whether phase is one of the windows.
+func inWindow(phase string) bool {
+	for w := range windows {
+		if strings.HasSuffix(phase, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// env is the cluster on the real node, and a workspace that holds what the
+// guide's commands read: a copy of deploy/ and the old manifest.
 type env struct {
 	t           *testing.T
-	cluster     *framework.Cluster
+	cluster     *realnode.Cluster
 	client      kubernetes.Interface
 	load        kubernetes.Interface
 	certs       *certmgmt.Controller
 	workspace   string
-	path        string // PATH for the guide: kubectl and cabundle-syncer first
+	path        string // PATH for the guide: kubectl first
 	oldManifest string
 	start       time.Time
+	// projections are the measured delays from a Secret write to the
+	// certificate served by running Pods.
+	projections []string
 }
 
 func newEnv(ctx context.Context, t *testing.T, root string) *env {
-	e := &env{t: t, start: time.Now()}
-	e.progress("starting kube-apiserver, kube-scheduler and kube-controller-manager")
-	e.cluster = framework.New(t, framework.Options{Scheduler: true, ControllerManager: true, AggregatorRouting: true})
-	if e.cluster.External() {
-		t.Skip("the migration needs a control plane of its own")
+	e := &env{t: t, start: time.Now(), workspace: t.TempDir()}
+	// The node runs the old kim-snatch's stand-in and KIM Snatch's images;
+	// the load's Pods are never scheduled, and the node's taint would keep
+	// them off it anyway.
+	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
+		Images:    []string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar"},
+		KymaNodes: 3, CustomerNodes: 1,
+		Progress: e.progress,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.client = e.cluster.Clientset
-	cfg := rest.CopyConfig(e.cluster.Config)
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	e.cluster, e.client = cluster, cluster.Clientset
+	cfg := rest.CopyConfig(cluster.Config)
 	cfg.QPS, cfg.Burst = 200, 400
-	var err error
 	if e.load, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cluster.CreateNodes(ctx, framework.KymaPool, 3); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cluster.CreateNodes(ctx, framework.CustomerPool, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range []string{namespace, loadNamespace} {
@@ -182,21 +228,18 @@ func newEnv(ctx context.Context, t *testing.T, root string) *env {
 			t.Fatal(err)
 		}
 	}
-
-	// The workspace: deploy/ as released, and the old release's manifest
-	// where the guide expects it.
-	e.workspace = t.TempDir()
-	if err := os.CopyFS(filepath.Join(e.workspace, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
+	kubectlBin, err := framework.Kubectl()
+	if err != nil {
 		t.Fatal(err)
 	}
-	e.oldManifest = filepath.Join(e.workspace, "deploy", "migration", "kim-snatch", "kim-snatch.yaml")
-	if err := writeFile(e.oldManifest, kimsnatch.InstallYAML()); err != nil {
+	e.path = filepath.Dir(kubectlBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	if err := e.prepareWorkspace(ctx, root); err != nil {
 		t.Fatal(err)
 	}
 
 	// What a Kyma cluster provides: the CRDs of cert-management and of the
 	// Prometheus operator, cert-management itself and its Issuer "kyma".
-	if err := certmgmt.InstallCRDs(ctx, e.cluster.Config); err != nil {
+	if err := certmgmt.InstallCRDs(ctx, cluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	crds := filepath.Join(root, "test", "manifests", "testdata", "crds")
@@ -208,7 +251,7 @@ func newEnv(ctx context.Context, t *testing.T, root string) *env {
 	if _, err := e.kubectl(ctx, nil, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
 		t.Fatal(err)
 	}
-	if e.certs, err = certmgmt.NewController(e.cluster.Config); err != nil {
+	if e.certs, err = certmgmt.NewController(cluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.certs.Start(ctx); err != nil {
@@ -218,42 +261,19 @@ func newEnv(ctx context.Context, t *testing.T, root string) *env {
 	if _, err := e.kubectl(ctx, issuer, "apply", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
-
-	// The binaries of the images, and the kubelet that runs them.
-	e.progress("building snatch-webhook and cabundle-syncer")
-	bin := filepath.Join(e.workspace, "bin")
-	webhookBin, err := process.Build(ctx, "snatch-webhook", bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syncerBin, err := process.Build(ctx, "cabundle-syncer", bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubectlBin, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.path = filepath.Dir(kubectlBin) + string(os.PathListSeparator) + bin + string(os.PathListSeparator) + os.Getenv("PATH")
-	kl, err := kubelet.Start(ctx, kubelet.Options{
-		Config:          e.cluster.Config,
-		Namespace:       namespace,
-		Dir:             filepath.Join(e.workspace, "kubelet"),
-		ProjectionDelay: projectionDelay,
-		// Rollouts wait for readiness; the production probe periods would
-		// only slow the scenario down.
-		MaxProbePeriod: time.Second,
-		Runtimes: map[string]kubelet.Runtime{
-			"snatch-webhook":  kubelet.Binary(webhookBin),
-			"cabundle-syncer": kubelet.Binary(syncerBin),
-			"kim-snatch":      kubelet.KimSnatch(),
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kl.Stop)
 	return e
+}
+
+// measure waits until the Pods of selector serve the Secret's certificate
+// and records how long after the Secret's write that was.
+func (e *env) measure(ctx context.Context, what, selector string) error {
+	d, err := e.waitServing(ctx, selector)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	e.projections = append(e.projections, fmt.Sprintf("%s: %.0f s", what, d.Seconds()))
+	e.progress("%s serve the Secret's certificate %.0f s after its write", what, d.Seconds())
+	return nil
 }
 
 func (e *env) progress(format string, args ...any) {
@@ -360,7 +380,7 @@ func (e *env) checkOldOwnsFields(ctx context.Context, t *testing.T) {
 // Secret, and no field of the MWC owned by the old binary.
 func (e *env) checkMigrated(ctx context.Context, t *testing.T) {
 	t.Helper()
-	old, err := without(kimsnatch.InstallYAML(), "MutatingWebhookConfiguration")
+	old, err := without(kimsnatch.InstallYAML(), "MutatingWebhookConfiguration", "CustomResourceDefinition")
 	if err != nil {
 		t.Fatal(err)
 	}

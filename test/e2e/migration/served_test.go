@@ -1,0 +1,103 @@
+package migration
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// The webhooks' Pods and the port their certificate is served on: the old
+// Deployment's and deploy/webhook's.
+const (
+	oldPods     = "control-plane=controller-manager"
+	newPods     = "app.kubernetes.io/name=snatch-webhook"
+	webhookPort = 9443
+)
+
+// waitServing returns once every ready Pod of selector serves the
+// certificate the Secret holds, as the API server sees it: a TLS handshake
+// with the Pod's address. It returns how long after the Secret's last
+// write that was: the real kubelet's projection of the Secret into the
+// running Pods, plus the webhook's reload, which is well under a second.
+// The Secret's write time is its managedFields', to the second.
+func (e *env) waitServing(ctx context.Context, selector string) (time.Duration, error) {
+	var (
+		leaf    []byte
+		written time.Time
+		last    string
+	)
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := e.client.CoreV1().Secrets(namespace).Get(ctx, secretName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		block, _ := pem.Decode(s.Data[corev1.TLSCertKey])
+		if block == nil {
+			return false, fmt.Errorf("secret %s has no certificate", secretName)
+		}
+		leaf, written = block.Bytes, time.Time{}
+		for _, mf := range s.ManagedFields {
+			if mf.Time != nil && mf.Time.After(written) {
+				written = mf.Time.Time
+			}
+		}
+		pods, err := e.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p) {
+				continue
+			}
+			ready++
+			got, err := servedLeaf(ctx, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(webhookPort)))
+			if err != nil || !bytes.Equal(got, leaf) {
+				last = fmt.Sprintf("Pod %s does not serve the Secret's certificate yet (%v)", p.Name, err)
+				return false, nil
+			}
+		}
+		last = fmt.Sprintf("no ready Pod of %s", selector)
+		return ready > 0, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", last, err)
+	}
+	return time.Since(written), nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// servedLeaf is the leaf certificate addr serves. Only the certificate
+// matters here, not whether it verifies: the load's Pods show that.
+func servedLeaf(ctx context.Context, addr string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the certificate is compared, not trusted
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%s served no certificate", addr)
+	}
+	return certs[0].Raw, nil
+}
