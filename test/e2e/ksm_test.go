@@ -27,6 +27,9 @@ import (
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
 //   - kube_deployment_spec_replicas{namespace, deployment} and
 //     kube_deployment_status_replicas_available{namespace, deployment}
+//   - kube_node_status_allocatable{node, resource, unit} and
+//     kube_pod_container_resource_requests{namespace, pod, uid, container,
+//     node, resource, unit}, for cpu (core) and memory (byte)
 //
 // An allowlisted label a object lacks is left out, as kube-state-metrics
 // does.
@@ -87,7 +90,38 @@ func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, err
 	for _, d := range deployments.Items {
 		series(&b, "kube_deployment_status_replicas_available", int(d.Status.AvailableReplicas), nil, "namespace", d.Namespace, "deployment", d.Name)
 	}
+	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
+}
+
+// units are kube-state-metrics' units of the resources it reports.
+var units = map[corev1.ResourceName]string{corev1.ResourceCPU: "core", corev1.ResourceMemory: "byte"}
+
+// writeResources writes the Nodes' allocatable CPU and memory and the
+// requests of the bound Pods' containers.
+func writeResources(b *bytes.Buffer, nodes []corev1.Node, pods []corev1.Pod) {
+	fmt.Fprintln(b, "# TYPE kube_node_status_allocatable gauge")
+	for _, n := range nodes {
+		for res, unit := range units {
+			if q, ok := n.Status.Allocatable[res]; ok {
+				fmt.Fprintf(b, "kube_node_status_allocatable{node=%q,resource=%q,unit=%q} %g\n", n.Name, res, unit, q.AsApproximateFloat64())
+			}
+		}
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_container_resource_requests gauge")
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for res, unit := range units {
+				if q, ok := c.Resources.Requests[res]; ok {
+					fmt.Fprintf(b, "kube_pod_container_resource_requests{namespace=%q,pod=%q,uid=%q,container=%q,node=%q,resource=%q,unit=%q} %g\n",
+						p.Namespace, p.Name, p.UID, c.Name, p.Spec.NodeName, res, unit, q.AsApproximateFloat64())
+				}
+			}
+		}
+	}
 }
 
 // invalidLabelChars are what kube-state-metrics replaces with "_" when it
