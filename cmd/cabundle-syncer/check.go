@@ -110,7 +110,7 @@ type checkCommand struct {
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
-// the exit code: the report's (0, 1, 2), or check.ExitCannotRun when the
+// the exit code: the report's (0, 1, 2, 4), or check.ExitCannotRun when the
 // flags are wrong or the cluster cannot be reached. A failing check is not
 // an error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -164,9 +164,10 @@ served-certificate, kyma-pool, placement and, with --target-namespace,
 namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
 unless it passed, a remediation; -v lists each check's details.
 
-Exit codes: 0 every check passed (or was skipped), 1 at least one WARN and no
-FAIL, 2 at least one FAIL, 3 the checks could not run (bad flags, no cluster
-access).
+Exit codes: 0 every check passed, 1 at least one WARN and nothing skipped or
+failed, 2 at least one FAIL, 3 the checks could not run (bad flags, no
+cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
+(the credentials may not read what it needs), so the run did not see it.
 
 Flags:
 `

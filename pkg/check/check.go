@@ -37,14 +37,20 @@ const ManagedByLabel, ManagedByValue = "operator.kyma-project.io/managed-by", "k
 // Status is the outcome of one check, or of a whole Report.
 type Status string
 
-// The statuses, from best to worst; SKIP does not count towards a Report's
-// status.
+// The statuses of a check, from best to worst. A skipped check was not
+// looked at, so a Report that holds one is at best INCOMPLETE: a run that
+// could not see an item must not pass for one that saw it healthy.
 const (
 	StatusPass Status = "PASS"
 	StatusSkip Status = "SKIP"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
 )
+
+// StatusIncomplete is a Report's status, never a check's: no check failed,
+// and at least one was skipped. It ranks above WARN, since the item not
+// seen may be the one that fails.
+const StatusIncomplete Status = "INCOMPLETE"
 
 // Result is the outcome of one check.
 type Result struct {

@@ -312,8 +312,9 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	// It may not read Pods, Nodes or Services: webhook-pods, kyma-pool,
 	// placement and webhook-endpoints are skipped, served-certificate has
-	// no endpoint to dial, syncer-lease judges the Lease alone, and a
-	// healthy installation still exits 0.
+	// no endpoint to dial, and syncer-lease judges the Lease alone. A run
+	// that did not see every item is INCOMPLETE (exit 4), never a PASS,
+	// even on a healthy installation.
 	want := map[string]check.Status{
 		check.IDWebhookPods: check.StatusSkip, check.IDKymaPool: check.StatusSkip, check.IDPlacement: check.StatusSkip,
 		check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
@@ -327,8 +328,8 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	// docs/operations.md: ... -- /cabundle-syncer check -o json
 	run, r := c.report(t, env, "-o", "json")
 	assertReport(t, run, r, want)
-	if run.code != 0 {
-		t.Errorf("exit code %d with the syncer's ServiceAccount on a healthy installation, want 0", run.code)
+	if run.code != check.ExitIncomplete || r.Status != check.StatusIncomplete {
+		t.Errorf("status %s, exit code %d with the syncer's ServiceAccount, want %s, %d", r.Status, run.code, check.StatusIncomplete, check.ExitIncomplete)
 	}
 	pods := result(r, check.IDWebhookPods)
 	if !strings.Contains(pods.Message, "forbidden") || !strings.Contains(pods.Message, "system:serviceaccount:"+stack.Namespace+":"+stack.SyncerServiceAccount) {
@@ -747,13 +748,15 @@ func withSystem(want map[string]check.Status) map[string]check.Status {
 }
 
 // overall is the report status and exit code that want's statuses make,
-// as the operators' contract has it: any FAIL fails with 2, else any WARN
-// warns with 1, else it passes with 0; SKIP counts as neither.
+// as the operators' contract has it: any FAIL fails with 2, else any SKIP
+// is INCOMPLETE with 4, else any WARN warns with 1, else it passes with 0.
 func overall(want map[string]check.Status) (check.Status, int) {
 	statuses := slices.Collect(maps.Values(want))
 	switch {
 	case slices.Contains(statuses, check.StatusFail):
 		return check.StatusFail, 2
+	case slices.Contains(statuses, check.StatusSkip):
+		return check.StatusIncomplete, 4
 	case slices.Contains(statuses, check.StatusWarn):
 		return check.StatusWarn, 1
 	default:

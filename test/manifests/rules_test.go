@@ -46,6 +46,11 @@ var externalSeries = map[string]string{
 	"kube_pod_labels":                           "kube_pod_labels",
 	"kube_node_labels":                          "kube_node_labels",
 	"kube_namespace_labels":                     "kube_namespace_labels",
+	// The check Jobs' series exist only while a check Job does (the
+	// CronJob is suspended by default): kube_pod_info stands for
+	// kube-state-metrics itself.
+	"kube_job_created": "kube_pod_info",
+	"kube_job_failed":  "kube_pod_info",
 	// The kube-apiserver.
 	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
 	"apiserver_request_total":                     "apiserver_request_total",
