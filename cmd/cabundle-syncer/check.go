@@ -51,6 +51,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TargetNamespace, "target-namespace", "", "Also explain whether Pods created in this namespace are sent to the webhook.")
 	fs.StringVar(&o.PoolLabelKey, affinity.FlagPoolLabelKey, affinity.DefaultPoolLabelKey, "Node label key of the worker pools, as the webhook's --pool-label-key.")
 	fs.StringVar(&o.WorkerPool, affinity.FlagWorkerPool, affinity.DefaultWorkerPool, "The Kyma pool, when the webhook Pods' own --worker-pool cannot be read.")
+	fs.StringVar(&o.AdmissionNamespace, "admission-namespace", check.DefaultAdmissionNamespace, "Kyma-managed namespace of the admission item's dry-run Pod (deploy/syncer/check.yaml ships it).")
 	fs.StringVar(&o.Output, "output", "table", "Output format: table or json.")
 	fs.StringVar(&o.Output, "o", "table", "Shorthand for --output.")
 	fs.BoolVar(&o.Verbose, "verbose", false, "List each item's details (every Pod placement counts, every endpoint dialled) in the table; -o json always has them.")
@@ -73,6 +74,7 @@ func (o checkOptions) config() (check.Config, error) {
 	if o.TargetNamespace != "" {
 		errs.Field("--target-namespace", o.TargetNamespace, validation.IsDNS1123Label)
 	}
+	errs.Field("--admission-namespace", o.AdmissionNamespace, validation.IsDNS1123Label)
 	sel, err := labels.Parse(o.WebhookSelectorText)
 	if err != nil {
 		errs.Addf("--webhook-selector %q: %w", o.WebhookSelectorText, err)
@@ -160,8 +162,8 @@ const checkUsage = `Usage: %s check [flags]
 
 Runs the operators' health checklist once: webhook-pods, syncer-lease,
 ca-secret, webhook-configuration, ca-bundle, webhook-endpoints,
-served-certificate, kyma-pool, placement and, with --target-namespace,
-namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
+served-certificate, admission (a dry-run Pod create), kyma-pool, placement
+and, with --target-namespace, namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
 unless it passed, a remediation; -v lists each check's details.
 
 Exit codes: 0 every check passed, 1 at least one WARN and nothing skipped or

@@ -41,7 +41,7 @@ const docsTargetNamespace = "istio-system"
 func checkIDs(withNamespace bool) []string {
 	ids := []string{
 		check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle,
-		check.IDWebhookEndpoints, check.IDServedCertificate, check.IDKymaPool, check.IDPlacement,
+		check.IDWebhookEndpoints, check.IDServedCertificate, check.IDAdmission, check.IDKymaPool, check.IDPlacement,
 	}
 	if withNamespace {
 		ids = append(ids, check.IDNamespace)
