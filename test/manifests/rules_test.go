@@ -54,6 +54,9 @@ var externalSeries = map[string]string{
 	// The kube-apiserver.
 	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
 	"apiserver_request_total":                     "apiserver_request_total",
+	// Both exist only after a first call of a webhook.
+	"apiserver_admission_webhook_admission_duration_seconds_bucket": "apiserver_request_total",
+	"apiserver_admission_webhook_request_total":                     "apiserver_request_total",
 }
 
 // codeMetrics returns the metric names the binaries register, from their
@@ -353,6 +356,10 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		}},
 		{name: "syncer_not_scraped", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) && strings.Contains(r.Expr, "absent(up")
+		}},
+		{name: "calls_from_the_api_server_slow_or_timing_out", match: func(r rule) bool {
+			return r.selects("apiserver_admission_webhook_admission_duration_seconds_bucket", map[string]string{"name": webhookName}) &&
+				r.selects("apiserver_admission_webhook_request_total", map[string]string{"name": webhookName})
 		}},
 		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")
