@@ -213,6 +213,15 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			exercise: failOpenPods,
 		},
 		{
+			// Read from the object, the selector is wrong; only the dry run
+			// shows that Kyma Pods are no longer sent to the webhook.
+			name: "namespace_selector_broken", item: check.IDAdmission,
+			message: "came back without the term",
+			others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
+			breakIt: breakNamespaceSelector,
+			alerts:  constant(),
+		},
+		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,
 			message: "no Node carries " + framework.PoolLabel + "=" + misnamedPool,
 			breakIt: misnamePool,

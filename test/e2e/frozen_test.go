@@ -195,3 +195,33 @@ func setTimeout(t *testing.T, seconds int32) (restore func()) {
 	}
 	return restore
 }
+
+// breakNamespaceSelector makes the webhook entry's namespaceSelector
+// select no Kyma namespace, as a hand edit or a bad overlay would; the
+// syncer owns only the caBundle, so nothing repairs it. Restoring puts the
+// shipped selector back.
+func breakNamespaceSelector(t *testing.T) func(context.Context) error {
+	mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	var shipped *metav1.LabelSelector
+	update := func(ctx context.Context, change func(*metav1.LabelSelector) *metav1.LabelSelector) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			m, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			m.Webhooks[0].NamespaceSelector = change(m.Webhooks[0].NamespaceSelector)
+			_, err = mwcs.Update(ctx, m, metav1.UpdateOptions{FieldManager: "e2e-check"})
+			return err
+		})
+	}
+	err := update(context.Background(), func(s *metav1.LabelSelector) *metav1.LabelSelector {
+		shipped = s.DeepCopy()
+		return &metav1.LabelSelector{MatchLabels: map[string]string{check.ManagedByLabel: "kyma-broken"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		return update(ctx, func(*metav1.LabelSelector) *metav1.LabelSelector { return shipped })
+	}
+}
