@@ -51,6 +51,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TargetNamespace, "target-namespace", "", "Also explain whether Pods created in this namespace are sent to the webhook.")
 	fs.StringVar(&o.PoolLabelKey, affinity.FlagPoolLabelKey, affinity.DefaultPoolLabelKey, "Node label key of the worker pools, as the webhook's --pool-label-key.")
 	fs.StringVar(&o.WorkerPool, affinity.FlagWorkerPool, affinity.DefaultWorkerPool, "The Kyma pool, when the webhook Pods' own --worker-pool cannot be read.")
+	fs.StringVar(&o.AdmissionNamespace, "admission-namespace", check.DefaultAdmissionNamespace, "Kyma-managed namespace of the admission item's dry-run Pod (deploy/syncer/check.yaml ships it).")
 	fs.StringVar(&o.Output, "output", "table", "Output format: table or json.")
 	fs.StringVar(&o.Output, "o", "table", "Shorthand for --output.")
 	fs.BoolVar(&o.Verbose, "verbose", false, "List each item's details (every Pod placement counts, every endpoint dialled) in the table; -o json always has them.")
@@ -73,6 +74,7 @@ func (o checkOptions) config() (check.Config, error) {
 	if o.TargetNamespace != "" {
 		errs.Field("--target-namespace", o.TargetNamespace, validation.IsDNS1123Label)
 	}
+	errs.Field("--admission-namespace", o.AdmissionNamespace, validation.IsDNS1123Label)
 	sel, err := labels.Parse(o.WebhookSelectorText)
 	if err != nil {
 		errs.Addf("--webhook-selector %q: %w", o.WebhookSelectorText, err)
@@ -110,7 +112,7 @@ type checkCommand struct {
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
-// the exit code: the report's (0, 1, 2), or check.ExitCannotRun when the
+// the exit code: the report's (0, 1, 2, 4), or check.ExitCannotRun when the
 // flags are wrong or the cluster cannot be reached. A failing check is not
 // an error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -160,13 +162,14 @@ const checkUsage = `Usage: %s check [flags]
 
 Runs the operators' health checklist once: webhook-pods, syncer-lease,
 ca-secret, webhook-configuration, ca-bundle, webhook-endpoints,
-served-certificate, kyma-pool, placement and, with --target-namespace,
-namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
+served-certificate, admission (a dry-run Pod create), kyma-pool, placement
+and, with --target-namespace, namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
 unless it passed, a remediation; -v lists each check's details.
 
-Exit codes: 0 every check passed (or was skipped), 1 at least one WARN and no
-FAIL, 2 at least one FAIL, 3 the checks could not run (bad flags, no cluster
-access).
+Exit codes: 0 every check passed, 1 at least one WARN and nothing skipped or
+failed, 2 at least one FAIL, 3 the checks could not run (bad flags, no
+cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
+(the credentials may not read what it needs), so the run did not see it.
 
 Flags:
 `

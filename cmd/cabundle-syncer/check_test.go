@@ -150,6 +150,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := checktest.Healthy(t, ns, checktest.WebhookConfiguration, now)
 			cs := fake.NewClientset(in.Objects()...)
+			checktest.Admit(cs)
 			if tt.breakIt != nil {
 				tt.breakIt(t, cs)
 			}

@@ -26,6 +26,7 @@ const (
 	IDNamespace            = "namespace"
 	IDWebhookEndpoints     = "webhook-endpoints"
 	IDServedCertificate    = "served-certificate"
+	IDAdmission            = "admission"
 	IDKymaPool             = "kyma-pool"
 	IDPlacement            = "placement"
 )
@@ -37,14 +38,20 @@ const ManagedByLabel, ManagedByValue = "operator.kyma-project.io/managed-by", "k
 // Status is the outcome of one check, or of a whole Report.
 type Status string
 
-// The statuses, from best to worst; SKIP does not count towards a Report's
-// status.
+// The statuses of a check, from best to worst. A skipped check was not
+// looked at, so a Report that holds one is at best INCOMPLETE: a run that
+// could not see an item must not pass for one that saw it healthy.
 const (
 	StatusPass Status = "PASS"
 	StatusSkip Status = "SKIP"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
 )
+
+// StatusIncomplete is a Report's status, never a check's: no check failed,
+// and at least one was skipped. It ranks above WARN, since the item not
+// seen may be the one that fails.
+const StatusIncomplete Status = "INCOMPLETE"
 
 // Result is the outcome of one check.
 type Result struct {
@@ -78,6 +85,9 @@ type Config struct {
 	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
 	// webhook's flags do; kyma-pool prefers the running Pods' --worker-pool.
 	PoolLabelKey, WorkerPool string
+	// AdmissionNamespace is the Kyma-managed namespace of the admission
+	// item's dry-run Pod.
+	AdmissionNamespace string
 }
 
 // Run runs every check against the cluster behind client, with now as the
@@ -92,6 +102,9 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 		mwc = nil
 	}
 
+	// The dry run goes first: it is the one item that waits on the
+	// webhook, and it must see the endpoints as the reads below do.
+	admission := checkAdmission(ctx, client, cfg, entryTimeout(mwc))
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
 	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
@@ -102,6 +115,7 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 		checkCABundle(cfg, ca, mwc, mwcErr),
 		checkWebhookEndpoints(cfg, mwc, mwcErr, targets),
 		checkServedCertificate(ctx, cfg, mwc, mwcErr, targets, now),
+		admission,
 		checkKymaPool(ctx, client, cfg),
 		checkPlacement(ctx, client, cfg),
 	}
@@ -179,6 +193,14 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 		return labels.Everything(), nil
 	}
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
+}
+
+// entryTimeout is the timeoutSeconds of the first entry of mwc, or 0.
+func entryTimeout(mwc *admissionregistrationv1.MutatingWebhookConfiguration) time.Duration {
+	if mwc == nil || len(mwc.Webhooks) == 0 || mwc.Webhooks[0].TimeoutSeconds == nil {
+		return 0
+	}
+	return time.Duration(*mwc.Webhooks[0].TimeoutSeconds) * time.Second
 }
 
 // podPhase returns a Pod's phase, or "Unknown" when it has none yet.

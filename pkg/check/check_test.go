@@ -27,7 +27,7 @@ import (
 
 const testNamespace = "kyma-system"
 
-var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDWebhookEndpoints, check.IDServedCertificate, check.IDKymaPool, check.IDPlacement}
+var allIDs = []string{check.IDWebhookPods, check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDCABundle, check.IDWebhookEndpoints, check.IDServedCertificate, check.IDAdmission, check.IDKymaPool, check.IDPlacement}
 
 func TestRun(t *testing.T) {
 	now := time.Now()
@@ -501,6 +501,36 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDServedCertificate: {"1 of 2 endpoints could not be reached from where check runs", "; 1 verify"}},
 		},
 		{
+			name: "admission_pod_without_the_term_fails",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+					return true, a.(k8stesting.CreateAction).GetObject(), nil
+				})
+			},
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"came back without the term on worker.gardener.cloud/pool", "could not call the webhook"}},
+		},
+		{
+			name: "admission_forbidden_skips",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "x" cannot create resource "pods"`))
+				})
+			},
+			want:        map[string]check.Status{check.IDAdmission: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDAdmission: {"these credentials may not create Pods in kyma-system"}},
+		},
+		{
+			name: "admission_refused_by_quota_fails",
+			react: func(cs *fake.Clientset) {
+				cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New("exceeded quota: kim-snatch-check"))
+				})
+			},
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"refused", "exceeded quota"}},
+		},
+		{
 			name: "services_forbidden_skips",
 			react: func(cs *fake.Clientset) {
 				cs.PrependReactor("get", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -519,6 +549,7 @@ func TestRun(t *testing.T) {
 				tt.mutate(t, in)
 			}
 			cs := fake.NewClientset(append(in.Objects(), tt.extra...)...)
+			checktest.Admit(cs)
 			if tt.react != nil {
 				tt.react(cs)
 			}
@@ -566,8 +597,12 @@ func assertReport(t *testing.T, report check.Report, ids []string, want map[stri
 		switch w {
 		case check.StatusFail:
 			wantOverall = check.StatusFail
-		case check.StatusWarn:
+		case check.StatusSkip:
 			if wantOverall != check.StatusFail {
+				wantOverall = check.StatusIncomplete
+			}
+		case check.StatusWarn:
+			if wantOverall == check.StatusPass {
 				wantOverall = check.StatusWarn
 			}
 		}

@@ -11,30 +11,39 @@ import (
 // status among them.
 type Report struct {
 	Checks []Result `json:"checks"`
-	// Status is FAIL when a check failed, otherwise WARN when one warned,
-	// otherwise PASS. Skipped checks do not count.
+	// Status is FAIL when a check failed, otherwise INCOMPLETE when one
+	// was skipped, otherwise WARN when one warned, otherwise PASS.
 	Status Status `json:"status"`
 }
 
 // The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's
-// own: the checks did not run at all.
+// own: the checks did not run at all. ExitIncomplete came last, so it has
+// the next free number, not one in the order of the statuses.
 const (
-	ExitPass      = 0
-	ExitWarn      = 1
-	ExitFail      = 2
-	ExitCannotRun = 3
+	ExitPass       = 0
+	ExitWarn       = 1
+	ExitFail       = 2
+	ExitCannotRun  = 3
+	ExitIncomplete = 4
 )
 
-// exitCodes maps a status to its exit code, which also ranks the statuses;
-// PASS and SKIP are ExitPass.
-var exitCodes = map[Status]int{StatusWarn: ExitWarn, StatusFail: ExitFail}
+// rank orders a Report's statuses, worst last; a check's SKIP makes the
+// Report INCOMPLETE.
+var rank = map[Status]int{StatusPass: 0, StatusWarn: 1, StatusIncomplete: 2, StatusFail: 3}
+
+// exitCodes maps a Report's status to its exit code.
+var exitCodes = map[Status]int{StatusPass: ExitPass, StatusWarn: ExitWarn, StatusIncomplete: ExitIncomplete, StatusFail: ExitFail}
 
 // NewReport collects results into a Report.
 func NewReport(results []Result) Report {
 	status := StatusPass
 	for _, r := range results {
-		if exitCodes[r.Status] > exitCodes[status] {
-			status = r.Status
+		s := r.Status
+		if s == StatusSkip {
+			s = StatusIncomplete
+		}
+		if rank[s] > rank[status] {
+			status = s
 		}
 	}
 	return Report{Checks: results, Status: status}

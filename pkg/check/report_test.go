@@ -15,8 +15,10 @@ func TestNewReportStatusAndExitCode(t *testing.T) {
 	}{
 		{name: "no_checks", want: StatusPass, wantExit: 0},
 		{name: "all_pass", statuses: []Status{StatusPass, StatusPass}, want: StatusPass, wantExit: 0},
-		{name: "skip_does_not_count", statuses: []Status{StatusPass, StatusSkip}, want: StatusPass, wantExit: 0},
-		{name: "warn", statuses: []Status{StatusPass, StatusWarn, StatusSkip}, want: StatusWarn, wantExit: 1},
+		{name: "skip_makes_it_incomplete", statuses: []Status{StatusPass, StatusSkip}, want: StatusIncomplete, wantExit: 4},
+		{name: "warn", statuses: []Status{StatusPass, StatusWarn}, want: StatusWarn, wantExit: 1},
+		{name: "skip_beats_warn", statuses: []Status{StatusPass, StatusWarn, StatusSkip}, want: StatusIncomplete, wantExit: 4},
+		{name: "fail_beats_skip", statuses: []Status{StatusSkip, StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
 		{name: "fail_beats_warn", statuses: []Status{StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
 		{name: "warn_after_fail_keeps_fail", statuses: []Status{StatusWarn, StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
 	}

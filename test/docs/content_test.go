@@ -205,7 +205,7 @@ func TestLogKeysAndMessagesAreDocumented(t *testing.T) {
 // command's contract.
 func TestCheckIDsMatchTheContract(t *testing.T) {
 	contract := setOf("webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle",
-		"webhook-endpoints", "served-certificate", "kyma-pool", "placement", "namespace")
+		"webhook-endpoints", "served-certificate", "admission", "kyma-pool", "placement", "namespace")
 	compareSets(t, "check id", setOf(tableColumn(readDoc(t, "docs/operations.md").section(t, "Checks"), 0)...), contract)
 }
 

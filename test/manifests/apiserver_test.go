@@ -255,6 +255,8 @@ var restricted = map[string]string{
 func TestServerSideDryRun(t *testing.T) {
 	env := apiServer(t)
 	env.namespace(t, namespace, restricted)
+	// A dry run creates no namespace: the check's objects need theirs.
+	env.namespace(t, checkNamespace, restricted)
 	env.warnings.take()
 	tests := []struct {
 		name string
@@ -475,6 +477,7 @@ func TestSyncerRBAC(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
 	env.namespace(t, namespace, nil)
+	env.namespace(t, checkNamespace, nil)
 	objs := render(t, syncerBase)
 	for _, o := range objs {
 		switch o.GetKind() {

@@ -12,7 +12,10 @@ import (
 
 // The identity of `cabundle-syncer check` (deploy/syncer/check.yaml), as the
 // API server's authorizer sees it: it reads what check reads, the one
-// Secret among Secrets, and writes nothing.
+// Secret among Secrets, and its one write is creating Pods in its own
+// namespace kim-snatch-check, for the admission item's dry run, where it may
+// change nothing that bounds such a Pod (docs/operations.md, "The check
+// identity").
 func TestCheckIdentityRBAC(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
@@ -84,6 +87,25 @@ func TestCheckIdentityRBAC(t *testing.T) {
 		{name: "patch_nodes", attrs: core("", "patch", "nodes", "x")},
 		{name: "exec_into_pods", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "pods", Subresource: "exec", Name: "x"}},
 		{name: "update_the_secret", attrs: core(namespace, "update", "secrets", secretName)},
+		{name: "create_pods_in_the_check_namespace", attrs: core(checkNamespace, "create", "pods", ""), want: true},
+		{name: "create_pods_elsewhere", attrs: core("default", "create", "pods", "")},
+		{name: "create_pods_in_every_namespace", attrs: core("", "create", "pods", "")},
+		{name: "get_pods_in_the_check_namespace", attrs: core(checkNamespace, "get", "pods", "x"), want: true},
+		{name: "delete_pods_in_the_check_namespace", attrs: core(checkNamespace, "delete", "pods", "x")},
+		{name: "update_pods_in_the_check_namespace", attrs: core(checkNamespace, "update", "pods", "x")},
+		{name: "exec_into_pods_of_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Namespace: checkNamespace, Verb: "create", Resource: "pods", Subresource: "exec", Name: "x"}},
+		{name: "attach_to_pods_of_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Namespace: checkNamespace, Verb: "create", Resource: "pods", Subresource: "attach", Name: "x"}},
+		{name: "create_pod_bindings_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Namespace: checkNamespace, Verb: "create", Resource: "pods", Subresource: "binding", Name: "x"}},
+		{name: "evict_pods_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Namespace: checkNamespace, Verb: "create", Resource: "pods", Subresource: "eviction", Name: "x"}},
+		{name: "create_deployments_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Group: "apps", Namespace: checkNamespace, Verb: "create", Resource: "deployments"}},
+		{name: "create_secrets_in_the_check_namespace", attrs: core(checkNamespace, "create", "secrets", "")},
+		{name: "get_secrets_in_the_check_namespace", attrs: core(checkNamespace, "get", "secrets", "x")},
+		{name: "create_serviceaccounts_in_the_check_namespace", attrs: core(checkNamespace, "create", "serviceaccounts", "")},
+		{name: "create_tokens_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Namespace: checkNamespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "default"}},
+		{name: "delete_the_quota", attrs: core(checkNamespace, "delete", "resourcequotas", "kim-snatch-check")},
+		{name: "delete_the_network_policy", attrs: authorizationv1.ResourceAttributes{Group: "networking.k8s.io", Namespace: checkNamespace, Verb: "delete", Resource: "networkpolicies", Name: "kim-snatch-check-deny-all"}},
+		{name: "label_the_check_namespace", attrs: core("", "patch", "namespaces", checkNamespace)},
+		{name: "bind_roles_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Group: "rbac.authorization.k8s.io", Namespace: checkNamespace, Verb: "create", Resource: "rolebindings"}},
 		{name: "create_service_account_tokens", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "cabundle-syncer"}},
 	}
 	for _, tt := range tests {

@@ -47,6 +47,11 @@ var externalSeries = map[string]string{
 	"kube_pod_labels":                           "kube_pod_labels",
 	"kube_node_labels":                          "kube_node_labels",
 	"kube_namespace_labels":                     "kube_namespace_labels",
+	// The check Jobs' series exist only while a check Job does (the
+	// CronJob is suspended by default): kube_pod_info stands for
+	// kube-state-metrics itself.
+	"kube_job_created": "kube_pod_info",
+	"kube_job_failed":  "kube_pod_info",
 	// The kube-apiserver.
 	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
 	"apiserver_request_total":                     "apiserver_request_total",
@@ -376,6 +381,10 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		}},
 		{name: "syncer_not_scraped", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) && strings.Contains(r.Expr, "absent(up")
+		}},
+		{name: "calls_from_the_api_server_slow_or_timing_out", match: func(r rule) bool {
+			return r.selects("apiserver_admission_webhook_admission_duration_seconds_bucket", map[string]string{"name": webhookName}) &&
+				r.selects("apiserver_admission_webhook_request_total", map[string]string{"name": webhookName})
 		}},
 		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")

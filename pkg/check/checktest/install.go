@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -138,7 +140,20 @@ func (in *Install) Config() check.Config {
 		MinCAValidity:           168 * time.Hour,
 		PoolLabelKey:            affinity.DefaultPoolLabelKey,
 		WorkerPool:              affinity.DefaultWorkerPool,
+		AdmissionNamespace:      ns,
 	}
+}
+
+// Admit makes cs answer a Pod create as the API server does with the
+// webhook in place: the Pod comes back with the preferred term.
+func Admit(cs *fake.Clientset) {
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{affinity.DefaultPolicy().Term()},
+		}}
+		return true, p, nil
+	})
 }
 
 // Objects returns copies of every object, for a fake clientset.

@@ -1,0 +1,257 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// The unresponsive webhook: every replica reachable, none answering, as
+// behind a network blackhole or a stalled VPN between the API server and
+// the cluster. Each replica's process is stopped (SIGSTOP); the kernel
+// still accepts its connections. Kyma Pods created meanwhile wait out
+// timeoutSeconds and are admitted without the term; none fails. The
+// kubelet's readiness probe takes the replicas out of the endpoints after
+// about 10 s (period 5 s, threshold 2), after which calls fail at once, so
+// the freeze lasts freezeWindow, well within it.
+//
+// Run once at the shipped timeout and once at 1 s, and once healthy, this
+// is the measurement behind timeoutSeconds (docs/architecture.md).
+func TestFrozenWebhook(t *testing.T) {
+	if _, ok := sys.(*nodeSystem); !ok {
+		t.Skipf("%T: the webhook's processes are not on this host", sys)
+	}
+	c := newChecker(t)
+	alerts := newAlertRules(t)
+	ns := namespace(t, "e2e-frozen", true)
+
+	healthy := createFor(t, ns, 3*time.Second)
+	logf("healthy webhook: %s", healthy)
+	if healthy.missing != 0 {
+		t.Errorf("healthy webhook: %d Pods without the term", healthy.missing)
+	}
+
+	// The API server's counters of failed calls appear with the first
+	// failure, and a rate needs them in both scrapes: one short freeze
+	// first, so that the measured ones count from a scrape that has them.
+	thaw := freezeWebhooks(t)
+	createFor(t, ns, time.Second)
+	thaw()
+
+	for _, timeout := range []int32{2, 1} {
+		t.Run(fmt.Sprintf("timeout_%ds", timeout), func(t *testing.T) {
+			restore := setTimeout(t, timeout)
+			defer restore()
+			var before scrape
+			if alerts != nil {
+				before = alerts.scrape(t)
+			}
+			rise := failOpen(t)
+			reportDone := make(chan checkRun, 1)
+			frozen := freezeWebhooks(t)
+			go func() {
+				reportDone <- c.run(t, nil, "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
+			}()
+			res := createFor(t, ns, freezeWindow)
+			frozen()
+			run := <-reportDone
+			rise = failOpen(t) - rise
+			logf("frozen webhook, timeoutSeconds %d: %s; fail-open count +%v", timeout, res, rise)
+			if res.errors != 0 {
+				t.Errorf("%d creates failed with the webhook frozen, want none: failurePolicy Ignore", res.errors)
+			}
+			// The check's dry run fails open too.
+			if float64(res.missing+1) != rise {
+				t.Errorf("%d Pods lack the term and the check dry-ran one, but the fail-open count rose by %v: want %d", res.missing, rise, res.missing+1)
+			}
+			if res.missing == 0 {
+				t.Errorf("no Pod lacks the term: the freeze did not hold")
+			}
+			r, err := decodeReport(run.stdout, false)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, run)
+			}
+			adm := result(r, check.IDAdmission)
+			logf("check during the freeze: exit %d, admission %s: %s", run.code, adm.Status, adm.Message)
+			if adm.Status != check.StatusFail {
+				t.Errorf("admission = %s %q with every replica frozen, want FAIL", adm.Status, adm.Message)
+			}
+			for _, id := range []string{check.IDWebhookPods, check.IDWebhookEndpoints} {
+				if st := result(r, id).Status; st != check.StatusPass {
+					t.Logf("%s = %s during the freeze (the reads see %s)", id, st, result(r, id).Message)
+				}
+			}
+			if alerts != nil {
+				// The replicas answer again and are scraped as before; the
+				// API server's counters kept the freeze. A readiness probe
+				// that failed during the freeze is a trait of SIGSTOP, not of
+				// a blackhole (the kubelet probes from the node): wait until
+				// every replica is available again.
+				waitWebhooksAvailable(t)
+				alerts.assertHolding(t, "frozen webhook", before, alerts.scrape(t), alertFailingOpen, alertCallsSlow)
+			}
+		})
+	}
+}
+
+const (
+	// freezeWindow is how long the replicas stay frozen: less than the
+	// readiness probe needs to take them out of the endpoints.
+	freezeWindow = 5 * time.Second
+	// alertCallsSlow watches the API server's view of its calls.
+	alertCallsSlow = "KimSnatchWebhookCallsSlow"
+)
+
+// createStats are the figures of a burst of Kyma Pod creations.
+type createStats struct {
+	created, errors, missing int
+	p50, p99, max            time.Duration
+}
+
+func (s createStats) String() string {
+	return fmt.Sprintf("%d Pods created (%d errors), %d without the term, create latency p50 %s p99 %s max %s",
+		s.created, s.errors, s.missing, s.p50.Round(time.Millisecond), s.p99.Round(time.Millisecond), s.max.Round(time.Millisecond))
+}
+
+// createFor creates 5 Pods a second in ns for d, waits for every create
+// to return, counts the Pods that lack the term and deletes them.
+func createFor(t *testing.T, ns string, d time.Duration) createStats {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	res := createLoad(ctx, ns, 5)
+	cancel()
+	s := createStats{created: len(res.created), errors: len(res.errors), p50: res.percentile(0.5), p99: res.percentile(0.99)}
+	for _, l := range res.latency {
+		s.max = max(s.max, l)
+	}
+	pods := sys.Clientset().CoreV1().Pods(ns)
+	for _, name := range res.created {
+		p, err := pods.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if poolTerms(p) != 1 {
+			s.missing++
+		}
+		if err := pods.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// freezeWebhooks stops every webhook process on this host and returns what
+// continues them; t's cleanup continues them too, whatever happens.
+func freezeWebhooks(t *testing.T) (thaw func()) {
+	t.Helper()
+	pids := processesOf("/" + stack.WebhookName)
+	if len(pids) != sys.WebhookReplicas() {
+		t.Fatalf("%d webhook processes on this host, want %d", len(pids), sys.WebhookReplicas())
+	}
+	signal := func(sig syscall.Signal) {
+		for _, p := range pids {
+			pid, err := strconv.Atoi(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Errorf("signal %v to webhook process %d: %v", sig, pid, err)
+			}
+		}
+	}
+	thaw = func() { signal(syscall.SIGCONT) }
+	t.Cleanup(thaw)
+	signal(syscall.SIGSTOP)
+	return thaw
+}
+
+// setTimeout sets the webhook entry's timeoutSeconds and returns what
+// puts the shipped value back.
+func setTimeout(t *testing.T, seconds int32) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	var shipped int32
+	set := func(v *int32) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			m, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if shipped == 0 {
+				shipped = *m.Webhooks[0].TimeoutSeconds
+			}
+			m.Webhooks[0].TimeoutSeconds = v
+			_, err = mwcs.Update(ctx, m, metav1.UpdateOptions{FieldManager: "e2e-frozen"})
+			return err
+		})
+	}
+	if err := set(&seconds); err != nil {
+		t.Fatal(err)
+	}
+	// The API server's webhook source picks the change up through a watch.
+	time.Sleep(2 * time.Second)
+	restore = func() {
+		if err := set(&shipped); err != nil {
+			t.Errorf("restore timeoutSeconds %d: %v", shipped, err)
+		}
+	}
+	return restore
+}
+
+// breakNamespaceSelector makes the webhook entry's namespaceSelector
+// select no Kyma namespace, as a hand edit or a bad overlay would; the
+// syncer owns only the caBundle, so nothing repairs it. Restoring puts the
+// shipped selector back.
+func breakNamespaceSelector(t *testing.T) func(context.Context) error {
+	mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	var shipped *metav1.LabelSelector
+	update := func(ctx context.Context, change func(*metav1.LabelSelector) *metav1.LabelSelector) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			m, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			m.Webhooks[0].NamespaceSelector = change(m.Webhooks[0].NamespaceSelector)
+			_, err = mwcs.Update(ctx, m, metav1.UpdateOptions{FieldManager: "e2e-check"})
+			return err
+		})
+	}
+	err := update(context.Background(), func(s *metav1.LabelSelector) *metav1.LabelSelector {
+		shipped = s.DeepCopy()
+		return &metav1.LabelSelector{MatchLabels: map[string]string{check.ManagedByLabel: "kyma-broken"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		return update(ctx, func(*metav1.LabelSelector) *metav1.LabelSelector { return shipped })
+	}
+}
+
+// waitWebhooksAvailable waits until the webhook Deployment has every
+// replica available.
+func waitWebhooksAvailable(t *testing.T) {
+	t.Helper()
+	deploys := sys.Clientset().AppsV1().Deployments(stack.Namespace)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := deploys.Get(ctx, stack.WebhookName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return d.Spec.Replicas != nil && d.Status.AvailableReplicas == *d.Spec.Replicas, nil
+	})
+	if err != nil {
+		t.Fatalf("the webhook Deployment does not have every replica available within 1m of the thaw")
+	}
+}
