@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -57,6 +58,9 @@ func TestKubectlPlugin(t *testing.T) {
 		t.Fatalf("%v\n%s", err, run)
 	}
 	assertReport(t, run, r, nil)
+	if r.SchemaVersion != check.SchemaVersion {
+		t.Errorf("schemaVersion %q, want %q", r.SchemaVersion, check.SchemaVersion)
+	}
 }
 
 // pluginRunner runs kubectl with the plugin's directory first on PATH.
