@@ -57,9 +57,13 @@ krew_plugin() {
 		local os=${platform%/*} arch=${platform#*/}
 		local pack="$overlay/krew-$os-$arch" archive="kubectl-kim_snatch-$os-$arch.tar.gz"
 		mkdir -p "$pack"
+		local members=(kubectl-kim_snatch)
 		cp "$out/$binary-$os-$arch" "$pack/kubectl-kim_snatch"
-		[ ! -f LICENSE ] || cp LICENSE "$pack/LICENSE"
-		tar -C "$pack" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -cf - . | gzip -9n >"$out/$archive"
+		if [ -f LICENSE ]; then
+			cp LICENSE "$pack/LICENSE"
+			members+=(LICENSE)
+		fi
+		tar -C "$pack" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -cf - "${members[@]}" | gzip -9n >"$out/$archive"
 		manifest=${manifest//"{{SHA256_${os}_${arch}}}"/$(sha256sum "$out/$archive" | cut -d' ' -f1)}
 		files+=("$archive")
 	done
