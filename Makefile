@@ -149,10 +149,14 @@ docker-build: ## Build both images (needs a Docker engine).
 
 ##@ Release
 
+# KUBECTL renders install.yaml; set it to use a kubectl other than bin/'s,
+# which is then not built.
+KUBECTL ?= $(K8S_BIN)/kubectl
+
 .PHONY: release
-release: $(K8S_STAMP) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 [DIGEST=sha256:...] [PUSH=1] (docs/releasing.md).
+release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 [DIGEST=sha256:...] [REVISION=<commit>] [PUSH=1] (docs/releasing.md).
 	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z>"; exit 2; }
-	KUBECTL=$(K8S_BIN)/kubectl DIGEST=$(DIGEST) PUSH=$(PUSH) RELEASE_TAG_AT_HEAD=$(RELEASE_TAG_AT_HEAD) \
+	KUBECTL=$(KUBECTL) DIGEST=$(DIGEST) REVISION=$(REVISION) PUSH=$(PUSH) RELEASE_TAG_AT_HEAD=$(RELEASE_TAG_AT_HEAD) \
 		hack/release.sh $(BINARY) $(VERSION)
 
 ##@ Tools

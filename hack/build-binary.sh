@@ -5,7 +5,10 @@
 #
 #   VERSION=v1.2.3 hack/build-binary.sh snatch-webhook bin
 #
-# GOOS and GOARCH are honoured as usual.
+# REVISION is the commit the binary reports in --version and its build-info
+# gauge: by default `git rev-parse HEAD` where a .git is there, else
+# "unknown" (the image build context has no .git, so the Dockerfiles pass it
+# as a build argument). GOOS and GOARCH are honoured as usual.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -15,6 +18,10 @@ fi
 binary=$1
 out=${2:-bin}
 version=${VERSION:-dev}
+if [ -z "${REVISION:-}" ] && [ -e .git ]; then
+	REVISION=$(git rev-parse HEAD 2>/dev/null || true)
+fi
+revision=${REVISION:-unknown}
 
 case $binary in
 snatch-webhook | cabundle-syncer) ;;
@@ -24,13 +31,15 @@ snatch-webhook | cabundle-syncer) ;;
 	;;
 esac
 
-# The version ends up inside a single -ldflags word.
-case $version in
-*[!A-Za-z0-9._+-]*)
-	echo "$0: VERSION '$version' may only hold letters, digits and . _ + -" >&2
-	exit 2
-	;;
-esac
+# The version and revision each end up inside a single -ldflags word.
+for value in "VERSION=$version" "REVISION=$revision"; do
+	case ${value#*=} in
+	'' | *[!A-Za-z0-9._+-]*)
+		echo "$0: ${value%%=*} '${value#*=}' may only hold letters, digits and . _ + -" >&2
+		exit 2
+		;;
+	esac
+done
 
 # CGO_ENABLED=0: a static binary for the distroless static base, which has no
 #   libc.
@@ -41,6 +50,6 @@ esac
 CGO_ENABLED=0 exec go build \
 	-trimpath \
 	-buildvcs=false \
-	-ldflags "-s -w -X github.com/kyma-project/kim-snatch/pkg/version.version=${version}" \
+	-ldflags "-s -w -X github.com/kyma-project/kim-snatch/pkg/version.version=${version} -X github.com/kyma-project/kim-snatch/pkg/version.revision=${revision}" \
 	-o "${out}/${binary}" \
 	"./cmd/${binary}"

@@ -11,6 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 version=${VERSION:-dev}
+revision=${REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 img_webhook=${IMG_WEBHOOK:-snatch-webhook:${version}}
 img_syncer=${IMG_SYNCER:-cabundle-syncer:${version}}
 
@@ -36,5 +37,5 @@ for image in "$@"; do
 		;;
 	esac
 	echo "docker-build: building $tag from $dockerfile"
-	docker build -f "$dockerfile" --build-arg "VERSION=${version}" -t "$tag" .
+	docker build -f "$dockerfile" --build-arg "VERSION=${version}" --build-arg "REVISION=${revision}" -t "$tag" .
 done

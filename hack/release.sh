@@ -9,14 +9,25 @@
 #   install.yaml              that binary's base, the image pinned to the
 #                             version, or to DIGEST=sha256:... when given
 #   <binary>-linux-amd64      static binaries, built by hack/build-binary.sh
-#   <binary>-linux-arm64
-#   SHA256SUMS                of the three files above
+#   <binary>-linux-arm64      with REVISION (default: git rev-parse HEAD)
+#   SHA256SUMS                of every file but the notes
 #   RELEASE_NOTES.md          the version's section of CHANGELOG.md
 #
+# and for cabundle-syncer, whose `check` operators run from their own
+# machines, also:
+#
+#   cabundle-syncer-darwin-amd64, cabundle-syncer-darwin-arm64
+#   kubectl-kim_snatch-<os>-<arch>.tar.gz   the binary as the kubectl plugin
+#                             kubectl-kim_snatch (and LICENSE, if there is
+#                             one), for each of the four platforms
+#   kim-snatch.yaml           hack/krew/kim-snatch.yaml.tmpl filled with the
+#                             version, the archives' URLs and their sums
+#
 # It refuses a dirty work tree, a version that is not semver, a version with
-# no CHANGELOG section, and a version whose tag <binary>/<version> exists.
-# The release workflow runs it on that tag, so there RELEASE_TAG_AT_HEAD=1
-# accepts the tag when it points at HEAD.
+# no CHANGELOG section or one that holds only its headings, and a version
+# whose tag <binary>/<version> exists. It never creates the tag. The release
+# workflow runs it on that tag, so there RELEASE_TAG_AT_HEAD=1 accepts the
+# tag when it points at HEAD.
 #
 # The image: it prints the `docker buildx build ... --push` command that
 # builds and pushes the multi-arch image, and runs it with PUSH=1 (which
@@ -32,6 +43,37 @@ die() {
 	exit 1
 }
 
+# krew_plugin packs each binary of $out as the kubectl plugin
+# kubectl-kim_snatch (krew's name for the plugin kim-snatch), one .tar.gz
+# per platform, and fills the krew manifest with their URLs and sums. The
+# archives are reproducible: sorted, owned by root, dated at the commit.
+krew_plugin() {
+	local template=hack/krew/kim-snatch.yaml.tmpl
+	local download="https://github.com/kyma-project/kim-snatch/releases/download/$binary/$version"
+	local stamp manifest
+	stamp=$(git log -1 --format=%ct HEAD)
+	manifest=$(sed -e '/^#/d' -e "s|{{VERSION}}|$version|g" -e "s|{{DOWNLOAD}}|$download|g" "$template")
+	for platform in $platforms; do
+		local os=${platform%/*} arch=${platform#*/}
+		local pack="$overlay/krew-$os-$arch" archive="kubectl-kim_snatch-$os-$arch.tar.gz"
+		mkdir -p "$pack"
+		local members=(kubectl-kim_snatch)
+		cp "$out/$binary-$os-$arch" "$pack/kubectl-kim_snatch"
+		if [ -f LICENSE ]; then
+			cp LICENSE "$pack/LICENSE"
+			members+=(LICENSE)
+		fi
+		tar -C "$pack" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -cf - "${members[@]}" | gzip -9n >"$out/$archive"
+		manifest=${manifest//"{{SHA256_${os}_${arch}}}"/$(sha256sum "$out/$archive" | cut -d' ' -f1)}
+		files+=("$archive")
+	done
+	case $manifest in
+	*'{{'*) die "$template has a field make release does not fill: $(printf '%s\n' "$manifest" | grep -F '{{' | head -1)" ;;
+	esac
+	printf '%s\n' "$manifest" >"$out/kim-snatch.yaml"
+	files+=(kim-snatch.yaml)
+}
+
 [ $# -eq 2 ] || {
 	echo "usage: KUBECTL=<kubectl> $0 <snatch-webhook|cabundle-syncer> <vX.Y.Z>" >&2
 	exit 2
@@ -42,8 +84,8 @@ kubectl=${KUBECTL:-kubectl}
 registry=${REGISTRY:-europe-docker.pkg.dev/kyma-project/prod}
 
 case $binary in
-snatch-webhook) base=deploy/webhook dockerfile=Dockerfile.webhook ;;
-cabundle-syncer) base=deploy/syncer dockerfile=Dockerfile.syncer ;;
+snatch-webhook) base=deploy/webhook dockerfile=Dockerfile.webhook platforms="linux/amd64 linux/arm64" ;;
+cabundle-syncer) base=deploy/syncer dockerfile=Dockerfile.syncer platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64" ;;
 *) die "unknown binary '$binary'; want snatch-webhook or cabundle-syncer" ;;
 esac
 
@@ -69,7 +111,17 @@ notes=$(awk -v bin="## $binary" -v ver="### $version" '
 	inver { print }
 	END { if (!found) exit 3 }
 ' CHANGELOG.md | sed '/./,$!d') || die "CHANGELOG.md has no section '### $version' under '## $binary'"
-[ -n "$(printf '%s' "$notes" | tr -d '[:space:]')" ] || die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
+# Each release says what changed for operators under these headings, with
+# "none" where nothing did; headings alone are an empty section.
+headings=("Flags" "Metrics" "Alerts" "Manifests" "Required steps")
+[ -n "$(printf '%s\n' "$notes" | grep -v '^#### ' | tr -d '[:space:]')" ] ||
+	die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
+for h in "${headings[@]}"; do
+	printf '%s\n' "$notes" | grep -qx "#### $h" ||
+		die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
+done
+
+revision=${REVISION:-$(git rev-parse HEAD)}
 
 image="$registry/$binary"
 ref="$image:$version"
@@ -103,15 +155,21 @@ trap 'rm -rf "$overlay"' EXIT
 	"$kubectl" kustomize "$overlay"
 } >"$out/install.yaml"
 
-for arch in amd64 arm64; do
-	GOOS=linux GOARCH=$arch VERSION=$version hack/build-binary.sh "$binary" "$overlay/$arch"
-	mv "$overlay/$arch/$binary" "$out/$binary-linux-$arch"
+files=(install.yaml)
+for platform in $platforms; do
+	os=${platform%/*} arch=${platform#*/}
+	GOOS=$os GOARCH=$arch VERSION=$version REVISION=$revision hack/build-binary.sh "$binary" "$overlay/$os-$arch"
+	mv "$overlay/$os-$arch/$binary" "$out/$binary-$os-$arch"
+	files+=("$binary-$os-$arch")
 done
+if [ "$binary" = cabundle-syncer ]; then
+	krew_plugin
+fi
 
-(cd "$out" && sha256sum install.yaml "$binary-linux-amd64" "$binary-linux-arm64" >SHA256SUMS)
+(cd "$out" && sha256sum "${files[@]}" >SHA256SUMS)
 printf '# %s %s\n\n%s\n' "$binary" "$version" "$notes" >"$out/RELEASE_NOTES.md"
 
-build=(docker buildx build --platform linux/amd64,linux/arm64 -f "$dockerfile" --build-arg "VERSION=$version" -t "$ref" --push .)
+build=(docker buildx build --platform linux/amd64,linux/arm64 -f "$dockerfile" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" -t "$ref" --push .)
 if [ "${PUSH:-}" = 1 ]; then
 	command -v docker >/dev/null 2>&1 || die "PUSH=1 needs the docker CLI and a Docker engine"
 	"${build[@]}"

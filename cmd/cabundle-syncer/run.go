@@ -57,6 +57,9 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := syncer.RegisterBuildInfo(ctrlmetrics.Registry); err != nil {
+		return err
+	}
 	mgr, err := newManager(cfg, o, log)
 	if err != nil {
 		return err

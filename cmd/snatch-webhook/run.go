@@ -61,6 +61,9 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	if err := admission.RegisterPolicy(reg, o.Policy); err != nil {
 		return nil, err
 	}
+	if err := admission.RegisterBuildInfo(reg); err != nil {
+		return nil, err
+	}
 	handler, err := admission.NewHandler(admission.Options{
 		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName("admission"),
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/metric"
+	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
 // Outcomes of one admission request, the "outcome" label of
@@ -103,4 +104,10 @@ func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 		return fmt.Errorf("register the policy metric: %w", err)
 	}
 	return nil
+}
+
+// RegisterBuildInfo exports the webhook's build as the gauge
+// snatch_webhook_build_info{version, revision, goversion} = 1.
+func RegisterBuildInfo(reg prometheus.Registerer) error {
+	return version.RegisterBuildInfo(reg, "snatch_webhook_build_info", "snatch-webhook")
 }

@@ -7,10 +7,17 @@ import (
 	"text/tabwriter"
 )
 
+// SchemaVersion versions the JSON form of a Report for the tools that read
+// `check -o json`. New fields and items keep it; a field renamed, removed
+// or given another meaning takes the next version (docs/operations.md).
+const SchemaVersion = "v1"
+
 // Report is the outcome of a run: every check in order, and the worst
 // status among them.
 type Report struct {
-	Checks []Result `json:"checks"`
+	// SchemaVersion is the SchemaVersion the report was written in.
+	SchemaVersion string   `json:"schemaVersion"`
+	Checks        []Result `json:"checks"`
 	// Status is FAIL when a check failed, otherwise INCOMPLETE when one
 	// was skipped, otherwise WARN when one warned, otherwise PASS.
 	Status Status `json:"status"`
@@ -46,7 +53,7 @@ func NewReport(results []Result) Report {
 			status = s
 		}
 	}
-	return Report{Checks: results, Status: status}
+	return Report{SchemaVersion: SchemaVersion, Checks: results, Status: status}
 }
 
 // ExitCode maps the report's status to the command's exit code.

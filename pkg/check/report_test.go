@@ -94,13 +94,17 @@ func TestWriteJSON(t *testing.T) {
 	// The shape is a contract: exactly these keys, remediation present
 	// even when empty.
 	var got struct {
-		Checks []map[string]any `json:"checks"`
-		Status string           `json:"status"`
+		SchemaVersion string           `json:"schemaVersion"`
+		Checks        []map[string]any `json:"checks"`
+		Status        string           `json:"status"`
 	}
 	dec := json.NewDecoder(&buf)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
+	}
+	if got.SchemaVersion != "v1" {
+		t.Errorf("schemaVersion %q, want v1", got.SchemaVersion)
 	}
 	if got.Status != "FAIL" || len(got.Checks) != 5 {
 		t.Fatalf("got %+v", got)

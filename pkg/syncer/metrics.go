@@ -5,6 +5,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/metric"
+	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
 // Error reasons of cabundle_syncer_errors_total. The set is closed, so the
@@ -79,4 +80,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// RegisterBuildInfo exports the syncer's build as the gauge
+// cabundle_syncer_build_info{version, revision, goversion} = 1.
+func RegisterBuildInfo(reg prometheus.Registerer) error {
+	return version.RegisterBuildInfo(reg, "cabundle_syncer_build_info", "cabundle-syncer")
 }

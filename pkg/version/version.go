@@ -1,18 +1,54 @@
-// Package version holds the version of the binary it is linked into. Each
-// build stamps its own, so the two binaries carry independent versions:
+// Package version holds the version and revision of the binary it is linked
+// into, and exports them as the binary's build-info gauge. Each build stamps
+// its own (hack/build-binary.sh), so the two binaries carry independent
+// versions:
 //
-//	go build -ldflags "-X github.com/kyma-project/kim-snatch/pkg/version.version=v1.2.3" ./cmd/snatch-webhook
+//	go build -ldflags "-X github.com/kyma-project/kim-snatch/pkg/version.version=v1.2.3 \
+//	  -X github.com/kyma-project/kim-snatch/pkg/version.revision=$(git rev-parse HEAD)" ./cmd/snatch-webhook
 package version
 
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// version is a var only because the linker's -X can stamp nothing else.
-var version = "dev"
+// version and revision are vars only because the linker's -X can stamp
+// nothing else.
+var (
+	version  = "dev"
+	revision = "unknown"
+)
 
-// String describes the binary for --version output and the startup log line.
+// Version is the release the binary was built as, "dev" when unstamped.
+func Version() string { return version }
+
+// Revision is the commit the binary was built from, "unknown" when
+// unstamped.
+func Revision() string { return revision }
+
+// String describes the binary for --version output and the startup log
+// line. The revision comes last, so that what reads the binary name and
+// version as the first two words, or the Go version after "(", still does.
 func String(binary string) string {
-	return fmt.Sprintf("%s %s (%s, %s/%s)", binary, version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("%s %s (%s, %s/%s, revision %s)", binary, version, runtime.Version(), runtime.GOOS, runtime.GOARCH, revision)
+}
+
+// RegisterBuildInfo registers the gauge name{version, revision, goversion}
+// = 1 on reg, the labels those of String. A fleet's version records read it
+// (deploy/components/fleet), so a rollout shows as two series.
+func RegisterBuildInfo(reg prometheus.Registerer, name, binary string) error {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: name,
+		Help: "The version, revision and Go version " + binary + " was built with; always 1.",
+		ConstLabels: prometheus.Labels{
+			"version": version, "revision": revision, "goversion": runtime.Version(),
+		},
+	})
+	g.Set(1)
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("register the build-info metric: %w", err)
+	}
+	return nil
 }

@@ -39,6 +39,12 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	if _, err := syncer.NewMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
+	if err := admission.RegisterBuildInfo(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncer.RegisterBuildInfo(reg); err != nil {
+		t.Fatal(err)
+	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,17 @@ func TestKubectlCommands(t *testing.T) {
 				if _, stderr, err := run(append(args, "--server-side", "--dry-run=server")...); err != nil {
 					t.Fatalf("kubectl %s --dry-run=server: %v\n%s", strings.Join(args, " "), err, stderr)
 				}
+			case pluginName:
+				// kubectl kim-snatch: the cabundle-syncer binary as a plugin.
+				checkInImage(t, append([]string{"/cabundle-syncer"}, args[1:]...))
+			case "krew":
+				if !slices.Equal(args, []string{"krew", "install", "--manifest=" + krewManifest}) {
+					t.Fatalf("kubectl %s: want kubectl krew install --manifest=%s, the manifest make release writes", strings.Join(args, " "), krewManifest)
+				}
+				release, err := os.ReadFile(filepath.Join(root, "hack", "release.sh"))
+				if err != nil || !bytes.Contains(release, []byte(`"$out/`+krewManifest+`"`)) {
+					t.Fatalf("hack/release.sh does not write %s: %v", krewManifest, err)
+				}
 			case "exec":
 				kargs, ours, _ := cut(args, "--")
 				if _, stderr, err := run(append(kargs, "--help")...); err != nil {
@@ -195,6 +207,10 @@ func TestKubectlCommands(t *testing.T) {
 		})
 	}
 }
+
+// pluginName is the kubectl plugin that cabundle-syncer ships as, and
+// krewManifest the krew manifest of a release (docs/releasing.md).
+const pluginName, krewManifest = "kim-snatch", "kim-snatch.yaml"
 
 func cut(args []string, sep string) (before, after []string, found bool) {
 	for i, a := range args {

@@ -79,14 +79,14 @@ func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 	}
 }
 
-// Where the binaries register a build-info gauge, it has the labels the
-// fleet records keep.
+// Each binary registers its build-info gauge, with the labels the fleet
+// records keep; without it the fleet's version records stay empty.
 func TestBuildInfoHasTheFleetLabels(t *testing.T) {
 	ours := codeMetricLabels(t)
 	for name, want := range buildInfo {
 		got, ok := ours[name]
 		if !ok {
-			t.Logf("%s is not registered by the packages codeMetricLabels builds; the fleet's version records stay empty without it", name)
+			t.Errorf("%s is not registered by the packages codeMetricLabels builds; the fleet's version records stay empty without it", name)
 			continue
 		}
 		for _, l := range want {

@@ -228,8 +228,8 @@ func TestImageArchivesMatchDockerfiles(t *testing.T) {
 				t.Skipf("a %s image; the rest runs its binary on linux/%s", got.config.Architecture, runtime.GOARCH)
 			}
 
-			// The binary says which VERSION it was built with; the labels
-			// are the Dockerfile's with that build argument.
+			// The binary says which VERSION and REVISION it was built with;
+			// the labels are the Dockerfile's with that VERSION.
 			exe := filepath.Join(t.TempDir(), img.binary)
 			if err := os.WriteFile(exe, binary, 0o755); err != nil {
 				t.Fatal(err)
@@ -239,7 +239,7 @@ func TestImageArchivesMatchDockerfiles(t *testing.T) {
 			if err != nil || len(f) < 2 || f[0] != img.binary {
 				t.Fatalf("/%s --version: %v, %q", dest, err, out)
 			}
-			version := f[1]
+			version, revision := f[1], strings.TrimSuffix(f[len(f)-1], ")")
 			if want := dockerfileLabels(t, final, map[string]string{"VERSION": version}); !maps.Equal(cfg.Labels, want) {
 				t.Errorf("labels %q,\nthe Dockerfile's with VERSION=%s are %q", cfg.Labels, version, want)
 			}
@@ -247,12 +247,12 @@ func TestImageArchivesMatchDockerfiles(t *testing.T) {
 			if testing.Short() {
 				return
 			}
-			built, err := os.ReadFile(buildBinary(t, img.binary, version))
+			built, err := os.ReadFile(buildBinary(t, img.binary, version, revision))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(binary, built) {
-				t.Errorf("/%s (%d bytes) differs from what %s builds with VERSION=%s (%d bytes)", dest, len(binary), buildScript, version, len(built))
+				t.Errorf("/%s (%d bytes) differs from what %s builds with VERSION=%s REVISION=%s (%d bytes)", dest, len(binary), buildScript, version, revision, len(built))
 			}
 		})
 	}

@@ -116,8 +116,13 @@ func TestDockerfiles(t *testing.T) {
 			if !strings.HasPrefix(builder.from, "golang:1.26") {
 				t.Errorf("builder FROM %s, want golang:1.26", builder.from)
 			}
-			if !slices.ContainsFunc(builder.all("ARG"), func(a string) bool { return a == "VERSION" || strings.HasPrefix(a, "VERSION=") }) {
-				t.Error("the builder has no ARG VERSION")
+			for _, arg := range []string{"VERSION", "REVISION"} {
+				if !slices.ContainsFunc(builder.all("ARG"), func(a string) bool { return a == arg || strings.HasPrefix(a, arg+"=") }) {
+					t.Errorf("the builder has no ARG %s", arg)
+				}
+			}
+			if !slices.ContainsFunc(builder.all("RUN"), func(run string) bool { return strings.Contains(run, "REVISION=${REVISION} ") }) {
+				t.Errorf("no RUN in the builder passes REVISION=${REVISION} to %s", buildScript)
 			}
 
 			// The builder runs the shared build script for this binary with
@@ -175,13 +180,13 @@ func TestDockerfiles(t *testing.T) {
 // buildBinary runs the build script as the Dockerfile does and returns the
 // binary. CGO_ENABLED=1 in the environment shows that the script, not the
 // caller, decides.
-func buildBinary(t *testing.T, binary, version string) string {
+func buildBinary(t *testing.T, binary, version, revision string) string {
 	t.Helper()
 	root := repoRoot(t)
 	out := t.TempDir()
 	cmd := exec.Command("sh", buildScript, binary, out)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "VERSION="+version, "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
+	cmd.Env = append(os.Environ(), "VERSION="+version, "REVISION="+revision, "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", buildScript, binary, err, b)
 	}
@@ -201,8 +206,8 @@ func TestImageBinaries(t *testing.T) {
 	root := repoRoot(t)
 	for _, img := range images {
 		t.Run(img.name, func(t *testing.T) {
-			const version = "v0.0.0-manifests.test"
-			bin := buildBinary(t, img.binary, version)
+			const version, revision = "v0.0.0-manifests.test", "0123abc"
+			bin := buildBinary(t, img.binary, version, revision)
 
 			f, err := elf.Open(bin)
 			if err != nil {
@@ -236,8 +241,8 @@ func TestImageBinaries(t *testing.T) {
 			}
 
 			out, err := exec.Command(bin, "--version").CombinedOutput()
-			if err != nil || !strings.Contains(string(out), img.binary+" "+version) {
-				t.Errorf("%s --version: %v, %q, want it to report %s %s", img.binary, err, out, img.binary, version)
+			if err != nil || !strings.HasPrefix(string(out), img.binary+" "+version+" ") || !strings.HasSuffix(string(out), ", revision "+revision+")\n") {
+				t.Errorf("%s --version: %v, %q, want it to report %s %s and the revision %s", img.binary, err, out, img.binary, version, revision)
 			}
 
 			// The Deployment's arguments parse; --version then exits

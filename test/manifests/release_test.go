@@ -1,11 +1,16 @@
 package manifests
 
 import (
+	"archive/tar"
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"debug/elf"
+	"debug/macho"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -16,6 +21,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -73,6 +79,14 @@ func TestRelease(t *testing.T) {
 			{name: "leading_zero", binary: "snatch-webhook", version: "v0.01.0", want: "is not semver"},
 			{name: "unknown_binary", binary: "operator", version: "v0.1.0", want: "unknown binary"},
 			{name: "no_changelog_section", binary: "snatch-webhook", version: "v9.9.9", want: "has no section '### v9.9.9'"},
+			{name: "changelog_section_only_headings", binary: "snatch-webhook", version: "v0.0.9", want: "is empty",
+				setup: func() { commitChangelogSection(t, repo, "snatch-webhook", "v0.0.9", changelogHeadings("")) },
+				undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
+			{name: "changelog_section_without_a_heading", binary: "cabundle-syncer", version: "v0.0.9", want: "no heading '#### Alerts'",
+				setup: func() {
+					commitChangelogSection(t, repo, "cabundle-syncer", "v0.0.9", strings.Replace(changelogHeadings("none"), "#### Alerts\n", "", 1))
+				},
+				undo: func() { git("reset", "-q", "--hard", "HEAD~1") }},
 			{name: "dirty_tree", binary: "snatch-webhook", version: "v0.1.0", want: "not clean",
 				setup: func() { writeFile(t, filepath.Join(repo, "stray.txt"), "x") },
 				undo:  func() { _ = os.Remove(filepath.Join(repo, "stray.txt")) }},
@@ -148,6 +162,12 @@ func TestRelease(t *testing.T) {
 
 			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
 			wantFiles := []string{"install.yaml", tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			if tt.binary == "cabundle-syncer" {
+				wantFiles = append(wantFiles, tt.binary+"-darwin-amd64", tt.binary+"-darwin-arm64", "kim-snatch.yaml")
+				for _, p := range krewPlatforms {
+					wantFiles = append(wantFiles, "kubectl-kim_snatch-"+p+".tar.gz")
+				}
+			}
 			if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(wantFiles))) {
 				t.Errorf("SHA256SUMS lists %v, want %v", got, wantFiles)
 			}
@@ -174,6 +194,27 @@ func TestRelease(t *testing.T) {
 					}
 				}
 				_ = f.Close()
+			}
+
+			for arch, cpu := range map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64} {
+				f, err := macho.Open(filepath.Join(dir, tt.binary+"-darwin-"+arch))
+				if tt.binary != "cabundle-syncer" {
+					if err == nil {
+						t.Errorf("a release of %s writes a darwin binary", tt.binary)
+						_ = f.Close()
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Cpu != cpu {
+					t.Errorf("darwin %s binary is for %v", arch, f.Cpu)
+				}
+				_ = f.Close()
+			}
+			if tt.binary == "cabundle-syncer" {
+				assertKrewManifest(t, dir, "v0.1.0", sums)
 			}
 
 			notes, err := os.ReadFile(filepath.Join(dir, "RELEASE_NOTES.md"))
@@ -352,5 +393,125 @@ func TestOverlayExample(t *testing.T) {
 				t.Errorf("%s %s has prometheus=%q, want the overlay's platform", kind, o.GetName(), got)
 			}
 		}
+	}
+}
+
+// krewPlatforms are the os-arch pairs the kubectl plugin ships for.
+var krewPlatforms = []string{"linux-amd64", "linux-arm64", "darwin-amd64", "darwin-arm64"}
+
+// assertKrewManifest holds kim-snatch.yaml to krew's Plugin kind: the
+// version, one platform per os/arch whose uri names its archive in the
+// GitHub release of the tag and whose sha256 is the archive's, and each
+// archive holding the binary of its platform as kubectl-kim_snatch.
+func assertKrewManifest(t *testing.T, dir, version string, sums map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "kim-snatch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plugin struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct{ Name string }
+		Spec       struct {
+			Version, Homepage, ShortDescription, Description, Caveats string
+			Platforms                                                 []struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				}
+				URI, Sha256, Bin string
+			}
+		}
+	}
+	if err := yaml.UnmarshalStrict(b, &plugin); err != nil {
+		t.Fatalf("kim-snatch.yaml: %v\n%s", err, b)
+	}
+	if plugin.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || plugin.Kind != "Plugin" ||
+		plugin.Metadata.Name != "kim-snatch" || plugin.Spec.Version != version || plugin.Spec.ShortDescription == "" {
+		t.Errorf("kim-snatch.yaml is not the Plugin kim-snatch %s:\n%s", version, b)
+	}
+	var got []string
+	for _, p := range plugin.Spec.Platforms {
+		platform := p.Selector.MatchLabels["os"] + "-" + p.Selector.MatchLabels["arch"]
+		got = append(got, platform)
+		archive := "kubectl-kim_snatch-" + platform + ".tar.gz"
+		if want := "https://github.com/kyma-project/kim-snatch/releases/download/cabundle-syncer/" + version + "/" + archive; p.URI != want {
+			t.Errorf("%s: uri %s, want %s", platform, p.URI, want)
+		}
+		if p.Sha256 != sums[archive] || p.Bin != "kubectl-kim_snatch" {
+			t.Errorf("%s: sha256 %s, bin %s; want the archive's %s and kubectl-kim_snatch", platform, p.Sha256, p.Bin, sums[archive])
+		}
+		binary, err := os.ReadFile(filepath.Join(dir, "cabundle-syncer-"+platform))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files := archiveFiles(t, filepath.Join(dir, archive)); !bytes.Equal(files["kubectl-kim_snatch"], binary) || len(files) != 1 {
+			t.Errorf("%s holds %v, want only kubectl-kim_snatch, the cabundle-syncer binary of %s", archive, slices.Sorted(maps.Keys(files)), platform)
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(krewPlatforms))) {
+		t.Errorf("platforms %v, want %v", got, krewPlatforms)
+	}
+}
+
+// archiveFiles returns the regular files of a .tar.gz by their names.
+func archiveFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[filepath.Clean(h.Name)] = b
+		}
+	}
+}
+
+// changelogHeadings is a release's five headings, each followed by body.
+func changelogHeadings(body string) string {
+	var b strings.Builder
+	for _, h := range []string{"Flags", "Metrics", "Alerts", "Manifests", "Required steps"} {
+		fmt.Fprintf(&b, "#### %s\n\n%s\n", h, body)
+	}
+	return b.String()
+}
+
+// commitChangelogSection commits a section "### version" with text at the
+// top of binary's section of CHANGELOG.md in repo.
+func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
+	t.Helper()
+	path := filepath.Join(repo, "CHANGELOG.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := "## " + binary + "\n"
+	if !bytes.Contains(b, []byte(heading)) {
+		t.Fatalf("CHANGELOG.md has no %q", heading)
+	}
+	writeFile(t, path, strings.Replace(string(b), heading, heading+"\n### "+version+"\n\n"+text+"\n", 1))
+	cmd := exec.Command("git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "CHANGELOG "+version)
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// pluginName is the file name kubectl looks up for `kubectl kim-snatch`:
+// kubectl- and the plugin's name with its dash as an underscore, as krew
+// installs it (docs/operations.md, "check as a kubectl plugin").
+const pluginName = "kubectl-kim_snatch"
+
+// The operators' checklist as a kubectl plugin: the cabundle-syncer binary
+// under the name kubectl-kim_snatch on PATH, found by kubectl's own plugin
+// lookup, reports what `cabundle-syncer check` reports, with its exit code.
+func TestKubectlPlugin(t *testing.T) {
+	c := newChecker(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	binary, err := os.ReadFile(c.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pluginName), binary, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plugin := pluginRunner{kubectl: kubectl, path: dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+
+	if list := plugin.run(t, "plugin", "list"); list.code != 0 || !strings.Contains(list.stdout, filepath.Join(dir, pluginName)) {
+		t.Fatalf("kubectl plugin list does not find %s:\n%s", pluginName, list)
+	}
+	if v := plugin.run(t, "kim-snatch", "--version"); v.code != 0 || !strings.HasPrefix(v.stdout, "cabundle-syncer ") {
+		t.Errorf("kubectl kim-snatch --version: want the binary's own version line:\n%s", v)
+	}
+
+	// docs/operations.md: kubectl kim-snatch check --kubeconfig ~/.kube/config
+	run := plugin.run(t, "kim-snatch", "check", "--kubeconfig", sys.KubeconfigPath())
+	logf("kubectl kim-snatch check on a healthy installation (%s):\n%s", run.took.Round(time.Millisecond), run.stdout)
+	assertTable(t, run, nil)
+
+	run = plugin.run(t, "kim-snatch", "check", "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
+	r, err := decodeReport(run.stdout, false)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, run)
+	}
+	assertReport(t, run, r, nil)
+	if r.SchemaVersion != check.SchemaVersion {
+		t.Errorf("schemaVersion %q, want %q", r.SchemaVersion, check.SchemaVersion)
+	}
+}
+
+// pluginRunner runs kubectl with the plugin's directory first on PATH.
+type pluginRunner struct{ kubectl, path string }
+
+// run runs kubectl args... in an environment that names no cluster of its
+// own, as checker.run does.
+func (p pluginRunner) run(t *testing.T, args ...string) checkRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.kubectl, args...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_") || strings.HasPrefix(kv, "PATH=")
+	})
+	cmd.Env = append(cmd.Env, "PATH="+p.path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	run := checkRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("run %s %v: %v", p.kubectl, args, err)
+	}
+	run.code = cmd.ProcessState.ExitCode()
+	return run
+}
