@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -44,45 +43,11 @@ var dashboardSeries = map[string]string{
 	"controller_runtime_reconcile_time_seconds_bucket":              "cabundle-syncer (controller-runtime)",
 }
 
-var dashboardsBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // dashboardsTool returns $SNATCH_DASHBOARDS, or a fresh build of
 // hack/tools/dashboards (its own module, so the SDK stays out of go.mod).
 func dashboardsTool(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv(DashboardsEnv); p != "" {
-		return p
-	}
-	dashboardsBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "dashboards-")
-		if err != nil {
-			dashboardsBuild.err = err
-			return
-		}
-		tempDirs = append(tempDirs, dir)
-		root, err := repoRootE()
-		if err != nil {
-			dashboardsBuild.err = err
-			return
-		}
-		path := filepath.Join(dir, "dashboards")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
-		cmd.Dir = filepath.Join(root, "hack", "tools", "dashboards")
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			dashboardsBuild.err = fmt.Errorf("build hack/tools/dashboards: %w\n%s", err, out)
-			return
-		}
-		dashboardsBuild.path = path
-	})
-	if dashboardsBuild.err != nil {
-		t.Fatal(dashboardsBuild.err)
-	}
-	return dashboardsBuild.path
+	return toolBinary(t, DashboardsEnv, "dashboards")
 }
 
 // panelQuery is one query of one panel as `dashboards queries` lists it.

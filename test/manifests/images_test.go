@@ -329,11 +329,11 @@ func TestDockerBuildScript(t *testing.T) {
 		{name: "no_docker_engine", wantExit: 1, wantStderr: "no Docker engine is reachable"},
 		{name: "no_docker_cli", noCLI: true, wantExit: 1, wantStderr: "docker CLI is not installed"},
 		{name: "both_images", engine: true, wantBuilds: []string{
-			"build -f Dockerfile.webhook --build-arg VERSION=v1.2.3 -t snatch-webhook:v1.2.3 .",
-			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 -t cabundle-syncer:v1.2.3 .",
+			"build -f Dockerfile.webhook --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t snatch-webhook:v1.2.3 .",
+			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t cabundle-syncer:v1.2.3 .",
 		}},
 		{name: "syncer_only", engine: true, args: []string{"syncer"}, wantBuilds: []string{
-			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 -t cabundle-syncer:v1.2.3 .",
+			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t cabundle-syncer:v1.2.3 .",
 		}},
 		{name: "unknown_image", engine: true, args: []string{"operator"}, wantExit: 2, wantStderr: "unknown image"},
 	}
@@ -360,7 +360,7 @@ func TestDockerBuildScript(t *testing.T) {
 			}
 			cmd := exec.Command(sh, append([]string{filepath.Join(root, "hack", "docker-build.sh")}, tt.args...)...)
 			cmd.Dir = t.TempDir()
-			cmd.Env = []string{"PATH=" + bin, "VERSION=v1.2.3"}
+			cmd.Env = []string{"PATH=" + bin, "VERSION=v1.2.3", "REVISION=0123abc"}
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			err = cmd.Run()

@@ -124,45 +124,47 @@ func codeMetricLabels(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
-var promrulesBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // promrules returns the rule checker: $SNATCH_PROMRULES, or a fresh build of
 // hack/tools/promrules (its own module, so Prometheus stays out of go.mod).
 func promrules(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv(PromrulesEnv); p != "" {
+	return toolBinary(t, PromrulesEnv, "promrules")
+}
+
+// toolBuilds are the tools built by toolBinary, by name.
+var toolBuilds sync.Map
+
+// toolBinary returns the path in $env, or a fresh build, once per test
+// binary, of the module hack/tools/<name>, which is kept out of go.mod.
+func toolBinary(t testing.TB, env, name string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	promrulesBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "promrules-")
+	v, _ := toolBuilds.LoadOrStore(name, sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", name+"-")
 		if err != nil {
-			promrulesBuild.err = err
-			return
+			return "", err
 		}
 		tempDirs = append(tempDirs, dir)
 		root, err := repoRootE()
 		if err != nil {
-			promrulesBuild.err = err
-			return
+			return "", err
 		}
-		path := filepath.Join(dir, "promrules")
+		path := filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
-		cmd.Dir = filepath.Join(root, "hack", "tools", "promrules")
+		cmd.Dir = filepath.Join(root, "hack", "tools", name)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			promrulesBuild.err = fmt.Errorf("build hack/tools/promrules: %w\n%s", err, out)
-			return
+			return "", fmt.Errorf("build hack/tools/%s: %w\n%s", name, err, out)
 		}
-		promrulesBuild.path = path
-	})
-	if promrulesBuild.err != nil {
-		t.Fatal(promrulesBuild.err)
+		return path, nil
+	}))
+	path, err := v.(func() (string, error))()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return promrulesBuild.path
+	return path
 }
 
 // ruleFile writes the spec of a PrometheusRule, which is a Prometheus rule
