@@ -18,6 +18,7 @@ PROMRULES       := $(BIN)/promrules
 DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
+NETPOL          := $(BIN)/kube-network-policies
 
 # Each binary has its own version and image, so one can be released without
 # the other.
@@ -79,7 +80,7 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(NETPOL) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	go test $(GO_TEST_FLAGS) ./...
 	GOWORK=off go -C hack/tools/images test ./...
 	hack/e2e-node.sh --skip-if-unable $(GO_TEST_FLAGS)
@@ -87,7 +88,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) images ## Run all tests: u
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) images ## End-to-end suite on the local stack and on a real node (root, Debian), and the migration from kim-snatch (also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) $(NETPOL) images ## End-to-end suite on the local stack and on a real node (root, Debian), and the migration from kim-snatch (also part of make test).
 	go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 	hack/e2e-node.sh $(GO_TEST_FLAGS) -v
 
@@ -147,7 +148,7 @@ release: $(K8S_STAMP) ## Release one binary: make release BINARY=snatch-webhook 
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) ## Build the control plane, rule checker, descheduler policy checker, linters and kube-network-policies into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -183,3 +184,9 @@ $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"
 	GOWORK=off go -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+# kube-network-policies, unmodified, enforces NetworkPolicies on the real node
+# of test/realnode.
+$(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
+	@echo ">> building kube-network-policies"
+	GOWORK=off go -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd
