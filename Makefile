@@ -113,14 +113,16 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 # the user, entrypoint, labels and path of the Dockerfile's final stage, but
 # without the distroless base. The tag is the one test/e2e/overlay uses.
 # The pause image serves as containerd's sandbox image where nothing can be
-# pulled; like registry.k8s.io/pause it runs as 65535.
+# pulled; like registry.k8s.io/pause it runs as 65535. The probe image is the
+# client of the NetworkPolicy tests on the real node.
 IMAGES          := $(BIN)/images
 IMAGETOOL       := $(BIN)/imagetool
 IMAGES_TAG      := e2e
 IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
+IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim-snatch-pause (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause and kim-snatch-probe (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -131,6 +133,9 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer and kim
 	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
+	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
+		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
