@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,9 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 				Image:           probeImage,
 				ImagePullPolicy: corev1.PullNever,
 				Args:            append([]string{"-timeout=" + probeTimeout.String()}, args...),
+				// The probe writes its line there too; a failure to do so
+				// still leaves the line in the message.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					ReadOnlyRootFilesystem:   ptr.To(true),
@@ -130,22 +134,27 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 		t.Fatalf("create probe Pod %s/%s: %v", ns, name, err)
 	}
 	var phase corev1.PodPhase
+	var message string
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, probePodTimeout, true, func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		phase = p.Status.Phase
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Terminated != nil {
+				message = s.State.Terminated.Message
+			}
+		}
 		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
 	})
 	if err != nil {
 		t.Fatalf("probe Pod %s/%s did not finish within %s (phase %q)", ns, name, probePodTimeout, phase)
 	}
-	out, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("logs of probe Pod %s/%s: %v", ns, name, err)
+	r := probeResult{pod: ns + "/" + name, line: strings.TrimSpace(message), ok: phase == corev1.PodSucceeded}
+	if r.line == "" {
+		t.Fatalf("probe Pod %s/%s ended %s without a termination message", ns, name, phase)
 	}
-	r := probeResult{pod: ns + "/" + name, line: strings.TrimSpace(string(out)), ok: phase == corev1.PodSucceeded}
 	logf("netpol: %s", r)
 	return r
 }
@@ -375,13 +384,13 @@ var (
 
 func apiServerPort(t *testing.T, c *realnode.Cluster) int {
 	t.Helper()
-	_, port, err := net.SplitHostPort(strings.TrimPrefix(c.Config.Host, "https://"))
+	u, err := url.Parse(c.Config.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := strconv.Atoi(port)
+	p, err := strconv.Atoi(u.Port())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("API server port in %q: %v", c.Config.Host, err)
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 // Command probe is the client of the NetworkPolicy tests of test/e2e on
-// the real node: it opens one connection from a Pod and says on stdout
-// how far it got, in one line that starts with "ok" or "fail".
+// the real node: it opens one connection from a Pod and says how far it
+// got, in one line that starts with "ok" or "fail", on stdout and as the
+// container's termination message.
 //
 //	probe tcp  HOST:PORT   the TCP handshake
 //	probe tls  HOST:PORT   the TCP and the TLS handshake
@@ -41,12 +42,25 @@ func main() {
 	defer cancel()
 	detail, err := probe(ctx, flag.Arg(0), flag.Arg(1))
 	if err != nil {
-		fmt.Printf("fail %s %s: %v\n", flag.Arg(0), flag.Arg(1), err)
+		report(fmt.Sprintf("fail %s %s: %v", flag.Arg(0), flag.Arg(1), err))
 		cancel()
 		os.Exit(1)
 	}
-	fmt.Printf("ok %s %s: %s\n", flag.Arg(0), flag.Arg(1), detail)
+	report(fmt.Sprintf("ok %s %s: %s", flag.Arg(0), flag.Arg(1), detail))
 }
+
+// report prints line, and writes it as the container's termination
+// message where the kubelet provides the file, so that the Pod's status
+// carries it.
+func report(line string) {
+	fmt.Println(line)
+	if f, err := os.OpenFile(terminationLog, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+		_, _ = f.WriteString(line)
+		_ = f.Close()
+	}
+}
+
+const terminationLog = "/dev/termination-log"
 
 // probe opens one connection of the given kind to target.
 func probe(ctx context.Context, kind, target string) (string, error) {
