@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,12 +33,18 @@ import (
 // kube-network-policies (test/realnode/netpol.go). Clients are probe Pods
 // (hack/tools/images/probe) on the node, in namespaces of the test's own.
 const (
-	probeImage      = "kim-snatch-probe:e2e"
-	scraperLabel    = "networking.kyma-project.io/metrics-scraping"
-	webhookPort     = 9443
-	metricsPort     = 8080
-	healthPort      = 8081
-	probeTimeout    = 4 * time.Second
+	probeImage   = "kim-snatch-probe:e2e"
+	scraperLabel = "networking.kyma-project.io/metrics-scraping"
+	webhookPort  = 9443
+	metricsPort  = 8080
+	healthPort   = 8081
+	probeTimeout = 4 * time.Second
+	// probeAfter is how long a probe waits before it connects. Without
+	// NRI, which containerd 1.6 lacks, kube-network-policies learns a
+	// Pod's address only from the Pod's status: a connection opened as
+	// the container starts is judged as one from no Pod, and a policy
+	// that should drop it lets it through.
+	probeAfter      = 5 * time.Second
 	probePodTimeout = 2 * time.Minute
 )
 
@@ -112,7 +119,7 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 				Name:            "probe",
 				Image:           probeImage,
 				ImagePullPolicy: corev1.PullNever,
-				Args:            append([]string{"-timeout=" + probeTimeout.String()}, args...),
+				Args:            append([]string{"-after=" + probeAfter.String(), "-timeout=" + probeTimeout.String()}, args...),
 				// The probe writes its line there too; a failure to do so
 				// still leaves the line in the message.
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -309,7 +316,15 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	}
 
 	apiPort := apiServerPort(t, c)
-	judged := syncerConnections(c.NetworkPolicies.Log(), apiPort)
+	list, err := cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.SyncerName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncerIPs []string
+	for _, p := range list.Items {
+		syncerIPs = append(syncerIPs, p.Status.PodIP)
+	}
+	judged := syncerConnections(c.NetworkPolicies.Log(), syncerIPs, apiPort)
 	for line, verdict := range judged {
 		t.Logf("kube-network-policies judged a syncer connection to the API server: %s: %q", line, verdict)
 		if verdict != "accept" {
@@ -345,25 +360,32 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	if r := probe(t, ns, "no-egress", denied.Spec.PodSelector.MatchLabels, "tls", apiService); !r.dropped() {
 		t.Errorf("a Pod under a policy without egress rules was not dropped on its way to the API server at %s: %s", apiService, r)
 	}
+	if !strings.Contains(c.NetworkPolicies.Log(), `"Evaluating packet" srcPod="`+ns+`/no-egress"`) {
+		t.Errorf("kube-network-policies did not judge a packet of %s/no-egress as that Pod's", ns)
+	}
 	if d := logVerdicts(t, c, before); d["drop"] < 1 || d["accept"] < 1 {
 		t.Errorf("want kube-network-policies to have accepted and dropped packets, have %v", d)
 	}
 }
 
-// syncerConnections returns, for each packet from a syncer Pod to the API
-// server that kube-network-policies judged, the packet and its verdict.
-// With --v=2 it logs "Evaluating packet" with both Pods, the packet on the
-// next line as "[id] src:port dst:port proto", and "Finished syncing
-// packet" with its id and verdict.
-func syncerConnections(log string, apiPort int) map[string]string {
+// syncerConnections returns, for each packet from a syncer Pod's address
+// to the API server that kube-network-policies judged, the packet and its
+// verdict. With --v=2 it logs "Evaluating packet" with both Pods, the
+// packet on the next line as "[id] src:port dst:port proto", and
+// "Finished syncing packet" with its id and verdict. The syncer connects
+// as its container starts, so these packets may show srcPod="none" (see
+// probeAfter): they prove that its connections pass the queue and are
+// accepted, and the probe under its policy shows what the policy allows.
+func syncerConnections(log string, syncerIPs []string, apiPort int) map[string]string {
 	lines := strings.Split(log, "\n")
 	api := hostPort(realnode.NodeIP, apiPort)
 	judged := map[string]string{} // packet id -> packet
 	verdict := map[string]string{}
 	for i, l := range lines {
-		if strings.Contains(l, `"Evaluating packet" srcPod="`+stack.Namespace+"/"+stack.SyncerName+"-") && i+1 < len(lines) {
-			if m := evaluatedPacket.FindStringSubmatch(lines[i+1]); m != nil && m[2] == api {
-				judged[m[1]] = strings.TrimSpace(l) + " " + strings.TrimSpace(lines[i+1])
+		if strings.Contains(l, `"Evaluating packet"`) && i+1 < len(lines) {
+			m := evaluatedPacket.FindStringSubmatch(lines[i+1])
+			if m != nil && m[3] == api && slices.Contains(syncerIPs, m[2]) {
+				judged[m[1]] = strings.TrimSpace(l[strings.Index(l, `"Evaluating`):]) + " " + strings.TrimSpace(lines[i+1])
 			}
 		}
 		if m := finishedPacket.FindStringSubmatch(l); m != nil {
@@ -378,7 +400,7 @@ func syncerConnections(log string, apiPort int) map[string]string {
 }
 
 var (
-	evaluatedPacket = regexp.MustCompile(`^\s*\[(\d+)\] \S+ (\S+) `)
+	evaluatedPacket = regexp.MustCompile(`^\s*\[(\d+)\] (\S+):\d+ (\S+) `)
 	finishedPacket  = regexp.MustCompile(`"Finished syncing packet" id=(\d+) .*verdict="(\w+)"`)
 )
 

@@ -7,6 +7,8 @@
 //	probe tls  HOST:PORT   the TCP and the TLS handshake
 //	probe http URL         a GET, any status (a TLS certificate is not verified)
 //
+// With -after it waits before it connects.
+//
 // A NetworkPolicy that drops a connection shows as a timeout; a closed
 // port, as a refusal. The certificate is not verified because the tests
 // ask only whether a connection is let through, not whom it reaches.
@@ -29,15 +31,17 @@ import (
 )
 
 func main() {
+	after := flag.Duration("after", 0, "how long to wait before connecting")
 	timeout := flag.Duration("timeout", 5*time.Second, "how long the connection may take")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: probe [-timeout D] tcp|tls HOST:PORT | http URL")
+		fmt.Fprintln(os.Stderr, "usage: probe [-after D] [-timeout D] tcp|tls HOST:PORT | http URL")
 	}
 	flag.Parse()
 	if flag.NArg() != 2 {
 		flag.Usage()
 		os.Exit(2)
 	}
+	time.Sleep(*after)
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	detail, err := probe(ctx, flag.Arg(0), flag.Arg(1))
