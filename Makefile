@@ -20,6 +20,7 @@ DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
+NETPOL          := $(BIN)/kube-network-policies
 
 # Each binary has its own version and image, so one can be released without
 # the other.
@@ -86,7 +87,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test $(GO_TEST_FLAGS) ./...
 	GOWORK=off go -C hack/tools/images test ./...
 	GOWORK=off go -C hack/tools/dashboards test ./...
@@ -94,7 +95,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) images ## Ru
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
 	hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
@@ -102,7 +103,7 @@ e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (ne
 	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
 
 .PHONY: run
-run: $(K8S_STAMP) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
+run: $(K8S_STAMP) $(NETPOL) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
 	go build -o $(BIN)/snatch-local ./test/e2e/cmd/snatch-local
 	hack/with-node.sh --require $(BIN)/snatch-local
 
@@ -120,14 +121,16 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 # The pause image serves as containerd's sandbox image where nothing can be
 # pulled; like registry.k8s.io/pause it runs as 65535. kim-snatch is the
 # stand-in of the old single binary (test/e2e/kimsnatch), run as /manager
-# for the migration scenario.
+# for the migration scenario. The probe image is the client of the
+# NetworkPolicy tests on the real node.
 IMAGES          := $(BIN)/images
 IMAGETOOL       := $(BIN)/imagetool
 IMAGES_TAG      := e2e
 IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
+IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause and kim-snatch (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch and kim-snatch-probe (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -141,6 +144,9 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-sn
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kim-snatch ./test/e2e/kimsnatch/cmd/kim-snatch
 	$(IMAGETOOL) -binary $(IMAGES)/build/kim-snatch -entrypoint /manager -user 65532:65532 \
 		-tag kim-snatch:$(IMAGES_TAG) -o $(IMAGES)/kim-snatch.tar
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
+	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
+		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
@@ -162,7 +168,7 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release o
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) ## Build the control plane, rule checker, descheduler policy checker and linters into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters and kube-network-policies into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -202,3 +208,9 @@ $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"
 	GOWORK=off go -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+# kube-network-policies, unmodified, enforces NetworkPolicies on the real node
+# of test/realnode.
+$(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
+	@echo ">> building kube-network-policies"
+	GOWORK=off go -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd

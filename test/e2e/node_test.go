@@ -74,7 +74,6 @@ const (
 	scraperNamespace = "e2e-monitoring"
 	scraperName      = "prometheus"
 	metricsReader    = "cabundle-syncer-metrics-reader"
-	metricsPort      = "8080"
 )
 
 // scrapeClients returns the clients that read each binary's metrics as its
@@ -158,7 +157,7 @@ func (s *nodeSystem) replica(p corev1.Pod, app string) replica {
 	name := p.Name
 	return replica{
 		Name: name, App: app,
-		metricsURL: scheme + "://" + net.JoinHostPort(p.Status.PodIP, metricsPort) + "/metrics",
+		metricsURL: scheme + "://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(metricsPort)) + "/metrics",
 		client:     s.scrape[app],
 		logTail: func(n int) string {
 			b, err := s.cs.CoreV1().Pods(stack.Namespace).GetLogs(name, &corev1.PodLogOptions{TailLines: ptr.To(int64(n))}).DoRaw(context.Background())

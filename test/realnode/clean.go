@@ -36,6 +36,7 @@ func clean(stateDir, binDir string) (string, error) {
 	note(removeContainers(stateDir))
 	killLeftovers(stateDir)
 	note(unmountBelow(stateDir, "/var/lib/kubelet", "/run/containerd"))
+	removeNetworkPolicyRules()
 	note(removeRules(stateDir, binDir, before))
 	for _, l := range []string{PodBridge, ContainDevice} {
 		if _, err := os.Stat("/sys/class/net/" + l); err == nil {

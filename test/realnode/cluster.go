@@ -37,7 +37,10 @@ type ClusterOptions struct {
 	Images []string
 	// KymaNodes and CustomerNodes are kubelet-less Nodes per pool.
 	KymaNodes, CustomerNodes int
-	Progress                 func(format string, args ...any)
+	// NoNetworkPolicies leaves NetworkPolicies unenforced. By default
+	// kube-network-policies enforces them on the node (netpol.go).
+	NoNetworkPolicies bool
+	Progress          func(format string, args ...any)
 }
 
 // Cluster is the local control plane with kube-scheduler and
@@ -46,6 +49,8 @@ type ClusterOptions struct {
 type Cluster struct {
 	*framework.Cluster
 	Node *Node
+	// NetworkPolicies is nil with NoNetworkPolicies.
+	NetworkPolicies *NetworkPolicies
 }
 
 // StartCluster routes the cluster's ranges to the local bridge, starts the
@@ -108,6 +113,11 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err = c.Node.Start(ctx, c.KubeconfigPath); err != nil {
 		return nil, err
 	}
+	if !opts.NoNetworkPolicies {
+		if c.NetworkPolicies, err = c.Node.startNetworkPolicies(ctx, c.Clientset, c.Config); err != nil {
+			return nil, err
+		}
+	}
 	for pool, n := range map[string]int{framework.KymaPool: opts.KymaNodes, framework.CustomerPool: opts.CustomerNodes} {
 		if _, err = c.CreateNodes(ctx, pool, n); err != nil {
 			return nil, err
@@ -134,10 +144,13 @@ func (c *Cluster) Apply(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Stop stops the node, then the control plane, and fails if the host is not
-// as the node found it.
+// Stop stops kube-network-policies, the node, then the control plane, and
+// fails if the host is not as the node found it.
 func (c *Cluster) Stop() error {
 	var errs []error
+	if c.NetworkPolicies != nil {
+		c.NetworkPolicies.Stop()
+	}
 	if c.Node != nil {
 		errs = append(errs, c.Node.Stop())
 	}

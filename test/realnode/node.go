@@ -113,8 +113,7 @@ func (n *Node) Start(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	for _, img := range n.opts.Images {
-		n.progress("importing %s", filepath.Base(img))
-		if _, err := run("ctr", "-a", sock, "-n", "k8s.io", "images", "import", img); err != nil {
+		if err := n.ImportImage(img); err != nil {
 			return err
 		}
 	}
@@ -139,6 +138,14 @@ func (n *Node) Start(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	return n.waitReady(ctx)
+}
+
+// ImportImage imports a docker-archive tarball into containerd, for Pods
+// that run it with imagePullPolicy Never.
+func (n *Node) ImportImage(archive string) error {
+	n.progress("importing %s", filepath.Base(archive))
+	_, err := run("ctr", "-a", filepath.Join(n.dir, "containerd.sock"), "-n", "k8s.io", "images", "import", archive)
+	return err
 }
 
 // waitReady waits until the Node reports Ready.

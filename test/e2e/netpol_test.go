@@ -1,0 +1,460 @@
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/realnode"
+)
+
+// The shipped NetworkPolicies (deploy/webhook/networkpolicy.yaml and
+// deploy/syncer/networkpolicy.yaml), enforced on the real node by
+// kube-network-policies (test/realnode/netpol.go). Clients are probe Pods
+// (hack/tools/images/probe) on the node, in namespaces of the test's own.
+const (
+	probeImage   = "kim-snatch-probe:e2e"
+	scraperLabel = "networking.kyma-project.io/metrics-scraping"
+	webhookPort  = 9443
+	metricsPort  = 8080
+	healthPort   = 8081
+	probeTimeout = 4 * time.Second
+	// probeAfter is how long a probe waits before it connects. Without
+	// NRI, which containerd 1.6 lacks, kube-network-policies learns a
+	// Pod's address only from the Pod's status: a connection opened as
+	// the container starts is judged as one from no Pod, and a policy
+	// that should drop it lets it through.
+	probeAfter      = 5 * time.Second
+	probePodTimeout = 2 * time.Minute
+)
+
+// enforcingCluster returns the real node's cluster, with the probe image
+// imported, or skips t: only the real node runs kube-network-policies and
+// has the probe image.
+func enforcingCluster(t *testing.T) *realnode.Cluster {
+	t.Helper()
+	ns, ok := sys.(*nodeSystem)
+	if !ok {
+		t.Skipf("%T: NetworkPolicies are enforced only on the real node; on another cluster the probe image is not there", sys)
+	}
+	c := ns.cluster
+	if c.NetworkPolicies == nil {
+		t.Skip("the real node was started with NoNetworkPolicies")
+	}
+	if err := c.NetworkPolicies.Healthy(); err != nil {
+		t.Fatal(err)
+	}
+	probeImported.Do(func() {
+		root, err := framework.RepoRoot()
+		if err != nil {
+			probeImportErr = err
+			return
+		}
+		archive := filepath.Join(cmp.Or(os.Getenv(realnode.ImagesEnv), filepath.Join(root, "bin", "images")), "probe.tar")
+		if probeImportErr = c.Node.ImportImage(archive); probeImportErr != nil {
+			probeImportErr = fmt.Errorf("%w (make images writes %s)", probeImportErr, archive)
+		}
+	})
+	if probeImportErr != nil {
+		t.Fatal(probeImportErr)
+	}
+	return c
+}
+
+var (
+	probeImported  sync.Once
+	probeImportErr error
+)
+
+// probeResult is what a probe Pod printed and whether it exited 0.
+type probeResult struct {
+	pod, line string
+	ok        bool
+}
+
+func (r probeResult) String() string { return r.pod + ": " + r.line }
+
+// dropped reports whether the connection timed out, as one that a
+// NetworkPolicy drops does, rather than being refused.
+func (r probeResult) dropped() bool { return !r.ok && strings.Contains(r.line, "timeout") }
+
+// probe runs a probe Pod with labels in ns on the real node, waits until it
+// has exited and returns what it printed.
+func probe(t *testing.T, ns, name string, labels map[string]string, args ...string) probeResult {
+	t.Helper()
+	ctx := context.Background()
+	cs := sys.Clientset()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false),
+			NodeSelector:                 map[string]string{realnode.SystemNodeLabel: "true"},
+			Tolerations:                  []corev1.Toleration{{Key: realnode.SystemNodeLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:            "probe",
+				Image:           probeImage,
+				ImagePullPolicy: corev1.PullNever,
+				Args:            append([]string{"-after=" + probeAfter.String(), "-timeout=" + probeTimeout.String()}, args...),
+				// The probe writes its line there too; a failure to do so
+				// still leaves the line in the message.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
+	// A namespace's default ServiceAccount, which admission wants, comes a
+	// moment after the namespace.
+	var err error
+	if werr := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err == nil, nil
+	}); werr != nil {
+		t.Fatalf("create probe Pod %s/%s: %v", ns, name, err)
+	}
+	var phase corev1.PodPhase
+	var message string
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, probePodTimeout, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		phase = p.Status.Phase
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Terminated != nil {
+				message = s.State.Terminated.Message
+			}
+		}
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	if err != nil {
+		t.Fatalf("probe Pod %s/%s did not finish within %s (phase %q)", ns, name, probePodTimeout, phase)
+	}
+	r := probeResult{pod: ns + "/" + name, line: strings.TrimSpace(message), ok: phase == corev1.PodSucceeded}
+	if r.line == "" {
+		t.Fatalf("probe Pod %s/%s ended %s without a termination message", ns, name, phase)
+	}
+	logf("netpol: %s", r)
+	return r
+}
+
+// systemPod returns a running Pod of the named Deployment in kyma-system.
+func systemPod(t *testing.T, app string) corev1.Pod {
+	t.Helper()
+	list, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	t.Fatalf("no running %s Pod in %s", app, stack.Namespace)
+	return corev1.Pod{}
+}
+
+// verdicts returns kube-network-policies' packet counts by verdict.
+func verdicts(t *testing.T, c *realnode.Cluster) map[string]float64 {
+	t.Helper()
+	v, err := c.NetworkPolicies.Verdicts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// logVerdicts logs how many packets were accepted and dropped since before.
+func logVerdicts(t *testing.T, c *realnode.Cluster, before map[string]float64) map[string]float64 {
+	t.Helper()
+	after := verdicts(t, c)
+	delta := map[string]float64{}
+	for k, v := range after {
+		delta[k] = v - before[k]
+	}
+	t.Logf("kube-network-policies verdicts during the test: %v (in total: %v)", delta, after)
+	return delta
+}
+
+func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+// The webhook port is open to every source: the API server's admission
+// calls must pass wherever it runs. Here it is a root process on the host,
+// whose connections pass anyway (as the kubelet's do on a node), so the
+// port is also dialled from a Pod that no policy names and from a host
+// process that is not root.
+func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
+	c := enforcingCluster(t)
+	before := verdicts(t, c)
+	webhook := systemPod(t, stack.WebhookName)
+	target := hostPort(webhook.Status.PodIP, webhookPort)
+
+	kyma := namespace(t, "netpol-kyma", true)
+	pods := runDeployment(t, kyma, deployment("netpol", 1, "10m"), 1)
+	if n := poolTerms(&pods[0]); n == 0 {
+		t.Errorf("a Kyma Pod created with the policies enforced has no pool term: the API server did not reach the webhook")
+	}
+
+	other := namespace(t, "netpol-client", false)
+	if r := probe(t, other, "webhook-tls", nil, "tls", target); !r.ok {
+		t.Errorf("a Pod in another namespace, with no label, could not complete TLS with the webhook at %s: %s", target, r)
+	}
+
+	bin := buildProbe(t)
+	out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-timeout="+probeTimeout.String(), "tls", target).CombinedOutput()
+	logf("netpol: host process as 65534: %s", strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Errorf("a host process as uid 65534 could not complete TLS with the webhook at %s: %v: %s", target, err, out)
+	}
+	if d := logVerdicts(t, c, before); d["accept"] < 2 {
+		t.Errorf("kube-network-policies accepted %v packets, want at least the two connections to the webhook port", d["accept"])
+	}
+}
+
+// Metrics are open only to Pods labelled as scrapers, in any namespace, as
+// both policies say; every other port of both Pods is closed.
+func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
+	c := enforcingCluster(t)
+	before := verdicts(t, c)
+	webhook := systemPod(t, stack.WebhookName)
+	syncer := systemPod(t, stack.SyncerName)
+	other := namespace(t, "netpol-scrape", false)
+	scraper := map[string]string{scraperLabel: "allowed"}
+
+	cases := []struct {
+		name, ns string
+		labels   map[string]string
+		args     []string
+		open     bool
+	}{
+		{"webhook-scraper", other, scraper, []string{"http", "http://" + hostPort(webhook.Status.PodIP, metricsPort) + "/metrics"}, true},
+		// The syncer's /metrics is HTTPS and checks each scrape itself: an
+		// HTTP status at all proves the connection passed.
+		{"syncer-scraper", other, scraper, []string{"http", "https://" + hostPort(syncer.Status.PodIP, metricsPort) + "/metrics"}, true},
+		{"webhook-unlabelled", other, nil, []string{"tcp", hostPort(webhook.Status.PodIP, metricsPort)}, false},
+		{"syncer-unlabelled", other, nil, []string{"tcp", hostPort(syncer.Status.PodIP, metricsPort)}, false},
+		{"webhook-same-ns-unlabelled", stack.Namespace, nil, []string{"tcp", hostPort(webhook.Status.PodIP, metricsPort)}, false},
+		{"webhook-health-scraper", other, scraper, []string{"tcp", hostPort(webhook.Status.PodIP, healthPort)}, false},
+		{"syncer-health-scraper", other, scraper, []string{"tcp", hostPort(syncer.Status.PodIP, healthPort)}, false},
+	}
+	for _, tc := range cases {
+		name := "netpol-" + tc.name
+		r := probe(t, tc.ns, name, tc.labels, tc.args...)
+		if tc.ns == stack.Namespace {
+			t.Cleanup(func() {
+				_ = sys.Clientset().CoreV1().Pods(stack.Namespace).Delete(context.Background(), name, metav1.DeleteOptions{})
+			})
+		}
+		switch {
+		case tc.open && !r.ok:
+			t.Errorf("%s: want the connection let through: %s", tc.name, r)
+		case tc.open && !strings.Contains(r.line, "HTTP "):
+			t.Errorf("%s: want an HTTP response: %s", tc.name, r)
+		case !tc.open && !r.dropped():
+			t.Errorf("%s: want the connection dropped (a timeout): %s", tc.name, r)
+		}
+	}
+	if d := logVerdicts(t, c, before); d["drop"] < 5 {
+		t.Errorf("kube-network-policies dropped %v packets, want at least one for each of the five closed connections", d["drop"])
+	}
+}
+
+// The syncer reaches the API server with its policy enforced: it holds
+// the Lease and renews it, and kube-network-policies judged its Pods'
+// connections to the API server and accepted them. The same policy, on a
+// probe Pod in a namespace of the test, lets it reach the API server
+// through the kubernetes Service, while a policy without egress rules
+// drops the same connection: enforcement is real.
+func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
+	c := enforcingCluster(t)
+	ctx := context.Background()
+	cs := sys.Clientset()
+	before := verdicts(t, c)
+
+	lease, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity == nil || lease.Spec.RenewTime == nil {
+		t.Fatalf("lease %s/%s has no holder", stack.Namespace, stack.LeaseName)
+	}
+	renewed := lease.Spec.RenewTime.Time
+	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(renewed), nil
+	})
+	if err != nil {
+		t.Errorf("the syncer leader %s did not renew its Lease within a minute", *lease.Spec.HolderIdentity)
+	}
+
+	apiPort := apiServerPort(t, c)
+	list, err := cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.SyncerName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncerIPs []string
+	for _, p := range list.Items {
+		syncerIPs = append(syncerIPs, p.Status.PodIP)
+	}
+	judged := syncerConnections(c.NetworkPolicies.Log(), syncerIPs, apiPort)
+	for line, verdict := range judged {
+		t.Logf("kube-network-policies judged a syncer connection to the API server: %s: %q", line, verdict)
+		if verdict != "accept" {
+			t.Errorf("a syncer Pod's connection to the API server got the verdict %q, want accept: %s", verdict, line)
+		}
+	}
+	if len(judged) == 0 {
+		t.Errorf("kube-network-policies judged no connection of a syncer Pod to the API server (%s:%d); log tail:\n%s", realnode.NodeIP, apiPort, tail(c.NetworkPolicies.Log(), 30))
+	}
+
+	shipped, err := cs.NetworkingV1().NetworkPolicies(stack.Namespace).Get(ctx, stack.SyncerName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, "netpol-egress", false)
+	copied := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: shipped.Name, Namespace: ns}, Spec: shipped.Spec}
+	denied := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-egress", Namespace: ns},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "no-egress"}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+		},
+	}
+	for _, np := range []*networkingv1.NetworkPolicy{copied, denied} {
+		if _, err := cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apiService := hostPort(firstServiceIP(t), 443)
+	if r := probe(t, ns, "as-syncer", shipped.Spec.PodSelector.MatchLabels, "tls", apiService); !r.ok {
+		t.Errorf("a Pod under the syncer's policy could not reach the API server at %s: %s", apiService, r)
+	}
+	if r := probe(t, ns, "no-egress", denied.Spec.PodSelector.MatchLabels, "tls", apiService); !r.dropped() {
+		t.Errorf("a Pod under a policy without egress rules was not dropped on its way to the API server at %s: %s", apiService, r)
+	}
+	if !strings.Contains(c.NetworkPolicies.Log(), `"Evaluating packet" srcPod="`+ns+`/no-egress"`) {
+		t.Errorf("kube-network-policies did not judge a packet of %s/no-egress as that Pod's", ns)
+	}
+	if d := logVerdicts(t, c, before); d["drop"] < 1 || d["accept"] < 1 {
+		t.Errorf("want kube-network-policies to have accepted and dropped packets, have %v", d)
+	}
+}
+
+// syncerConnections returns, for each packet from a syncer Pod's address
+// to the API server that kube-network-policies judged, the packet and its
+// verdict. With --v=2 it logs "Evaluating packet" with both Pods, the
+// packet on the next line as "[id] src:port dst:port proto", and
+// "Finished syncing packet" with its id and verdict. The syncer connects
+// as its container starts, so these packets may show srcPod="none" (see
+// probeAfter): they prove that its connections pass the queue and are
+// accepted, and the probe under its policy shows what the policy allows.
+func syncerConnections(log string, syncerIPs []string, apiPort int) map[string]string {
+	lines := strings.Split(log, "\n")
+	api := hostPort(realnode.NodeIP, apiPort)
+	judged := map[string]string{} // packet id -> packet
+	verdict := map[string]string{}
+	for i, l := range lines {
+		if strings.Contains(l, `"Evaluating packet"`) && i+1 < len(lines) {
+			m := evaluatedPacket.FindStringSubmatch(lines[i+1])
+			if m != nil && m[3] == api && slices.Contains(syncerIPs, m[2]) {
+				judged[m[1]] = strings.TrimSpace(l[strings.Index(l, `"Evaluating`):]) + " " + strings.TrimSpace(lines[i+1])
+			}
+		}
+		if m := finishedPacket.FindStringSubmatch(l); m != nil {
+			verdict[m[1]] = m[2]
+		}
+	}
+	out := map[string]string{}
+	for id, p := range judged {
+		out[p] = verdict[id]
+	}
+	return out
+}
+
+var (
+	evaluatedPacket = regexp.MustCompile(`^\s*\[(\d+)\] (\S+):\d+ (\S+) `)
+	finishedPacket  = regexp.MustCompile(`"Finished syncing packet" id=(\d+) .*verdict="(\w+)"`)
+)
+
+func apiServerPort(t *testing.T, c *realnode.Cluster) int {
+	t.Helper()
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("API server port in %q: %v", c.Config.Host, err)
+	}
+	return p
+}
+
+// firstServiceIP is the kubernetes Service's ClusterIP.
+func firstServiceIP(t *testing.T) string {
+	t.Helper()
+	svc, err := sys.Clientset().CoreV1().Services(metav1.NamespaceDefault).Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+// buildProbe builds the probe for the host, as make images does for the
+// image.
+func buildProbe(t *testing.T) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not in t.TempDir, whose parent only root may enter: the probe runs
+	// as another uid.
+	dir, err := os.MkdirTemp("", "kim-snatch-probe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "probe")
+	cmd := exec.Command("go", "-C", filepath.Join(root, "hack", "tools", "images"), "build", "-trimpath", "-o", bin, "./probe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the probe: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
