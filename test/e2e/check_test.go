@@ -288,6 +288,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				now := alerts.scrape(t)
 				undo()
 				alerts.assertHolding(t, tt.name, before, now, tt.alerts()...)
+				alerts.assertPanelShows(t, tt.name, before, now)
 			}
 
 			start := time.Now()
