@@ -30,6 +30,9 @@ IMG_WEBHOOK     ?= snatch-webhook:$(WEBHOOK_VERSION)
 IMG_SYNCER      ?= cabundle-syncer:$(SYNCER_VERSION)
 
 GO_TEST_FLAGS   ?= -timeout 60m
+# The packages that run a real node: one node runs on a host at a time, so
+# make test runs them one after another, after the others.
+NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local ./test/realnode
 FUZZ_TIME       ?= 10s
 
 K8S_LDFLAGS := -s -w \
@@ -88,7 +91,8 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 
 .PHONY: test
 test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
-	hack/with-node.sh go test $(GO_TEST_FLAGS) ./...
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))")
+	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS)
 	GOWORK=off go -C hack/tools/images test ./...
 	GOWORK=off go -C hack/tools/dashboards test ./...
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
@@ -96,7 +100,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) im
 
 .PHONY: e2e
 e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
-	hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
+	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).

@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
@@ -153,6 +155,17 @@ func failOpenPods(t *testing.T) func() {
 	t.Helper()
 	ns := namespace(t, "e2e-failopen", true)
 	start := failOpen(t)
+	// Unthrottled: a burst must reach the API server at once, or it reuses
+	// the connections it keeps and never dials again.
+	cfg, err := clientcmd.BuildConfigFromFlags("", sys.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	created := 0
@@ -163,7 +176,7 @@ func failOpenPods(t *testing.T) func() {
 		var wg sync.WaitGroup
 		for range burstSize {
 			wg.Go(func() {
-				_, err := sys.Clientset().CoreV1().Pods(ns).Create(ctx, gatedPod("held"), metav1.CreateOptions{})
+				_, err := cs.CoreV1().Pods(ns).Create(ctx, gatedPod("held"), metav1.CreateOptions{})
 				if err != nil {
 					t.Logf("create a Pod in %s: %v", ns, err)
 				}

@@ -163,8 +163,10 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// write (tens of milliseconds): the caBundle stays empty.
 			hold: 2 * time.Second,
 			// The caBundle is out of sync, and the leader keeps failing
-			// to write it: both watch this fault.
-			alerts:   constant(alertOutOfSync, alertSyncErrors),
+			// to write it: both watch this fault. The check's admission
+			// item, run between the scrapes, fails open against a caBundle
+			// the replicas cannot be verified with.
+			alerts:   constant(alertOutOfSync, alertSyncErrors, alertFailingOpen),
 			exercise: waitLeaderRefusedAgain,
 		},
 		{
@@ -176,7 +178,9 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				}
 				return sys.StartWebhooks
 			},
-			alerts: constant(alertWebhookUnavailable),
+			// The check's admission item, run between the scrapes, fails
+			// open with no replica to call.
+			alerts: constant(alertWebhookUnavailable, alertFailingOpen),
 		},
 		{
 			name: "both_syncers_stopped", item: check.IDSyncerLease, message: "has no holder",

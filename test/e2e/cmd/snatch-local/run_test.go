@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
@@ -25,8 +24,9 @@ func TestStartAndClose(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	// No deadline: start may wait for another node on this host to stop;
+	// go test's -timeout bounds the whole.
+	ctx := context.Background()
 	var out strings.Builder
 	sess, err := start(ctx, Options{KymaReplicas: 3, CustomerReplicas: 2}, &out)
 	if err != nil {
