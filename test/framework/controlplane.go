@@ -85,7 +85,13 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 	}
 
 	etcdLog, apiLog := c.plane[0].log, c.plane[1].log
-	servingIP := cmp.Or(opts.ServingIP, "127.0.0.1")
+	servingIP, securePort := cmp.Or(opts.ServingIP, "127.0.0.1"), strconv.Itoa(ports[2])
+	if opts.ServingIP != "" {
+		// The address is the node's own: kube-apiserver serves on 443
+		// there, as in a cluster, so that NetworkPolicies that allow
+		// egress to it by port see the port they name.
+		securePort = "443"
+	}
 	c.env = &envtest.ControlPlane{
 		// Explicit paths: envtest would otherwise let KUBEBUILDER_ASSETS or
 		// TEST_ASSET_* name other binaries, without the wrapper.
@@ -102,7 +108,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 			Path:    paths[apiServerBinary],
 			CertDir: c.Dir,
 			SecureServing: envtest.SecureServing{
-				ListenAddr: envtest.ListenAddr{Address: servingIP, Port: strconv.Itoa(ports[2])},
+				ListenAddr: envtest.ListenAddr{Address: servingIP, Port: securePort},
 			},
 			StartTimeout: timeout,
 			StopTimeout:  stopGrace,
