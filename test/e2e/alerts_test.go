@@ -129,28 +129,45 @@ func (a *alertRules) holding(t *testing.T, before, now scrape) []string {
 }
 
 // assertHolding holds the alerts whose condition holds to exactly want.
-// The term objective's burn-rate alerts watch the same calls as
-// KimSnatchWebhookFailingOpen, over windows the two scrapes cannot span:
-// between two scrapes every window's rate is the fault's own, so at least
-// one of them holds exactly where FailingOpen does, and none elsewhere.
+// Each objective's burn-rate alerts watch the same calls as the alert of
+// its symptom, over windows that the two scrapes cannot span: between two
+// scrapes every window's rate is the fault's own, so at least one of them
+// holds exactly where the symptom's alert does, and none elsewhere.
 func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape, want ...string) {
 	t.Helper()
 	got := a.holding(t, before, now)
-	burns := slices.DeleteFunc(slices.Clone(got), func(name string) bool { return !strings.HasPrefix(name, alertTermBurnPrefix) })
-	got = slices.DeleteFunc(got, func(name string) bool { return strings.HasPrefix(name, alertTermBurnPrefix) })
 	slices.Sort(want)
 	if want == nil {
 		want = []string{}
+	}
+	var burns []string
+	for prefix, symptom := range burnAlerts {
+		of := func(name string) bool { return strings.HasPrefix(name, prefix) }
+		held := slices.Collect(func(yield func(string) bool) {
+			for _, name := range got {
+				if of(name) && !yield(name) {
+					return
+				}
+			}
+		})
+		got = slices.DeleteFunc(got, of)
+		if slices.Contains(want, symptom) != (len(held) > 0) {
+			t.Errorf("%s: burn alerts %s* holding %v, while %s is expected: %v", what, prefix, held, symptom, slices.Contains(want, symptom))
+		}
+		burns = append(burns, held...)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: alert conditions holding %v, want exactly %v", what, got, want)
 		return
 	}
-	if failingOpen := slices.Contains(want, alertFailingOpen); failingOpen != (len(burns) > 0) {
-		t.Errorf("%s: term objective burn alerts holding %v while FailingOpen is expected: %v", what, burns, failingOpen)
-		return
-	}
-	logf("%s: alert conditions holding %v, and of the term objective's burn alerts %v, as expected", what, got, burns)
+	logf("%s: alert conditions holding %v, and of the objectives' burn alerts %v, as expected", what, got, burns)
+}
+
+// burnAlerts are the prefixes of each objective's burn-rate alerts, with
+// the alert of the symptom it burns on.
+var burnAlerts = map[string]string{
+	"KimSnatchTermSLO":    alertFailingOpen,
+	"KimSnatchLatencySLO": alertCallsSlow,
 }
 
 // getWith reads url's body with client.
@@ -180,6 +197,4 @@ const (
 	alertNoLeader           = "KimSnatchCABundleSyncerNoLeader"
 	alertPoolHasNoNodes     = "KimSnatchKymaPoolHasNoNodes"
 	alertPodsOffPool        = "KimSnatchKymaPodsOffPool"
-	// alertTermBurnPrefix names the term objective's burn-rate alerts.
-	alertTermBurnPrefix = "KimSnatchTermSLO"
 )

@@ -352,6 +352,8 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	want := map[string]check.Status{
 		check.IDWebhookPods: check.StatusSkip, check.IDKymaPool: check.StatusSkip, check.IDPlacement: check.StatusSkip,
 		check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+		// Nor create the admission item's dry-run Pod.
+		check.IDAdmission: check.StatusSkip,
 	}
 
 	// docs/troubleshooting.md: kubectl -n kyma-system exec deploy/cabundle-syncer -- /cabundle-syncer check

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -46,8 +47,8 @@ var breakPanels = map[string]panelChange{
 // (the binaries, kube-apiserver and the kube-state-metrics stand-in),
 // after the shipped rules and the fleet rules: none shows "No data", and
 // none shows a break of breakPanels. Between the two scrapes Kyma Pods
-// are created, as a cluster's traffic would, so that rates and latency
-// quantiles have samples.
+// are created and the CA is renewed, as a cluster's traffic and
+// cert-management would, so that rates and latency quantiles have samples.
 func TestDashboardsShowDataOnAHealthyInstallation(t *testing.T) {
 	alerts := newAlertRules(t)
 	if alerts == nil {
@@ -59,6 +60,16 @@ func TestDashboardsShowDataOnAHealthyInstallation(t *testing.T) {
 		if _, err := sys.Clientset().CoreV1().Pods(ns).Create(t.Context(), gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A renewal, as cert-management does it, so that the syncer reconciles
+	// between the scrapes. The overlap keeps the old CA trusted while the
+	// kubelet swaps the replicas' files.
+	fp, err := sys.Renew(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.WaitBundleHas(t.Context(), time.Minute, fp); err != nil {
+		t.Fatal(err)
 	}
 	now := alerts.scrape(t)
 
