@@ -97,6 +97,19 @@ func parseLabels(s string) (labels.Labels, error) {
 	return b.Labels(), nil
 }
 
+// scrapeFlags are the scrapes that conditions and eval load: the targets'
+// current and previous expositions, and the targets that were down.
+type scrapeFlags struct {
+	current, before targets
+	down            downTargets
+}
+
+func (s *scrapeFlags) bind(fs *flag.FlagSet, metricsUsage string) {
+	fs.Var(&s.current, "metrics", metricsUsage)
+	fs.Var(&s.before, "before", "the previous scrape `FILE[,NAME=VALUE...]` of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
+	fs.Var(&s.down, "down", "a target `NAME=VALUE[,NAME=VALUE...]` that Prometheus failed to scrape, by its labels (up is 0); repeatable")
+}
+
 // conditions loads scraped expositions into a fresh TSDB at one instant,
 // evaluates every rule group there once with Prometheus' rule engine
 // (recording rules first write their series), and reports which alerts'
@@ -104,11 +117,8 @@ func parseLabels(s string) (labels.Labels, error) {
 func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conditions", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var current, before targets
-	var down downTargets
-	fs.Var(&current, "metrics", "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable; - is stdin (the default when no -metrics is given)")
-	fs.Var(&before, "before", "the previous scrape `FILE[,NAME=VALUE...]` of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
-	fs.Var(&down, "down", "a target `NAME=VALUE[,NAME=VALUE...]` that Prometheus failed to scrape, by its labels (up is 0); repeatable")
+	var sc scrapeFlags
+	sc.bind(fs, "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable; - is stdin (the default when no -metrics is given)")
 	at := fs.String("at", "", "evaluation time, RFC 3339 or Unix seconds (default now: time() must agree with the certificates' notAfter)")
 	interval := fs.Duration("interval", 30*time.Second, "scrape interval between -before and -metrics (the ServiceMonitors' interval)")
 	fs.Usage = func() {
@@ -123,11 +133,11 @@ func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if len(current) == 0 {
-		current = targets{{file: "-", labels: labels.EmptyLabels()}}
+	if len(sc.current) == 0 {
+		sc.current = targets{{file: "-", labels: labels.EmptyLabels()}}
 	}
 	stdins := 0
-	for _, t := range slices.Concat(current, before) {
+	for _, t := range slices.Concat(sc.current, sc.before) {
 		if t.file == "-" {
 			stdins++
 		}
@@ -145,7 +155,7 @@ func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	ts = ts.Truncate(time.Millisecond)
-	res, err := evaluate(files, ts, *interval, current, before, down, stdin, stderr)
+	res, err := evaluate(files, ts, *interval, sc.current, sc.before, sc.down, stdin, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -55,11 +55,8 @@ type seriesFile struct {
 func evalQueries(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var current, before targets
-	var down downTargets
-	fs.Var(&current, "metrics", "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable")
-	fs.Var(&before, "before", "the previous scrape `FILE[,NAME=VALUE...]` of a target, loaded one -interval earlier, so that rate() and increase() have two samples; repeatable")
-	fs.Var(&down, "down", "a target `NAME=VALUE[,NAME=VALUE...]` that Prometheus failed to scrape (up is 0); repeatable")
+	var sc scrapeFlags
+	sc.bind(fs, "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable")
 	series := fs.String("series", "", "a YAML `FILE` with interval and input_series, as in a test group of `promtool test rules`, instead of -metrics")
 	queries := fs.String("queries", "-", "a JSON `FILE` with an array of objects, each with an expr; - is stdin")
 	at := fs.String("at", "", "evaluation time: with -metrics RFC 3339 or Unix seconds (default now); with -series a duration since the first sample (default 1h)")
@@ -71,15 +68,15 @@ func evalQueries(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if (*series == "") == (len(current) == 0) {
+	if (*series == "") == (len(sc.current) == 0) {
 		fmt.Fprintln(stderr, "eval needs either -series or at least one -metrics")
 		return 2
 	}
-	if *series != "" && (len(before) > 0 || len(down) > 0) {
+	if *series != "" && (len(sc.before) > 0 || len(sc.down) > 0) {
 		fmt.Fprintln(stderr, "-before and -down go with -metrics, not with -series")
 		return 2
 	}
-	for _, t := range append(append(targets{}, current...), before...) {
+	for _, t := range append(append(targets{}, sc.current...), sc.before...) {
 		if t.file == "-" {
 			fmt.Fprintln(stderr, "-metrics and -before need files: stdin holds the queries")
 			return 2
@@ -110,7 +107,7 @@ func evalQueries(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return 2
 			}
 		}
-		res, err = evalOnScrapes(ts.Truncate(time.Millisecond), *interval, current, before, down, fs.Args(), qs, stderr)
+		res, err = evalOnScrapes(ts.Truncate(time.Millisecond), *interval, sc.current, sc.before, sc.down, fs.Args(), qs, stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
