@@ -224,6 +224,8 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
 			breakIt: breakNamespaceSelector,
 			alerts:  constant(),
+			// Kyma Pods are created, and none reaches the webhook.
+			exercise: kymaTraffic,
 		},
 		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,18 +29,32 @@ type panelQuery struct {
 	Samples   int    `json:"samples,omitempty"`
 }
 
-// panelChange is what a panel shows while a break lasts, as a PromQL
-// comparison on its first query: it holds there and not on a healthy
-// installation.
+// panelChange is what a panel shows while a break lasts: the PromQL
+// comparison holds, with %s standing for the query refID of the panel, on
+// the scrapes of the break and not on those of a healthy installation.
 type panelChange struct {
-	dashboard, panel, holds string
+	dashboard, panel, refID, holds string
 }
 
-// breakPanels are the panels that show a break of the check's table.
+const (
+	webhookBoard = "KIM Snatch / snatch-webhook"
+	syncerBoard  = "KIM Snatch / cabundle-syncer"
+)
+
+// breakPanels are the panels that show each break of the check's table.
+// The namespace selector break stops the kube-apiserver's calls to the
+// webhook while Kyma Pods are created: only its call rate shows it.
 var breakPanels = map[string]panelChange{
-	"all_webhook_replicas_stopped":                   {"KIM Snatch / snatch-webhook", "Ready replicas", "== 0"},
-	"webhook_service_deleted":                        {"KIM Snatch / snatch-webhook", "Fail-open rate", "> 0"},
-	"ca_bundle_wiped_while_the_leader_may_not_patch": {"KIM Snatch / cabundle-syncer", "caBundle in sync", "== 0"},
+	"secret_deleted": {syncerBoard, "Secret usable", "A", "(%s) == 0"},
+	"ca_crt_garbled": {syncerBoard, "Secret usable", "A", "(%s) == 0"},
+	"ca_bundle_wiped_while_the_leader_may_not_patch": {syncerBoard, "caBundle in sync", "A", "(%s) == 0"},
+	"all_webhook_replicas_stopped":                   {webhookBoard, "Ready replicas", "A", "(%s) == 0"},
+	"both_syncers_stopped":                           {syncerBoard, "Leader", "A", "(%s) == 0"},
+	"webhook_service_deleted":                        {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
+	"replica_serving_a_certificate_of_another_ca":    {webhookBoard, "Failing open", "A", "(%s) > 0"},
+	"namespace_selector_broken":                      {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
+	"worker_pool_with_no_nodes":                      {webhookBoard, "Nodes in the preferred pool", "A", "(%s) == 0"},
+	"kyma_pods_created_while_the_webhooks_were_down": {webhookBoard, "Kyma Pods with the term (SLO, 1h)", "A", "(%s) < 1"},
 }
 
 // Every query of every panel of deploy/components/dashboards, evaluated
@@ -55,12 +70,7 @@ func TestDashboardsShowDataOnAHealthyInstallation(t *testing.T) {
 		t.Skipf("%T cannot be scraped from here", sys)
 	}
 	before := alerts.scrape(t)
-	ns := namespace(t, "e2e-dashboards", true)
-	for range 20 {
-		if _, err := sys.Clientset().CoreV1().Pods(ns).Create(t.Context(), gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	kymaTraffic(t)
 	// A renewal, as cert-management does it, so that the syncer reconciles
 	// between the scrapes. The overlap keeps the old CA trusted while the
 	// kubelet swaps the replicas' files.
@@ -85,7 +95,7 @@ func TestDashboardsShowDataOnAHealthyInstallation(t *testing.T) {
 	logf("dashboards: %d of %d queries show data on the live scrapes", shown, len(results))
 	for name, change := range breakPanels {
 		if alerts.panelShows(t, before, now, change) {
-			t.Errorf("a healthy installation shows the break %s: %s %q %s", name, change.dashboard, change.panel, change.holds)
+			t.Errorf("a healthy installation shows the break %s: %s %q %s", name, change.dashboard, change.panel, showing(change))
 		}
 	}
 }
@@ -96,26 +106,44 @@ func (a *alertRules) assertPanelShows(t *testing.T, name string, before, now scr
 	t.Helper()
 	change, ok := breakPanels[name]
 	if !ok {
-		return
+		t.Fatalf("no panel in breakPanels shows the break %s", name)
 	}
 	if !a.panelShows(t, before, now, change) {
-		t.Errorf("%s: dashboard %q, panel %q does not show %s", name, change.dashboard, change.panel, change.holds)
+		t.Errorf("%s: dashboard %q, panel %q does not show %s", name, change.dashboard, change.panel, showing(change))
 		return
 	}
-	logf("%s: dashboard %q, panel %q shows %s", name, change.dashboard, change.panel, change.holds)
+	logf("%s: dashboard %q, panel %q shows %s", name, change.dashboard, change.panel, showing(change))
+}
+
+// showing is change's comparison on the panel's query.
+func showing(change panelChange) string {
+	return fmt.Sprintf(change.holds, "query "+change.refID)
+}
+
+// kymaTraffic creates 20 Pods in a Kyma-managed namespace by dry run, as
+// a cluster's traffic would, and returns nothing to undo.
+func kymaTraffic(t *testing.T) func() {
+	t.Helper()
+	ns := namespace(t, "e2e-traffic", true)
+	for range 20 {
+		if _, err := sys.Clientset().CoreV1().Pods(ns).Create(t.Context(), gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {}
 }
 
 // panelShows reports whether change's comparison holds on the panel's
-// first query.
+// query.
 func (a *alertRules) panelShows(t *testing.T, before, now scrape, change panelChange) bool {
 	t.Helper()
 	for _, q := range panelQueries(t) {
-		if q.Dashboard == change.dashboard && q.Panel == change.panel {
-			q.Expr = "(" + q.Expr + ") " + change.holds
+		if q.Dashboard == change.dashboard && q.Panel == change.panel && q.RefID == change.refID {
+			q.Expr = fmt.Sprintf(change.holds, q.Expr)
 			return a.evalPanels(t, before, now, []panelQuery{q})[0].Samples > 0
 		}
 	}
-	t.Fatalf("no panel %q in dashboard %q", change.panel, change.dashboard)
+	t.Fatalf("no query %s of panel %q in dashboard %q", change.refID, change.panel, change.dashboard)
 	return false
 }
 
