@@ -31,7 +31,8 @@ IMG_SYNCER      ?= cabundle-syncer:$(SYNCER_VERSION)
 
 GO_TEST_FLAGS   ?= -timeout 60m
 # The packages that run a real node: one node runs on a host at a time, so
-# make test runs them one after another, after the others.
+# make test runs them one after another. The others run meanwhile, one
+# package at a time: the node's packages mostly wait on the kubelet.
 NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local ./test/realnode
 FUZZ_TIME       ?= 10s
 
@@ -91,12 +92,15 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 
 .PHONY: test
 test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))")
-	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS)
-	GOWORK=off go -C hack/tools/images test ./...
-	GOWORK=off go -C hack/tools/dashboards test ./...
-	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
-	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
+	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
+	rest=0; { \
+	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
+	GOWORK=off go -C hack/tools/images test ./... && \
+	GOWORK=off go -C hack/tools/dashboards test ./... && \
+	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME) && \
+	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME); } || rest=$$?; \
+	wait $$node || { echo "make test: the node's packages failed" >&2; exit 1; }; \
+	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
 
 .PHONY: e2e
 e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
