@@ -16,12 +16,12 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/version"
@@ -39,7 +39,7 @@ const (
 // exits and restarts as a standby, instead of carrying on with state that
 // another leader may already have changed.
 func run(ctx context.Context, o Options) error {
-	log := zap.New(zap.UseFlagOptions(&o.Zap))
+	log := cmdline.NewLogger(o.Zap)
 	// controller-runtime and client-go (leader election) have their own loggers.
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)

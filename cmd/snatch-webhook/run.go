@@ -17,6 +17,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/version"
@@ -28,7 +29,7 @@ const keyWorkerPool, keyPoolLabelKey, keyWeight, keyOptOutLabel = "workerPool", 
 // run serves the webhook until ctx ends, then drains and returns.
 func run(ctx context.Context, o Options) error {
 	tuneGC()
-	log := zap.New(zap.UseFlagOptions(&o.Zap))
+	log := newLogger(o.Zap)
 	log.Info("Starting", logkeys.Version, version.String(binaryName),
 		keyWorkerPool, o.Policy.WorkerPool, keyPoolLabelKey, o.Policy.PoolLabelKey, keyWeight, o.Policy.Weight,
 		keyOptOutLabel, affinity.OptOutLabel+"="+affinity.OptOutValue)
@@ -45,6 +46,10 @@ func run(ctx context.Context, o Options) error {
 	log.Info("Stopped")
 	return nil
 }
+
+// newLogger builds the logger from the --zap-* flags. Decision lines are
+// never sampled: each request is one line.
+func newLogger(z zap.Options) logr.Logger { return cmdline.NewLogger(z, admission.LoggerName) }
 
 // newServer wires the webhook: the affinity decision behind the admission
 // handler, behind the TLS server with its certificate watcher, probes and
@@ -65,7 +70,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 		return nil, err
 	}
 	handler, err := admission.NewHandler(admission.Options{
-		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName("admission"),
+		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName(admission.LoggerName),
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,11 @@ import (
 // ("Logs") lists its keys.
 const MsgDecision = "Admission decision"
 
+// LoggerName is the name of the logger the binary gives the handler
+// (Options.Log): it logs nothing but the decision lines, so the binary's
+// logger exempts this name from sampling (cmdline.NewLogger).
+const LoggerName = "admission"
+
 // decisionLogger writes the decision lines, one for every Pod created in a
 // Kyma namespace. Through logr, each key and value is boxed and turned into a
 // zap field again; with a zapr sink, info lines go to its zap.Logger directly

@@ -2,7 +2,9 @@
 // so that they cannot drift apart: a mistake on the command line exits with
 // status 2 and a message, -h exits 0, and any other error exits 1. A command
 // whose result is a status of its own (cabundle-syncer check) says which
-// code to exit with through an ExitError.
+// code to exit with through an ExitError. Both log through NewLogger, so
+// that their lines share one time format, and no admission decision is
+// lost to sampling.
 package cmdline
 
 import (

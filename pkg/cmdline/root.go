@@ -74,6 +74,7 @@ func (r Root[O, P]) flagSet(o P, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(r.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.BindFlags(fs)
+	correctTimeEncodingUsage(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s [flags]\n", r.name)
 		if len(r.subcommands) > 0 {

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
+)
+
+// testReview is an AdmissionReview that the webhook patches, and its uid.
+const (
+	testReview    = "review-pod-5k5.json"
+	testReviewUID = "705ab4f5-6393-11e8-b7cc-42010a800002"
+)
+
+// lockedBuffer is the log's destination: handlers write to it concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixedClock stops zap's clock, so that every line falls in the same
+// second of the sampler however slow the machine is.
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time                         { return c.t }
+func (c fixedClock) NewTicker(d time.Duration) *time.Ticker { return time.NewTicker(d) }
+
+// binaryLogger is the logger run builds with the default --zap-* flags,
+// writing to out at a fixed time.
+func binaryLogger(out io.Writer) logr.Logger {
+	return newLogger(crzap.Options{
+		DestWriter: out,
+		ZapOpts:    []zap.Option{zap.WithClock(fixedClock{time.Date(2026, 1, 1, 0, 0, 0, 100_000_000, time.UTC)})},
+	})
+}
+
+// serveWithLogger runs the webhook as run wires it, with log, and returns
+// the URL of its mutating path and a client that trusts it.
+func serveWithLogger(t *testing.T, log logr.Logger) (string, *http.Client) {
+	t.Helper()
+	certDir := t.TempDir()
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())
+	o := defaultOptions()
+	o.CertDir = certDir
+	o.ShutdownDelay = 0
+	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
+	o.HealthProbeBindAddress, o.MetricsBindAddress = "127.0.0.1:0", "0"
+	srv, err := newServer(o, log, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	webhookAddr, probeAddr, _ := srv.Addr()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	waitReady(t, "http://"+probeAddr.String())
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
+		MaxIdleConnsPerHost: 8,
+	}}
+	t.Cleanup(client.CloseIdleConnections)
+	return "https://" + webhookAddr.String() + admission.Path, client
+}
+
+// review reads testReview with its uid replaced by uid.
+func review(t *testing.T, uid string) []byte {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "pkg", "admission", "testdata", testReview))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Replace(body, []byte(testReviewUID), []byte(uid), 1)
+}
+
+func post(client *http.Client, url string, body []byte) error {
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// decisionUIDs returns the uid of each decision line in log, in order.
+func decisionUIDs(t *testing.T, log string) []string {
+	t.Helper()
+	var uids []string
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		var line struct{ Msg, UID string }
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		if line.Msg == admission.MsgDecision {
+			uids = append(uids, line.UID)
+		}
+	}
+	return uids
+}
+
+// A burst of reviews within one second of the logger's clock is one
+// decision line each; controller-runtime's sampler would keep 109 of them.
+// Other repeated lines are still sampled.
+func TestDecisionLinesAreNeverSampled(t *testing.T) {
+	const burst, workers = 1000, 8
+	out := &lockedBuffer{}
+	log := binaryLogger(out)
+	url, client := serveWithLogger(t, log)
+
+	bodies := make(chan []byte, burst)
+	for i := range burst {
+		bodies <- review(t, fmt.Sprintf("burst-%04d", i))
+	}
+	close(bodies)
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for body := range bodies {
+				if err := post(client, url, body); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	uids := decisionUIDs(t, out.String())
+	seen := map[string]bool{}
+	for _, uid := range uids {
+		seen[uid] = true
+	}
+	if len(uids) != burst || len(seen) != burst {
+		t.Errorf("%d decision lines for %d distinct uids, want %d of each", len(uids), len(seen), burst)
+	}
+
+	const repeated = "Repeated line"
+	for range burst {
+		log.WithName("serving").Info(repeated)
+	}
+	if got, want := strings.Count(out.String(), `"msg":"`+repeated+`"`), 100+(burst-100)/100; got != want {
+		t.Errorf("%d of %d repeated lines of another logger, want the sampler's %d", got, burst, want)
+	}
+}

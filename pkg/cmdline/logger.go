@@ -1,0 +1,88 @@
+package cmdline
+
+import (
+	"flag"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// LogTimeLayout is the time format of both binaries' log lines, in UTC,
+// unless --zap-time-encoding names another; docs/operations.md ("Logs")
+// says why.
+const LogTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// correctTimeEncodingUsage gives controller-runtime's --zap-time-encoding,
+// when fs has it, a help text that names the values it takes and the
+// default that NewLogger sets; its own says epoch and "nano".
+func correctTimeEncodingUsage(fs *flag.FlagSet) {
+	if f := fs.Lookup("zap-time-encoding"); f != nil {
+		f.Usage = "Time format of the log: one of 'epoch', 'millis', 'nanos', 'iso8601', 'rfc3339' or 'rfc3339nano'. " +
+			"Defaults to RFC 3339 in UTC with milliseconds."
+	}
+}
+
+// NewLogger returns the logger that o, the --zap-* flags, describe, as
+// controller-runtime builds it, with two changes. Times are LogTimeLayout
+// unless o names a time encoder. And the lines of the loggers named
+// unsampled, exactly, are never sampled: in production, controller-runtime
+// keeps the first 100 lines a second of each message and then 1 in 100,
+// which breaks the promise that a request is always one line.
+func NewLogger(o crzap.Options, unsampled ...string) logr.Logger {
+	if o.TimeEncoder == nil {
+		layout := zapcore.TimeEncoderOfLayout(LogTimeLayout)
+		o.TimeEncoder = func(t time.Time, enc zapcore.PrimitiveArrayEncoder) { layout(t.UTC(), enc) }
+	}
+	// controller-runtime wraps the core in its sampler after applying
+	// o.ZapOpts, so the last of them sees the core before sampling.
+	var direct zapcore.Core
+	o.ZapOpts = append(slices.Clip(o.ZapOpts), zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		direct = c
+		return c
+	}))
+	log := crzap.NewRaw(crzap.UseFlagOptions(&o))
+	if len(unsampled) > 0 {
+		log = log.WithOptions(zap.WrapCore(func(sampled zapcore.Core) zapcore.Core {
+			return &routeCore{sampled: sampled, direct: direct, unsampled: slices.Clone(unsampled)}
+		}))
+	}
+	return zapr.NewLogger(log)
+}
+
+// routeCore checks the entries of the loggers named unsampled with direct,
+// the core without the sampler, and all others with sampled. Both write to
+// the same sink through the same encoder; sampled is direct or wraps it.
+type routeCore struct {
+	sampled, direct zapcore.Core
+	unsampled       []string
+}
+
+var _ zapcore.Core = (*routeCore)(nil)
+
+func (c *routeCore) Enabled(l zapcore.Level) bool { return c.direct.Enabled(l) }
+
+// Level lets zap.Logger.Level and zapcore.LevelOf see the level.
+func (c *routeCore) Level() zapcore.Level { return zapcore.LevelOf(c.direct) }
+
+func (c *routeCore) With(fields []zapcore.Field) zapcore.Core {
+	return &routeCore{sampled: c.sampled.With(fields), direct: c.direct.With(fields), unsampled: c.unsampled}
+}
+
+func (c *routeCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if slices.Contains(c.unsampled, ent.LoggerName) {
+		return c.direct.Check(ent, ce)
+	}
+	return c.sampled.Check(ent, ce)
+}
+
+// Write is for callers that skip Check, which samples nothing anyway.
+func (c *routeCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	return c.direct.Write(ent, fields)
+}
+
+func (c *routeCore) Sync() error { return c.direct.Sync() }

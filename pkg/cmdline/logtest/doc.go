@@ -1,0 +1,7 @@
+// Package logtest compares the example log lines of the documents with the
+// lines the binaries write: the same keys in the same order, each with the
+// same JSON type, and a time that parses with cmdline.LogTimeLayout. The
+// tests of both commands use it.
+//
+// It is imported by tests only.
+package logtest
