@@ -6,9 +6,9 @@
 // again and diffs the two documents into a JSON patch.
 //
 // Everything else is the snatch-webhook's: the TLS server, certificate
-// watcher, probes and metrics of pkg/serving, and one production JSON log
-// line per decision, so that a comparison of the two measures the decoding
-// and patching and nothing else.
+// watcher, probes and metrics of pkg/serving, and its logger, which writes
+// one unsampled production JSON line per decision, so that a comparison of
+// the two measures the decoding and patching and nothing else.
 package main
 
 import (
@@ -25,17 +25,17 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/zapr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	snatchadmission "github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
@@ -58,11 +58,7 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	zl, err := zap.NewProduction()
-	if err != nil {
-		return err
-	}
-	log := zapr.NewLogger(zl)
+	log := cmdline.NewLogger(crzap.Options{}, snatchadmission.LoggerName)
 
 	mutator, err := affinity.NewMutator(affinity.DefaultPolicy())
 	if err != nil {
@@ -78,7 +74,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	handler := genericWebhook(mutator, log.WithName("admission"))
+	handler := genericWebhook(mutator, log.WithName(snatchadmission.LoggerName))
 	mux := http.NewServeMux()
 	mux.Handle(snatchadmission.Path, handler)
 	srv, err := serving.New(serving.Options{
