@@ -1,18 +1,19 @@
 package check
 
 import (
-	"cmp"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // The IDs of the checks, in the order Run reports them. They are part of
@@ -46,12 +47,11 @@ const (
 	StatusSkip Status = "SKIP"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
+	// StatusIncomplete is a Report's status, never a check's: no check
+	// failed, and at least one was skipped. It ranks above WARN, since the
+	// item not seen may be the one that fails.
+	StatusIncomplete Status = "INCOMPLETE"
 )
-
-// StatusIncomplete is a Report's status, never a check's: no check failed,
-// and at least one was skipped. It ranks above WARN, since the item not
-// seen may be the one that fails.
-const StatusIncomplete Status = "INCOMPLETE"
 
 // Result is the outcome of one check.
 type Result struct {
@@ -65,8 +65,8 @@ type Result struct {
 	Details     []string `json:"details,omitempty"`
 }
 
-// Config names what the checks look at. The zero value is not useful; the
-// command fills every field from its flags.
+// Config names what the checks look at; the command fills every field from
+// its flags.
 type Config struct {
 	Namespace string // of the webhook Pods and the syncer Pods
 	// SecretNamespace, SecretName and CAKey name the CA the syncer copies.
@@ -85,9 +85,7 @@ type Config struct {
 	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
 	// webhook's flags do; kyma-pool prefers the running Pods' --worker-pool.
 	PoolLabelKey, WorkerPool string
-	// AdmissionNamespace is the Kyma-managed namespace of the admission
-	// item's dry-run Pod.
-	AdmissionNamespace string
+	AdmissionNamespace       string // Kyma-managed, for the admission item's dry-run Pod
 }
 
 // Run runs every check against the cluster behind client, with now as the
@@ -101,7 +99,6 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	if mwcErr != nil {
 		mwc = nil
 	}
-
 	// The dry run goes first: it is the one item that waits on the
 	// webhook, and it must see the endpoints as the reads below do.
 	admission := checkAdmission(ctx, client, cfg, entryTimeout(mwc))
@@ -135,6 +132,11 @@ func pass(id, msg string) Result              { return result(id, StatusPass, ms
 func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
 func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
 
+func withDetails(r Result, details []string) Result {
+	r.Details = details
+	return r
+}
+
 // skipped is the result of a check that needs what the check named by
 // blocker found unusable; that check reports the fault.
 func skipped(id, msg, blocker string) Result {
@@ -150,7 +152,7 @@ func mwcAbsent(cfg Config, err error) string {
 }
 
 // readFailure fails a check that could not read what, e.g. "Secret
-// kyma-system/x"; its first word names the resource. NotFound is not a read
+// kyma-system/x", whose first word names the resource. NotFound is no read
 // failure; the checks report it.
 func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
@@ -184,18 +186,6 @@ func unreadable(id, op, what string, err error) (res Result, ok bool) {
 	return readFailure(id, what, err), true
 }
 
-// namespaceSelectorOf returns the selector the API server applies for an
-// entry. A missing namespaceSelector matches every namespace (the API
-// server defaults it to {}), whereas metav1.LabelSelectorAsSelector turns
-// nil into a selector that matches nothing.
-func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
-	if wh.NamespaceSelector == nil {
-		return labels.Everything(), nil
-	}
-	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
-}
-
-// entryTimeout is the timeoutSeconds of the first entry of mwc, or 0.
 func entryTimeout(mwc *admissionregistrationv1.MutatingWebhookConfiguration) time.Duration {
 	if mwc == nil || len(mwc.Webhooks) == 0 || mwc.Webhooks[0].TimeoutSeconds == nil {
 		return 0
@@ -203,5 +193,28 @@ func entryTimeout(mwc *admissionregistrationv1.MutatingWebhookConfiguration) tim
 	return time.Duration(*mwc.Webhooks[0].TimeoutSeconds) * time.Second
 }
 
-// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
-func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
+// oneLine keeps a text that spans lines on one line of the table.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shortFingerprint is the start of a certificate's SHA-256 fingerprint:
+// enough to tell two CAs apart in a message.
+func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
+
+// formatDuration prints a remaining time: days and hours above a day,
+// minutes below.
+func formatDuration(d time.Duration) string {
+	if d < 24*time.Hour {
+		return d.Round(time.Minute).String()
+	}
+	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+}
+
+// listNames joins names for a message, capped so that a large Deployment
+// does not turn one line into a screenful.
+func listNames(names []string) string {
+	const maxNames = 5
+	if len(names) <= maxNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
+}
