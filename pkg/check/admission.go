@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -43,11 +44,9 @@ func probePod() *corev1.Pod {
 	}
 }
 
-// checkAdmission creates probePod as a server-side dry run, which the API
-// server admits as a real Pod, calling the webhook, without storing it.
-// timeout is the entry's timeoutSeconds, to tell a call that waited it out
-// from one that failed at once.
-func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, timeout time.Duration) Result {
+// checkAdmission creates probePod as a server-side dry run: admitted as a
+// real Pod, through the webhook, and not stored.
+func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) Result {
 	ns := cfg.AdmissionNamespace
 	start := time.Now()
 	p, err := client.CoreV1().Pods(ns).Create(ctx, probePod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -65,6 +64,10 @@ func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config
 	}
 	if term, ok := preferredTerm(p, cfg.PoolLabelKey, nil); ok {
 		return pass(IDAdmission, fmt.Sprintf("a dry-run Pod in %s came back with the term %s in %s", ns, term, ms))
+	}
+	var timeout time.Duration // the entry's, to tell a call that waited it out from one that failed
+	if mwc != nil && len(mwc.Webhooks) > 0 {
+		timeout = time.Duration(ptr.Deref(mwc.Webhooks[0].TimeoutSeconds, 0)) * time.Second
 	}
 	why := "the API server could not call the webhook or did not send it the Pod: a caBundle it does not trust, no endpoint, a NetworkPolicy, or a namespaceSelector that skips " + ns
 	if timeout > 0 && took >= timeout {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -68,24 +67,17 @@ type Result struct {
 // Config names what the checks look at; the command fills every field from
 // its flags.
 type Config struct {
-	Namespace string // of the webhook Pods and the syncer Pods
-	// SecretNamespace, SecretName and CAKey name the CA the syncer copies.
-	SecretNamespace, SecretName, CAKey string
-	WebhookConfiguration               string // the MutatingWebhookConfiguration
-	// WebhookService names the webhook's Service in Namespace; an entry
-	// that names another Service belongs to another system.
-	WebhookService                            string
+	Namespace                                 string          // of the webhook Pods and the syncer Pods
+	SecretNamespace, SecretName, CAKey        string          // the CA the syncer copies
+	WebhookConfiguration                      string          // the MutatingWebhookConfiguration
+	WebhookService                            string          // in Namespace; entries that call another are not ours
 	LeaderElectionNamespace, LeaderElectionID string          // the syncer's Lease
 	WebhookSelector                           labels.Selector // the webhook Pods in Namespace
-	// MinReadyWebhooks ready webhook Pods pass, fewer but one warn; a CA
-	// valid for less than MinCAValidity warns.
-	MinReadyWebhooks int
-	MinCAValidity    time.Duration
-	TargetNamespace  string // when set, adds the namespace check for it
-	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
-	// webhook's flags do; kyma-pool prefers the running Pods' --worker-pool.
-	PoolLabelKey, WorkerPool string
-	AdmissionNamespace       string // Kyma-managed, for the admission item's dry-run Pod
+	MinReadyWebhooks                          int             // ready webhook Pods to pass; fewer but one warn
+	MinCAValidity                             time.Duration   // CA validity left to pass; less warns
+	TargetNamespace                           string          // when set, adds the namespace check for it
+	PoolLabelKey, WorkerPool                  string          // the Kyma pool's Nodes, as the webhook's flags name them
+	AdmissionNamespace                        string          // Kyma-managed, for the admission item's dry-run Pod
 }
 
 // Run runs every check against the cluster behind client, with now as the
@@ -101,7 +93,7 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	}
 	// The dry run goes first: it is the one item that waits on the
 	// webhook, and it must see the endpoints as the reads below do.
-	admission := checkAdmission(ctx, client, cfg, entryTimeout(mwc))
+	admission := checkAdmission(ctx, client, cfg, mwc)
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
 	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
@@ -132,11 +124,6 @@ func pass(id, msg string) Result              { return result(id, StatusPass, ms
 func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
 func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
 
-func withDetails(r Result, details []string) Result {
-	r.Details = details
-	return r
-}
-
 // skipped is the result of a check that needs what the check named by
 // blocker found unusable; that check reports the fault.
 func skipped(id, msg, blocker string) Result {
@@ -152,8 +139,7 @@ func mwcAbsent(cfg Config, err error) string {
 }
 
 // readFailure fails a check that could not read what, e.g. "Secret
-// kyma-system/x", whose first word names the resource. NotFound is no read
-// failure; the checks report it.
+// kyma-system/x", whose first word names the resource.
 func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
 	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
@@ -165,10 +151,9 @@ func readFailure(id, what string, err error) Result {
 }
 
 // notPermitted skips a check whose read, op such as "list Pods in
-// kyma-system", the credentials may not make. The syncer's own
-// ServiceAccount may not read Pods or Namespaces, and check runs in its Pod;
-// that says nothing about the installation, so the other items still decide
-// the exit code.
+// kyma-system", the credentials may not make: the syncer's ServiceAccount,
+// which check may run as, may not read Pods or Namespaces, which says
+// nothing about the installation.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
@@ -186,22 +171,13 @@ func unreadable(id, op, what string, err error) (res Result, ok bool) {
 	return readFailure(id, what, err), true
 }
 
-func entryTimeout(mwc *admissionregistrationv1.MutatingWebhookConfiguration) time.Duration {
-	if mwc == nil || len(mwc.Webhooks) == 0 || mwc.Webhooks[0].TimeoutSeconds == nil {
-		return 0
-	}
-	return time.Duration(*mwc.Webhooks[0].TimeoutSeconds) * time.Second
-}
-
 // oneLine keeps a text that spans lines on one line of the table.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// shortFingerprint is the start of a certificate's SHA-256 fingerprint:
-// enough to tell two CAs apart in a message.
+// shortFingerprint is enough of a SHA-256 fingerprint to tell two CAs apart.
 func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
 
-// formatDuration prints a remaining time: days and hours above a day,
-// minutes below.
+// formatDuration prints days and hours above a day, minutes below.
 func formatDuration(d time.Duration) string {
 	if d < 24*time.Hour {
 		return d.Round(time.Minute).String()

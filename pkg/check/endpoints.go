@@ -38,12 +38,10 @@ type entryTarget struct {
 	ready    []endpoint
 }
 
-// endpoint is one ready address of a Service port, as host:port, and its
-// name in messages, with the Pod behind it.
+// endpoint is a ready host:port and its name in messages, with its Pod.
 type endpoint struct{ addr, name string }
 
-// serverName is the name the API server verifies the webhook's certificate
-// for.
+// serverName is the name the API server verifies the served certificate for.
 func (t entryTarget) serverName() string { return t.ref.Name + "." + t.ref.Namespace + ".svc" }
 
 func (t entryTarget) describe() string {
@@ -53,8 +51,7 @@ func (t entryTarget) describe() string {
 	return fmt.Sprintf("entry %s → Service %s/%s port %d path %s", t.entry.Name, t.ref.Namespace, t.ref.Name, t.port, t.path)
 }
 
-// resolveEntries follows every entry of mwc to its Service and the
-// Service's ready endpoints, as the API server does for each call.
+// resolveEntries follows each entry to its Service's ready endpoints.
 func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) []entryTarget {
 	if mwc == nil {
 		return nil
@@ -72,7 +69,6 @@ func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config
 	return targets
 }
 
-// resolveService fills in the problems and ready endpoints of t.
 func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTarget) {
 	ns, name := t.ref.Namespace, t.ref.Name
 	if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
@@ -103,9 +99,8 @@ func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTa
 	}
 }
 
-// readyEndpoints returns the ready addresses of slice s for the Service
-// port named portName. An endpoint with no ready condition counts as
-// ready, as the API defines it.
+// readyEndpoints returns s's ready addresses for the Service port portName;
+// an endpoint with no ready condition is ready, as the API defines it.
 func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
 	if i < 0 {
@@ -126,9 +121,8 @@ func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	return out
 }
 
-// checkWebhookEndpoints fails on each entry the API server cannot call, as
-// it then fails open on every call; an entry that calls another system is a
-// leftover, such as an earlier installation's: a warning.
+// checkWebhookEndpoints fails on each entry the API server cannot call, and
+// warns about entries that call another system, such as leftovers.
 func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
 	if mwc == nil {
 		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)

@@ -21,13 +21,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkPlacement reports, over the Kyma Pods that exist now in the namespaces
-// the webhook selects, those that lack the term although the webhook would
-// add it, and those that carry it but run off the pool, with the likely cause
-// ("Spill-over" in docs/operations.md). Pods count as in the rule
-// kim_snatch:kyma_pod_pool:info; the webhook's own Pods do not, and Pods that
-// choose a pool themselves are counted apart. It warns at most: a preferred
-// term that fails open allows both.
+// checkPlacement counts the Kyma Pods as the rule kim_snatch:kyma_pod_pool:info
+// does, the webhook's own aside ("Spill-over" in docs/operations.md). It warns
+// at most: a preferred term that fails open allows both faults.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
@@ -52,8 +48,7 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	return c.result()
 }
 
-// placementCount counts the Kyma Pods by what the webhook did for them and
-// where they run.
+// placementCount counts the Kyma Pods by what the webhook did and where they run.
 type placementCount struct {
 	cfg     Config
 	pool    string
@@ -93,8 +88,7 @@ func (c *placementCount) add(p *corev1.Pod) {
 	}
 }
 
-// hasTerm reports whether p carries the webhook's term: a preferred term
-// that admits the pool through the pool label key.
+// hasTerm reports whether p carries the webhook's term for the pool.
 func (c *placementCount) hasTerm(p *corev1.Pod) bool {
 	_, ok := preferredTerm(p, c.cfg.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
 		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.pool)
@@ -102,8 +96,7 @@ func (c *placementCount) hasTerm(p *corev1.Pod) bool {
 	return ok
 }
 
-// judge counts a bound Pod with the term that runs off the pool, with the
-// likely cause.
+// judge counts a bound Pod with the term if it runs off the pool.
 func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
 	node, err := c.nodes.get(p.Spec.NodeName)
 	if err != nil {
@@ -123,8 +116,7 @@ func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
 	c.details = append(c.details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
 }
 
-// result passes, warns with what to do, or skips when only unreadable Nodes
-// stand in the way.
+// result skips when only unreadable Nodes stand in the way of a verdict.
 func (c *placementCount) result() Result {
 	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", c.total, len(c.managed))
 	suffix := ""
@@ -153,7 +145,9 @@ func (c *placementCount) result() Result {
 	if c.lack == 0 && c.off == 0 {
 		return result(IDPlacement, StatusSkip, msg+suffix, "Run check with a kubeconfig that may get and list Nodes to include this item.")
 	}
-	return withDetails(warn(IDPlacement, msg+suffix, c.remediation()), c.details)
+	res := warn(IDPlacement, msg+suffix, c.remediation())
+	res.Details = c.details
+	return res
 }
 
 func (c *placementCount) remediation() string {
@@ -188,8 +182,7 @@ func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
 	return podOwner{ctrl.Kind, p.Namespace, ctrl.Name}
 }
 
-// restartHint names what recreates the Pods of owners: a rollout restart
-// for Deployments and StatefulSets, the owner itself for the others.
+// restartHint names what recreates the Pods of owners, as a command where it can.
 func restartHint(owners map[string]podOwner) string {
 	var cmds, others []string
 	for _, key := range slices.Sorted(maps.Keys(owners)) {
@@ -202,8 +195,7 @@ func restartHint(owners map[string]podOwner) string {
 	return listNames(append(cmds, others...))
 }
 
-// poolNodes holds the pool's Nodes as they are now, read once, and finds
-// the Nodes that Pods run on.
+// poolNodes holds the pool's Nodes, read once, and finds the Nodes Pods run on.
 type poolNodes struct {
 	get       func(name string) (*corev1.Node, error) // nil for a Node gone
 	members   []*corev1.Node
@@ -278,8 +270,7 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 	}
 }
 
-// fits reports whether request fits into what a Node has left of its
-// allocatable CPU and memory.
+// fits reports whether request fits into a Node's unrequested CPU and memory.
 func fits(request, allocatable, requested corev1.ResourceList) bool {
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		free := allocatable[name].DeepCopy()

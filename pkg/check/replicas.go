@@ -16,10 +16,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
-// checkWebhookPods counts the webhook Pods that can serve. With
-// failurePolicy Ignore the API server admits Pods without the affinity
-// while no replica answers, so zero is a failure; fewer than the minimum
-// is one eviction or rollout away from it.
+// checkWebhookPods counts the webhook Pods that can serve. With failurePolicy
+// Ignore the API server admits Pods without the affinity while no replica
+// answers, so zero fails; fewer than the minimum is one eviction away.
 func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
 	if res, failed := unreadable(IDWebhookPods, "list Pods in "+cfg.Namespace, fmt.Sprintf("Pods %s in %s", cfg.WebhookSelector, cfg.Namespace), err); failed {
@@ -79,11 +78,9 @@ func notReadyReason(p *corev1.Pod) string {
 // podPhase returns a Pod's phase, or "Unknown" when it has none yet.
 func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
 
-// checkSyncerLease checks that a syncer leads: the Lease has a holder whose
-// term has not run out, and the holder's Pod runs. A replica that shuts
-// down releases the Lease (empty holder) and a standby takes it within a
-// retry period, so an empty or expired Lease means no replica is there to
-// take it.
+// checkSyncerLease: a replica that shuts down releases the Lease and a
+// standby takes it within a retry period, so an empty or expired Lease means
+// no replica is there to take it.
 func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Result {
 	what := fmt.Sprintf("Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID)
 	syncerPods := fmt.Sprintf("kubectl -n %s get pods -l app.kubernetes.io/name=cabundle-syncer", cfg.Namespace)
@@ -111,10 +108,9 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 			fmt.Sprintf("Check that the syncer replicas run and can reach the API server, and read their logs: %s.", syncerPods))
 	}
 	live := fmt.Sprintf("%s held by %s, renewed %s, valid until %s", what, holder, cabundle.FormatTime(renewed), cabundle.FormatTime(expires))
-	// A holder without a running Pod still renews the Lease from somewhere:
-	// an old replica with a hostname identity, a process outside the
-	// cluster, or a Pod in another namespace. The caBundle may well be kept,
-	// so that is a warning, not a failure.
+	// A holder without a running Pod renews the Lease from somewhere, such as
+	// an old replica with a hostname identity or a process outside the
+	// cluster: the caBundle may well be kept, so that only warns.
 	podName := syncer.HolderPodName(holder)
 	pod, err := client.CoreV1().Pods(cfg.Namespace).Get(ctx, podName, metav1.GetOptions{})
 	switch {

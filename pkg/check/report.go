@@ -33,8 +33,7 @@ const (
 	ExitIncomplete = 4
 )
 
-// rank orders a Report's statuses, worst last; a check's SKIP makes the
-// Report INCOMPLETE.
+// rank orders the statuses, worst last; a check's SKIP makes the Report INCOMPLETE.
 var rank = map[Status]int{StatusPass: 0, StatusWarn: 1, StatusSkip: 2, StatusIncomplete: 2, StatusFail: 3}
 
 var exitCodes = map[Status]int{StatusPass: ExitPass, StatusWarn: ExitWarn, StatusIncomplete: ExitIncomplete, StatusFail: ExitFail}
@@ -63,10 +62,9 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes the report as a table of ID, STATUS and MESSAGE. Under
-// the message follow the remediation of a check that did not pass, after an
-// arrow, and with verbose each of its details, after a dash; the overall
-// status closes the table.
+// WriteTable writes the report as a table of ID, STATUS and MESSAGE, with the
+// remediation of a check that did not pass under it, and with verbose its
+// details; the overall status closes the table.
 func (r Report) WriteTable(w io.Writer, verbose bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMESSAGE")

@@ -103,10 +103,9 @@ func bundleProblem(bundle []byte, want string) string {
 	return fmt.Sprintf("caBundle holds %d other certificate(s)", len(certs))
 }
 
-// checkServedCertificate dials every ready endpoint of our entries as the
-// API server does. A replica whose certificate does not verify makes the API
-// server fail open on every call it sends there, while ca-bundle, which only
-// compares the caBundle with the Secret, passes.
+// checkServedCertificate dials our entries' ready endpoints as the API
+// server does: a replica whose certificate does not verify fails open on
+// every call, while ca-bundle, comparing only caBundle and Secret, passes.
 func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget, now time.Time) Result {
 	if mwc == nil {
 		return skipped(IDServedCertificate, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
@@ -121,8 +120,7 @@ func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregis
 			return skipped(IDServedCertificate, fmt.Sprintf("entry %s has no usable caBundle to verify with", t.entry.Name), IDCABundle)
 		}
 		for _, ep := range t.ready {
-			// Entries that call the same Service with the same caBundle
-			// make the same call.
+			// Entries with the same Service and caBundle make the same call.
 			key := t.serverName() + "\x00" + ep.addr + "\x00" + string(t.entry.ClientConfig.CABundle)
 			if !d.seen[key] {
 				d.seen[key] = true
@@ -133,7 +131,9 @@ func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregis
 	if len(d.seen) == 0 {
 		return skipped(IDServedCertificate, "no ready endpoint to dial", IDWebhookEndpoints)
 	}
-	return withDetails(d.result(cfg), d.details)
+	res := d.result(cfg)
+	res.Details = d.details
+	return res
 }
 
 // dialled collects what the endpoints served, one line each.
@@ -142,8 +142,7 @@ type dialled struct {
 	seen                            map[string]bool // the calls made
 }
 
-// dial verifies what ep serves for serverName against roots, the entry's
-// caBundle.
+// dial verifies what ep serves for serverName against the entry's roots.
 func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, roots *x509.CertPool, now time.Time) {
 	chain, err := servedChain(ctx, ep.addr)
 	if err != nil {
@@ -168,8 +167,6 @@ func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, root
 	d.details = append(d.details, line+": verifies")
 }
 
-// result fails on any certificate that does not verify, and warns about
-// endpoints that could not be reached.
 func (d *dialled) result(cfg Config) Result {
 	n, svc := len(d.seen), cfg.WebhookService+"."+cfg.Namespace+".svc"
 	switch {

@@ -16,9 +16,8 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkWebhookConfiguration checks the parts of each entry that decide
-// whether the API server calls the webhook for a Kyma Pod, and what happens
-// when the call fails. The caBundle is ca-bundle's concern.
+// checkWebhookConfiguration checks what decides whether the API server calls
+// the webhook for a Kyma Pod, and what a failed call does; not the caBundle.
 func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, err error) Result {
 	what := "MutatingWebhookConfiguration " + cfg.WebhookConfiguration
 	apply := "Apply the webhook's manifests again (kubectl apply -k deploy/webhook); the syncer never creates or edits anything but the caBundle"
@@ -75,9 +74,8 @@ func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) 
 	return problems
 }
 
-// coversPodCreate reports whether one of the rules matches a CREATE of a
-// Pod through the core v1 API, wildcards included, as the API server
-// matches them. A rule scoped to cluster-wide resources never matches Pods.
+// coversPodCreate reports whether a rule matches a CREATE of a core v1 Pod
+// as the API server matches: wildcards count, Cluster scope never matches.
 func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
 	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
 		return (slices.Contains(r.Operations, admissionregistrationv1.Create) || slices.Contains(r.Operations, admissionregistrationv1.OperationAll)) &&
@@ -92,10 +90,9 @@ func containsAny(list []string, values ...string) bool {
 	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
 }
 
-// namespaceSelectorOf returns the selector the API server applies for an
-// entry. A missing namespaceSelector matches every namespace (the API
-// server defaults it to {}), whereas metav1.LabelSelectorAsSelector turns
-// nil into a selector that matches nothing.
+// namespaceSelectorOf returns the selector the API server applies: it
+// defaults a missing one to {}, which matches every namespace, whereas
+// metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
 func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
 	if wh.NamespaceSelector == nil {
 		return labels.Everything(), nil
@@ -103,9 +100,8 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
 }
 
-// checkNamespace explains whether Pods created in the target namespace are
-// sent to the webhook, the question behind most "why did my Pod not get the
-// affinity" reports, by evaluating each entry's namespaceSelector.
+// checkNamespace answers "why did my Pod not get the affinity" for the
+// target namespace by evaluating each entry's namespaceSelector.
 func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
 	name := cfg.TargetNamespace
 	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
