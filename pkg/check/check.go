@@ -80,9 +80,8 @@ type Config struct {
 	AdmissionNamespace                        string          // Kyma-managed, for the admission item's dry-run Pod
 }
 
-// Run runs every check against the cluster behind client, with now as the
-// time, and reports them in a fixed order. It never fails: an error while
-// reading is the result of the check that needed the object.
+// Run runs every check against the cluster in a fixed order, at time now. It
+// never fails: a read error is the result of the check that needed the object.
 func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Report {
 	// The Secret and the MutatingWebhookConfiguration are read once and
 	// shared, so that every check sees the same version of each.
@@ -150,10 +149,9 @@ func readFailure(id, what string, err error) Result {
 	return fail(id, fmt.Sprintf("could not read %s: %v", what, err), remediation)
 }
 
-// notPermitted skips a check whose read, op such as "list Pods in
-// kyma-system", the credentials may not make: the syncer's ServiceAccount,
-// which check may run as, may not read Pods or Namespaces, which says
-// nothing about the installation.
+// notPermitted skips a check whose read, op such as "list Pods in kyma-system",
+// the credentials may not make: the syncer's ServiceAccount, which check may
+// run as, may not read Pods or Namespaces, which says nothing of the install.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))

@@ -21,8 +21,7 @@ import (
 
 // entryTarget is where the API server sends the calls of one webhook entry:
 // the Service it names (nil for a URL), the port (443 when unset) and path
-// (/ when unset), and the endpoints behind the port that are ready now.
-// resolveEntries reads each Service and its EndpointSlices once, for
+// (/ when unset), and the ready endpoints behind the port, read once for
 // webhook-endpoints and served-certificate both.
 type entryTarget struct {
 	entry admissionregistrationv1.MutatingWebhook

@@ -36,7 +36,8 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
 		return res
 	}
-	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{}, nodes: newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
+	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{},
+		nodes:      newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
 		lackOwners: map[string]podOwner{}, offOwners: map[string]podOwner{}, causes: map[string]int{}}
 	for _, ns := range nsList.Items {
 		c.managed[ns.Name] = true

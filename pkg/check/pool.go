@@ -23,9 +23,8 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 	if res, failed := unreadable(IDKymaPool, "list Nodes", "Nodes", err); failed {
 		return res
 	}
-	pools := map[string]int{}
 	var members []*corev1.Node
-	var usable int
+	pools, usable := map[string]int{}, 0
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		pools[n.Labels[cfg.PoolLabelKey]]++

@@ -94,12 +94,11 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	case lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "":
 		return fail(IDSyncerLease, what+" has no holder: the last leader released it and no replica took it; nothing keeps the caBundle in step with the CA",
 			fmt.Sprintf("Check that the syncer Deployment has running replicas and read their logs: %s.", syncerPods))
-	}
-	holder := *lease.Spec.HolderIdentity
-	if lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
-		return fail(IDSyncerLease, fmt.Sprintf("%s held by %s has no renewTime or leaseDurationSeconds, so its term cannot be told", what, holder),
+	case lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil:
+		return fail(IDSyncerLease, fmt.Sprintf("%s held by %s has no renewTime or leaseDurationSeconds, so its term cannot be told", what, *lease.Spec.HolderIdentity),
 			fmt.Sprintf("Delete the Lease so that a syncer replica recreates it (kubectl -n %s delete lease %s) and check %s.", cfg.LeaderElectionNamespace, cfg.LeaderElectionID, syncerPods))
 	}
+	holder := *lease.Spec.HolderIdentity
 	renewed := lease.Spec.RenewTime.Time
 	expires := renewed.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
 	if expires.Before(now) {

@@ -63,8 +63,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable writes the report as a table of ID, STATUS and MESSAGE, with the
-// remediation of a check that did not pass under it, and with verbose its
-// details; the overall status closes the table.
+// remediation of a check that did not pass and, verbose, its details under it.
 func (r Report) WriteTable(w io.Writer, verbose bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMESSAGE")

@@ -56,9 +56,8 @@ func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) 
 	return pass(IDCASecret, fmt.Sprintf("%s valid until %s (%s left)", ca, cabundle.FormatTime(current.NotAfter), formatDuration(left))), current
 }
 
-// checkCABundle checks by fingerprint that every entry trusts the current
-// CA: the API server verifies the webhook's serving certificate, which
-// belongs to the CA in the Secret, against the entry's caBundle.
+// checkCABundle checks by fingerprint that every entry's caBundle, which the
+// API server verifies the served certificate with, trusts the Secret's CA.
 func checkCABundle(cfg Config, ca *x509.Certificate, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
 	switch {
 	case ca == nil:
@@ -156,8 +155,10 @@ func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, root
 		intermediates.AddCert(c)
 	}
 	// As the API server's TLS client verifies it.
-	_, err = chain[0].Verify(x509.VerifyOptions{DNSName: serverName, Roots: roots, Intermediates: intermediates, CurrentTime: now,
-		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	_, err = chain[0].Verify(x509.VerifyOptions{
+		DNSName: serverName, Roots: roots, Intermediates: intermediates, CurrentTime: now,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
 	if err != nil {
 		d.bad = append(d.bad, line)
 		d.details = append(d.details, line+": does not verify: "+err.Error())

@@ -127,8 +127,7 @@ func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config
 			excluding = append(excluding, fmt.Sprintf("%s (namespaceSelector %q)", wh.Name, sel))
 		}
 	}
-	kyma := ManagedByLabel + "=" + ManagedByValue
-	optOut := affinity.OptOutLabel + "=" + affinity.OptOutValue
+	kyma, optOut := ManagedByLabel+"="+ManagedByValue, affinity.OptOutLabel+"="+affinity.OptOutValue
 	switch {
 	case len(selecting) > 0:
 		return pass(IDNamespace, fmt.Sprintf("Pods created in %s are sent to the webhook (entries: %s); Pods labelled %s are left alone", name, strings.Join(selecting, ", "), optOut))
