@@ -151,7 +151,7 @@ func readFailure(id, what string, err error) Result {
 
 // notPermitted skips a check whose read, op such as "list Pods in kyma-system",
 // the credentials may not make: the syncer's ServiceAccount, which check may
-// run as, may not read Pods or Namespaces, which says nothing of the install.
+// run as, may not read Pods or Namespaces, which says nothing of the installation.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))

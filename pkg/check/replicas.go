@@ -78,9 +78,9 @@ func notReadyReason(p *corev1.Pod) string {
 // podPhase returns a Pod's phase, or "Unknown" when it has none yet.
 func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
 
-// checkSyncerLease: a replica that shuts down releases the Lease and a
-// standby takes it within a retry period, so an empty or expired Lease means
-// no replica is there to take it.
+// checkSyncerLease fails on an empty or expired Lease: a replica that shuts
+// down releases it and a standby takes it within a retry period, so then no
+// replica is there to take it.
 func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Result {
 	what := fmt.Sprintf("Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID)
 	syncerPods := fmt.Sprintf("kubectl -n %s get pods -l app.kubernetes.io/name=cabundle-syncer", cfg.Namespace)

@@ -57,7 +57,7 @@ func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) 
 }
 
 // checkCABundle checks by fingerprint that every entry's caBundle, which the
-// API server verifies the served certificate with, trusts the Secret's CA.
+// API server verifies the served certificate with, holds the Secret's CA.
 func checkCABundle(cfg Config, ca *x509.Certificate, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
 	switch {
 	case ca == nil:
