@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,18 +23,15 @@ import (
 // checkOptions are the flags of `cabundle-syncer check`.
 type checkOptions struct {
 	check.Config
-	// WebhookSelectorText is the flag's text, parsed into
-	// Config.WebhookSelector.
-	WebhookSelectorText string
+	WebhookSelectorText string // parsed into Config.WebhookSelector
 	Kubeconfig          string
 	Output              string
 	Verbose             bool
 	Timeout             time.Duration
 }
 
-// bindFlags registers the flags on fs. The defaults are the syncer's own, so
-// that on a standard install the command needs no flags at all and looks at
-// what the syncer keeps.
+// bindFlags registers the flags with the syncer's defaults, so that on a
+// standard install check needs no flags and looks at what the syncer keeps.
 func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	s := defaultOptions()
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster, then $KUBECONFIG and ~/.kube/config.")
@@ -59,8 +57,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "Time limit for all checks together.")
 }
 
-// config reports every option that cannot work, all at once, or returns
-// the checks' configuration.
+// config reports every option that cannot work, or returns the Config.
 func (o checkOptions) config() (check.Config, error) {
 	var errs validate.Errors
 	errs.Field("--namespace", o.Namespace, validation.IsDNS1123Label)
@@ -97,24 +94,19 @@ func (o checkOptions) config() (check.Config, error) {
 		return check.Config{}, err
 	}
 	cfg := o.Config
-	cfg.WebhookSelector = sel
-	if cfg.LeaderElectionNamespace == "" {
-		cfg.LeaderElectionNamespace = cfg.Namespace
-	}
+	cfg.WebhookSelector, cfg.LeaderElectionNamespace = sel, cmp.Or(cfg.LeaderElectionNamespace, cfg.Namespace)
 	return cfg, nil
 }
 
-// checkCommand is `cabundle-syncer check`. Outside tests, connect is
-// connectCluster and now is time.Now.
+// checkCommand is `cabundle-syncer check`: connectCluster and time.Now outside tests.
 type checkCommand struct {
 	connect func(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error)
 	now     func() time.Time
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
-// the exit code: the report's (0, 1, 2, 4), or check.ExitCannotRun when the
-// flags are wrong or the cluster cannot be reached. A failing check is not
-// an error of the command.
+// the report's exit code, or check.ExitCannotRun when the flags are wrong or
+// the cluster cannot be reached: a failing check is no error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cannotRun := func(err error) error {
 		return cmdline.ExitError{Code: check.ExitCannotRun, Err: fmt.Errorf("check: %w", err)}

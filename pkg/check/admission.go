@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,9 +18,6 @@ import (
 // DefaultAdmissionNamespace is the namespace of deploy/syncer/check.yaml in
 // which the check identity may create Pods, for the dry run alone.
 const DefaultAdmissionNamespace = "kim-snatch-check"
-
-// admissionProbeImage names the probe Pod's image; a dry run never pulls it.
-const admissionProbeImage = "registry.k8s.io/pause:3.10"
 
 // probePod is the smallest Pod the namespace's restricted Pod Security and
 // ResourceQuota admit: the admission plugins run on a dry run as on a real
@@ -35,7 +33,7 @@ func probePod() *corev1.Pod {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "probe", Image: admissionProbeImage,
+				Name: "probe", Image: "registry.k8s.io/pause:3.10", // a dry run never pulls it
 				Resources: corev1.ResourceRequirements{Requests: small, Limits: small},
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
@@ -46,26 +44,13 @@ func probePod() *corev1.Pod {
 	}
 }
 
-// dryRunPod creates the probe Pod in ns as a server-side dry run: the API
-// server admits it as it would a real Pod, calling the webhook, and
-// returns the Pod as admitted, without storing it.
-func dryRunPod(ctx context.Context, client kubernetes.Interface, ns string) (*corev1.Pod, time.Duration, error) {
+// checkAdmission creates probePod as a server-side dry run: admitted as a
+// real Pod, through the webhook, and not stored.
+func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) Result {
+	ns := cfg.AdmissionNamespace
 	start := time.Now()
 	p, err := client.CoreV1().Pods(ns).Create(ctx, probePod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return p, time.Since(start), err
-}
-
-// checkAdmission takes the path the API server takes for a Kyma Pod: a
-// dry-run create in a Kyma-managed namespace, which passes only when the
-// Pod comes back with the preferred term on the pool label. Reading
-// objects cannot satisfy it, so it sees what no other item can: a webhook
-// that accepts connections but never answers, a caBundle the API server
-// rejects, a NetworkPolicy that drops the API server, a selector that no
-// longer sends the namespace. timeout is the entry's timeoutSeconds, to
-// tell a call that waited it out from one that failed at once.
-func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, timeout time.Duration) Result {
-	ns := cfg.AdmissionNamespace
-	p, took, err := dryRunPod(ctx, client, ns)
+	took := time.Since(start)
 	ms := took.Round(time.Millisecond)
 	switch {
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
@@ -77,9 +62,12 @@ func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config
 		return fail(IDAdmission, fmt.Sprintf("dry-run create of a Pod in %s refused after %s: %v", ns, ms, err),
 			"The namespace's admission rejected the probe Pod: compare its ResourceQuota, LimitRange and Pod Security labels with deploy/syncer/check.yaml, and list what runs there (kubectl -n "+ns+" get pods).")
 	}
-	term, ok := poolTerm(p, cfg.PoolLabelKey)
-	if ok {
+	if term, ok := preferredTerm(p, cfg.PoolLabelKey, nil); ok {
 		return pass(IDAdmission, fmt.Sprintf("a dry-run Pod in %s came back with the term %s in %s", ns, term, ms))
+	}
+	var timeout time.Duration // the entry's, to tell a call that waited it out from one that failed
+	if mwc != nil && len(mwc.Webhooks) > 0 {
+		timeout = time.Duration(ptr.Deref(mwc.Webhooks[0].TimeoutSeconds, 0)) * time.Second
 	}
 	why := "the API server could not call the webhook or did not send it the Pod: a caBundle it does not trust, no endpoint, a NetworkPolicy, or a namespaceSelector that skips " + ns
 	if timeout > 0 && took >= timeout {
@@ -89,14 +77,15 @@ func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config
 		"Every Kyma Pod is admitted so now. Read the other items for the cause; with all of them PASS, see \"Webhook unreachable\" in docs/troubleshooting.md (kube-apiserver log, NetworkPolicies, the path to the webhook's Service).")
 }
 
-// poolTerm describes the preferred term on key that p carries.
-func poolTerm(p *corev1.Pod, key string) (string, bool) {
+// preferredTerm describes the first expression on key in p's preferred
+// terms that match accepts (nil accepts any), with the term's weight.
+func preferredTerm(p *corev1.Pod, key string, match func(corev1.NodeSelectorRequirement) bool) (string, bool) {
 	if p == nil || p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
 		return "", false
 	}
 	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
 		for _, e := range t.Preference.MatchExpressions {
-			if e.Key == key {
+			if e.Key == key && (match == nil || match(e)) {
 				return fmt.Sprintf("%s %s %v (weight %d)", e.Key, e.Operator, e.Values, t.Weight), true
 			}
 		}

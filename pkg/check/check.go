@@ -1,18 +1,18 @@
 package check
 
 import (
-	"cmp"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
 // The IDs of the checks, in the order Run reports them. They are part of
@@ -46,12 +46,11 @@ const (
 	StatusSkip Status = "SKIP"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
+	// StatusIncomplete is a Report's status, never a check's: no check
+	// failed, and at least one was skipped. It ranks above WARN, since the
+	// item not seen may be the one that fails.
+	StatusIncomplete Status = "INCOMPLETE"
 )
-
-// StatusIncomplete is a Report's status, never a check's: no check failed,
-// and at least one was skipped. It ranks above WARN, since the item not
-// seen may be the one that fails.
-const StatusIncomplete Status = "INCOMPLETE"
 
 // Result is the outcome of one check.
 type Result struct {
@@ -65,34 +64,24 @@ type Result struct {
 	Details     []string `json:"details,omitempty"`
 }
 
-// Config names what the checks look at. The zero value is not useful; the
-// command fills every field from its flags.
+// Config names what the checks look at; the command fills every field from
+// its flags.
 type Config struct {
-	Namespace string // of the webhook Pods and the syncer Pods
-	// SecretNamespace, SecretName and CAKey name the CA the syncer copies.
-	SecretNamespace, SecretName, CAKey string
-	WebhookConfiguration               string // the MutatingWebhookConfiguration
-	// WebhookService names the webhook's Service in Namespace; an entry
-	// that names another Service belongs to another system.
-	WebhookService                            string
+	Namespace                                 string          // of the webhook Pods and the syncer Pods
+	SecretNamespace, SecretName, CAKey        string          // the CA the syncer copies
+	WebhookConfiguration                      string          // the MutatingWebhookConfiguration
+	WebhookService                            string          // in Namespace; entries that call another are not ours
 	LeaderElectionNamespace, LeaderElectionID string          // the syncer's Lease
 	WebhookSelector                           labels.Selector // the webhook Pods in Namespace
-	// MinReadyWebhooks ready webhook Pods pass, fewer but one warn; a CA
-	// valid for less than MinCAValidity warns.
-	MinReadyWebhooks int
-	MinCAValidity    time.Duration
-	TargetNamespace  string // when set, adds the namespace check for it
-	// PoolLabelKey and WorkerPool name the Kyma pool's Nodes, as the
-	// webhook's flags do; kyma-pool prefers the running Pods' --worker-pool.
-	PoolLabelKey, WorkerPool string
-	// AdmissionNamespace is the Kyma-managed namespace of the admission
-	// item's dry-run Pod.
-	AdmissionNamespace string
+	MinReadyWebhooks                          int             // ready webhook Pods to pass; fewer but one warn
+	MinCAValidity                             time.Duration   // CA validity left to pass; less warns
+	TargetNamespace                           string          // when set, adds the namespace check for it
+	PoolLabelKey, WorkerPool                  string          // the Kyma pool's Nodes, as the webhook's flags name them
+	AdmissionNamespace                        string          // Kyma-managed, for the admission item's dry-run Pod
 }
 
-// Run runs every check against the cluster behind client, with now as the
-// time, and reports them in a fixed order. It never fails: an error while
-// reading is the result of the check that needed the object.
+// Run runs every check against the cluster in a fixed order, at time now. It
+// never fails: a read error is the result of the check that needed the object.
 func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Report {
 	// The Secret and the MutatingWebhookConfiguration are read once and
 	// shared, so that every check sees the same version of each.
@@ -101,10 +90,9 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	if mwcErr != nil {
 		mwc = nil
 	}
-
 	// The dry run goes first: it is the one item that waits on the
 	// webhook, and it must see the endpoints as the reads below do.
-	admission := checkAdmission(ctx, client, cfg, entryTimeout(mwc))
+	admission := checkAdmission(ctx, client, cfg, mwc)
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
 	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
@@ -150,8 +138,7 @@ func mwcAbsent(cfg Config, err error) string {
 }
 
 // readFailure fails a check that could not read what, e.g. "Secret
-// kyma-system/x"; its first word names the resource. NotFound is not a read
-// failure; the checks report it.
+// kyma-system/x", whose first word names the resource.
 func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
 	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
@@ -162,11 +149,9 @@ func readFailure(id, what string, err error) Result {
 	return fail(id, fmt.Sprintf("could not read %s: %v", what, err), remediation)
 }
 
-// notPermitted skips a check whose read, op such as "list Pods in
-// kyma-system", the credentials may not make. The syncer's own
-// ServiceAccount may not read Pods or Namespaces, and check runs in its Pod;
-// that says nothing about the installation, so the other items still decide
-// the exit code.
+// notPermitted skips a check whose read, op such as "list Pods in kyma-system",
+// the credentials may not make: the syncer's ServiceAccount, which check may
+// run as, may not read Pods or Namespaces, which says nothing of the installation.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
@@ -184,24 +169,26 @@ func unreadable(id, op, what string, err error) (res Result, ok bool) {
 	return readFailure(id, what, err), true
 }
 
-// namespaceSelectorOf returns the selector the API server applies for an
-// entry. A missing namespaceSelector matches every namespace (the API
-// server defaults it to {}), whereas metav1.LabelSelectorAsSelector turns
-// nil into a selector that matches nothing.
-func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
-	if wh.NamespaceSelector == nil {
-		return labels.Everything(), nil
+// oneLine keeps a text that spans lines on one line of the table.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shortFingerprint is enough of a SHA-256 fingerprint to tell two CAs apart.
+func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
+
+// formatDuration prints days and hours above a day, minutes below.
+func formatDuration(d time.Duration) string {
+	if d < 24*time.Hour {
+		return d.Round(time.Minute).String()
 	}
-	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
+	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
-// entryTimeout is the timeoutSeconds of the first entry of mwc, or 0.
-func entryTimeout(mwc *admissionregistrationv1.MutatingWebhookConfiguration) time.Duration {
-	if mwc == nil || len(mwc.Webhooks) == 0 || mwc.Webhooks[0].TimeoutSeconds == nil {
-		return 0
+// listNames joins names for a message, capped so that a large Deployment
+// does not turn one line into a screenful.
+func listNames(names []string) string {
+	const maxNames = 5
+	if len(names) <= maxNames {
+		return strings.Join(names, ", ")
 	}
-	return time.Duration(*mwc.Webhooks[0].TimeoutSeconds) * time.Second
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
 }
-
-// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
-func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }

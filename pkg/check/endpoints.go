@@ -19,33 +19,30 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// entryTarget is where the API server sends the calls of one webhook
-// entry: the Service it names, the port and path, and the endpoints behind
-// the port that are ready now. resolveEntries reads each Service and its
-// EndpointSlices once, for webhook-endpoints and served-certificate both.
+// entryTarget is where the API server sends the calls of one webhook entry:
+// the Service it names (nil for a URL), the port (443 when unset) and path
+// (/ when unset), and the ready endpoints behind the port, read once for
+// webhook-endpoints and served-certificate both.
 type entryTarget struct {
 	entry admissionregistrationv1.MutatingWebhook
-	ref   *admissionregistrationv1.ServiceReference // nil for an entry that calls a URL
-	port  int32                                     // as the API server calls it: 443 when unset
-	path  string                                    // and / when unset
-	ours  bool                                      // ref names the webhook's own Service
+	ref   *admissionregistrationv1.ServiceReference
+	port  int32
+	path  string
+	ours  bool // ref names the webhook's own Service
 	// problems say why the API server cannot call the entry; missing is
 	// true when the Service does not exist, err is a read that failed.
 	problems []string
 	missing  bool
 	err      error
-	ready    []endpoint // what the API server may dial
+	ready    []endpoint
 }
 
-// endpoint is one ready address of a Service port, as host:port, and its
-// name in messages, with the Pod behind it.
+// endpoint is a ready host:port and its name in messages, with its Pod.
 type endpoint struct{ addr, name string }
 
-// serverName is the name the API server verifies the webhook's certificate
-// for: <service>.<namespace>.svc.
+// serverName is the name the API server verifies the served certificate for.
 func (t entryTarget) serverName() string { return t.ref.Name + "." + t.ref.Namespace + ".svc" }
 
-// describe names the entry's target in a message.
 func (t entryTarget) describe() string {
 	if t.ref == nil {
 		return "entry " + t.entry.Name + " (URL)"
@@ -53,8 +50,7 @@ func (t entryTarget) describe() string {
 	return fmt.Sprintf("entry %s → Service %s/%s port %d path %s", t.entry.Name, t.ref.Namespace, t.ref.Name, t.port, t.path)
 }
 
-// resolveEntries follows every entry of mwc to its Service and the
-// Service's ready endpoints, as the API server does for each call.
+// resolveEntries follows each entry to its Service's ready endpoints.
 func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) []entryTarget {
 	if mwc == nil {
 		return nil
@@ -72,20 +68,17 @@ func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config
 	return targets
 }
 
-// resolveService fills in the problems and ready endpoints of t.
 func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTarget) {
 	ns, name := t.ref.Namespace, t.ref.Name
 	if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
 		t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
 	}
 	svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		t.problems = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name))
-		t.missing = true
+	if apierrors.IsNotFound(err) {
+		t.problems, t.missing = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name)), true
 		return
-	case err != nil:
-		t.err = err
+	}
+	if t.err = err; err != nil {
 		return
 	}
 	i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.port })
@@ -94,8 +87,7 @@ func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTa
 		return
 	}
 	list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
-	if err != nil {
-		t.err = err
+	if t.err = err; err != nil {
 		return
 	}
 	for _, s := range list.Items {
@@ -106,9 +98,8 @@ func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTa
 	}
 }
 
-// readyEndpoints returns the ready addresses of slice s for the Service
-// port named portName. An endpoint with no ready condition counts as
-// ready, as the API defines it.
+// readyEndpoints returns s's ready addresses for the Service port portName;
+// an endpoint with no ready condition is ready, as the API defines it.
 func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
 	if i < 0 {
@@ -119,28 +110,23 @@ func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 		if len(e.Addresses) == 0 || !ptr.Deref(e.Conditions.Ready, true) {
 			continue
 		}
-		addr := net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[i].Port)))
+		ep := endpoint{addr: net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[i].Port)))}
+		ep.name = ep.addr
 		if e.TargetRef != nil && e.TargetRef.Name != "" {
-			out = append(out, endpoint{addr, fmt.Sprintf("%s (Pod %s)", addr, e.TargetRef.Name)})
-		} else {
-			out = append(out, endpoint{addr, addr})
+			ep.name = fmt.Sprintf("%s (Pod %s)", ep.addr, e.TargetRef.Name)
 		}
+		out = append(out, ep)
 	}
 	return out
 }
 
-// checkWebhookEndpoints answers whether the API server can reach the
-// webhook for each entry: the Service the entry names exists, has the
-// entry's port and ready endpoints behind it, and our entries call a path
-// the webhook serves. Any of these missing makes the API server fail open
-// on every call. An entry that calls another system is a leftover, such as
-// an earlier installation's entry: a warning.
+// checkWebhookEndpoints fails on each entry the API server cannot call, and
+// warns about entries that call another system, such as leftovers.
 func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
 	if mwc == nil {
 		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
 	}
 	var broken, foreign, fine []string
-	ours := 0
 	for _, t := range targets {
 		forbidden := apierrors.IsForbidden(t.err)
 		switch {
@@ -157,16 +143,13 @@ func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebh
 		default:
 			fine = append(fine, fmt.Sprintf("%s: %d ready endpoints", t.describe(), len(t.ready)))
 		}
-		if t.ours {
-			ours++
-		}
 	}
 	switch {
 	case len(broken) > 0:
 		return fail(IDWebhookEndpoints, strings.Join(broken, "; "),
 			"The API server admits these Pods without the term: apply deploy/webhook again (kubectl apply -k deploy/webhook) to restore the Service and the entries, "+
 				"and see \"Webhook unreachable\" in docs/troubleshooting.md for endpoints that are not ready.")
-	case ours == 0:
+	case !slices.ContainsFunc(targets, func(t entryTarget) bool { return t.ours }):
 		return fail(IDWebhookEndpoints, fmt.Sprintf("no entry of %s calls Service %s/%s", cfg.WebhookConfiguration, cfg.Namespace, cfg.WebhookService),
 			"Apply deploy/webhook again (kubectl apply -k deploy/webhook), or fix --webhook-service.")
 	case len(foreign) > 0:

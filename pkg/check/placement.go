@@ -21,13 +21,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkPlacement reports, over the Kyma Pods that exist now in the namespaces
-// the webhook selects, those that lack the term although the webhook would
-// add it, and those that carry it but run off the pool, with the likely cause
-// ("Spill-over" in docs/operations.md). Pods count as in the rule
-// kim_snatch:kyma_pod_pool:info; the webhook's own Pods do not, and Pods that
-// choose a pool themselves are counted apart. It warns at most: a preferred
-// term that fails open allows both.
+// checkPlacement counts the Kyma Pods as the rule kim_snatch:kyma_pod_pool:info
+// does, the webhook's own aside ("Spill-over" in docs/operations.md). It warns
+// at most: a preferred term that fails open allows both faults.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
@@ -40,8 +36,8 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
 		return res
 	}
-	c := placementCount{cfg: cfg, pool: pool, policy: affinity.Policy{PoolLabelKey: cfg.PoolLabelKey, WorkerPool: pool},
-		managed: map[string]bool{}, nodes: newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
+	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{},
+		nodes:      newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
 		lackOwners: map[string]podOwner{}, offOwners: map[string]podOwner{}, causes: map[string]int{}}
 	for _, ns := range nsList.Items {
 		c.managed[ns.Name] = true
@@ -53,12 +49,10 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	return c.result()
 }
 
-// placementCount counts the Kyma Pods of checkPlacement by what the
-// webhook did for them and where they run.
+// placementCount counts the Kyma Pods by what the webhook did and where they run.
 type placementCount struct {
 	cfg     Config
 	pool    string
-	policy  affinity.Policy
 	managed map[string]bool // the namespaces the webhook's namespaceSelector selects
 	nodes   *poolNodes
 
@@ -71,7 +65,7 @@ type placementCount struct {
 
 // add counts one Pod, if it is a Kyma Pod the webhook is asked about.
 func (c *placementCount) add(p *corev1.Pod) {
-	facts := c.policy.FactsOf(p)
+	facts := affinity.Policy{PoolLabelKey: c.cfg.PoolLabelKey, WorkerPool: c.pool}.FactsOf(p)
 	ctrl := metav1.GetControllerOf(p)
 	if !c.managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
 		facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
@@ -85,7 +79,7 @@ func (c *placementCount) add(p *corev1.Pod) {
 		c.lack++
 		c.lackOwners[owner.String()] = owner
 		c.details = append(c.details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
-	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm(p, c.cfg.PoolLabelKey, c.pool):
+	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !c.hasTerm(p):
 		c.own++
 	default:
 		c.total++
@@ -95,8 +89,15 @@ func (c *placementCount) add(p *corev1.Pod) {
 	}
 }
 
-// judge counts a bound Pod with the term that runs off the pool, with the
-// likely cause.
+// hasTerm reports whether p carries the webhook's term for the pool.
+func (c *placementCount) hasTerm(p *corev1.Pod) bool {
+	_, ok := preferredTerm(p, c.cfg.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
+		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.pool)
+	})
+	return ok
+}
+
+// judge counts a bound Pod with the term if it runs off the pool.
 func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
 	node, err := c.nodes.get(p.Spec.NodeName)
 	if err != nil {
@@ -116,8 +117,7 @@ func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
 	c.details = append(c.details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
 }
 
-// result says what the counts mean: a pass, a warning with what to do, or
-// a skip when only unreadable Nodes stand in the way.
+// result skips when only unreadable Nodes stand in the way of a verdict.
 func (c *placementCount) result() Result {
 	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", c.total, len(c.managed))
 	suffix := ""
@@ -151,8 +151,6 @@ func (c *placementCount) result() Result {
 	return res
 }
 
-// remediation says how to recreate the Pods without the term and those
-// off the pool.
 func (c *placementCount) remediation() string {
 	var remediation []string
 	if c.lack > 0 {
@@ -185,8 +183,7 @@ func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
 	return podOwner{ctrl.Kind, p.Namespace, ctrl.Name}
 }
 
-// restartHint names what recreates the Pods of owners: a rollout restart
-// for Deployments and StatefulSets, the owner itself for the others.
+// restartHint names what recreates the Pods of owners, as a command where it can.
 func restartHint(owners map[string]podOwner) string {
 	var cmds, others []string
 	for _, key := range slices.Sorted(maps.Keys(owners)) {
@@ -199,38 +196,20 @@ func restartHint(owners map[string]podOwner) string {
 	return listNames(append(cmds, others...))
 }
 
-// hasTerm reports whether a Pod carries the webhook's term: a preferred
-// term that admits the pool through the pool label key.
-func hasTerm(p *corev1.Pod, key, pool string) bool {
-	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
-		return false
-	}
-	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		for _, e := range t.Preference.MatchExpressions {
-			if e.Key == key && e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, pool) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// poolNodes holds the pool's Nodes as they are now, read once, and finds
-// the Nodes that Pods run on.
+// poolNodes holds the pool's Nodes, read once, and finds the Nodes Pods run on.
 type poolNodes struct {
-	get       func(name string) (*corev1.Node, error)
+	get       func(name string) (*corev1.Node, error) // nil for a Node gone
 	members   []*corev1.Node
 	err       error                          // why members could not be read
 	requested map[string]corev1.ResourceList // by Node, of the Pods bound to it
 }
 
 func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
-	pn := &poolNodes{requested: requestsByNode(pods)}
 	type got struct {
 		node *corev1.Node
 		err  error
 	}
-	known := map[string]got{}
+	pn, known := &poolNodes{requested: requestsByNode(pods)}, map[string]got{}
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: key + "=" + pool})
 	if pn.err = err; err == nil {
 		for i := range list.Items {
@@ -239,7 +218,7 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 		}
 	}
 	// A Pod on a Node outside the pool, or on any Node when the pool's could
-	// not be listed, needs its Node: one read per Node. nil is a Node gone.
+	// not be listed, needs its Node: one read per Node.
 	pn.get = func(name string) (*corev1.Node, error) {
 		g, ok := known[name]
 		if !ok {
@@ -274,9 +253,7 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 		}
 		usable++
 		if t, found := schedulingcorev1.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.Spec.Tolerations, hard, false); found {
-			if taint == "" {
-				taint = "taint " + t.ToString()
-			}
+			taint = cmp.Or(taint, "taint "+t.ToString())
 			continue
 		}
 		open++
@@ -294,8 +271,7 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 	}
 }
 
-// fits reports whether request fits into what a Node has left of its
-// allocatable CPU and memory.
+// fits reports whether request fits into a Node's unrequested CPU and memory.
 func fits(request, allocatable, requested corev1.ResourceList) bool {
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		free := allocatable[name].DeepCopy()

@@ -14,20 +14,17 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkKymaPool answers whether the pool that the webhook's term prefers
-// exists: a --worker-pool that names no pool gives a term that matches
-// nothing, and every Kyma Pod silently lands on a customer pool. It names
-// the pools that do exist, and shows the pool's room (requested against
-// allocatable CPU and memory) so that "the pool is full" is visible too.
+// checkKymaPool finds the pool the webhook's term prefers: a --worker-pool
+// that names no pool gives a term that matches nothing, and every Kyma Pod
+// silently lands on a customer pool.
 func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, from := webhookPool(ctx, client, cfg)
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cfg.PoolLabelKey})
 	if res, failed := unreadable(IDKymaPool, "list Nodes", "Nodes", err); failed {
 		return res
 	}
-	pools := map[string]int{}
 	var members []*corev1.Node
-	var usable int
+	pools, usable := map[string]int{}, 0
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		pools[n.Labels[cfg.PoolLabelKey]]++
@@ -64,9 +61,8 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 	return pass(IDKymaPool, msg)
 }
 
-// webhookPool returns the pool the running webhooks were given (their
-// Pods' --worker-pool) when the Pods can be read, otherwise cfg.WorkerPool;
-// and where that came from.
+// webhookPool returns the running webhooks' --worker-pool when their Pods
+// can be read, otherwise cfg.WorkerPool, and where that came from.
 func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, from string) {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
 	if err != nil {
@@ -105,8 +101,7 @@ func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev
 		requested.Cpu(), allocatable.Cpu(), requested.Memory(), allocatable.Memory()), nil
 }
 
-// requestsByNode sums the requests of the bound Pods that have not
-// finished, by Node.
+// requestsByNode sums the requests of the bound, unfinished Pods by Node.
 func requestsByNode(pods []corev1.Pod) map[string]corev1.ResourceList {
 	byNode := map[string]corev1.ResourceList{}
 	for i := range pods {
@@ -130,7 +125,6 @@ func addResources(sum, add corev1.ResourceList) {
 	}
 }
 
-// nodeReady reports whether a Node's Ready condition is True.
 func nodeReady(n *corev1.Node) bool {
 	i := slices.IndexFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
 	return i >= 0 && n.Status.Conditions[i].Status == corev1.ConditionTrue

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,12 +9,15 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkWebhookConfiguration checks the parts of each entry that decide
-// whether the API server calls the webhook for a Kyma Pod, and what happens
-// when the call fails. The caBundle is ca-bundle's concern.
+// checkWebhookConfiguration checks what decides whether the API server calls
+// the webhook for a Kyma Pod, and what a failed call does; not the caBundle.
 func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, err error) Result {
 	what := "MutatingWebhookConfiguration " + cfg.WebhookConfiguration
 	apply := "Apply the webhook's manifests again (kubectl apply -k deploy/webhook); the syncer never creates or edits anything but the caBundle"
@@ -70,9 +74,8 @@ func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) 
 	return problems
 }
 
-// coversPodCreate reports whether one of the rules matches a CREATE of a
-// Pod through the core v1 API, wildcards included, as the API server
-// matches them. A rule scoped to cluster-wide resources never matches Pods.
+// coversPodCreate reports whether a rule matches a CREATE of a core v1 Pod
+// as the API server matches: wildcards count, Cluster scope never matches.
 func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
 	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
 		return (slices.Contains(r.Operations, admissionregistrationv1.Create) || slices.Contains(r.Operations, admissionregistrationv1.OperationAll)) &&
@@ -85,4 +88,56 @@ func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
 
 func containsAny(list []string, values ...string) bool {
 	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
+}
+
+// namespaceSelectorOf returns the selector the API server applies: it
+// defaults a missing one to {}, which matches every namespace, whereas
+// metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
+func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
+	if wh.NamespaceSelector == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
+}
+
+// checkNamespace answers "why did my Pod not get the affinity" for the
+// target namespace by evaluating each entry's namespaceSelector.
+func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
+	name := cfg.TargetNamespace
+	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fail(IDNamespace, "namespace "+name+" not found", "Check the name given to --target-namespace: kubectl get namespaces.")
+	}
+	if res, failed := unreadable(IDNamespace, "get Namespace "+name, "Namespace "+name, err); failed {
+		return res
+	}
+	if mwc == nil {
+		return skipped(IDNamespace, mwcAbsent(cfg, mwcErr)+", so there is no namespaceSelector to evaluate", IDWebhookConfiguration)
+	}
+	set := labels.Set(ns.Labels)
+	var selecting, excluding []string
+	for _, wh := range mwc.Webhooks {
+		sel, err := namespaceSelectorOf(wh)
+		switch {
+		case err != nil:
+			excluding = append(excluding, fmt.Sprintf("%s (invalid namespaceSelector: %v)", wh.Name, err))
+		case sel.Matches(set):
+			selecting = append(selecting, wh.Name)
+		default:
+			excluding = append(excluding, fmt.Sprintf("%s (namespaceSelector %q)", wh.Name, sel))
+		}
+	}
+	kyma, optOut := ManagedByLabel+"="+ManagedByValue, affinity.OptOutLabel+"="+affinity.OptOutValue
+	switch {
+	case len(selecting) > 0:
+		return pass(IDNamespace, fmt.Sprintf("Pods created in %s are sent to the webhook (entries: %s); Pods labelled %s are left alone", name, strings.Join(selecting, ", "), optOut))
+	case set.Get(ManagedByLabel) != ManagedByValue:
+		return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook: the namespace lacks the label %s", name, kyma),
+			fmt.Sprintf("Only namespaces Kyma manages get the affinity; if Kyma manages %s, its label is missing (kubectl label namespace %s %s).", name, name, kyma))
+	}
+	if len(excluding) == 0 {
+		excluding = []string{"there are no webhook entries"}
+	}
+	return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s: excluded by %s", name, kyma, strings.Join(excluding, ", ")),
+		"The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use "+optOut+" instead.")
 }
