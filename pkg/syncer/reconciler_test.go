@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -39,6 +40,13 @@ func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecord
 	}
 	rec := events.NewFakeRecorder(100)
 	return NewReconciler(c, rec, m, h.cfg, nil), rec
+}
+
+// patchCABundle writes caBundlePatch through r's client as the reconciler's
+// write does.
+func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
+	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
+	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
 
 func TestApplyPreconditions(t *testing.T) {
@@ -187,7 +195,7 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			err := r.patchCABundle(ctx, mwc, ca.CertPEM, "{}")
+			err := patchCABundle(ctx, r, mwc, ca.CertPEM, "{}")
 			t.Logf("patch: %v", err)
 			tt.check(t, h, err)
 		})
