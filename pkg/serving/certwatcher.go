@@ -40,7 +40,7 @@ const (
 type CertWatcherOptions struct {
 	CertFile, KeyFile string
 	PollInterval      time.Duration // defaults to DefaultPollInterval
-	Metrics           *CertMetrics  // optional
+	Metrics           *CertMetrics  // optional: nil registers them nowhere
 	Log               logr.Logger
 }
 
@@ -60,6 +60,9 @@ func NewCertWatcher(o CertWatcherOptions) (*CertWatcher, error) {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
+	}
+	if o.Metrics == nil {
+		o.Metrics, _ = NewCertMetrics(prometheus.NewRegistry()) // a fresh registry cannot refuse them
 	}
 	return &CertWatcher{opts: o}, nil
 }
@@ -135,7 +138,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 // one otherwise.
 func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
-		w.opts.Metrics.failed()
+		w.opts.Metrics.reloads.WithLabelValues(ReloadError).Inc()
 		w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, w.Loaded())
 	}
 }
@@ -160,7 +163,8 @@ func (w *CertWatcher) load() error {
 	w.current.Store(&cert)
 
 	leaf := cert.Leaf // set by X509KeyPair since Go 1.23
-	w.opts.Metrics.reloaded(leaf.NotAfter)
+	w.opts.Metrics.reloads.WithLabelValues(ReloadSuccess).Inc()
+	w.opts.Metrics.notAfter.Set(float64(leaf.NotAfter.Unix()))
 	w.opts.Log.Info(MsgCertificateLoaded,
 		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
 		logkeys.Serial, leaf.SerialNumber.String(),
@@ -197,16 +201,3 @@ func NewCertMetrics(reg prometheus.Registerer) (*CertMetrics, error) {
 	return m, nil
 }
 
-// reloaded and failed count a load; a watcher without metrics has a nil m.
-func (m *CertMetrics) reloaded(notAfter time.Time) {
-	if m != nil {
-		m.reloads.WithLabelValues(ReloadSuccess).Inc()
-		m.notAfter.Set(float64(notAfter.Unix()))
-	}
-}
-
-func (m *CertMetrics) failed() {
-	if m != nil {
-		m.reloads.WithLabelValues(ReloadError).Inc()
-	}
-}
