@@ -22,8 +22,7 @@ import (
 )
 
 const (
-	// Messages of the certificate watcher's lines; docs/operations.md
-	// ("Logs") lists their keys.
+	// Messages of the certificate watcher's lines (docs/operations.md, "Logs").
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 
@@ -91,7 +90,6 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 		return fmt.Errorf("create file watcher: %w", err)
 	}
 	defer fw.Close() //nolint:errcheck // closing a watcher on the way out; nothing to act on
-
 	dirs := slices.Compact([]string{filepath.Dir(w.opts.CertFile), filepath.Dir(w.opts.KeyFile)})
 	// Adding a watched directory again changes nothing; a missing one is added by a later poll.
 	watchDirs := func() {
@@ -134,8 +132,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// reload serves the pair if it is new and valid, and keeps the last good
-// one otherwise.
+// reload serves the pair if it is new and valid, else keeps the last good one.
 func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
 		w.opts.Metrics.reloads.WithLabelValues(ReloadError).Inc()
@@ -161,20 +158,16 @@ func (w *CertWatcher) load() error {
 	}
 	w.certPEM, w.keyPEM = certPEM, keyPEM
 	w.current.Store(&cert)
-
 	leaf := cert.Leaf // set by X509KeyPair since Go 1.23
 	w.opts.Metrics.reloads.WithLabelValues(ReloadSuccess).Inc()
 	w.opts.Metrics.notAfter.Set(float64(leaf.NotAfter.Unix()))
-	w.opts.Log.Info(MsgCertificateLoaded,
-		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
-		logkeys.Serial, leaf.SerialNumber.String(),
-		logkeys.Subject, leaf.Subject.String(),
+	w.opts.Log.Info(MsgCertificateLoaded, logkeys.Fingerprint, cabundle.Fingerprint(leaf),
+		logkeys.Serial, leaf.SerialNumber.String(), logkeys.Subject, leaf.Subject.String(),
 		logkeys.NotAfter, cabundle.FormatTime(leaf.NotAfter))
 	return nil
 }
 
-// Results of a certificate load, the "result" label of
-// snatch_webhook_cert_reloads_total.
+// Results of a certificate load, the "result" label of snatch_webhook_cert_reloads_total.
 const (
 	ReloadSuccess = "success"
 	ReloadError   = "error"
@@ -200,4 +193,3 @@ func NewCertMetrics(reg prometheus.Registerer) (*CertMetrics, error) {
 	}
 	return m, nil
 }
-

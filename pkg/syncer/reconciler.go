@@ -68,19 +68,15 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	metrics  *Metrics
 	cfg      Config
-	now      func() time.Time
+	now      func() time.Time // the clock of the merge
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler returns a reconciler that reads and writes through c, which
-// should be backed by the cache from CacheOptions. now is the clock of the
-// merge; nil means time.Now.
-func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
-	if now == nil {
-		now = time.Now
-	}
-	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: now}
+// should be backed by the cache from CacheOptions.
+func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: time.Now}
 }
 
 // Reconcile reads the Secret and the MutatingWebhookConfiguration, merges,
@@ -205,17 +201,15 @@ func writeFailed(name string, err error) *ending {
 	return end
 }
 
-// refuse is the ending of a source that must not be written, without a
-// retry. The caBundle in place is the last good one; leaving it alone is
-// the whole point.
+// refuse is the ending of a source that must not be written, not retried:
+// the caBundle in place is the last good one, and stays.
 func (r *Reconciler) refuse(reason, eventReason, msg string) *ending {
 	return &ending{outcome: OutcomeRefused, reason: reason, detail: msg, invalidSource: true,
 		eventType: corev1.EventTypeWarning, eventReason: eventReason,
 		eventText: fmt.Sprintf("%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)}
 }
 
-// failed is the ending of a read or write that failed: the workqueue
-// retries it with backoff.
+// failed is the ending of a read or write that failed, to retry with backoff.
 func failed(reason string, err error) *ending {
 	return &ending{outcome: OutcomeError, msg: MsgFailed, reason: reason, err: err}
 }

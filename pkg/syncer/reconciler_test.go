@@ -39,7 +39,7 @@ func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecord
 		t.Fatal(err)
 	}
 	rec := events.NewFakeRecorder(100)
-	return NewReconciler(c, rec, m, h.cfg, nil), rec
+	return NewReconciler(c, rec, m, h.cfg), rec
 }
 
 // patchCABundle writes caBundlePatch through r's client as the reconciler's

@@ -75,7 +75,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, named("", cfg.WebhookConfiguration)).
 		Watches(&corev1.Secret{}, toKey, named(cfg.SecretNamespace, cfg.SecretName)).
 		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
-		Complete(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg, nil))
+		Complete(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg))
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
 	}
