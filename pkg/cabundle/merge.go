@@ -62,7 +62,10 @@ func Merge(in Input) Result {
 	if !verdict.Valid() {
 		return Result{Verdict: verdict}
 	}
-	stamp := recordTime(in.Now)
+	// Records keep time to the second, as the cluster does. Rounding up makes
+	// an overlap at least as long as asked for, and the record read back
+	// equal to the one written.
+	stamp := in.Now.UTC().Add(time.Second - time.Nanosecond).Truncate(time.Second)
 	current, seen := sourceEntries(source, in.State, stamp)
 	previous := previousEntries(in, seen, stamp)
 	slices.SortFunc(current, newestFirst)
@@ -76,13 +79,6 @@ type entry struct {
 	cert *x509.Certificate
 	fp   string
 	rec  Record
-}
-
-// recordTime is now as records keep it: to the second in the cluster.
-// Rounding up makes an overlap at least as long as asked for, and makes the
-// record that is read back equal to the one that was written.
-func recordTime(now time.Time) time.Time {
-	return now.UTC().Add(time.Second - time.Nanosecond).Truncate(time.Second)
 }
 
 // sourceEntries are the CAs of the source, and the set of their fingerprints.

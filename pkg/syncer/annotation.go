@@ -50,8 +50,7 @@ func encodeState(s cabundle.State) string {
 }
 
 // decodeState parses the annotation in any format version up to
-// StateFormatVersion; an empty value is an empty state. On error it returns
-// no state.
+// StateFormatVersion: an empty value is an empty state, an error no state.
 func decodeState(v string) (cabundle.State, error) {
 	if v == "" {
 		return cabundle.State{}, nil

@@ -65,8 +65,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// RegisterBuildInfo exports the syncer's build as the gauge
-// cabundle_syncer_build_info{version, revision, goversion} = 1.
+// RegisterBuildInfo registers the gauge cabundle_syncer_build_info.
 func RegisterBuildInfo(reg prometheus.Registerer) error {
 	return version.RegisterBuildInfo(reg, "cabundle_syncer_build_info", "cabundle-syncer")
 }

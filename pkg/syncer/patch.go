@@ -11,11 +11,11 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
 
-// caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
-// mwc was read at, that sets bundle in every webhook entry that does not hold
-// it yet, and the state annotation when it differs. It names nothing else, so
-// it never resets a field of whoever applies the manifests. docs/architecture.md
-// ("Decision: a JSON patch, not server-side apply") says why the precondition.
+// caBundlePatch returns the JSON patch that sets bundle in every webhook
+// entry that does not hold it yet, and the state annotation when it differs,
+// preconditioned on the resourceVersion mwc was read at (docs/architecture.md,
+// "Decision: a JSON patch, not server-side apply"). It names nothing else, so
+// it never resets a field of whoever applies the manifests.
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
 	ops := []patch.Operation{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {

@@ -37,24 +37,15 @@ const (
 	EventCABundleApplyFailed   = "CABundleApplyFailed"
 )
 
-// Messages of the one line that ends every sync, each with its
-// logkeys.Outcome; docs/operations.md ("Logs") lists their keys. All start
-// with "caBundle", so `grep caBundle` finds every sync.
+// Outcomes of a sync (logkeys.Outcome), each with the message of the line
+// that ends it (docs/operations.md, "Logs"). Every message starts with
+// "caBundle", so `grep caBundle` finds every sync.
 const (
-	MsgWritten       = "caBundle written"                          // OutcomeWritten
-	MsgStateRecorded = "caBundle unchanged, overlap state written" // OutcomeStateRecorded: only the annotation changed
-	MsgUnchanged     = "caBundle unchanged"                        // OutcomeUnchanged: nothing to write
-	MsgRefused       = "caBundle not written"                      // OutcomeRefused: not retried, see Reconcile
-	MsgFailed        = "caBundle sync failed"                      // OutcomeError, at error level: retried, see Reconcile
-)
-
-// Outcomes of a sync, the values of logkeys.Outcome.
-const (
-	OutcomeWritten       = "written"
-	OutcomeStateRecorded = "state-recorded"
-	OutcomeUnchanged     = "unchanged"
-	OutcomeRefused       = "refused"
-	OutcomeError         = "error"
+	OutcomeWritten, MsgWritten             = "written", "caBundle written"
+	OutcomeStateRecorded, MsgStateRecorded = "state-recorded", "caBundle unchanged, overlap state written"
+	OutcomeUnchanged, MsgUnchanged         = "unchanged", "caBundle unchanged"
+	OutcomeRefused, MsgRefused             = "refused", "caBundle not written"
+	OutcomeError, MsgFailed                = "error", "caBundle sync failed"
 )
 
 // eventAction is the action of every Event, as the events API requires one.
@@ -79,11 +70,10 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, c
 	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: time.Now}
 }
 
-// Reconcile reads the Secret and the MutatingWebhookConfiguration, merges,
-// and writes when the result differs from what is in place. A missing
+// Reconcile reads both objects, merges, and writes what differs. A missing
 // object or an invalid source is reported and not retried: only a change to
 // a watched object, which triggers a reconcile, can fix it. Read and write
-// errors are retried with backoff. A failure leaves the caBundle as it is.
+// errors are retried with backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx).WithValues(
 		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
@@ -107,16 +97,14 @@ type ending struct {
 	outcome, msg   string // the log line's logkeys.Outcome and message
 	reason, detail string // why nothing was written: the error count's label and a sentence
 	err            error  // a read or a write that failed, to retry
-	// The Event, regarding the Secret and related to the
-	// MutatingWebhookConfiguration; none when eventReason is empty.
+	// The Event; none when eventReason is empty.
 	eventType, eventReason, eventText string
 	invalidSource                     bool
 	merged                            *cabundle.Result // the merge of a valid source
 	stateErr                          error            // the overlap state could not be read, and was ignored
 }
 
-// read gets the MutatingWebhookConfiguration, then the Secret, or the
-// ending of a sync that cannot go on.
+// read gets both objects, or the ending of a sync that cannot go on.
 func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	mwc, secret := &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.Secret{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); apierrors.IsNotFound(err) {
@@ -141,8 +129,7 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	return in, nil
 }
 
-// mergeAndWrite merges the source with the caBundles and state in place and
-// writes the result where it differs.
+// mergeAndWrite merges the source with what is in place and writes what differs.
 func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
 	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
 	current := make([][]byte, 0, len(in.mwc.Webhooks))
@@ -163,9 +150,8 @@ func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
 	return end
 }
 
-// write patches what differs from the merge into the
-// MutatingWebhookConfiguration. Comparing first is what keeps the syncer
-// from writing, and so from waking itself up, when nothing changed.
+// write patches what differs from the merge. Comparing first keeps the
+// syncer from writing, and so from waking itself up, when nothing changed.
 func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Result) *ending {
 	annotation := encodeState(res.State)
 	bundleInPlace := !slices.ContainsFunc(in.mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool {
@@ -230,8 +216,10 @@ func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconci
 		log = log.WithValues(logkeys.Certificates, len(end.merged.Certificates), logkeys.Fingerprints, fingerprints,
 			logkeys.RequeueAfter, end.merged.RequeueAfter.String())
 	}
-	if end.eventReason != "" {
-		r.event(in, end)
+	if end.eventReason != "" { // an object not read is named without a UID
+		secret := cmp.Or(in.secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
+		mwc := cmp.Or(in.mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
+		r.recorder.Eventf(secret, mwc, end.eventType, end.eventReason, eventAction, "%s", end.eventText)
 	}
 	switch end.outcome {
 	case OutcomeError:
@@ -272,13 +260,6 @@ func (r *Reconciler) setMetrics(end *ending) {
 	if end.reason != "" {
 		r.metrics.Errors.WithLabelValues(end.reason).Inc()
 	}
-}
-
-// event records the ending's Event; an object not read is named without a UID.
-func (r *Reconciler) event(in syncInput, end *ending) {
-	secret := cmp.Or(in.secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
-	mwc := cmp.Or(in.mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
-	r.recorder.Eventf(secret, mwc, end.eventType, end.eventReason, eventAction, "%s", end.eventText)
 }
 
 // sourceEventReasons maps every reason of an invalid source to its Event.
