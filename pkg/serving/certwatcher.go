@@ -79,11 +79,10 @@ func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, er
 func (w *CertWatcher) Loaded() bool { return w.current.Load() != nil }
 
 // Start loads the pair and keeps it current until ctx ends. It returns an
-// error only when it cannot watch at all; missing or bad files are
-// reported through the log and the error metric, and retried.
-//
-// It watches the directories, not the files: kubelet's rename of
-// ..data_tmp over ..data is an event there.
+// error only when it cannot watch at all; missing or bad files are reported
+// through the log and the error metric, and retried. It watches the
+// directories, not the files: kubelet's rename of ..data_tmp over ..data is
+// an event there.
 func (w *CertWatcher) Start(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {

@@ -186,10 +186,9 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	return addrs[0], addrs[1], addrs[2]
 }
 
-// Serve runs until ctx ends, then fails readiness and shuts down
-// gracefully: for ShutdownDelay it keeps serving and closes each connection
-// after its response, then it drains in-flight requests for up to
-// ShutdownTimeout. It calls Listen first if that was not done.
+// Serve runs until ctx ends, then fails readiness, keeps serving for
+// ShutdownDelay with each connection closed after its response, and drains
+// in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -253,8 +252,7 @@ func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
 	}
 }
 
-// shutdownDelay keeps serving for ShutdownDelay, with readiness failed and
-// each connection closed after its response, unless a server fails.
+// shutdownDelay waits for ShutdownDelay, unless a server fails first.
 func (s *Server) shutdownDelay(errs <-chan error) error {
 	if s.opts.ShutdownDelay <= 0 {
 		return nil

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -431,4 +432,62 @@ func TestOverlapSurvivesARestart(t *testing.T) {
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
 		t.Error("the overlap recorded before the restart did not end on time")
 	}
+}
+
+// objectRecorder records the objects each Event names.
+type objectRecorder struct{ events []recordedEvent }
+
+type recordedEvent struct {
+	reason             string
+	regarding, related client.Object
+}
+
+func (o *objectRecorder) Eventf(regarding, related runtime.Object, _, reason, _, _ string, _ ...any) {
+	o.events = append(o.events, recordedEvent{reason: reason, regarding: regarding.(client.Object), related: related.(client.Object)})
+}
+
+// Every Event regards the Secret and names the MutatingWebhookConfiguration
+// as related; an object that was not read is named without a UID.
+func TestEventsNameTheObjectsRead(t *testing.T) {
+	ctx := context.Background()
+	h := newEmptyHarness(t, time.Hour)
+	r, _ := directReconciler(t, h)
+	rec := &objectRecorder{}
+	r.recorder = rec
+	expect := func(t *testing.T, reason string, secretUID, mwcUID types.UID) {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.events) != 1 {
+			t.Fatalf("%d Events, want one %s", len(rec.events), reason)
+		}
+		ev := rec.events[0]
+		rec.events = nil
+		if ev.reason != reason {
+			t.Errorf("Event %s, want %s", ev.reason, reason)
+		}
+		if s := ev.regarding; s.GetNamespace() != h.cfg.SecretNamespace || s.GetName() != h.cfg.SecretName || s.GetUID() != secretUID {
+			t.Errorf("regarding %s/%s (uid %q), want the Secret %s/%s (uid %q)",
+				s.GetNamespace(), s.GetName(), s.GetUID(), h.cfg.SecretNamespace, h.cfg.SecretName, secretUID)
+		}
+		if m := ev.related; m.GetName() != h.cfg.WebhookConfiguration || m.GetUID() != mwcUID {
+			t.Errorf("related %s (uid %q), want the MutatingWebhookConfiguration %s (uid %q)",
+				m.GetName(), m.GetUID(), h.cfg.WebhookConfiguration, mwcUID)
+		}
+	}
+
+	t.Run("webhook_configuration_missing", func(t *testing.T) { expect(t, EventWebhookConfigNotFound, "", "") })
+	mwc, err := syncertest.CreateWebhookConfiguration(ctx, h.cluster.Clientset,
+		syncertest.WebhookConfiguration(h.cfg.WebhookConfiguration, "a.kim-snatch.kyma-project.io"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("secret_missing", func(t *testing.T) { expect(t, EventSourceNotFound, "", mwc.UID) })
+	h.putSecret(ctx, map[string][]byte{"other": []byte("x")})
+	secret, err := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace).Get(ctx, h.cfg.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ca_key_missing", func(t *testing.T) { expect(t, EventSourceKeyMissing, secret.UID, mwc.UID) })
 }
