@@ -23,9 +23,11 @@ const (
 // errorReasons lists every label value of cabundle_syncer_errors_total, so
 // that each series exists from the start and rate() works on the first error.
 func errorReasons() [][]string {
-	return [][]string{{ReasonSecretNotFound}, {ReasonCAKeyMissing}, {string(cabundle.ReasonEmpty)},
-		{string(cabundle.ReasonUnparsable)}, {string(cabundle.ReasonNotCA)}, {string(cabundle.ReasonExpired)},
-		{ReasonWebhookConfigNotFound}, {ReasonReadFailed}, {ReasonStateInvalid}, {ReasonApplyConflict}, {ReasonApplyFailed}}
+	return [][]string{
+		{ReasonSecretNotFound}, {ReasonCAKeyMissing}, {string(cabundle.ReasonEmpty)}, {string(cabundle.ReasonUnparsable)},
+		{string(cabundle.ReasonNotCA)}, {string(cabundle.ReasonExpired)}, {ReasonWebhookConfigNotFound},
+		{ReasonReadFailed}, {ReasonStateInvalid}, {ReasonApplyConflict}, {ReasonApplyFailed},
+	}
 }
 
 // Metrics are the syncer's metrics; their help texts say what each means.
@@ -51,7 +53,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
 		}),
 		Errors: metric.CounterVec("cabundle_syncer_errors_total",
-			"Reconciles that ended in an error or found an invalid source, by reason.", []string{"reason"}, errorReasons()...),
+			"Reconciles that ended in an error or found an invalid source, by reason.",
+			[]string{"reason"}, errorReasons()...),
 		CANotAfter: metric.Gauge("cabundle_syncer_ca_not_after_seconds",
 			"Expiry of the newest CA in the Secret, in Unix seconds."),
 		BundleCertificates: metric.Gauge("cabundle_syncer_bundle_certificates",

@@ -117,7 +117,8 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	}
 	in.mwc = mwc
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); apierrors.IsNotFound(err) {
-		return in, r.refuse(ReasonSecretNotFound, EventSourceNotFound, fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
+		return in, r.refuse(ReasonSecretNotFound, EventSourceNotFound,
+			fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
 	} else if err != nil {
 		return in, failed(ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
 	}
@@ -169,7 +170,8 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		// bundle written by another tool.
 		return &ending{outcome: OutcomeStateRecorded, msg: MsgStateRecorded}
 	}
-	return &ending{outcome: OutcomeWritten, msg: MsgWritten, eventType: corev1.EventTypeNormal, eventReason: EventCABundleUpdated,
+	return &ending{outcome: OutcomeWritten, msg: MsgWritten,
+		eventType: corev1.EventTypeNormal, eventReason: EventCABundleUpdated,
 		eventText: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
 			len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}
 }
@@ -217,8 +219,10 @@ func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconci
 			logkeys.RequeueAfter, end.merged.RequeueAfter.String())
 	}
 	if end.eventReason != "" { // an object not read is named without a UID
-		secret := cmp.Or(in.secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
-		mwc := cmp.Or(in.mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
+		secret := cmp.Or(in.secret, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
+		mwc := cmp.Or(in.mwc, &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
 		r.recorder.Eventf(secret, mwc, end.eventType, end.eventReason, eventAction, "%s", end.eventText)
 	}
 	switch end.outcome {

@@ -45,7 +45,8 @@ func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecord
 
 // patchCABundle writes caBundlePatch through r's client as the reconciler's
 // write does.
-func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
+func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
+	bundle []byte, annotation string) error {
 	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
 	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
@@ -443,7 +444,7 @@ type recordedEvent struct {
 }
 
 func (o *objectRecorder) Eventf(regarding, related runtime.Object, _, reason, _, _ string, _ ...any) {
-	o.events = append(o.events, recordedEvent{reason: reason, regarding: regarding.(client.Object), related: related.(client.Object)})
+	o.events = append(o.events, recordedEvent{reason, regarding.(client.Object), related.(client.Object)})
 }
 
 // Every Event regards the Secret and names the MutatingWebhookConfiguration
@@ -467,11 +468,12 @@ func TestEventsNameTheObjectsRead(t *testing.T) {
 		if ev.reason != reason {
 			t.Errorf("Event %s, want %s", ev.reason, reason)
 		}
-		if s := ev.regarding; s.GetNamespace() != h.cfg.SecretNamespace || s.GetName() != h.cfg.SecretName || s.GetUID() != secretUID {
+		s, m := ev.regarding, ev.related
+		if s.GetNamespace() != h.cfg.SecretNamespace || s.GetName() != h.cfg.SecretName || s.GetUID() != secretUID {
 			t.Errorf("regarding %s/%s (uid %q), want the Secret %s/%s (uid %q)",
 				s.GetNamespace(), s.GetName(), s.GetUID(), h.cfg.SecretNamespace, h.cfg.SecretName, secretUID)
 		}
-		if m := ev.related; m.GetName() != h.cfg.WebhookConfiguration || m.GetUID() != mwcUID {
+		if m.GetName() != h.cfg.WebhookConfiguration || m.GetUID() != mwcUID {
 			t.Errorf("related %s (uid %q), want the MutatingWebhookConfiguration %s (uid %q)",
 				m.GetName(), m.GetUID(), h.cfg.WebhookConfiguration, mwcUID)
 		}
@@ -485,7 +487,8 @@ func TestEventsNameTheObjectsRead(t *testing.T) {
 	}
 	t.Run("secret_missing", func(t *testing.T) { expect(t, EventSourceNotFound, "", mwc.UID) })
 	h.putSecret(ctx, map[string][]byte{"other": []byte("x")})
-	secret, err := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace).Get(ctx, h.cfg.SecretName, metav1.GetOptions{})
+	secrets := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace)
+	secret, err := secrets.Get(ctx, h.cfg.SecretName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
