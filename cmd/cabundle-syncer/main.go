@@ -15,12 +15,8 @@ import (
 const binaryName = "cabundle-syncer"
 
 func main() {
-	c := &cli{
-		stdout:    os.Stdout,
-		stderr:    os.Stderr,
-		runSyncer: run,
-		runCheck:  checkCommand{connect: connectCluster, now: time.Now}.run,
-	}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, runSyncer: run,
+		runCheck: checkCommand{connect: connectCluster, now: time.Now}.run}
 	cmdline.Main(binaryName, func(ctx context.Context) error { return c.execute(ctx, os.Args[1:]) })
 }
 

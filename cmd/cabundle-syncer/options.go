@@ -29,23 +29,12 @@ type Options struct {
 // defaultOptions returns the options with every flag at its default.
 func defaultOptions() Options {
 	return Options{
-		Syncer: syncer.Config{
-			SecretNamespace:      syncer.DefaultNamespace,
-			SecretName:           syncer.DefaultSecretName,
-			CAKey:                syncer.DefaultCAKey,
-			WebhookConfiguration: syncer.DefaultWebhookConfiguration,
-			Overlap:              time.Hour,
-		},
-		LeaderElect:             true,
-		LeaderElectionNamespace: syncer.DefaultNamespace,
-		LeaderElectionID:        syncer.DefaultLeaseName,
+		Syncer: syncer.Config{SecretNamespace: syncer.DefaultNamespace, SecretName: syncer.DefaultSecretName,
+			CAKey: syncer.DefaultCAKey, WebhookConfiguration: syncer.DefaultWebhookConfiguration, Overlap: time.Hour},
+		LeaderElect: true, LeaderElectionNamespace: syncer.DefaultNamespace, LeaderElectionID: syncer.DefaultLeaseName,
 		// client-go's recommended values, as kube-controller-manager uses.
-		LeaseDuration:          15 * time.Second,
-		RenewDeadline:          10 * time.Second,
-		RetryPeriod:            2 * time.Second,
-		MetricsBindAddress:     ":8080",
-		HealthProbeBindAddress: ":8081",
-		MetricsSecure:          true,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081", MetricsSecure: true,
 	}
 }
 

@@ -47,13 +47,11 @@ type Result struct {
 	RequeueAfter time.Duration
 }
 
-// Merge builds the caBundle from the source and what is in place.
-//
-// The bundle holds every usable CA of the source, plus each previous CA found
-// in Current that is a CA, has not expired, and left the source less than
-// Overlap ago. Duplicates are removed. The order depends only on the
-// certificates and the state, never on the order of the input, so that an
-// unchanged situation produces identical bytes and causes no write.
+// Merge builds the caBundle: every usable CA of the source, plus each
+// previous CA found in Current that is a CA, has not expired, and left the
+// source less than Overlap ago, without duplicates. The order depends only
+// on the certificates and the state, never on the order of the input, so
+// that an unchanged situation produces identical bytes and causes no write.
 //
 // A previous CA that has no record (the state was lost, or the bundle was
 // written by an older syncer) starts its overlap now: keeping a CA too long
@@ -64,7 +62,10 @@ func Merge(in Input) Result {
 	if !verdict.Valid() {
 		return Result{Verdict: verdict}
 	}
-	stamp := recordTime(in.Now)
+	// Records keep time to the second, as the cluster does. Rounding up makes
+	// an overlap at least as long as asked for, and the record read back
+	// equal to the one written.
+	stamp := in.Now.UTC().Add(time.Second - time.Nanosecond).Truncate(time.Second)
 	current, seen := sourceEntries(source, in.State, stamp)
 	previous := previousEntries(in, seen, stamp)
 	slices.SortFunc(current, newestFirst)
@@ -74,26 +75,13 @@ func Merge(in Input) Result {
 	return res
 }
 
-// entry is one CA of the bundle with its fingerprint and record.
 type entry struct {
 	cert *x509.Certificate
 	fp   string
 	rec  Record
 }
 
-// recordTime is now as records keep it: to the second in the cluster.
-// Rounding up makes an overlap at least as long as asked for, and makes the
-// record that is read back equal to the one that was written.
-func recordTime(now time.Time) time.Time {
-	stamp := now.UTC().Truncate(time.Second)
-	if stamp.Before(now) {
-		stamp = stamp.Add(time.Second)
-	}
-	return stamp
-}
-
-// sourceEntries are the CAs of the source, each first seen at stamp unless
-// the state knows better, and the set of their fingerprints.
+// sourceEntries are the CAs of the source, and the set of their fingerprints.
 func sourceEntries(source []*x509.Certificate, state State, stamp time.Time) ([]entry, map[string]bool) {
 	seen := make(map[string]bool)
 	var current []entry
@@ -110,8 +98,7 @@ func sourceEntries(source []*x509.Certificate, state State, stamp time.Time) ([]
 }
 
 // previousEntries are the CAs in the bundles in place that are not in seen,
-// are CAs, have not expired, and are still within their overlap. A CA
-// without a record starts its overlap at stamp.
+// are CAs, have not expired, and are still within their overlap.
 func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
 	if in.Overlap <= 0 {
 		return nil

@@ -31,18 +31,15 @@ func Parse(data []byte) ([]*x509.Certificate, error) {
 	}
 	var certs []*x509.Certificate
 	for n := 1; len(rest) > 0; n++ {
-		// pem.Decode silently skips text before a block; refuse it instead.
-		if !bytes.HasPrefix(rest, []byte("-----BEGIN ")) {
-			return nil, fmt.Errorf("block %d: unexpected data outside a PEM block", n)
-		}
 		block, after := pem.Decode(rest)
-		if block == nil {
+		switch {
+		case !bytes.HasPrefix(rest, []byte("-----BEGIN ")): // pem.Decode silently skips text before a block
+			return nil, fmt.Errorf("block %d: unexpected data outside a PEM block", n)
+		case block == nil:
 			return nil, fmt.Errorf("block %d: malformed PEM", n)
-		}
-		if block.Type != certificateBlockType {
+		case block.Type != certificateBlockType:
 			return nil, fmt.Errorf("block %d: PEM type %q, want %q", n, block.Type, certificateBlockType)
-		}
-		if len(block.Headers) != 0 {
+		case len(block.Headers) != 0:
 			return nil, fmt.Errorf("block %d: unexpected PEM headers", n)
 		}
 		cert, err := x509.ParseCertificate(block.Bytes)

@@ -23,9 +23,8 @@ const (
 
 // Verdict says whether a source may be written, and why not.
 type Verdict struct {
-	Reason Reason
-	// Message explains the reason for a human, e.g. in an Event.
-	Message string
+	Reason  Reason
+	Message string // explains the reason for a human, e.g. in an Event
 }
 
 // Valid reports whether the source may be written.

@@ -1,40 +1,33 @@
 // Package logkeys holds the keys of the structured log lines of both
-// binaries. Operators grep and alert on them, and docs/operations.md
-// ("Keys") says what each holds, so they are a contract like the metric
-// names: a key is added here, used through its constant, and never renamed.
-// A test in test/docs checks that the documentation names exactly these;
-// docs/operations.md ("Logs") also shows which lines carry which keys.
+// binaries. Operators grep and alert on them, so they are a contract like the
+// metric names: a key is added here, used through its constant, and never
+// renamed. docs/operations.md ("Logs") says what each holds and which lines
+// carry it; a test in test/docs checks that it names exactly these.
 package logkeys
 
-// Keys shared by both binaries.
 const (
+	// Keys of both binaries.
 	Outcome = "outcome" // what happened, e.g. patched or written
 	Reason  = "reason"  // why, as the metric label of the same name
 	Detail  = "detail"  // a sentence that explains Reason
 	Error   = "error"   // zapr writes it on every line at error level
 	Version = "version" // the binary's version, at startup
-)
 
-// Keys of snatch-webhook's admission decisions.
-const (
+	// Keys of snatch-webhook's admission decisions.
 	Namespace = "namespace"
 	Pod       = "pod" // the name, or generateName followed by "*"
 	UID       = "uid" // the AdmissionReview's uid, which the API server logs too
 	DryRun    = "dryRun"
 	Status    = "status" // the HTTP status of a malformed request's answer
-)
 
-// Keys of snatch-webhook's serving certificate.
-const (
+	// Keys of snatch-webhook's serving certificate.
 	Serial       = "serial"
 	Subject      = "subject"
 	NotAfter     = "notAfter"     // RFC 3339 in UTC
 	Fingerprint  = "fingerprint"  // lowercase hex SHA-256 of the DER: openssl's -fingerprint without colons
 	KeptPrevious = "keptPrevious" // on a failed load: whether the last good pair is still served
-)
 
-// Keys of cabundle-syncer's syncs.
-const (
+	// Keys of cabundle-syncer's syncs.
 	Secret               = "secret" // namespace/name
 	WebhookConfiguration = "webhookConfiguration"
 	Certificates         = "certificates" // the number of CAs in the caBundle

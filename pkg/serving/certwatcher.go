@@ -22,8 +22,7 @@ import (
 )
 
 const (
-	// Messages of the certificate watcher's lines; docs/operations.md
-	// ("Logs") lists their keys.
+	// Messages of the certificate watcher's lines (docs/operations.md, "Logs").
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 
@@ -40,7 +39,7 @@ const (
 type CertWatcherOptions struct {
 	CertFile, KeyFile string
 	PollInterval      time.Duration // defaults to DefaultPollInterval
-	Metrics           *CertMetrics  // optional
+	Metrics           *CertMetrics  // optional: nil registers them nowhere
 	Log               logr.Logger
 }
 
@@ -61,6 +60,9 @@ func NewCertWatcher(o CertWatcherOptions) (*CertWatcher, error) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
+	if o.Metrics == nil {
+		o.Metrics, _ = NewCertMetrics(prometheus.NewRegistry()) // a fresh registry cannot refuse them
+	}
 	return &CertWatcher{opts: o}, nil
 }
 
@@ -77,18 +79,16 @@ func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, er
 func (w *CertWatcher) Loaded() bool { return w.current.Load() != nil }
 
 // Start loads the pair and keeps it current until ctx ends. It returns an
-// error only when it cannot watch at all; missing or bad files are
-// reported through the log and the error metric, and retried.
-//
-// It watches the directories, not the files: kubelet's rename of
-// ..data_tmp over ..data is an event there.
+// error only when it cannot watch at all; missing or bad files are reported
+// through the log and the error metric, and retried. It watches the
+// directories, not the files: kubelet's rename of ..data_tmp over ..data is
+// an event there.
 func (w *CertWatcher) Start(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("create file watcher: %w", err)
 	}
 	defer fw.Close() //nolint:errcheck // closing a watcher on the way out; nothing to act on
-
 	dirs := slices.Compact([]string{filepath.Dir(w.opts.CertFile), filepath.Dir(w.opts.KeyFile)})
 	// Adding a watched directory again changes nothing; a missing one is added by a later poll.
 	watchDirs := func() {
@@ -131,11 +131,10 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// reload serves the pair if it is new and valid, and keeps the last good
-// one otherwise.
+// reload serves the pair if it is new and valid, else keeps the last good one.
 func (w *CertWatcher) reload() {
 	if err := w.load(); err != nil {
-		w.opts.Metrics.failed()
+		w.opts.Metrics.reloads.WithLabelValues(ReloadError).Inc()
 		w.opts.Log.Error(err, MsgCertificateLoadFailed, logkeys.KeptPrevious, w.Loaded())
 	}
 }
@@ -158,19 +157,16 @@ func (w *CertWatcher) load() error {
 	}
 	w.certPEM, w.keyPEM = certPEM, keyPEM
 	w.current.Store(&cert)
-
 	leaf := cert.Leaf // set by X509KeyPair since Go 1.23
-	w.opts.Metrics.reloaded(leaf.NotAfter)
-	w.opts.Log.Info(MsgCertificateLoaded,
-		logkeys.Fingerprint, cabundle.Fingerprint(leaf),
-		logkeys.Serial, leaf.SerialNumber.String(),
-		logkeys.Subject, leaf.Subject.String(),
+	w.opts.Metrics.reloads.WithLabelValues(ReloadSuccess).Inc()
+	w.opts.Metrics.notAfter.Set(float64(leaf.NotAfter.Unix()))
+	w.opts.Log.Info(MsgCertificateLoaded, logkeys.Fingerprint, cabundle.Fingerprint(leaf),
+		logkeys.Serial, leaf.SerialNumber.String(), logkeys.Subject, leaf.Subject.String(),
 		logkeys.NotAfter, cabundle.FormatTime(leaf.NotAfter))
 	return nil
 }
 
-// Results of a certificate load, the "result" label of
-// snatch_webhook_cert_reloads_total.
+// Results of a certificate load, the "result" label of snatch_webhook_cert_reloads_total.
 const (
 	ReloadSuccess = "success"
 	ReloadError   = "error"
@@ -195,18 +191,4 @@ func NewCertMetrics(reg prometheus.Registerer) (*CertMetrics, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// reloaded and failed count a load; a watcher without metrics has a nil m.
-func (m *CertMetrics) reloaded(notAfter time.Time) {
-	if m != nil {
-		m.reloads.WithLabelValues(ReloadSuccess).Inc()
-		m.notAfter.Set(float64(notAfter.Unix()))
-	}
-}
-
-func (m *CertMetrics) failed() {
-	if m != nil {
-		m.reloads.WithLabelValues(ReloadError).Inc()
-	}
 }

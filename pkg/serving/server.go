@@ -26,8 +26,7 @@ const (
 	DefaultShutdownDelay   = 5 * time.Second
 )
 
-// Keys of the lines that only people read: the start, the shutdown and the
-// certificate directory's events. Those of the contract are in pkg/logkeys.
+// Keys of the lines only people read; those of the contract are in pkg/logkeys.
 const (
 	keyWebhook, keyProbes, keyMetrics, keyHTTP2 = "webhook", "probes", "metrics", "http2"
 	keyDelay, keyTimeout                        = "delay", "timeout"
@@ -55,8 +54,8 @@ type Options struct {
 	ShutdownDelay time.Duration
 }
 
-// Server runs the webhook's TLS listener, its probes and its metrics, and
-// the certificate watcher behind them.
+// Server runs the webhook's TLS listener, its probes, its metrics and the
+// certificate watcher.
 type Server struct {
 	opts                    Options
 	webhook, probe, metrics *http.Server
@@ -176,8 +175,7 @@ func (s *Server) Listen() error {
 	return nil
 }
 
-// Addr returns the bound address of the webhook, probe and metrics
-// listeners (nil when disabled); call it after Listen.
+// Addr returns the bound addresses (nil when disabled); call it after Listen.
 func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	var addrs [3]net.Addr
 	for i, l := range s.listeners {
@@ -188,10 +186,9 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	return addrs[0], addrs[1], addrs[2]
 }
 
-// Serve runs until ctx ends, then fails readiness and shuts down
-// gracefully: for ShutdownDelay it keeps serving and closes each connection
-// after its response, then it drains in-flight requests for up to
-// ShutdownTimeout. It calls Listen first if that was not done.
+// Serve runs until ctx ends, then fails readiness, keeps serving for
+// ShutdownDelay with each connection closed after its response, and drains
+// in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -217,8 +214,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(runErr, drainErr)
 }
 
-// start runs the certificate watcher and every bound listener, each in a
-// goroutine of wg; their failures arrive on the channel it returns.
+// start runs the certificate watcher and every bound listener in wg; their
+// failures arrive on the channel it returns.
 func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error {
 	errs := make(chan error, 4) // one for each goroutine
 	run := func(name string, f func() error) {
@@ -244,8 +241,7 @@ func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error 
 	return errs
 }
 
-// waitForStop returns when ctx ends, with nil, or when a server fails, with
-// its error.
+// waitForStop returns nil when ctx ends, or the error of a server that fails.
 func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
 	select {
 	case <-ctx.Done():
@@ -256,8 +252,7 @@ func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
 	}
 }
 
-// shutdownDelay keeps serving for ShutdownDelay, with readiness failed and
-// each connection closed after its response, unless a server fails.
+// shutdownDelay waits for ShutdownDelay, unless a server fails first.
 func (s *Server) shutdownDelay(errs <-chan error) error {
 	if s.opts.ShutdownDelay <= 0 {
 		return nil
@@ -273,9 +268,8 @@ func (s *Server) shutdownDelay(errs <-chan error) error {
 	return nil
 }
 
-// drain shuts the servers down, waiting up to ShutdownTimeout for
-// in-flight requests; the webhook first, as its in-flight admissions are
-// what must not be lost.
+// drain shuts the servers down, the webhook first: its in-flight admissions
+// are what must not be lost.
 func (s *Server) drain(ctx context.Context) error {
 	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)

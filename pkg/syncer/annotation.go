@@ -50,8 +50,7 @@ func encodeState(s cabundle.State) string {
 }
 
 // decodeState parses the annotation in any format version up to
-// StateFormatVersion; an empty value is an empty state. On error it returns
-// no state.
+// StateFormatVersion: an empty value is an empty state, an error no state.
 func decodeState(v string) (cabundle.State, error) {
 	if v == "" {
 		return cabundle.State{}, nil
@@ -60,23 +59,22 @@ func decodeState(v string) (cabundle.State, error) {
 	if err := json.Unmarshal([]byte(v), &fields); err != nil {
 		return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
 	}
-	var in map[string]stateRecord
-	if _, versioned := fields["v"]; versioned {
-		var doc stateDocument
-		if err := json.Unmarshal([]byte(v), &doc); err != nil {
+	var doc stateDocument
+	if _, versioned := fields["v"]; !versioned {
+		// Version 0: the records alone.
+		if err := json.Unmarshal([]byte(v), &doc.CAs); err != nil {
 			return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
 		}
-		if doc.Version < 1 || doc.Version > StateFormatVersion {
-			return nil, fmt.Errorf("decode annotation %s: format version %d, this syncer reads versions 0 to %d", StateAnnotation, doc.Version, StateFormatVersion)
-		}
-		in = doc.CAs
-	} else if err := json.Unmarshal([]byte(v), &in); err != nil {
-		// Version 0: the records alone.
+	} else if err := json.Unmarshal([]byte(v), &doc); err != nil {
 		return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
+	} else if doc.Version < 1 || doc.Version > StateFormatVersion {
+		return nil, fmt.Errorf("decode annotation %s: format version %d, this syncer reads versions 0 to %d",
+			StateAnnotation, doc.Version, StateFormatVersion)
 	}
-	s := make(cabundle.State, len(in))
-	for fp, rec := range in {
-		if !isFingerprint(fp) {
+	s := make(cabundle.State, len(doc.CAs))
+	for fp, rec := range doc.CAs {
+		// cabundle.Fingerprint writes lowercase hex SHA-256.
+		if b, err := hex.DecodeString(fp); err != nil || len(b) != sha256.Size || fp != strings.ToLower(fp) {
 			return nil, fmt.Errorf("decode annotation %s: %q is not a SHA-256 fingerprint", StateAnnotation, fp)
 		}
 		var r cabundle.Record
@@ -92,11 +90,4 @@ func decodeState(v string) (cabundle.State, error) {
 		s[fp] = r
 	}
 	return s, nil
-}
-
-// isFingerprint reports whether s is a lowercase hex SHA-256, as
-// cabundle.Fingerprint writes it.
-func isFingerprint(s string) bool {
-	b, err := hex.DecodeString(s)
-	return err == nil && len(b) == sha256.Size && s == strings.ToLower(s)
 }

@@ -14,13 +14,11 @@ import (
 // (docs/architecture.md, "Decision: a JSON patch, not server-side apply").
 const FieldManager = "cabundle-syncer"
 
-// ControllerName names the controller in logs and in controller-runtime's
-// metrics.
+// ControllerName names the controller in logs and in controller-runtime's metrics.
 const ControllerName = "cabundle-syncer"
 
 // The names of a standard installation (deploy/): the defaults of the
-// syncer's flags, and of `cabundle-syncer check`, which looks at the same
-// objects.
+// flags of the syncer and of `cabundle-syncer check`.
 const (
 	DefaultNamespace            = "kyma-system"
 	DefaultSecretName           = "kim-snatch-certificates"
@@ -50,12 +48,12 @@ func (c Config) Validate() error {
 	return errs.Err()
 }
 
-// FieldNames name the fields of a Config that ValidateNames checks, as the
-// messages call them: by their description, or by the flags that set them.
+// FieldNames name the fields ValidateNames checks, as its messages call
+// them: by their description, or by the flags that set them.
 type FieldNames struct{ SecretNamespace, SecretName, CAKey, WebhookConfiguration string }
 
 // ValidateNames adds to errs what is wrong with the names of the two
-// objects and the CA key, each field called as names says.
+// objects and the CA key.
 func (c Config) ValidateNames(errs *validate.Errors, names FieldNames) {
 	errs.Field(names.SecretNamespace, c.SecretNamespace, validation.IsDNS1123Label)
 	errs.Field(names.SecretName, c.SecretName, validation.IsDNS1123Subdomain)

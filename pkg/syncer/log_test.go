@@ -111,7 +111,7 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := NewReconciler(failing, events.NewFakeRecorder(10), m, h.cfg, nil)
+		fr := NewReconciler(failing, events.NewFakeRecorder(10), m, h.cfg)
 		e := sync(t, fr, true)
 		expect(t, e, MsgFailed, OutcomeError, map[string]any{logkeys.Reason: ReasonReadFailed})
 		if e.Level != zapcore.ErrorLevel {

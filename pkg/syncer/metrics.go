@@ -22,19 +22,11 @@ const (
 
 // errorReasons lists every label value of cabundle_syncer_errors_total, so
 // that each series exists from the start and rate() works on the first error.
-func errorReasons() []string {
-	return []string{
-		ReasonSecretNotFound,
-		ReasonCAKeyMissing,
-		string(cabundle.ReasonEmpty),
-		string(cabundle.ReasonUnparsable),
-		string(cabundle.ReasonNotCA),
-		string(cabundle.ReasonExpired),
-		ReasonWebhookConfigNotFound,
-		ReasonReadFailed,
-		ReasonStateInvalid,
-		ReasonApplyConflict,
-		ReasonApplyFailed,
+func errorReasons() [][]string {
+	return [][]string{
+		{ReasonSecretNotFound}, {ReasonCAKeyMissing}, {string(cabundle.ReasonEmpty)}, {string(cabundle.ReasonUnparsable)},
+		{string(cabundle.ReasonNotCA)}, {string(cabundle.ReasonExpired)}, {ReasonWebhookConfigNotFound},
+		{ReasonReadFailed}, {ReasonStateInvalid}, {ReasonApplyConflict}, {ReasonApplyFailed},
 	}
 }
 
@@ -43,21 +35,14 @@ func errorReasons() []string {
 // and bundle_certificates carry meaning only where is_leader is 1; alerts
 // should join on it.
 type Metrics struct {
-	InSync             prometheus.Gauge
-	SourceValid        prometheus.Gauge
-	Updates            prometheus.Counter
-	Errors             *prometheus.CounterVec
-	CANotAfter         prometheus.Gauge
-	BundleCertificates prometheus.Gauge
-	IsLeader           prometheus.Gauge
+	InSync, SourceValid, CANotAfter, BundleCertificates, IsLeader prometheus.Gauge
+
+	Updates prometheus.Counter
+	Errors  *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	var zero [][]string
-	for _, r := range errorReasons() {
-		zero = append(zero, []string{r})
-	}
 	m := &Metrics{
 		InSync: metric.Gauge("cabundle_syncer_in_sync",
 			"1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile."),
@@ -68,7 +53,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
 		}),
 		Errors: metric.CounterVec("cabundle_syncer_errors_total",
-			"Reconciles that ended in an error or found an invalid source, by reason.", []string{"reason"}, zero...),
+			"Reconciles that ended in an error or found an invalid source, by reason.",
+			[]string{"reason"}, errorReasons()...),
 		CANotAfter: metric.Gauge("cabundle_syncer_ca_not_after_seconds",
 			"Expiry of the newest CA in the Secret, in Unix seconds."),
 		BundleCertificates: metric.Gauge("cabundle_syncer_bundle_certificates",
@@ -82,8 +68,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// RegisterBuildInfo exports the syncer's build as the gauge
-// cabundle_syncer_build_info{version, revision, goversion} = 1.
+// RegisterBuildInfo registers the gauge cabundle_syncer_build_info.
 func RegisterBuildInfo(reg prometheus.Registerer) error {
 	return version.RegisterBuildInfo(reg, "cabundle_syncer_build_info", "cabundle-syncer")
 }

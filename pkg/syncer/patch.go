@@ -1,24 +1,21 @@
 package syncer
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
 
-// caBundlePatch returns the JSON patch, preconditioned on the resourceVersion
-// mwc was read at, that sets bundle in every webhook entry that does not hold
-// it yet, and the state annotation when it differs. It names nothing else, so
-// it never resets a field of whoever applies the manifests. docs/architecture.md
-// ("Decision: a JSON patch, not server-side apply") says why the precondition.
+// caBundlePatch returns the JSON patch that sets bundle in every webhook
+// entry that does not hold it yet, and the state annotation when it differs,
+// preconditioned on the resourceVersion mwc was read at (docs/architecture.md,
+// "Decision: a JSON patch, not server-side apply"). It names nothing else, so
+// it never resets a field of whoever applies the manifests.
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
 	ops := []patch.Operation{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {
@@ -27,7 +24,7 @@ func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bu
 			ops = append(ops, patch.Operation{Op: "add", Path: "/webhooks/" + strconv.Itoa(i) + "/clientConfig/caBundle", Value: bundle})
 		}
 	}
-	if old, ok := mwc.Annotations[StateAnnotation]; !ok || old != annotation {
+	if mwc.Annotations[StateAnnotation] != annotation {
 		if mwc.Annotations == nil {
 			ops = append(ops, patch.Operation{Op: "add", Path: "/metadata/annotations", Value: map[string]string{StateAnnotation: annotation}})
 		} else {
@@ -42,10 +39,4 @@ func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bu
 // escapePointer escapes a key for a JSON pointer (RFC 6901).
 func escapePointer(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-}
-
-// patchCABundle writes caBundlePatch under FieldManager.
-func (r *Reconciler) patchCABundle(ctx context.Context, mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) error {
-	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
-	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -36,24 +37,15 @@ const (
 	EventCABundleApplyFailed   = "CABundleApplyFailed"
 )
 
-// Messages of the one line that ends every sync, each with its
-// logkeys.Outcome; docs/operations.md ("Logs") lists their keys. All start
-// with "caBundle", so `grep caBundle` finds every sync.
+// Outcomes of a sync (logkeys.Outcome), each with the message of the line
+// that ends it (docs/operations.md, "Logs"). Every message starts with
+// "caBundle", so `grep caBundle` finds every sync.
 const (
-	MsgWritten       = "caBundle written"                          // OutcomeWritten
-	MsgStateRecorded = "caBundle unchanged, overlap state written" // OutcomeStateRecorded: only the annotation changed
-	MsgUnchanged     = "caBundle unchanged"                        // OutcomeUnchanged: nothing to write
-	MsgRefused       = "caBundle not written"                      // OutcomeRefused: not retried, see Reconcile
-	MsgFailed        = "caBundle sync failed"                      // OutcomeError, at error level: retried, see Reconcile
-)
-
-// Outcomes of a sync, the values of logkeys.Outcome.
-const (
-	OutcomeWritten       = "written"
-	OutcomeStateRecorded = "state-recorded"
-	OutcomeUnchanged     = "unchanged"
-	OutcomeRefused       = "refused"
-	OutcomeError         = "error"
+	OutcomeWritten, MsgWritten             = "written", "caBundle written"
+	OutcomeStateRecorded, MsgStateRecorded = "state-recorded", "caBundle unchanged, overlap state written"
+	OutcomeUnchanged, MsgUnchanged         = "unchanged", "caBundle unchanged"
+	OutcomeRefused, MsgRefused             = "refused", "caBundle not written"
+	OutcomeError, MsgFailed                = "error", "caBundle sync failed"
 )
 
 // eventAction is the action of every Event, as the events API requires one.
@@ -67,26 +59,21 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	metrics  *Metrics
 	cfg      Config
-	now      func() time.Time
+	now      func() time.Time // the clock of the merge
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler returns a reconciler that reads and writes through c, which
-// should be backed by the cache from CacheOptions. now is the clock of the
-// merge; nil means time.Now.
-func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config, now func() time.Time) *Reconciler {
-	if now == nil {
-		now = time.Now
-	}
-	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: now}
+// should be backed by the cache from CacheOptions.
+func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, cfg Config) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, metrics: m, cfg: cfg, now: time.Now}
 }
 
-// Reconcile reads the Secret and the MutatingWebhookConfiguration, merges,
-// and writes when the result differs from what is in place. A missing
+// Reconcile reads both objects, merges, and writes what differs. A missing
 // object or an invalid source is reported and not retried: only a change to
 // a watched object, which triggers a reconcile, can fix it. Read and write
-// errors are retried with backoff. A failure leaves the caBundle as it is.
+// errors are retried with backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx).WithValues(
 		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
@@ -95,14 +82,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if end == nil {
 		end = r.mergeAndWrite(ctx, in)
 	}
-	return r.report(log, end)
+	return r.report(log, in, end)
 }
 
-// syncInput is what a sync reads: both objects and the CA in the Secret.
+// syncInput is what a sync reads: both objects, each nil until read.
 type syncInput struct {
 	mwc    *admissionregistrationv1.MutatingWebhookConfiguration
 	secret *corev1.Secret
-	source []byte
 }
 
 // ending is how a sync ended. The steps of Reconcile return it and report
@@ -111,72 +97,62 @@ type ending struct {
 	outcome, msg   string // the log line's logkeys.Outcome and message
 	reason, detail string // why nothing was written: the error count's label and a sentence
 	err            error  // a read or a write that failed, to retry
-	event          *note
-	invalidSource  bool
-	merged         *cabundle.Result // the merge of a valid source
-	stateErr       error            // the overlap state could not be read, and was ignored
-	webhooks       int              // the entries a write set the caBundle of
+	// The Event; none when eventReason is empty.
+	eventType, eventReason, eventText string
+	invalidSource                     bool
+	merged                            *cabundle.Result // the merge of a valid source
+	stateErr                          error            // the overlap state could not be read, and was ignored
 }
 
-// note is an Event regarding the Secret and related to the
-// MutatingWebhookConfiguration; either may be nil when it does not exist.
-type note struct {
-	secret            *corev1.Secret
-	mwc               *admissionregistrationv1.MutatingWebhookConfiguration
-	eventType, reason string
-	text              string
-}
-
-// read gets the MutatingWebhookConfiguration, then the Secret and its CA,
-// or the ending of a sync that cannot go on.
-func (r *Reconciler) read(ctx context.Context) (syncInput, *ending) {
-	in := syncInput{mwc: &admissionregistrationv1.MutatingWebhookConfiguration{}, secret: &corev1.Secret{}}
-	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, in.mwc); apierrors.IsNotFound(err) {
+// read gets both objects, or the ending of a sync that cannot go on.
+func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
+	mwc, secret := &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.Secret{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); apierrors.IsNotFound(err) {
 		return in, &ending{outcome: OutcomeRefused, reason: ReasonWebhookConfigNotFound,
-			detail: "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it",
-			event: &note{eventType: corev1.EventTypeWarning, reason: EventWebhookConfigNotFound,
-				text: fmt.Sprintf("MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)}}
+			detail:    "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it",
+			eventType: corev1.EventTypeWarning, eventReason: EventWebhookConfigNotFound,
+			eventText: fmt.Sprintf("MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)}
 	} else if err != nil {
 		return in, failed(ReasonReadFailed, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err))
 	}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, in.secret); apierrors.IsNotFound(err) {
-		return in, r.refuse(syncInput{mwc: in.mwc}, ReasonSecretNotFound, EventSourceNotFound,
+	in.mwc = mwc
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}, secret); apierrors.IsNotFound(err) {
+		return in, r.refuse(ReasonSecretNotFound, EventSourceNotFound,
 			fmt.Sprintf("Secret %s/%s not found", r.cfg.SecretNamespace, r.cfg.SecretName))
 	} else if err != nil {
 		return in, failed(ReasonReadFailed, fmt.Errorf("read Secret %s/%s: %w", r.cfg.SecretNamespace, r.cfg.SecretName, err))
 	}
-	var ok bool
-	if in.source, ok = in.secret.Data[r.cfg.CAKey]; !ok {
-		return in, r.refuse(in, ReasonCAKeyMissing, EventSourceKeyMissing,
-			fmt.Sprintf("Secret %s/%s has no key %q", in.secret.Namespace, in.secret.Name, r.cfg.CAKey))
+	in.secret = secret
+	if _, ok := secret.Data[r.cfg.CAKey]; !ok {
+		return in, r.refuse(ReasonCAKeyMissing, EventSourceKeyMissing,
+			fmt.Sprintf("Secret %s/%s has no key %q", secret.Namespace, secret.Name, r.cfg.CAKey))
 	}
 	return in, nil
 }
 
-// mergeAndWrite merges the source with the caBundles and state in place and
-// writes the result where it differs.
+// mergeAndWrite merges the source with what is in place and writes what differs.
 func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
 	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
 	current := make([][]byte, 0, len(in.mwc.Webhooks))
 	for _, wh := range in.mwc.Webhooks {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
-	res := cabundle.Merge(cabundle.Input{Source: in.source, Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
+	res := cabundle.Merge(cabundle.Input{
+		Source: in.secret.Data[r.cfg.CAKey], Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
 	var end *ending
 	if res.Verdict.Valid() {
 		end = r.write(ctx, in, res)
 		end.merged = &res
 	} else {
-		end = r.refuse(in, string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
+		end = r.refuse(string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
 			fmt.Sprintf("Secret %s/%s key %q: %s", in.secret.Namespace, in.secret.Name, r.cfg.CAKey, res.Verdict.Message))
 	}
 	end.stateErr = stateErr
 	return end
 }
 
-// write patches what differs from the merge into the
-// MutatingWebhookConfiguration. Comparing first is what keeps the syncer
-// from writing, and so from waking itself up, when nothing changed.
+// write patches what differs from the merge. Comparing first keeps the
+// syncer from writing, and so from waking itself up, when nothing changed.
 func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Result) *ending {
 	annotation := encodeState(res.State)
 	bundleInPlace := !slices.ContainsFunc(in.mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool {
@@ -185,53 +161,52 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 	if len(in.mwc.Webhooks) == 0 || bundleInPlace && in.mwc.Annotations[StateAnnotation] == annotation {
 		return &ending{outcome: OutcomeUnchanged, msg: MsgUnchanged}
 	}
-	if err := r.patchCABundle(ctx, in.mwc, res.Bundle, annotation); err != nil {
-		return r.writeFailed(in, err)
+	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(in.mwc, res.Bundle, annotation))
+	if err := r.client.Patch(ctx, in.mwc.DeepCopy(), patch, client.FieldOwner(FieldManager)); err != nil {
+		return writeFailed(in.mwc.Name, err)
 	}
 	if bundleInPlace {
 		// Only the overlap state changed, e.g. on the first run against a
 		// bundle written by another tool.
 		return &ending{outcome: OutcomeStateRecorded, msg: MsgStateRecorded}
 	}
-	return &ending{outcome: OutcomeWritten, msg: MsgWritten, webhooks: len(in.mwc.Webhooks),
-		event: &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeNormal, reason: EventCABundleUpdated,
-			text: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
-				len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}}
+	return &ending{outcome: OutcomeWritten, msg: MsgWritten,
+		eventType: corev1.EventTypeNormal, eventReason: EventCABundleUpdated,
+		eventText: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
+			len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}
 }
 
 // writeFailed is the ending of a failed patch. A conflict or a NotFound
 // means the object changed or went away since the cache was read: the watch
 // event that says so is on its way, and the retry reads fresh data.
-func (r *Reconciler) writeFailed(in syncInput, err error) *ending {
+func writeFailed(name string, err error) *ending {
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", in.mwc.Name, err))
+		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", name, err))
 	}
-	end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", in.mwc.Name, err))
-	end.event = &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeWarning, reason: EventCABundleApplyFailed,
-		text: fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)}
+	end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", name, err))
+	end.eventType, end.eventReason = corev1.EventTypeWarning, EventCABundleApplyFailed
+	end.eventText = fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)
 	return end
 }
 
-// refuse is the ending of a source that must not be written, without a
-// retry. The caBundle in place is the last good one; leaving it alone is
-// the whole point.
-func (r *Reconciler) refuse(in syncInput, reason, eventReason, msg string) *ending {
+// refuse is the ending of a source that must not be written, not retried:
+// the caBundle in place is the last good one, and stays.
+func (r *Reconciler) refuse(reason, eventReason, msg string) *ending {
 	return &ending{outcome: OutcomeRefused, reason: reason, detail: msg, invalidSource: true,
-		event: &note{secret: in.secret, mwc: in.mwc, eventType: corev1.EventTypeWarning, reason: eventReason,
-			text: fmt.Sprintf("%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)}}
+		eventType: corev1.EventTypeWarning, eventReason: eventReason,
+		eventText: fmt.Sprintf("%s; the caBundle of MutatingWebhookConfiguration %s is left as it is", msg, r.cfg.WebhookConfiguration)}
 }
 
-// failed is the ending of a read or write that failed: the workqueue
-// retries it with backoff.
+// failed is the ending of a read or write that failed, to retry with backoff.
 func failed(reason string, err error) *ending {
 	return &ending{outcome: OutcomeError, msg: MsgFailed, reason: reason, err: err}
 }
 
 // report sets the metrics, logs the one line that ends the sync, records
 // the Event, and returns what the workqueue does next.
-func (r *Reconciler) report(log logr.Logger, end *ending) (reconcile.Result, error) {
+func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconcile.Result, error) {
 	if end.stateErr != nil {
-		r.count(ReasonStateInvalid)
+		r.metrics.Errors.WithLabelValues(ReasonStateInvalid).Inc()
 		log.Error(end.stateErr, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
 	}
 	r.setMetrics(end)
@@ -243,8 +218,12 @@ func (r *Reconciler) report(log logr.Logger, end *ending) (reconcile.Result, err
 		log = log.WithValues(logkeys.Certificates, len(end.merged.Certificates), logkeys.Fingerprints, fingerprints,
 			logkeys.RequeueAfter, end.merged.RequeueAfter.String())
 	}
-	if n := end.event; n != nil {
-		r.event(n.secret, n.mwc, n.eventType, n.reason, "%s", n.text)
+	if end.eventReason != "" { // an object not read is named without a UID
+		secret := cmp.Or(in.secret, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
+		mwc := cmp.Or(in.mwc, &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
+		r.recorder.Eventf(secret, mwc, end.eventType, end.eventReason, eventAction, "%s", end.eventText)
 	}
 	switch end.outcome {
 	case OutcomeError:
@@ -254,7 +233,7 @@ func (r *Reconciler) report(log logr.Logger, end *ending) (reconcile.Result, err
 		log.Info(MsgRefused, logkeys.Outcome, OutcomeRefused, logkeys.Reason, end.reason, logkeys.Detail, end.detail)
 		return reconcile.Result{}, nil
 	case OutcomeWritten:
-		log.Info(MsgWritten, logkeys.Outcome, OutcomeWritten, logkeys.Webhooks, end.webhooks)
+		log.Info(MsgWritten, logkeys.Outcome, OutcomeWritten, logkeys.Webhooks, len(in.mwc.Webhooks))
 	default:
 		log.Info(end.msg, logkeys.Outcome, end.outcome)
 	}
@@ -283,19 +262,8 @@ func (r *Reconciler) setMetrics(end *ending) {
 		r.metrics.Updates.Inc()
 	}
 	if end.reason != "" {
-		r.count(end.reason)
+		r.metrics.Errors.WithLabelValues(end.reason).Inc()
 	}
-}
-
-// event records an Event; a nil object is named without a UID.
-func (r *Reconciler) event(secret *corev1.Secret, mwc *admissionregistrationv1.MutatingWebhookConfiguration, eventType, reason, note string, args ...any) {
-	secret = cmp.Or(secret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.SecretNamespace, Name: r.cfg.SecretName}})
-	mwc = cmp.Or(mwc, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
-	r.recorder.Eventf(secret, mwc, eventType, reason, eventAction, note, args...)
-}
-
-func (r *Reconciler) count(reason string) {
-	r.metrics.Errors.WithLabelValues(reason).Inc()
 }
 
 // sourceEventReasons maps every reason of an invalid source to its Event.

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -38,7 +40,15 @@ func directReconciler(t *testing.T, h *harness) (*Reconciler, *events.FakeRecord
 		t.Fatal(err)
 	}
 	rec := events.NewFakeRecorder(100)
-	return NewReconciler(c, rec, m, h.cfg, nil), rec
+	return NewReconciler(c, rec, m, h.cfg), rec
+}
+
+// patchCABundle writes caBundlePatch through r's client as the reconciler's
+// write does.
+func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
+	bundle []byte, annotation string) error {
+	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(mwc, bundle, annotation))
+	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
 
 func TestApplyPreconditions(t *testing.T) {
@@ -187,7 +197,7 @@ func TestApplyPreconditions(t *testing.T) {
 			if err := tt.between(ctx, h, mwc); err != nil {
 				t.Fatal(err)
 			}
-			err := r.patchCABundle(ctx, mwc, ca.CertPEM, "{}")
+			err := patchCABundle(ctx, r, mwc, ca.CertPEM, "{}")
 			t.Logf("patch: %v", err)
 			tt.check(t, h, err)
 		})
@@ -423,4 +433,64 @@ func TestOverlapSurvivesARestart(t *testing.T) {
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
 		t.Error("the overlap recorded before the restart did not end on time")
 	}
+}
+
+// objectRecorder records the objects each Event names.
+type objectRecorder struct{ events []recordedEvent }
+
+type recordedEvent struct {
+	reason             string
+	regarding, related client.Object
+}
+
+func (o *objectRecorder) Eventf(regarding, related runtime.Object, _, reason, _, _ string, _ ...any) {
+	o.events = append(o.events, recordedEvent{reason, regarding.(client.Object), related.(client.Object)})
+}
+
+// Every Event regards the Secret and names the MutatingWebhookConfiguration
+// as related; an object that was not read is named without a UID.
+func TestEventsNameTheObjectsRead(t *testing.T) {
+	ctx := context.Background()
+	h := newEmptyHarness(t, time.Hour)
+	r, _ := directReconciler(t, h)
+	rec := &objectRecorder{}
+	r.recorder = rec
+	expect := func(t *testing.T, reason string, secretUID, mwcUID types.UID) {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.events) != 1 {
+			t.Fatalf("%d Events, want one %s", len(rec.events), reason)
+		}
+		ev := rec.events[0]
+		rec.events = nil
+		if ev.reason != reason {
+			t.Errorf("Event %s, want %s", ev.reason, reason)
+		}
+		s, m := ev.regarding, ev.related
+		if s.GetNamespace() != h.cfg.SecretNamespace || s.GetName() != h.cfg.SecretName || s.GetUID() != secretUID {
+			t.Errorf("regarding %s/%s (uid %q), want the Secret %s/%s (uid %q)",
+				s.GetNamespace(), s.GetName(), s.GetUID(), h.cfg.SecretNamespace, h.cfg.SecretName, secretUID)
+		}
+		if m.GetName() != h.cfg.WebhookConfiguration || m.GetUID() != mwcUID {
+			t.Errorf("related %s (uid %q), want the MutatingWebhookConfiguration %s (uid %q)",
+				m.GetName(), m.GetUID(), h.cfg.WebhookConfiguration, mwcUID)
+		}
+	}
+
+	t.Run("webhook_configuration_missing", func(t *testing.T) { expect(t, EventWebhookConfigNotFound, "", "") })
+	mwc, err := syncertest.CreateWebhookConfiguration(ctx, h.cluster.Clientset,
+		syncertest.WebhookConfiguration(h.cfg.WebhookConfiguration, "a.kim-snatch.kyma-project.io"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("secret_missing", func(t *testing.T) { expect(t, EventSourceNotFound, "", mwc.UID) })
+	h.putSecret(ctx, map[string][]byte{"other": []byte("x")})
+	secrets := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace)
+	secret, err := secrets.Get(ctx, h.cfg.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ca_key_missing", func(t *testing.T) { expect(t, EventSourceKeyMissing, secret.UID, mwc.UID) })
 }

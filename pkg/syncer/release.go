@@ -25,11 +25,10 @@ import (
 // reader must not strip managedFields, as the cache does.
 //
 // Replacing metadata.managedFields is the documented reset of ownership
-// (docs/operations.md). An empty list leaves them as they are, so the last
-// entry is removed with a list of one empty entry. The patch changes nothing
-// else (the reset would make the syncer the owner of any other change), and
-// carries the resourceVersion precondition, so it cannot drop an entry added
-// after the read.
+// (docs/operations.md); an empty list would leave them as they are, so the
+// last entry goes as a list of one empty entry. The patch changes nothing
+// else, as the reset would make the syncer the owner of that change, and its
+// resourceVersion precondition keeps an entry added after the read.
 func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); err != nil {

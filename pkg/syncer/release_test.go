@@ -102,7 +102,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				r, _ := directReconciler(t, h)
-				if err := r.patchCABundle(ctx, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
+				if err := patchCABundle(ctx, r, mwc, ca.CertPEM, `{"v":1,"cas":{}}`); err != nil {
 					t.Fatal(err)
 				}
 			},

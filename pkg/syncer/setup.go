@@ -58,44 +58,37 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 			return fmt.Errorf("register informer for %T: %w", obj, err)
 		}
 	}
-	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg, nil)
 	// Every event maps to the one key, so a burst folds into one reconcile.
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: cfg.WebhookConfiguration}}
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{key}
 	})
 	// The predicates guard against a manager built without CacheOptions.
-	isSecret := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetNamespace() == cfg.SecretNamespace && o.GetName() == cfg.SecretName
-	})
-	isWebhookConfig := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetName() == cfg.WebhookConfiguration
-	})
+	named := func(namespace, name string) builder.Predicates {
+		return builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == namespace && o.GetName() == name
+		}))
+	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// Watching the MutatingWebhookConfiguration corrects drift.
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, builder.WithPredicates(isWebhookConfig)).
-		Watches(&corev1.Secret{}, toKey, builder.WithPredicates(isSecret)).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, named("", cfg.WebhookConfiguration)).
+		Watches(&corev1.Secret{}, toKey, named(cfg.SecretNamespace, cfg.SecretName)).
 		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
-		Complete(r)
+		Complete(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg))
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
 	}
 	// A RunnableFunc, like the controller, runs only on the leader.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		m.IsLeader.Set(1)
-		<-ctx.Done()
-		m.IsLeader.Set(0)
-		return nil
-	})); err != nil {
-		return fmt.Errorf("add leader gauge: %w", err)
-	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		defer m.IsLeader.Set(0)
 		// The API reader, not the cache: the cache strips managedFields.
 		releaseApplyEntryUntilDone(ctx, mgr.GetAPIReader(), mgr.GetClient(), cfg.WebhookConfiguration, mgr.GetLogger().WithName(ControllerName))
+		<-ctx.Done()
 		return nil
 	})); err != nil {
-		return fmt.Errorf("add release of the server-side apply entry: %w", err)
+		return fmt.Errorf("add the leader gauge and the release of the server-side apply entry: %w", err)
 	}
 	return nil
 }

@@ -22,12 +22,11 @@ func (e *Errors) Field(name, value string, rule Rule) { e.FieldIs(name, value, "
 // what: problems`; an empty what makes it Field.
 func (e *Errors) FieldIs(name, value, what string, rule Rule) {
 	if problems := rule(value); len(problems) > 0 {
+		name = fmt.Sprintf("%s %q", name, value)
 		if what != "" {
-			name = fmt.Sprintf("%s %q is not %s", name, value, what)
-		} else {
-			name = fmt.Sprintf("%s %q", name, value)
+			name += " is not " + what
 		}
-		*e = append(*e, fmt.Errorf("%s: %s", name, strings.Join(problems, "; ")))
+		e.Addf("%s: %s", name, strings.Join(problems, "; "))
 	}
 }
 

@@ -1,10 +1,6 @@
 // Package version holds the version and revision of the binary it is linked
-// into, and exports them as the binary's build-info gauge. Each build stamps
-// its own (hack/build-binary.sh), so the two binaries carry independent
-// versions:
-//
-//	go build -ldflags "-X github.com/kyma-project/kim-snatch/pkg/version.version=v1.2.3 \
-//	  -X github.com/kyma-project/kim-snatch/pkg/version.revision=$(git rev-parse HEAD)" ./cmd/snatch-webhook
+// into, as each build stamps them with the linker's -X
+// (hack/build-binary.sh), and exports them as the binary's build-info gauge.
 package version
 
 import (
@@ -17,16 +13,9 @@ import (
 // version and revision are vars only because the linker's -X can stamp
 // nothing else.
 var (
-	version  = "dev"
-	revision = "unknown"
+	version  = "dev"     // the release the binary was built as
+	revision = "unknown" // the commit the binary was built from
 )
-
-// Version is the release the binary was built as, "dev" when unstamped.
-func Version() string { return version }
-
-// Revision is the commit the binary was built from, "unknown" when
-// unstamped.
-func Revision() string { return revision }
 
 // String describes the binary for --version output and the startup log
 // line. The revision comes last, so that what reads the binary name and
@@ -40,11 +29,9 @@ func String(binary string) string {
 // (deploy/components/fleet), so a rollout shows as two series.
 func RegisterBuildInfo(reg prometheus.Registerer, name, binary string) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: name,
-		Help: "The version, revision and Go version " + binary + " was built with; always 1.",
-		ConstLabels: prometheus.Labels{
-			"version": version, "revision": revision, "goversion": runtime.Version(),
-		},
+		Name:        name,
+		Help:        "The version, revision and Go version " + binary + " was built with; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
 	})
 	g.Set(1)
 	if err := reg.Register(g); err != nil {
