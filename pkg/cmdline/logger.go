@@ -1,7 +1,6 @@
 package cmdline
 
 import (
-	"flag"
 	"slices"
 	"time"
 
@@ -16,16 +15,6 @@ import (
 // unless --zap-time-encoding names another; docs/operations.md ("Logs")
 // says why.
 const LogTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// correctTimeEncodingUsage gives controller-runtime's --zap-time-encoding,
-// when fs has it, a help text that names the values it takes and the
-// default that NewLogger sets; its own says epoch and "nano".
-func correctTimeEncodingUsage(fs *flag.FlagSet) {
-	if f := fs.Lookup("zap-time-encoding"); f != nil {
-		f.Usage = "Time format of the log: one of 'epoch', 'millis', 'nanos', 'iso8601', 'rfc3339' or 'rfc3339nano'. " +
-			"Defaults to RFC 3339 in UTC with milliseconds."
-	}
-}
 
 // NewLogger returns the logger that o, the --zap-* flags, describe, as
 // controller-runtime builds it, with two changes. Times are LogTimeLayout
