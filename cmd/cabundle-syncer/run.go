@@ -27,17 +27,17 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
-// Keys of the Starting and Leader election lines alone; those of the
-// contract are in pkg/logkeys.
+// Keys of the Starting and Leader election lines alone; the contract's are in pkg/logkeys.
 const (
 	keyCAKey, keyCAOverlap, keyLeaderElect, keyMetricsSecure = "caKey", "caOverlap", "leaderElect", "metricsSecure"
 	keyLease, keyIdentity                                    = "lease", "identity"
+	// podNameEnv is set through the downward API in deploy/syncer/deployment.yaml.
+	podNameEnv = "POD_NAME"
 )
 
-// run wires the syncer from validated options and runs it until ctx ends or
-// leadership is lost. Losing the Lease is an error on purpose: the process
-// exits and restarts as a standby, instead of carrying on with state that
-// another leader may already have changed.
+// run wires the syncer and runs it until ctx ends or the Lease is lost,
+// which is an error on purpose: the process restarts as a standby rather
+// than carry on with state that another leader may have changed.
 func run(ctx context.Context, o Options) error {
 	log := cmdline.NewLogger(o.Zap)
 	// controller-runtime and client-go (leader election) have their own loggers.
@@ -47,13 +47,11 @@ func run(ctx context.Context, o Options) error {
 		logkeys.Secret, o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, keyCAKey, o.Syncer.CAKey,
 		logkeys.WebhookConfiguration, o.Syncer.WebhookConfiguration, keyCAOverlap, o.Syncer.Overlap,
 		keyLeaderElect, o.LeaderElect, keyMetricsSecure, o.MetricsSecure)
-
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
-	// The registry that controller-runtime's metrics server serves.
-	metrics, err := syncer.NewMetrics(ctrlmetrics.Registry)
+	metrics, err := syncer.NewMetrics(ctrlmetrics.Registry) // the registry that controller-runtime serves
 	if err != nil {
 		return err
 	}
@@ -67,8 +65,11 @@ func run(ctx context.Context, o Options) error {
 	if err := syncer.SetupWithManager(ctx, mgr, o.Syncer, metrics); err != nil {
 		return err
 	}
-	if err := addProbes(mgr); err != nil {
-		return err
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("cache", syncer.CacheSyncedCheck(mgr.GetCache())); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run manager: %w", err)
@@ -77,8 +78,7 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// newManager builds the manager that runs the syncer, with this replica's
-// identity in the Lease when it elects a leader.
+// newManager builds the manager that runs the syncer.
 func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, error) {
 	mgrOpts := ctrl.Options{
 		Logger:                        log,
@@ -94,15 +94,11 @@ func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, 
 	}
 	var lock *resourcelock.LeaseLock
 	if o.LeaderElect {
-		identity, err := leaderIdentity(os.Getenv, os.Hostname)
-		if err != nil {
-			return nil, err
-		}
-		if lock, err = leaderLock(cfg, o, identity); err != nil {
+		var err error
+		if lock, err = leaderLock(cfg, o, log); err != nil {
 			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
-		log.Info("Leader election", keyLease, o.LeaderElectionNamespace+"/"+o.LeaderElectionID, keyIdentity, identity)
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
@@ -114,18 +110,6 @@ func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, 
 		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above
 	}
 	return mgr, nil
-}
-
-// addProbes adds /healthz and /readyz; the replica is ready once its cache
-// holds the two objects.
-func addProbes(mgr manager.Manager) error {
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("add health check: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("cache", syncer.CacheSyncedCheck(mgr.GetCache())); err != nil {
-		return fmt.Errorf("add readiness check: %w", err)
-	}
-	return nil
 }
 
 // metricsServerOptions configures /metrics: with --metrics-secure, over a
@@ -140,33 +124,35 @@ func metricsServerOptions(o Options) metricsserver.Options {
 	return opts
 }
 
-// podNameEnv is set through the downward API in deploy/syncer/deployment.yaml.
-const podNameEnv = "POD_NAME"
-
 // leaderIdentity names this replica in the Lease (syncer.LeaderIdentity)
 // after $POD_NAME, which unlike the hostname is never cut to 63 characters,
 // or else the hostname, so that check and operators find the leader's Pod.
 func leaderIdentity(getenv func(string) string, hostname func() (string, error)) (string, error) {
-	name := getenv(podNameEnv)
-	if name == "" {
-		var err error
-		if name, err = hostname(); err != nil {
-			return "", fmt.Errorf("leader identity: $%s is empty and the hostname is unknown: %w", podNameEnv, err)
-		}
+	if name := getenv(podNameEnv); name != "" {
+		return syncer.LeaderIdentity(name), nil
+	}
+	name, err := hostname()
+	if err != nil {
+		return "", fmt.Errorf("leader identity: $%s is empty and the hostname is unknown: %w", podNameEnv, err)
 	}
 	return syncer.LeaderIdentity(name), nil
 }
 
-// leaderLock is the Lease lock controller-runtime would build, with
-// identity as its holder: requests time out after half the renew deadline
-// (at least a second), so that one hung request cannot cost the leadership.
-func leaderLock(cfg *rest.Config, o Options, identity string) (*resourcelock.LeaseLock, error) {
+// leaderLock is the Lease lock controller-runtime would build, held by
+// leaderIdentity: requests time out after half the renew deadline (at least
+// a second), so that one hung request cannot cost the leadership.
+func leaderLock(cfg *rest.Config, o Options, log logr.Logger) (*resourcelock.LeaseLock, error) {
+	identity, err := leaderIdentity(os.Getenv, os.Hostname)
+	if err != nil {
+		return nil, err
+	}
 	lcfg := rest.AddUserAgent(cfg, "leader-election")
 	lcfg.Timeout = max(o.RenewDeadline/2, time.Second)
 	client, err := coordinationv1client.NewForConfig(lcfg)
 	if err != nil {
 		return nil, fmt.Errorf("leader election client: %w", err)
 	}
+	log.Info("Leader election", keyLease, o.LeaderElectionNamespace+"/"+o.LeaderElectionID, keyIdentity, identity)
 	return &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaderElectionNamespace, Name: o.LeaderElectionID},
 		Client:     client,

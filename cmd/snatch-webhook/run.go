@@ -47,8 +47,8 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// newLogger builds the logger from the --zap-* flags. Decision lines are
-// never sampled: each request is one line.
+// newLogger builds the logger of the --zap-* flags, which never samples the
+// decision lines: each request is one line.
 func newLogger(z zap.Options) logr.Logger { return cmdline.NewLogger(z, admission.LoggerName) }
 
 // newServer wires the webhook: the affinity decision behind the admission
@@ -104,10 +104,9 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	})
 }
 
-// defaultGCPercent is the webhook's GOGC unless the environment sets one.
-// With a small live heap and a few hundred bytes per review, it costs little
-// CPU and lowers the RSS of a replica (one on every cluster) under load:
-// measured in docs/benchmarks.md ("GOGC=50 in the webhook").
+// defaultGCPercent is the webhook's GOGC unless the environment sets one: it
+// lowers the RSS of a replica (one on every cluster) for little CPU, as
+// docs/benchmarks.md ("GOGC=50 in the webhook") measures.
 const defaultGCPercent = 50
 
 func tuneGC() {

@@ -1,10 +1,7 @@
-// Package cmdline holds the command-line conventions both binaries share,
-// so that they cannot drift apart: a mistake on the command line exits with
-// status 2 and a message, -h exits 0, and any other error exits 1. A command
-// whose result is a status of its own (cabundle-syncer check) says which
-// code to exit with through an ExitError. Both log through NewLogger, so
-// that their lines share one time format, and no admission decision is
-// lost to sampling.
+// Package cmdline holds what both binaries share, so that they cannot drift
+// apart: the root command with its subcommands (Root), the exit status of an
+// outcome (ExitCode), and the logger (NewLogger), whose lines share one time
+// format and lose no admission decision to sampling.
 package cmdline
 
 import (
@@ -13,10 +10,128 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+
+	"github.com/kyma-project/kim-snatch/pkg/version"
 )
+
+// Subcommand is a verb of a binary beside its root command, such as
+// `snatch-webhook mutate`. It parses its own arguments.
+type Subcommand struct {
+	Name, Summary string
+	Run           func(ctx context.Context, args []string) error
+}
+
+// Options are a root command's options O, through a pointer: BindFlags
+// binds the flags, with the values O holds as their defaults, and Validate
+// reports every invalid flag at once, by its flag name.
+type Options[O any] interface {
+	*O
+	BindFlags(*flag.FlagSet)
+	Validate() error
+}
+
+// Root is what both binaries share: the root command runs with options O
+// that its flags fill, a flag "version" prints the version instead, and a
+// first argument that is not a flag names a Subcommand.
+type Root[O any, P Options[O]] struct {
+	name, about string // about says what the root command does, for the usage text
+	defaults    func() O
+	run         func(context.Context, O) error
+	subcommands []Subcommand
+}
+
+// NewRoot returns the root command of the binary name.
+func NewRoot[O any, P Options[O]](name, about string, defaults func() O, run func(context.Context, O) error, subcommands ...Subcommand) Root[O, P] {
+	return Root[O, P]{name: name, about: about, defaults: defaults, run: run, subcommands: subcommands}
+}
+
+// Execute runs the command that args (os.Args[1:]) name.
+func (r Root[O, P]) Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := r.defaults()
+	fs := r.flagSet(P(&o), stderr)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		for _, sc := range r.subcommands {
+			if sc.Name == args[0] {
+				return sc.Run(ctx, args[1:])
+			}
+		}
+		fs.Usage()
+		return UsageError{Err: fmt.Errorf("unknown command %q", args[0])}
+	}
+	if err := ParseFlags(fs, args); err != nil {
+		return err
+	}
+	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
+		_, err := fmt.Fprintln(stdout, version.String(r.name))
+		return err
+	}
+	if err := P(&o).Validate(); err != nil {
+		return UsageError{Err: err}
+	}
+	return r.run(ctx, o)
+}
+
+func (r Root[O, P]) flagSet(o P, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(r.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.BindFlags(fs)
+	// controller-runtime's help of --zap-time-encoding says epoch and "nano".
+	if f := fs.Lookup("zap-time-encoding"); f != nil {
+		f.Usage = "Time format of the log: one of 'epoch', 'millis', 'nanos', 'iso8601', 'rfc3339' or 'rfc3339nano'. " +
+			"Defaults to RFC 3339 in UTC with milliseconds."
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s [flags]\n", r.name)
+		if len(r.subcommands) == 0 {
+			fmt.Fprintf(stderr, "\n%s\n", r.about)
+		} else {
+			fmt.Fprintf(stderr, "       %s <command> [flags]\n\n%s\n\nCommands:\n", r.name, r.about)
+		}
+		for _, sc := range r.subcommands {
+			fmt.Fprintf(stderr, "  %-10s %s\n", sc.Name, sc.Summary)
+		}
+		fmt.Fprintf(stderr, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// ParseFlags parses args with fs and refuses positional arguments, which no
+// root command takes. Errors are UsageErrors, except flag.ErrHelp.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return UsageError{err}
+	}
+	if fs.NArg() > 0 {
+		return UsageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	}
+	return nil
+}
+
+// ValidateBindAddress checks a listener flag's value: host:port, :port, or
+// "0", which turns the listener off.
+func ValidateBindAddress(flagName, addr string) error {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want host:port, :port or 0: %w", flagName, addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%s %q: port %q is not a number from 0 to 65535", flagName, addr, port)
+	}
+	return nil
+}
 
 // UsageError marks a mistake on the command line: an unknown flag, a bad
 // value, or Options that do not validate. It exits with status 2.
@@ -42,21 +157,6 @@ func (e ExitError) Error() string {
 }
 
 func (e ExitError) Unwrap() error { return e.Err }
-
-// ParseFlags parses args with fs and refuses positional arguments, which no
-// root command takes. Errors are UsageErrors, except flag.ErrHelp.
-func ParseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return UsageError{err}
-	}
-	if fs.NArg() > 0 {
-		return UsageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
-	}
-	return nil
-}
 
 // ExitCode maps the outcome of a command to the process exit status and
 // reports any error on stderr, prefixed with the binary's name: 0 for
@@ -85,7 +185,7 @@ func ExitCode(binary string, err error, stderr io.Writer) int {
 // waiting for the drain.
 func Main(binary string, execute func(context.Context) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }()
+	context.AfterFunc(ctx, stop)
 	err := execute(ctx)
 	stop()
 	os.Exit(ExitCode(binary, err, os.Stderr))

@@ -1,7 +1,6 @@
 package cmdline
 
 import (
-	"flag"
 	"slices"
 	"time"
 
@@ -16,16 +15,6 @@ import (
 // unless --zap-time-encoding names another; docs/operations.md ("Logs")
 // says why.
 const LogTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// correctTimeEncodingUsage gives controller-runtime's --zap-time-encoding,
-// when fs has it, a help text that names the values it takes and the
-// default that NewLogger sets; its own says epoch and "nano".
-func correctTimeEncodingUsage(fs *flag.FlagSet) {
-	if f := fs.Lookup("zap-time-encoding"); f != nil {
-		f.Usage = "Time format of the log: one of 'epoch', 'millis', 'nanos', 'iso8601', 'rfc3339' or 'rfc3339nano'. " +
-			"Defaults to RFC 3339 in UTC with milliseconds."
-	}
-}
 
 // NewLogger returns the logger that o, the --zap-* flags, describe, as
 // controller-runtime builds it, with two changes. Times are LogTimeLayout
@@ -48,41 +37,31 @@ func NewLogger(o crzap.Options, unsampled ...string) logr.Logger {
 	log := crzap.NewRaw(crzap.UseFlagOptions(&o))
 	if len(unsampled) > 0 {
 		log = log.WithOptions(zap.WrapCore(func(sampled zapcore.Core) zapcore.Core {
-			return &routeCore{sampled: sampled, direct: direct, unsampled: slices.Clone(unsampled)}
+			return &routeCore{Core: direct, sampled: sampled, unsampled: slices.Clone(unsampled)}
 		}))
 	}
 	return zapr.NewLogger(log)
 }
 
-// routeCore checks the entries of the loggers named unsampled with direct,
-// the core without the sampler, and all others with sampled. Both write to
-// the same sink through the same encoder; sampled is direct or wraps it.
+// routeCore is the core without the sampler, except that Check sends the
+// entries of loggers not named unsampled to sampled, which is that core or
+// wraps it. Write, for callers that skip Check, samples nothing anyway.
 type routeCore struct {
-	sampled, direct zapcore.Core
-	unsampled       []string
+	zapcore.Core
+	sampled   zapcore.Core
+	unsampled []string
 }
 
-var _ zapcore.Core = (*routeCore)(nil)
-
-func (c *routeCore) Enabled(l zapcore.Level) bool { return c.direct.Enabled(l) }
-
 // Level lets zap.Logger.Level and zapcore.LevelOf see the level.
-func (c *routeCore) Level() zapcore.Level { return zapcore.LevelOf(c.direct) }
+func (c *routeCore) Level() zapcore.Level { return zapcore.LevelOf(c.Core) }
 
 func (c *routeCore) With(fields []zapcore.Field) zapcore.Core {
-	return &routeCore{sampled: c.sampled.With(fields), direct: c.direct.With(fields), unsampled: c.unsampled}
+	return &routeCore{Core: c.Core.With(fields), sampled: c.sampled.With(fields), unsampled: c.unsampled}
 }
 
 func (c *routeCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if slices.Contains(c.unsampled, ent.LoggerName) {
-		return c.direct.Check(ent, ce)
+		return c.Core.Check(ent, ce)
 	}
 	return c.sampled.Check(ent, ce)
 }
-
-// Write is for callers that skip Check, which samples nothing anyway.
-func (c *routeCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	return c.direct.Write(ent, fields)
-}
-
-func (c *routeCore) Sync() error { return c.direct.Sync() }
