@@ -386,10 +386,11 @@ func treeHash(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// The overlay example of deploy/README.md renders, pins each binary to a
-// release, and changes what it says it changes.
+// The overlay example of deploy/README.md renders over the release files
+// it lists, pins each binary to a release, and changes what it says it
+// changes.
 func TestOverlayExample(t *testing.T) {
-	objs := render(t, "deploy/examples/overlay")
+	objs := renderExampleOverlay(t, "")
 	refs := imageRefs(objs)
 	if distinct := slices.Compact(slices.Sorted(slices.Values(refs))); len(distinct) != 2 {
 		t.Fatalf("images %v, want the two binaries'", distinct)
@@ -533,3 +534,73 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 		t.Fatalf("git commit: %v\n%s", err, out)
 	}
 }
+
+// With the component its comment names, the overlay swaps Gardener's
+// Issuer and Certificate for cert-manager's and changes nothing else.
+func TestOverlayExampleWithCertManager(t *testing.T) {
+	plain := ids(renderExampleOverlay(t, ""))
+	objs := ids(renderExampleOverlay(t, "components:\n  - ../../components/cert-manager\n"))
+	want := slices.DeleteFunc(slices.Clone(plain), func(s string) bool { return slices.Contains(gardenerCertificate, s) })
+	want = slices.Sorted(slices.Values(append(want, certManagerCertificate...)))
+	if !slices.Equal(objs, want) {
+		t.Errorf("the overlay with components/cert-manager renders\n  %v\nwant\n  %v", objs, want)
+	}
+}
+
+// exampleOverlay is the overlay of deploy/README.md, "Changing the
+// installation".
+const exampleOverlay = "deploy/examples/overlay"
+
+// renderExampleOverlay renders a copy of exampleOverlay, with extra added
+// to its kustomization, in a copy of deploy/, and with the release files
+// it lists as hack/release.sh --manifests renders them.
+func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructured {
+	t.Helper()
+	root := repoRoot(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	if err := os.CopyFS(filepath.Join(tmp, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
+		t.Fatal(err)
+	}
+	overlay := filepath.Join(tmp, filepath.FromSlash(exampleOverlay))
+	data, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct{ Resources []string }
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range k.Resources {
+		m := releaseFile.FindStringSubmatch(r)
+		if m == nil {
+			t.Fatalf("%s lists %s, which is not a release file dist/<binary>/<version>/<file>", exampleOverlay, r)
+		}
+		out := filepath.Join(t.TempDir(), "release")
+		cmd := exec.Command(filepath.Join(root, "hack", "release.sh"), "--manifests", out, m[1], m[2])
+		cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", m[1], m[2], err, b)
+		}
+		b, err := os.ReadFile(filepath.Join(out, m[3]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(overlay, r)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(overlay, r), string(b))
+	}
+	writeFile(t, filepath.Join(overlay, "kustomization.yaml"), string(data)+"\n"+extra)
+	rel, err := filepath.Rel(root, overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return render(t, rel)
+}
+
+// releaseFile is a file of a release as an overlay lists it.
+var releaseFile = regexp.MustCompile(`^dist/(snatch-webhook|cabundle-syncer)/([^/]+)/([^/]+)$`)
