@@ -163,8 +163,9 @@ docker-build: ## Build both images (needs a Docker engine).
 
 ##@ Release
 
-# KUBECTL renders install.yaml; set it to use a kubectl other than bin/'s,
-# which is then not built.
+# KUBECTL renders the manifests (install.yaml, and snatch-webhook's
+# migration.yaml); set it to use a kubectl other than bin/'s, which is then
+# not built.
 KUBECTL ?= $(K8S_BIN)/kubectl
 
 .PHONY: release

@@ -8,6 +8,9 @@
 #
 #   install.yaml              that binary's base, the image pinned to the
 #                             version, or to DIGEST=sha256:... when given
+#   migration.yaml            snatch-webhook only: deploy/migration/webhook,
+#                             pinned the same way, for step 4 of
+#                             docs/migration.md
 #   <binary>-linux-amd64      static binaries, built by hack/build-binary.sh
 #   <binary>-linux-arm64      with REVISION (default: git rev-parse HEAD)
 #   SHA256SUMS                of every file but the notes
@@ -34,7 +37,28 @@
 # needs a Docker engine). A release of one binary reads only that binary's
 # base, Dockerfile and CHANGELOG section, and writes only its own dist/
 # directory.
+#
+#   hack/release.sh --manifests <dir> <binary> <version>
+#
+# writes only the manifests of that release (install.yaml, and migration.yaml
+# of snatch-webhook) into <dir>, rendered as above, without the checks of the
+# work tree, the CHANGELOG and the tag, and without building anything. The
+# tests of test/docs render with it what the documented commands apply, and
+# the migration scenario of test/e2e/migration the files its guide names.
 set -euo pipefail
+
+manifests_only=
+if [ "${1:-}" = --manifests ]; then
+	[ $# -eq 4 ] || {
+		echo "usage: KUBECTL=<kubectl> $0 --manifests <dir> <snatch-webhook|cabundle-syncer> <vX.Y.Z>" >&2
+		exit 2
+	}
+	case $2 in
+	/*) manifests_only=$2 ;;
+	*) manifests_only=$PWD/$2 ;;
+	esac
+	shift 2
+fi
 
 cd "$(dirname "$0")/.."
 
@@ -83,9 +107,16 @@ version=$2
 kubectl=${KUBECTL:-kubectl}
 registry=${REGISTRY:-europe-docker.pkg.dev/kyma-project/prod}
 
+# manifests: each file of the release and the kustomization it renders.
 case $binary in
-snatch-webhook) base=deploy/webhook dockerfile=Dockerfile.webhook platforms="linux/amd64 linux/arm64" ;;
-cabundle-syncer) base=deploy/syncer dockerfile=Dockerfile.syncer platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64" ;;
+snatch-webhook)
+	manifests="install.yaml:deploy/webhook migration.yaml:deploy/migration/webhook"
+	dockerfile=Dockerfile.webhook platforms="linux/amd64 linux/arm64"
+	;;
+cabundle-syncer)
+	manifests="install.yaml:deploy/syncer"
+	dockerfile=Dockerfile.syncer platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"
+	;;
 *) die "unknown binary '$binary'; want snatch-webhook or cabundle-syncer" ;;
 esac
 
@@ -93,35 +124,65 @@ esac
 semver='^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
 [[ $version =~ $semver ]] || die "version '$version' is not semver (vMAJOR.MINOR.PATCH[-pre][+build])"
 
-[ -z "$(git status --porcelain)" ] || die "the work tree is not clean; commit or stash first:
+# release_checks refuses a dirty tree, a tagged version and missing notes,
+# and sets notes to the version's CHANGELOG section.
+release_checks() {
+	[ -z "$(git status --porcelain)" ] || die "the work tree is not clean; commit or stash first:
 $(git status --short)"
 
-tag="$binary/$version"
-if git rev-parse -q --verify "refs/tags/$tag" >/dev/null; then
-	if [ "${RELEASE_TAG_AT_HEAD:-}" != 1 ] || [ "$(git rev-parse "refs/tags/$tag^{commit}")" != "$(git rev-parse HEAD)" ]; then
-		die "$tag is already tagged; a released version is never built again"
+	local tag="$binary/$version"
+	if git rev-parse -q --verify "refs/tags/$tag" >/dev/null; then
+		if [ "${RELEASE_TAG_AT_HEAD:-}" != 1 ] || [ "$(git rev-parse "refs/tags/$tag^{commit}")" != "$(git rev-parse HEAD)" ]; then
+			die "$tag is already tagged; a released version is never built again"
+		fi
 	fi
-fi
 
-# The notes: from "### <version>" under "## <binary>" to the next heading
-# of either level.
-notes=$(awk -v bin="## $binary" -v ver="### $version" '
-	/^## / { inbin = ($0 == bin); inver = 0; next }
-	/^### / { inver = (inbin && $0 == ver); if (inver) found = 1; next }
-	inver { print }
-	END { if (!found) exit 3 }
-' CHANGELOG.md | sed '/./,$!d') || die "CHANGELOG.md has no section '### $version' under '## $binary'"
-# Each release says what changed for operators under these headings, with
-# "none" where nothing did; headings alone are an empty section.
-headings=("Flags" "Metrics" "Alerts" "Manifests" "Required steps")
-[ -n "$(printf '%s\n' "$notes" | grep -v '^#### ' | tr -d '[:space:]')" ] ||
-	die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
-for h in "${headings[@]}"; do
-	printf '%s\n' "$notes" | grep -qx "#### $h" ||
-		die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
-done
+	# The notes: from "### <version>" under "## <binary>" to the next heading
+	# of either level.
+	notes=$(awk -v bin="## $binary" -v ver="### $version" '
+		/^## / { inbin = ($0 == bin); inver = 0; next }
+		/^### / { inver = (inbin && $0 == ver); if (inver) found = 1; next }
+		inver { print }
+		END { if (!found) exit 3 }
+	' CHANGELOG.md | sed '/./,$!d') || die "CHANGELOG.md has no section '### $version' under '## $binary'"
+	# Each release says what changed for operators under these headings, with
+	# "none" where nothing did; headings alone are an empty section.
+	local headings=("Flags" "Metrics" "Alerts" "Manifests" "Required steps") h
+	[ -n "$(printf '%s\n' "$notes" | grep -v '^#### ' | tr -d '[:space:]')" ] ||
+		die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
+	for h in "${headings[@]}"; do
+		printf '%s\n' "$notes" | grep -qx "#### $h" ||
+			die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
+	done
+}
 
-revision=${REVISION:-$(git rev-parse HEAD)}
+# write_manifests renders each kustomization of manifests into its file in
+# the directory $1, through a throwaway overlay that pins the image, and
+# adds the files to files.
+write_manifests() {
+	local entry file kustomization
+	for entry in $manifests; do
+		file=${entry%%:*} kustomization=${entry#*:}
+		{
+			echo "apiVersion: kustomize.config.k8s.io/v1beta1"
+			echo "kind: Kustomization"
+			echo "resources:"
+			echo "  - ../../$kustomization"
+			echo "images:"
+			echo "  - name: $image"
+			if [ -n "$digest" ]; then
+				echo "    digest: $digest"
+			else
+				echo "    newTag: $version"
+			fi
+		} >"$overlay/kustomization.yaml"
+		{
+			echo "# $binary $version, $kustomization: kubectl apply --server-side -f $file"
+			"$kubectl" kustomize "$overlay"
+		} >"$1/$file"
+		files+=("$file")
+	done
+}
 
 image="$registry/$binary"
 ref="$image:$version"
@@ -129,33 +190,28 @@ digest=${DIGEST:-}
 if [ -n "$digest" ]; then
 	[[ $digest =~ ^sha256:[0-9a-f]{64}$ ]] || die "DIGEST '$digest' is not sha256:<64 hex digits>"
 fi
+files=()
+
+if [ -n "$manifests_only" ]; then
+	mkdir -p "$manifests_only" dist
+	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
+	trap 'rm -rf "$overlay"' EXIT
+	write_manifests "$manifests_only"
+	echo "release: wrote ${files[*]} into $manifests_only"
+	exit 0
+fi
+
+release_checks
+revision=${REVISION:-$(git rev-parse HEAD)}
 
 out="dist/$binary/$version"
 rm -rf "$out"
 mkdir -p "$out"
 
-# install.yaml: the base through a throwaway overlay that pins the image.
 overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
 trap 'rm -rf "$overlay"' EXIT
-{
-	echo "apiVersion: kustomize.config.k8s.io/v1beta1"
-	echo "kind: Kustomization"
-	echo "resources:"
-	echo "  - ../../$base"
-	echo "images:"
-	echo "  - name: $image"
-	if [ -n "$digest" ]; then
-		echo "    digest: $digest"
-	else
-		echo "    newTag: $version"
-	fi
-} >"$overlay/kustomization.yaml"
-{
-	echo "# $binary $version: kubectl apply --server-side -f install.yaml"
-	"$kubectl" kustomize "$overlay"
-} >"$out/install.yaml"
+write_manifests "$out"
 
-files=(install.yaml)
 for platform in $platforms; do
 	os=${platform%/*} arch=${platform#*/}
 	GOOS=$os GOARCH=$arch VERSION=$version REVISION=$revision hack/build-binary.sh "$binary" "$overlay/$os-$arch"

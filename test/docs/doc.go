@@ -8,5 +8,8 @@
 // pkg/logkeys, the check ids of the health command's contract, the files
 // the documents link to, and run the documented kubectl commands: the
 // read-only ones against a real API server that holds the objects of
-// deploy/, the others with --help or a server-side dry run.
+// deploy/, the others with --help or a server-side dry run. What each
+// documented apply names is rendered, a release's files as
+// `hack/release.sh --manifests` writes them, and every image it runs must
+// be a released one (installs_test.go).
 package docs

@@ -133,7 +133,8 @@ func verb(args []string) string {
 // resource names, field paths, JSONPath expressions and RBAC questions are
 // checked, not just spelling. Commands that change the cluster or need a
 // running Pod are validated with --help (subcommand and flags), and
-// `kubectl apply -k` with a server-side dry run.
+// `kubectl apply` with a server-side dry run of what it names, the release
+// files included.
 func TestKubectlCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
@@ -143,12 +144,16 @@ func TestKubectlCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := repoRoot(t)
+	// What the apply commands name: the release files, rendered by
+	// hack/release.sh --manifests, beside a copy of deploy/.
+	w := newWorkspace(t)
 	c := framework.New(t, framework.Options{})
+	dir := root
 	run := func(args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
-		cmd.Dir = root
+		cmd.Dir = dir
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -179,7 +184,15 @@ func TestKubectlCommands(t *testing.T) {
 					t.Fatalf("kubectl %s answers %q, want yes: the documented RBAC does not grant it", strings.Join(args, " "), stdout)
 				}
 			case "apply":
-				if _, stderr, err := run(append(args, "--server-side", "--dry-run=server")...); err != nil {
+				for _, f := range parseKubectl(args).files {
+					if _, err := w.render(f.flag, f.path); err != nil {
+						t.Fatal(err)
+					}
+				}
+				dir = w.dir
+				_, stderr, err := run(append(args, "--server-side", "--dry-run=server")...)
+				dir = root
+				if err != nil {
 					t.Fatalf("kubectl %s --dry-run=server: %v\n%s", strings.Join(args, " "), err, stderr)
 				}
 			case pluginName:

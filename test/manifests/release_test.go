@@ -112,13 +112,15 @@ func TestRelease(t *testing.T) {
 
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	for _, tt := range []struct {
-		binary, other, base string
-		env                 []string
-		wantRef             string
+		binary, other string
+		manifests     map[string]string // file -> the kustomization it renders
+		env           []string
+		wantRef       string
 	}{
-		{binary: "snatch-webhook", other: "cabundle-syncer", base: "deploy/webhook",
-			wantRef: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0"},
-		{binary: "cabundle-syncer", other: "snatch-webhook", base: "deploy/syncer", env: []string{"DIGEST=" + digest},
+		{binary: "snatch-webhook", other: "cabundle-syncer",
+			manifests: map[string]string{"install.yaml": "deploy/webhook", "migration.yaml": migrationWebhook},
+			wantRef:   "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0"},
+		{binary: "cabundle-syncer", other: "snatch-webhook", manifests: map[string]string{"install.yaml": "deploy/syncer"}, env: []string{"DIGEST=" + digest},
 			wantRef: "europe-docker.pkg.dev/kyma-project/prod/cabundle-syncer@" + digest},
 	} {
 		t.Run(tt.binary, func(t *testing.T) {
@@ -131,37 +133,15 @@ func TestRelease(t *testing.T) {
 				t.Errorf("the output does not give the multi-arch push command:\n%s", out)
 			}
 			dir := filepath.Join(repo, "dist", tt.binary, "v0.1.0")
-
-			manifest, err := os.ReadFile(filepath.Join(dir, "install.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := decodeYAML(manifest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := imageRefs(objs); len(got) == 0 || slices.ContainsFunc(got, func(img string) bool { return img != tt.wantRef }) {
-				t.Errorf("install.yaml images %v, want only %s", got, tt.wantRef)
-			}
-			for _, img := range imageRefs(objs) {
-				if !releasedImage.MatchString(img) {
-					t.Errorf("install.yaml references %s, which is not pinned to a release", img)
-				}
-			}
-			rendered, err := exec.Command(kubectl, "kustomize", filepath.Join(repo, tt.base)).Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			base, err := decodeYAML(rendered)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := objectIDs(objs), objectIDs(base); !slices.Equal(got, want) {
-				t.Errorf("install.yaml has objects %v, want those of %s: %v", got, tt.base, want)
+			for file, base := range tt.manifests {
+				assertPinnedManifest(t, filepath.Join(dir, file), filepath.Join(repo, base), tt.wantRef)
 			}
 
 			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
-			wantFiles := []string{"install.yaml", tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			wantFiles := []string{tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			for file := range tt.manifests {
+				wantFiles = append(wantFiles, file)
+			}
 			if tt.binary == "cabundle-syncer" {
 				wantFiles = append(wantFiles, tt.binary+"-darwin-amd64", tt.binary+"-darwin-arm64", "kim-snatch.yaml")
 				for _, p := range krewPlatforms {
@@ -229,6 +209,44 @@ func TestRelease(t *testing.T) {
 				t.Errorf("releasing %s changed dist/%s", tt.binary, tt.other)
 			}
 		})
+	}
+}
+
+// assertPinnedManifest holds a manifest of a release to the kustomization
+// base it renders: the same objects, every image wantRef.
+func assertPinnedManifest(t *testing.T, path, base, wantRef string) {
+	t.Helper()
+	manifest, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeYAML(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Base(path)
+	if got := imageRefs(objs); len(got) == 0 || slices.ContainsFunc(got, func(img string) bool { return img != wantRef }) {
+		t.Errorf("%s images %v, want only %s", file, got, wantRef)
+	}
+	for _, img := range imageRefs(objs) {
+		if !releasedImage.MatchString(img) {
+			t.Errorf("%s references %s, which is not pinned to a release", file, img)
+		}
+	}
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := exec.Command(kubectl, "kustomize", base).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decodeYAML(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := objectIDs(objs), objectIDs(want); !slices.Equal(got, want) {
+		t.Errorf("%s has objects %v, want those of %s: %v", file, got, base, want)
 	}
 }
 
@@ -368,10 +386,11 @@ func treeHash(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// The overlay example of deploy/README.md renders, pins each binary to a
-// release, and changes what it says it changes.
+// The overlay example of deploy/README.md renders over the release files
+// it lists, pins each binary to a release, and changes what it says it
+// changes.
 func TestOverlayExample(t *testing.T) {
-	objs := render(t, "deploy/examples/overlay")
+	objs := renderExampleOverlay(t, "")
 	refs := imageRefs(objs)
 	if distinct := slices.Compact(slices.Sorted(slices.Values(refs))); len(distinct) != 2 {
 		t.Fatalf("images %v, want the two binaries'", distinct)
@@ -515,3 +534,73 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 		t.Fatalf("git commit: %v\n%s", err, out)
 	}
 }
+
+// With the component its comment names, the overlay swaps Gardener's
+// Issuer and Certificate for cert-manager's and changes nothing else.
+func TestOverlayExampleWithCertManager(t *testing.T) {
+	plain := ids(renderExampleOverlay(t, ""))
+	objs := ids(renderExampleOverlay(t, "components:\n  - ../../components/cert-manager\n"))
+	want := slices.DeleteFunc(slices.Clone(plain), func(s string) bool { return slices.Contains(gardenerCertificate, s) })
+	want = slices.Sorted(slices.Values(append(want, certManagerCertificate...)))
+	if !slices.Equal(objs, want) {
+		t.Errorf("the overlay with components/cert-manager renders\n  %v\nwant\n  %v", objs, want)
+	}
+}
+
+// exampleOverlay is the overlay of deploy/README.md, "Changing the
+// installation".
+const exampleOverlay = "deploy/examples/overlay"
+
+// renderExampleOverlay renders a copy of exampleOverlay, with extra added
+// to its kustomization, in a copy of deploy/, and with the release files
+// it lists as hack/release.sh --manifests renders them.
+func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructured {
+	t.Helper()
+	root := repoRoot(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	if err := os.CopyFS(filepath.Join(tmp, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
+		t.Fatal(err)
+	}
+	overlay := filepath.Join(tmp, filepath.FromSlash(exampleOverlay))
+	data, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct{ Resources []string }
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range k.Resources {
+		m := releaseFile.FindStringSubmatch(r)
+		if m == nil {
+			t.Fatalf("%s lists %s, which is not a release file dist/<binary>/<version>/<file>", exampleOverlay, r)
+		}
+		out := filepath.Join(t.TempDir(), "release")
+		cmd := exec.Command(filepath.Join(root, "hack", "release.sh"), "--manifests", out, m[1], m[2])
+		cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", m[1], m[2], err, b)
+		}
+		b, err := os.ReadFile(filepath.Join(out, m[3]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(overlay, r)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(overlay, r), string(b))
+	}
+	writeFile(t, filepath.Join(overlay, "kustomization.yaml"), string(data)+"\n"+extra)
+	rel, err := filepath.Rel(root, overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return render(t, rel)
+}
+
+// releaseFile is a file of a release as an overlay lists it.
+var releaseFile = regexp.MustCompile(`^dist/(snatch-webhook|cabundle-syncer)/([^/]+)/([^/]+)$`)

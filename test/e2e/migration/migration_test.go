@@ -94,7 +94,7 @@ func TestMigrationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := newEnv(ctx, t, root)
+	env := newEnv(ctx, t, root, steps)
 
 	// The old installation, as it runs in the fleet, serving Pods, with
 	// data in its CRDs.
@@ -183,7 +183,8 @@ func inWindow(phase string) bool {
 }
 
 // env is the cluster on the real node, and a workspace that holds what the
-// guide's commands read: a copy of deploy/ and the old manifest.
+// guide's commands read: a copy of deploy/, the release files and the old
+// manifest.
 type env struct {
 	t           *testing.T
 	cluster     *realnode.Cluster
@@ -199,7 +200,7 @@ type env struct {
 	projections []string
 }
 
-func newEnv(ctx context.Context, t *testing.T, root string) *env {
+func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
 	e := &env{t: t, start: time.Now(), workspace: t.TempDir()}
 	// The node runs the old kim-snatch's stand-in and KIM Snatch's images;
 	// the load's Pods are never scheduled, and the node's taint would keep
@@ -233,7 +234,7 @@ func newEnv(ctx context.Context, t *testing.T, root string) *env {
 		t.Fatal(err)
 	}
 	e.path = filepath.Dir(kubectlBin) + string(os.PathListSeparator) + os.Getenv("PATH")
-	if err := e.prepareWorkspace(ctx, root); err != nil {
+	if err := e.prepareWorkspace(ctx, root, steps); err != nil {
 		t.Fatal(err)
 	}
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // The images `make images` writes, and the patches with which
@@ -24,11 +27,12 @@ const (
 )
 
 // prepareWorkspace writes what the guide's commands read into e.workspace:
-// a copy of deploy/ whose bases run the local images on the real node, as
-// the guide's "set the images in an overlay first" asks, and the old
-// release's manifest, rendered through a kustomization that does the same
-// for the old Deployment. The guide's commands stay as written.
-func (e *env) prepareWorkspace(ctx context.Context, root string) error {
+// a copy of deploy/ whose bases run the local images on the real node, the
+// release files that the steps name, rendered from those bases as a
+// release renders them, and the old release's manifest, rendered through a
+// kustomization that does the same for the old Deployment. The guide's
+// commands stay as written.
+func (e *env) prepareWorkspace(ctx context.Context, root string, steps []step) error {
 	deploy := filepath.Join(e.workspace, "deploy")
 	if err := os.CopyFS(deploy, os.DirFS(filepath.Join(root, "deploy"))); err != nil {
 		return err
@@ -37,6 +41,9 @@ func (e *env) prepareWorkspace(ctx context.Context, root string) error {
 		if err := placeOnNode(root, filepath.Join(deploy, base), image, image); err != nil {
 			return fmt.Errorf("deploy/%s: %w", base, err)
 		}
+	}
+	if err := e.writeReleases(ctx, root, steps); err != nil {
+		return err
 	}
 
 	// The old release, as an operator copies it, with the stand-in's image.
@@ -105,4 +112,50 @@ func placeOnNode(root, dir, name, local string) error {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+// releaseDir matches a release's directory as the guide names it:
+// dist/<binary>/<version>/, where `make release` writes its files.
+var releaseDir = regexp.MustCompile(`\bdist/(snatch-webhook|cabundle-syncer)/([^/\s]+)/`)
+
+// writeReleases writes the manifests of each release whose files the
+// steps name into the workspace's dist/, with `hack/release.sh --manifests`
+// run on the workspace: the release's own rendering, of bases that run the
+// local images. The release pins the registry's image, which these bases
+// no longer name, so the local image stays.
+func (e *env) writeReleases(ctx context.Context, root string, steps []step) error {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return err
+	}
+	script, err := os.ReadFile(filepath.Join(root, "hack", "release.sh"))
+	if err != nil {
+		return err
+	}
+	release := filepath.Join(e.workspace, "hack", "release.sh")
+	if err := writeFile(release, script); err != nil {
+		return err
+	}
+	if err := os.Chmod(release, 0o755); err != nil {
+		return err
+	}
+	written := map[string]bool{}
+	for _, st := range steps {
+		for _, m := range releaseDir.FindAllStringSubmatch(st.script, -1) {
+			dir := filepath.Join(e.workspace, "dist", m[1], m[2])
+			if written[dir] {
+				continue
+			}
+			written[dir] = true
+			cmd := exec.CommandContext(ctx, release, "--manifests", dir, m[1], m[2])
+			cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("hack/release.sh --manifests %s %s: %w\n%s", m[1], m[2], err, out)
+			}
+		}
+	}
+	if len(written) == 0 {
+		return fmt.Errorf("the guide's steps name no release files dist/<binary>/<version>/; the scenario would not install from a release")
+	}
+	return nil
 }
