@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kyma-project/kim-snatch/pkg/validate"
@@ -44,6 +45,13 @@ type Policy struct {
 // DefaultPolicy returns the policy for Kyma's own worker pool on Gardener.
 func DefaultPolicy() Policy {
 	return Policy{PoolLabelKey: DefaultPoolLabelKey, WorkerPool: DefaultWorkerPool, Weight: DefaultWeight}
+}
+
+// Term returns the preferred term the policy adds.
+func (p Policy) Term() corev1.PreferredSchedulingTerm {
+	in := corev1.NodeSelectorRequirement{Key: p.PoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.WorkerPool}}
+	return corev1.PreferredSchedulingTerm{Weight: p.Weight,
+		Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{in}}}
 }
 
 // Validate reports every problem at once, by the flags that set it. The
