@@ -44,7 +44,6 @@ type Options struct {
 // Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
 	mutator *affinity.Mutator
-	poolKey string
 	metrics *Metrics
 	log     decisionLogger
 	maxBody int64
@@ -59,13 +58,7 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &Handler{
-		mutator: o.Mutator,
-		poolKey: o.Mutator.Policy().PoolLabelKey,
-		metrics: o.Metrics,
-		log:     newDecisionLogger(o.Log),
-		maxBody: o.MaxBodyBytes,
-	}
+	h := &Handler{mutator: o.Mutator, metrics: o.Metrics, log: newDecisionLogger(o.Log), maxBody: o.MaxBodyBytes}
 	h.bufs.New = func() any { return new(buffers) }
 	return h, nil
 }
@@ -79,7 +72,7 @@ type buffers struct {
 	scan  scanner
 }
 
-// requestError is a malformed request's HTTP status, metric reason and message.
+// requestError answers a malformed request.
 type requestError struct {
 	code            int
 	reason, message string
@@ -89,12 +82,6 @@ type requestError struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	bufs := h.bufs.Get().(*buffers)
-	defer func() {
-		if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
-			h.bufs.Put(bufs)
-		}
-	}()
-
 	var rev review
 	written := false
 	defer func() {
@@ -112,18 +99,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.write(&rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
 			h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
 		}
+		if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
+			h.bufs.Put(bufs)
+		}
 	}()
 
-	body, reqErr := h.read(r, bufs)
-	if reqErr == nil {
-		var err error
-		rev, err = decodeReview(&bufs.scan, body, h.poolKey)
-		reqErr = checkReview(&rev, err)
-	}
-	if reqErr == nil {
-		reqErr = checkContentType(r.Header.Get("Content-Type"))
-	}
-	if reqErr != nil {
+	if reqErr := h.readReview(r, bufs, &rev); reqErr != nil {
 		if reqErr.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
 		}
@@ -134,7 +115,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
-
 	d, err := h.decide(&rev)
 	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
 	bufs.out = appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch)
@@ -143,12 +123,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
-// decide runs the decision order (docs/architecture.md, "Admission
-// decision order") on a well-formed review.
+// decide runs the decision order (docs/architecture.md) on a well-formed review.
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	var err error
 	switch {
-	case !rev.isPod():
+	case len(rev.kindGroup.raw) > 0 || !rev.kindKind.is("Pod") || len(rev.subResource.raw) > 0:
 		return affinity.Decision{Reason: affinity.ReasonNotPod, Message: "the request is not for a Pod"}, nil
 	case !rev.operation.is("CREATE"):
 		return affinity.Decision{Reason: affinity.ReasonNotCreate, Message: "the request is not a CREATE"}, nil
@@ -162,13 +141,15 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// read reads the body into bufs.in, refusing more than maxBody bytes.
-func (h *Handler) read(r *http.Request, bufs *buffers) ([]byte, *requestError) {
+// readReview reads the body into bufs.in, refusing more than maxBody bytes,
+// and decodes it into rev. The content type is checked last, so that its
+// answer echoes the uid.
+func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *requestError {
 	if r.Method != http.MethodPost {
-		return nil, &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
+		return &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
 	}
 	if r.ContentLength > h.maxBody {
-		return nil, h.tooLarge()
+		return h.tooLarge()
 	}
 	body := r.Body
 	if body == nil {
@@ -181,13 +162,14 @@ func (h *Handler) read(r *http.Request, bufs *buffers) ([]byte, *requestError) {
 	bufs.limit.R = nil
 	switch {
 	case err != nil:
-		return nil, &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
+		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
 	case int64(bufs.in.Len()) > h.maxBody:
-		return nil, h.tooLarge()
+		return h.tooLarge()
 	case bufs.in.Len() == 0:
-		return nil, &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
+		return &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
 	}
-	return bufs.in.Bytes(), nil
+	*rev, err = decodeReview(&bufs.scan, bufs.in.Bytes(), h.mutator.Policy().PoolLabelKey)
+	return checkReview(rev, err, r.Header.Get("Content-Type"))
 }
 
 func (h *Handler) tooLarge() *requestError {
@@ -195,21 +177,11 @@ func (h *Handler) tooLarge() *requestError {
 		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
-// checkContentType accepts application/json with any parameters, as the
-// API server sends "application/json" and nothing else.
-func checkContentType(ct string) *requestError {
-	mt, _, _ := strings.Cut(ct, ";")
-	if strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-		return nil
-	}
-	if ct == "" {
-		ct = "none"
-	}
-	return &requestError{http.StatusUnsupportedMediaType, ReasonWrongContentType,
-		"the content type must be application/json, got " + ct}
-}
-
-func checkReview(rev *review, err error) *requestError {
+// checkReview checks the decoded review, then its content type ct:
+// application/json with any parameters, as the API server sends
+// "application/json" and nothing else.
+func checkReview(rev *review, err error, ct string) *requestError {
+	mediaType, _, _ := strings.Cut(ct, ";")
 	switch {
 	case errors.Is(err, errInvalidJSON):
 		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "the body is not valid JSON: " + err.Error()}
@@ -222,8 +194,13 @@ func checkReview(rev *review, err error) *requestError {
 		return &requestError{http.StatusBadRequest, ReasonNoRequest, "the AdmissionReview has no request"}
 	case len(rev.uid.raw) == 0:
 		return &requestError{http.StatusBadRequest, ReasonNoUID, "the AdmissionReview request has no uid"}
+	case ct == "":
+		ct = "none"
+	case strings.EqualFold(strings.TrimSpace(mediaType), "application/json"):
+		return nil
 	}
-	return nil
+	return &requestError{http.StatusUnsupportedMediaType, ReasonWrongContentType,
+		"the content type must be application/json, got " + ct}
 }
 
 func writeBody(w http.ResponseWriter, code int, body []byte) {
@@ -242,18 +219,15 @@ const responsePrefix = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io
 // appendAllowed appends an allowed response, with the patch when there is
 // one. uid is the raw contents of the request's uid, escaped as it came.
 func appendAllowed(b, uid, patch []byte) []byte {
-	b = append(b, responsePrefix...)
-	b = append(b, uid...)
+	b = append(append(b, responsePrefix...), uid...)
 	b = append(b, `","allowed":true`...)
 	if len(patch) > 0 {
 		b = append(b, `,"patchType":"JSONPatch","patch":"`...)
-		b = base64.StdEncoding.AppendEncode(b, patch)
-		b = append(b, '"')
+		b = append(base64.StdEncoding.AppendEncode(b, patch), '"')
 	}
 	return append(b, "}}"...)
 }
 
-// statusReasons are the reasons of the statuses appendMalformed writes.
 var statusReasons = map[int]metav1.StatusReason{
 	http.StatusBadRequest:            metav1.StatusReasonBadRequest,
 	http.StatusMethodNotAllowed:      metav1.StatusReasonMethodNotAllowed,
@@ -270,9 +244,7 @@ func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
 		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),
 	})
-	b = append(b, responsePrefix...)
-	b = append(b, uid...)
-	b = append(b, `","allowed":true,"status":`...)
-	b = append(b, status...)
+	b = append(append(b, responsePrefix...), uid...)
+	b = append(append(b, `","allowed":true,"status":`...), status...)
 	return append(b, "}}"...)
 }
