@@ -2,6 +2,7 @@ package admission
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -66,13 +67,13 @@ func NewHandler(o Options) (*Handler, error) {
 // buffers are pooled: at a thousand reviews a second, allocating 10 KB for
 // each body would be most of the handler's garbage.
 type buffers struct {
-	in    bytes.Buffer
-	limit io.LimitedReader
-	out   []byte
-	scan  scanner
+	in      bytes.Buffer
+	limit   io.LimitedReader
+	out     []byte
+	scan    scanner
+	written bool // the answer to the current request
 }
 
-// requestError answers a malformed request.
 type requestError struct {
 	code            int
 	reason, message string
@@ -82,48 +83,46 @@ type requestError struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	bufs := h.bufs.Get().(*buffers)
+	bufs.written = false
 	var rev review
-	written := false
-	defer func() {
-		// A bug must not turn into a denial or a dropped connection: answer
-		// "allowed, no patch" if nothing was written yet.
-		if p := recover(); p != nil {
-			err := fmt.Errorf("panic: %v", p)
-			switch {
-			case written: // too late to answer
-			case len(rev.uid.raw) > 0:
-				writeBody(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, nil))
-			default:
-				writeBody(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
-			}
-			h.log.write(&rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
-			h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
-		}
-		if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
-			h.bufs.Put(bufs)
-		}
-	}()
-
+	defer h.finish(w, bufs, &rev, start)
 	if reqErr := h.readReview(r, bufs, &rev); reqErr != nil {
 		if reqErr.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
 		}
-		bufs.out = appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message)
-		writeBody(w, reqErr.code, bufs.out)
-		written = true
+		bufs.write(w, reqErr.code, appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message))
 		h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code})
 		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
 	d, err := h.decide(&rev)
 	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
-	bufs.out = appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch)
-	writeBody(w, http.StatusOK, bufs.out)
-	written = true
+	bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch))
 	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
-// decide runs the decision order (docs/architecture.md) on a well-formed review.
+// finish pools bufs, after recovering from a panic: a bug must not turn into
+// a denial or a dropped connection, so it answers "allowed, no patch" if
+// nothing was written yet.
+func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, start time.Time) {
+	if p := recover(); p != nil {
+		err := fmt.Errorf("panic: %v", p)
+		switch {
+		case bufs.written: // too late to answer
+		case len(rev.uid.raw) > 0:
+			bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, nil))
+		default:
+			bufs.write(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
+		}
+		h.log.write(rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
+		h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
+	}
+	if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
+		h.bufs.Put(bufs)
+	}
+}
+
+// decide runs the decision order of docs/architecture.md on a well-formed review.
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	var err error
 	switch {
@@ -151,13 +150,9 @@ func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *reque
 	if r.ContentLength > h.maxBody {
 		return h.tooLarge()
 	}
-	body := r.Body
-	if body == nil {
-		body = http.NoBody
-	}
 	bufs.in.Reset()
 	bufs.in.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom's last read wants MinRead bytes free
-	bufs.limit = io.LimitedReader{R: body, N: h.maxBody + 1}
+	bufs.limit = io.LimitedReader{R: cmp.Or[io.Reader](r.Body, http.NoBody), N: h.maxBody + 1}
 	_, err := bufs.in.ReadFrom(&bufs.limit) // limit is pooled so as not to allocate it
 	bufs.limit.R = nil
 	switch {
@@ -177,9 +172,8 @@ func (h *Handler) tooLarge() *requestError {
 		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
-// checkReview checks the decoded review, then its content type ct:
-// application/json with any parameters, as the API server sends
-// "application/json" and nothing else.
+// checkReview checks the decoded review, then its content type ct, which
+// may have parameters: the API server sends "application/json" alone.
 func checkReview(rev *review, err error, ct string) *requestError {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	switch {
@@ -203,12 +197,15 @@ func checkReview(rev *review, err error, ct string) *requestError {
 		"the content type must be application/json, got " + ct}
 }
 
-func writeBody(w http.ResponseWriter, code int, body []byte) {
+// write answers with body, which it keeps as b.out for the next request.
+func (b *buffers) write(w http.ResponseWriter, code int, body []byte) {
+	b.out = body
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body) // the client went away; there is no one left to tell
+	b.written = true
 }
 
 // Responses are appended by hand: at most five fields and a prebuilt patch,
@@ -236,10 +233,9 @@ var statusReasons = map[int]metav1.StatusReason{
 	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
 }
 
-// appendMalformed appends the body of an error answer, whose status is for
-// the API server's log and for people: the API server only looks at the
-// HTTP status, and fails open. allowed is true so that nothing reading
-// the body alone could take it for a denial.
+// appendMalformed appends the body of an error answer. The API server only
+// reads its HTTP status, and fails open; allowed is true so that nothing
+// reading the body alone could take it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
 		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),
