@@ -75,17 +75,15 @@ func outcomeOf(r affinity.Reason) string {
 }
 
 func (m *Metrics) observe(outcome, reason string, d time.Duration) {
-	if m != nil {
+	if m != nil { // Options.Metrics is optional
 		m.total.WithLabelValues(outcome, reason).Inc()
 		m.duration.Observe(d.Seconds())
 	}
 }
 
 // RegisterPolicy exports the policy as the gauge
-// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1. The webhook
-// cannot see Nodes, and a --worker-pool that names no pool gives a term
-// that matches nothing: with this series, a rule joins the preferred pool
-// with the pools kube-state-metrics reports (KimSnatchKymaPoolHasNoNodes).
+// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, which alerts
+// join with the pools that exist (docs/operations.md, "Metrics").
 func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "snatch_webhook_policy_info",

@@ -174,9 +174,8 @@ func (p *podFacts) spec(s *scanner, poolKey string) error {
 	return err
 }
 
-// nodeAffinity reads the terms of a NodeAffinity. The list of preferred
-// terms counts as present when it has elements, whatever they hold, as in
-// FactsOf.
+// nodeAffinity reads a NodeAffinity's terms. The list of preferred terms
+// counts as present when it has elements, whatever they hold, as in FactsOf.
 func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
 	const required = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 	const preferred = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
