@@ -140,9 +140,8 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// readReview reads the body into bufs.in, refusing more than maxBody bytes,
-// and decodes it into rev. The content type is checked last, so that its
-// answer echoes the uid.
+// readReview reads at most maxBody bytes into bufs.in and decodes them into
+// rev; checkReview checks the content type last, so that its answer echoes the uid.
 func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *requestError {
 	if r.Method != http.MethodPost {
 		return &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
@@ -172,8 +171,8 @@ func (h *Handler) tooLarge() *requestError {
 		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
-// checkReview checks the decoded review, then its content type ct, which
-// may have parameters: the API server sends "application/json" alone.
+// checkReview checks the review, then the content type ct: application/json,
+// with any parameters.
 func checkReview(rev *review, err error, ct string) *requestError {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	switch {

@@ -25,8 +25,8 @@ type review struct {
 	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
-	// podErr is set when the object is well-formed JSON but not shaped like
-	// a Pod; the request is then allowed with reason "error".
+	// podErr is set when the object is well-formed JSON but no Pod: the
+	// request is then allowed with reason "error".
 	podErr error
 }
 

@@ -22,9 +22,8 @@ type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder
 	data []byte
-	// typeErr is the first well-formed value of an unexpected type. The
-	// value is skipped and the walk goes on, so that a syntax error later
-	// in the document is still found.
+	// typeErr is the first well-formed value of an unexpected type, skipped
+	// so that a syntax error later in the document is still found.
 	typeErr error
 }
 
@@ -193,8 +192,8 @@ func (s *scanner) eachMember(name string, fn func(key rawString) error) (present
 	return true, s.token()
 }
 
-// eachElement calls fn at each element of the array that is next (not at
-// all for null); fn must read or skip the element.
+// eachElement calls fn, which must read or skip it, at each element of the
+// array that is next.
 func (s *scanner) eachElement(field string, fn func() error) error {
 	if ok, err := s.expect(field, "an array", '['); !ok {
 		return err
