@@ -147,14 +147,21 @@ func (p *podFacts) metadata(s *scanner) error {
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
 func stringMap(s *scanner, field string, fn func(k, v rawString)) error {
-	_, err := s.eachMember(field, func(k rawString) error {
-		v, err := s.stringOrNull(field)
-		if err == nil {
-			fn(k, v)
-		}
+	if ok, err := s.enter(field, "an object", '{'); !ok {
 		return err
-	})
-	return err
+	}
+	for s.peek() != '}' {
+		k, err := s.readString()
+		if err != nil {
+			return err
+		}
+		v, err := s.stringOrNull(field)
+		if err != nil {
+			return err
+		}
+		fn(k, v)
+	}
+	return s.token()
 }
 
 func (p *podFacts) spec(s *scanner, poolKey string) error {

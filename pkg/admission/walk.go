@@ -155,35 +155,34 @@ type member struct {
 	read func() error
 }
 
+// enter steps into the object or array that is next if its kind is kind
+// (see expect). ok is false for null or a mismatch.
+func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
+	if ok, err = s.expect(field, want, kind); ok {
+		err = s.token()
+	}
+	return ok && err == nil, err
+}
+
 // object walks the object that is next, named name in messages, reading the
 // members given and skipping the others. present is false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
-	return s.eachMember(name, func(key rawString) (err error) {
-		i := slices.IndexFunc(members, func(w member) bool { return key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
-		switch {
-		case i < 0:
-			return s.skip()
-		case members[i].str != nil:
-			*members[i].str, err = s.stringOrNull(members[i].path)
-			return err
-		}
-		return members[i].read()
-	})
-}
-
-// eachMember calls fn with the key of each member of the object that is
-// next; fn must read or skip the member's value.
-func (s *scanner) eachMember(name string, fn func(key rawString) error) (present bool, err error) {
-	if ok, err := s.expect(name, "an object", '{'); !ok {
-		return false, err
-	}
-	if err := s.token(); err != nil {
+	if ok, err := s.enter(name, "an object", '{'); !ok {
 		return false, err
 	}
 	for s.peek() != '}' {
 		key, err := s.readString()
-		if err == nil {
-			err = fn(key)
+		if err != nil {
+			return true, err
+		}
+		i := slices.IndexFunc(members, func(w member) bool { return key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
+		switch {
+		case i < 0:
+			err = s.skip()
+		case members[i].str != nil:
+			*members[i].str, err = s.stringOrNull(members[i].path)
+		default:
+			err = members[i].read()
 		}
 		if err != nil {
 			return true, err
@@ -195,10 +194,7 @@ func (s *scanner) eachMember(name string, fn func(key rawString) error) (present
 // eachElement calls fn, which must read or skip it, at each element of the
 // array that is next.
 func (s *scanner) eachElement(field string, fn func() error) error {
-	if ok, err := s.expect(field, "an array", '['); !ok {
-		return err
-	}
-	if err := s.token(); err != nil {
+	if ok, err := s.enter(field, "an array", '['); !ok {
 		return err
 	}
 	for s.peek() != ']' {
