@@ -65,7 +65,8 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 		}},
 		member{path: "request.kind", read: func() error {
 			_, err := s.object("request.kind",
-				member{path: "request.kind.group", str: &r.kindGroup}, member{path: "request.kind.kind", str: &r.kindKind})
+				member{path: "request.kind.group", str: &r.kindGroup},
+				member{path: "request.kind.kind", str: &r.kindKind})
 			return err
 		}},
 		member{path: "request.subResource", str: &r.subResource},

@@ -165,7 +165,8 @@ func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 }
 
 // object walks the object that is next, named name in messages, reading the
-// members given and skipping the others. present is false for null or a mismatch.
+// members given and skipping the others, with no callback: a member skipped
+// costs no indirect call. present is false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
 	if ok, err := s.enter(name, "an object", '{'); !ok {
 		return false, err

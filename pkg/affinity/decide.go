@@ -73,8 +73,9 @@ func NewMutator(p Policy) (*Mutator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid affinity policy: %w", err)
 	}
-	m := &Mutator{policy: p, msgInjected: fmt.Sprintf("added the preferred node affinity term %s In [%s] with weight %d",
-		p.PoolLabelKey, p.WorkerPool, p.Weight)}
+	m := &Mutator{policy: p}
+	m.msgInjected = fmt.Sprintf("added the preferred node affinity term %s In [%s] with weight %d",
+		p.PoolLabelKey, p.WorkerPool, p.Weight)
 	for s := SourceNodeSelector; s <= SourcePreferredTerm; s++ {
 		m.msgAlreadySet[s] = fmt.Sprintf("%s already uses %s: the Pod's own choice is kept", s, p.PoolLabelKey)
 	}

@@ -77,5 +77,7 @@ func (p Policy) FactsOf(pod *corev1.Pod) Facts {
 
 // usedIn reports whether one of the term's matchExpressions uses the pool key.
 func (p Policy) usedIn(t corev1.NodeSelectorTerm) bool {
-	return slices.ContainsFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool { return e.Key == p.PoolLabelKey })
+	return slices.ContainsFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+		return e.Key == p.PoolLabelKey
+	})
 }

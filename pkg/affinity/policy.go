@@ -49,9 +49,11 @@ func DefaultPolicy() Policy {
 
 // Term returns the preferred term the policy adds.
 func (p Policy) Term() corev1.PreferredSchedulingTerm {
-	in := corev1.NodeSelectorRequirement{Key: p.PoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.WorkerPool}}
-	return corev1.PreferredSchedulingTerm{Weight: p.Weight,
-		Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{in}}}
+	return corev1.PreferredSchedulingTerm{Weight: p.Weight, Preference: corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: p.PoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.WorkerPool}},
+		},
+	}}
 }
 
 // Validate reports every problem at once, by the flags that set it. Out of
