@@ -71,7 +71,7 @@ type buffers struct {
 	limit   io.LimitedReader
 	out     []byte
 	scan    scanner
-	written bool // the answer to the current request
+	written bool // the current request has its answer
 }
 
 type requestError struct {

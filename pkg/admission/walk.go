@@ -102,7 +102,8 @@ func (v rawString) String() string {
 	if !v.escaped {
 		return string(v.raw)
 	}
-	out, _ := jsontext.AppendUnquote(nil, append(append([]byte{'"'}, v.raw...), '"')) // validated: cannot fail
+	quoted := append(append([]byte{'"'}, v.raw...), '"')
+	out, _ := jsontext.AppendUnquote(nil, quoted) // validated: cannot fail
 	return string(out)
 }
 

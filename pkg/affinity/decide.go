@@ -47,10 +47,12 @@ func (d Decision) Patched() bool { return len(d.Patch) > 0 }
 // built once by NewMutator, so Decide allocates nothing: it runs for every
 // Pod created in the cluster.
 type Mutator struct {
-	policy                                                          Policy
-	addAffinity, addNodeAffinity, addPreferredList, appendPreferred []byte // see patchFor
-	msgInjected                                                     string
-	msgAlreadySet                                                   [SourcePreferredTerm + 1]string
+	policy Policy
+	// One patch for each shape of the existing affinity, see patchFor.
+	addAffinity, addNodeAffinity, addPreferredList, appendPreferred []byte
+
+	msgInjected   string
+	msgAlreadySet [SourcePreferredTerm + 1]string
 }
 
 // The paths are constants, never built from request data. Only "add" is
