@@ -21,8 +21,7 @@ func main() {
 }
 
 // cli parses the command line (the webhook is the root command, `mutate` a
-// subcommand) and hands the result to a run function, so that parsing and
-// validation are tested without starting anything.
+// subcommand) for a run function, so that parsing is tested without serving.
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer

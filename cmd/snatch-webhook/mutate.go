@@ -56,7 +56,6 @@ func (c *cli) mutate(args []string) error {
 	if err != nil {
 		return cmdline.UsageError{Err: err}
 	}
-
 	var in []byte
 	if file == "-" {
 		if in, err = io.ReadAll(c.stdin); err != nil {

@@ -31,8 +31,7 @@ type Options struct {
 	webhookHost string
 }
 
-// maxShutdownDelay leaves room for the drain within a termination grace
-// period of 30 s.
+// maxShutdownDelay leaves room for the drain in a 30 s termination grace period.
 const maxShutdownDelay = 10 * time.Second
 
 func defaultOptions() Options {
@@ -82,8 +81,7 @@ func (o Options) Validate() error {
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.WebhookPort))
 	}
-	for _, f := range [][2]string{{"--metrics-bind-address", o.MetricsBindAddress}, {"--health-probe-bind-address", o.HealthProbeBindAddress}} {
-		errs = append(errs, cmdline.ValidateBindAddress(f[0], f[1]))
-	}
+	errs = append(errs, cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
+		cmdline.ValidateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -44,7 +45,6 @@ type Options struct {
 // Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
 	mutator *affinity.Mutator
-	poolKey string
 	metrics *Metrics
 	log     decisionLogger
 	maxBody int64
@@ -59,13 +59,7 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &Handler{
-		mutator: o.Mutator,
-		poolKey: o.Mutator.Policy().PoolLabelKey,
-		metrics: o.Metrics,
-		log:     newDecisionLogger(o.Log),
-		maxBody: o.MaxBodyBytes,
-	}
+	h := &Handler{mutator: o.Mutator, metrics: o.Metrics, log: newDecisionLogger(o.Log), maxBody: o.MaxBodyBytes}
 	h.bufs.New = func() any { return new(buffers) }
 	return h, nil
 }
@@ -73,13 +67,13 @@ func NewHandler(o Options) (*Handler, error) {
 // buffers are pooled: at a thousand reviews a second, allocating 10 KB for
 // each body would be most of the handler's garbage.
 type buffers struct {
-	in    bytes.Buffer
-	limit io.LimitedReader
-	out   []byte
-	scan  scanner
+	in      bytes.Buffer
+	limit   io.LimitedReader
+	out     []byte
+	scan    scanner
+	written bool // the current request has its answer
 }
 
-// requestError is a malformed request's HTTP status, metric reason and message.
 type requestError struct {
 	code            int
 	reason, message string
@@ -89,66 +83,50 @@ type requestError struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	bufs := h.bufs.Get().(*buffers)
-	defer func() {
-		if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
-			h.bufs.Put(bufs)
-		}
-	}()
-
+	bufs.written = false
 	var rev review
-	written := false
-	defer func() {
-		// A bug must not turn into a denial or a dropped connection: answer
-		// "allowed, no patch" if nothing was written yet.
-		if p := recover(); p != nil {
-			err := fmt.Errorf("panic: %v", p)
-			switch {
-			case written: // too late to answer
-			case len(rev.uid.raw) > 0:
-				writeBody(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, nil))
-			default:
-				writeBody(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
-			}
-			h.log.write(&rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
-			h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
-		}
-	}()
-
-	body, reqErr := h.read(r, bufs)
-	if reqErr == nil {
-		var err error
-		rev, err = decodeReview(&bufs.scan, body, h.poolKey)
-		reqErr = checkReview(&rev, err)
-	}
-	if reqErr == nil {
-		reqErr = checkContentType(r.Header.Get("Content-Type"))
-	}
-	if reqErr != nil {
+	defer h.finish(w, bufs, &rev, start)
+	if reqErr := h.readReview(r, bufs, &rev); reqErr != nil {
 		if reqErr.code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
 		}
-		bufs.out = appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message)
-		writeBody(w, reqErr.code, bufs.out)
-		written = true
+		bufs.write(w, reqErr.code, appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message))
 		h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code})
 		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
-
 	d, err := h.decide(&rev)
 	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
-	bufs.out = appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch)
-	writeBody(w, http.StatusOK, bufs.out)
-	written = true
+	bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch))
 	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
-// decide runs the decision order (docs/architecture.md, "Admission
-// decision order") on a well-formed review.
+// finish pools bufs, after recovering from a panic: a bug must not turn into
+// a denial or a dropped connection, so it answers "allowed, no patch" if
+// nothing was written yet.
+func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, start time.Time) {
+	if p := recover(); p != nil {
+		err := fmt.Errorf("panic: %v", p)
+		switch {
+		case bufs.written: // too late to answer
+		case len(rev.uid.raw) > 0:
+			bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, nil))
+		default:
+			bufs.write(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
+		}
+		h.log.write(rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
+		h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
+	}
+	if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
+		h.bufs.Put(bufs)
+	}
+}
+
+// decide runs the decision order of docs/architecture.md on a well-formed review.
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	var err error
 	switch {
-	case !rev.isPod():
+	case len(rev.kindGroup.raw) > 0 || !rev.kindKind.is("Pod") || len(rev.subResource.raw) > 0:
 		return affinity.Decision{Reason: affinity.ReasonNotPod, Message: "the request is not for a Pod"}, nil
 	case !rev.operation.is("CREATE"):
 		return affinity.Decision{Reason: affinity.ReasonNotCreate, Message: "the request is not a CREATE"}, nil
@@ -162,32 +140,30 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// read reads the body into bufs.in, refusing more than maxBody bytes.
-func (h *Handler) read(r *http.Request, bufs *buffers) ([]byte, *requestError) {
+// readReview reads at most maxBody bytes into bufs.in and decodes them into
+// rev; checkReview checks the content type last, so that its answer echoes the uid.
+func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *requestError {
 	if r.Method != http.MethodPost {
-		return nil, &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
+		return &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
 	}
 	if r.ContentLength > h.maxBody {
-		return nil, h.tooLarge()
-	}
-	body := r.Body
-	if body == nil {
-		body = http.NoBody
+		return h.tooLarge()
 	}
 	bufs.in.Reset()
 	bufs.in.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom's last read wants MinRead bytes free
-	bufs.limit = io.LimitedReader{R: body, N: h.maxBody + 1}
+	bufs.limit = io.LimitedReader{R: cmp.Or[io.Reader](r.Body, http.NoBody), N: h.maxBody + 1}
 	_, err := bufs.in.ReadFrom(&bufs.limit) // limit is pooled so as not to allocate it
 	bufs.limit.R = nil
 	switch {
 	case err != nil:
-		return nil, &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
+		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
 	case int64(bufs.in.Len()) > h.maxBody:
-		return nil, h.tooLarge()
+		return h.tooLarge()
 	case bufs.in.Len() == 0:
-		return nil, &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
+		return &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
 	}
-	return bufs.in.Bytes(), nil
+	*rev, err = decodeReview(&bufs.scan, bufs.in.Bytes(), h.mutator.Policy().PoolLabelKey)
+	return checkReview(rev, err, r.Header.Get("Content-Type"))
 }
 
 func (h *Handler) tooLarge() *requestError {
@@ -195,21 +171,10 @@ func (h *Handler) tooLarge() *requestError {
 		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
-// checkContentType accepts application/json with any parameters, as the
-// API server sends "application/json" and nothing else.
-func checkContentType(ct string) *requestError {
-	mt, _, _ := strings.Cut(ct, ";")
-	if strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-		return nil
-	}
-	if ct == "" {
-		ct = "none"
-	}
-	return &requestError{http.StatusUnsupportedMediaType, ReasonWrongContentType,
-		"the content type must be application/json, got " + ct}
-}
-
-func checkReview(rev *review, err error) *requestError {
+// checkReview checks the review, then the content type ct: application/json,
+// with any parameters.
+func checkReview(rev *review, err error, ct string) *requestError {
+	mediaType, _, _ := strings.Cut(ct, ";")
 	switch {
 	case errors.Is(err, errInvalidJSON):
 		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "the body is not valid JSON: " + err.Error()}
@@ -222,16 +187,24 @@ func checkReview(rev *review, err error) *requestError {
 		return &requestError{http.StatusBadRequest, ReasonNoRequest, "the AdmissionReview has no request"}
 	case len(rev.uid.raw) == 0:
 		return &requestError{http.StatusBadRequest, ReasonNoUID, "the AdmissionReview request has no uid"}
+	case ct == "":
+		ct = "none"
+	case strings.EqualFold(strings.TrimSpace(mediaType), "application/json"):
+		return nil
 	}
-	return nil
+	return &requestError{http.StatusUnsupportedMediaType, ReasonWrongContentType,
+		"the content type must be application/json, got " + ct}
 }
 
-func writeBody(w http.ResponseWriter, code int, body []byte) {
+// write answers with body, which it keeps as b.out for the next request.
+func (b *buffers) write(w http.ResponseWriter, code int, body []byte) {
+	b.out = body
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body) // the client went away; there is no one left to tell
+	b.written = true
 }
 
 // Responses are appended by hand: at most five fields and a prebuilt patch,
@@ -242,18 +215,15 @@ const responsePrefix = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io
 // appendAllowed appends an allowed response, with the patch when there is
 // one. uid is the raw contents of the request's uid, escaped as it came.
 func appendAllowed(b, uid, patch []byte) []byte {
-	b = append(b, responsePrefix...)
-	b = append(b, uid...)
+	b = append(append(b, responsePrefix...), uid...)
 	b = append(b, `","allowed":true`...)
 	if len(patch) > 0 {
 		b = append(b, `,"patchType":"JSONPatch","patch":"`...)
-		b = base64.StdEncoding.AppendEncode(b, patch)
-		b = append(b, '"')
+		b = append(base64.StdEncoding.AppendEncode(b, patch), '"')
 	}
 	return append(b, "}}"...)
 }
 
-// statusReasons are the reasons of the statuses appendMalformed writes.
 var statusReasons = map[int]metav1.StatusReason{
 	http.StatusBadRequest:            metav1.StatusReasonBadRequest,
 	http.StatusMethodNotAllowed:      metav1.StatusReasonMethodNotAllowed,
@@ -262,17 +232,14 @@ var statusReasons = map[int]metav1.StatusReason{
 	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
 }
 
-// appendMalformed appends the body of an error answer, whose status is for
-// the API server's log and for people: the API server only looks at the
-// HTTP status, and fails open. allowed is true so that nothing reading
-// the body alone could take it for a denial.
+// appendMalformed appends the body of an error answer. The API server only
+// reads its HTTP status, and fails open; allowed is true so that nothing
+// reading the body alone could take it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
 		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),
 	})
-	b = append(b, responsePrefix...)
-	b = append(b, uid...)
-	b = append(b, `","allowed":true,"status":`...)
-	b = append(b, status...)
+	b = append(append(b, responsePrefix...), uid...)
+	b = append(append(b, `","allowed":true,"status":`...), status...)
 	return append(b, "}}"...)
 }

@@ -32,11 +32,6 @@ const (
 	ReasonNoUID            = "no-uid"
 )
 
-var malformedReasons = []string{
-	ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
-	ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID,
-}
-
 // Metrics are the admission metrics (docs/operations.md, "Metrics"). The
 // labels are bounded: an outcome and a reason, never a Pod or namespace.
 type Metrics struct {
@@ -51,7 +46,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for _, r := range affinity.Reasons() {
 		zero = append(zero, []string{outcomeOf(r), string(r)})
 	}
-	for _, r := range malformedReasons {
+	for _, r := range []string{ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
+		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID} {
 		zero = append(zero, []string{OutcomeMalformed, r})
 	}
 	m := &Metrics{
@@ -60,8 +56,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "snatch_webhook_admission_duration_seconds",
 			Help: "Time from reading the request headers to writing the response, TLS excluded.",
-			// The handler takes tens of microseconds; the API server gives
-			// up after the MWC's timeoutSeconds (2 s).
+			// From the handler's own time up to the MWC's timeoutSeconds (2 s).
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1, 2},
 		}),
 	}
@@ -80,19 +75,15 @@ func outcomeOf(r affinity.Reason) string {
 }
 
 func (m *Metrics) observe(outcome, reason string, d time.Duration) {
-	if m == nil {
-		return
+	if m != nil { // Options.Metrics is optional
+		m.total.WithLabelValues(outcome, reason).Inc()
+		m.duration.Observe(d.Seconds())
 	}
-	m.total.WithLabelValues(outcome, reason).Inc()
-	m.duration.Observe(d.Seconds())
 }
 
 // RegisterPolicy exports the policy as the gauge
-// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, one series
-// per process. The webhook cannot see Nodes, and a --worker-pool that names
-// no pool silently gives a term that matches nothing: with this series, a
-// rule joins the preferred pool with the pools kube-state-metrics reports
-// (KimSnatchKymaPoolHasNoNodes in deploy/webhook).
+// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, which alerts
+// join with the pools that exist (docs/operations.md, "Metrics").
 func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "snatch_webhook_policy_info",

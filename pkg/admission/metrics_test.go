@@ -32,8 +32,10 @@ func TestNewMetricsRegistersEveryLabelPairAtZero(t *testing.T) {
 	for _, f := range families {
 		got[f.GetName()] = len(f.GetMetric())
 	}
-	if got["snatch_webhook_admission_total"] != 7+len(malformedReasons) {
-		t.Errorf("snatch_webhook_admission_total has %d series, want %d", got["snatch_webhook_admission_total"], 7+len(malformedReasons))
+	malformed := []string{ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
+		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID}
+	if want := len(affinity.Reasons()) + len(malformed); got["snatch_webhook_admission_total"] != want {
+		t.Errorf("snatch_webhook_admission_total has %d series, want %d", got["snatch_webhook_admission_total"], want)
 	}
 	if got["snatch_webhook_admission_duration_seconds"] != 1 {
 		t.Errorf("snatch_webhook_admission_duration_seconds missing: %v", got)

@@ -25,8 +25,8 @@ type review struct {
 	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
-	// podErr is set when the object is well-formed JSON but not shaped like
-	// a Pod; the request is then allowed with reason "error".
+	// podErr is set when the object is well-formed JSON but no Pod: the
+	// request is then allowed with reason "error".
 	podErr error
 }
 
@@ -34,14 +34,6 @@ type review struct {
 type podFacts struct {
 	name, generateName rawString
 	facts              affinity.Facts
-	// Where the pool key was seen, combined in affinity.FactsOf's order
-	// once the whole Pod has been read, since JSON member order is free.
-	inNodeSelector, inRequired, inPreferred bool
-}
-
-// isPod reports whether the request is for the Pod resource itself.
-func (r *review) isPod() bool {
-	return len(r.kindGroup.raw) == 0 && r.kindKind.is("Pod") && len(r.subResource.raw) == 0
 }
 
 // decodeReview reads an AdmissionReview in one pass over body. A field of
@@ -72,7 +64,9 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 			return s.skip()
 		}},
 		member{path: "request.kind", read: func() error {
-			_, err := s.object("request.kind", member{path: "request.kind.group", str: &r.kindGroup}, member{path: "request.kind.kind", str: &r.kindKind})
+			_, err := s.object("request.kind",
+				member{path: "request.kind.group", str: &r.kindGroup},
+				member{path: "request.kind.kind", str: &r.kindKind})
 			return err
 		}},
 		member{path: "request.subResource", str: &r.subResource},
@@ -80,12 +74,14 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 		member{path: "request.namespace", str: &r.namespace},
 		member{path: "request.name", str: &r.name},
 		member{path: "request.dryRun", read: func() error {
-			r.dryRun, err = s.boolOrNull("request.dryRun")
+			ok, err := s.expect("request.dryRun", "a boolean", 't', 'f')
+			if ok {
+				r.dryRun, err = s.peek() == 't', s.skip()
+			}
 			return err
 		}},
 		member{path: "request.object", read: func() error {
-			// Type mismatches in the Pod are kept apart from the
-			// envelope's: they make the decision fail open, not a 4xx.
+			// The Pod's type mismatches make the decision fail open, not a 4xx.
 			outer := s.typeErr
 			s.typeErr = nil
 			r.hasObject, err = decodePod(s, poolKey, &r.pod)
@@ -120,18 +116,15 @@ func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 	ok, err := s.object("object",
 		member{path: "metadata", read: func() error { return p.metadata(s) }},
 		member{path: "spec", read: func() error { return p.spec(s, poolKey) }})
-	if err != nil || !ok {
-		return false, err
+	return ok && err == nil, err
+}
+
+// sawPoolKey records that src uses the pool key. Of several sources, the
+// first in FactsOf's order wins, whatever the order of the members.
+func (p *podFacts) sawPoolKey(src affinity.Source, used bool) {
+	if used && (p.facts.PoolKeySetBy == affinity.SourceNone || src < p.facts.PoolKeySetBy) {
+		p.facts.PoolKeySetBy = src
 	}
-	switch {
-	case p.inNodeSelector:
-		p.facts.PoolKeySetBy = affinity.SourceNodeSelector
-	case p.inRequired:
-		p.facts.PoolKeySetBy = affinity.SourceRequiredTerm
-	case p.inPreferred:
-		p.facts.PoolKeySetBy = affinity.SourcePreferredTerm
-	}
-	return true, nil
 }
 
 func (p *podFacts) metadata(s *scanner) error {
@@ -155,14 +148,21 @@ func (p *podFacts) metadata(s *scanner) error {
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
 func stringMap(s *scanner, field string, fn func(k, v rawString)) error {
-	m := s.members(field)
-	for s.next(&m) {
-		var v rawString
-		if v, m.err = s.stringOrNull(field); m.err == nil {
-			fn(m.key, v)
-		}
+	if ok, err := s.enter(field, "an object", '{'); !ok {
+		return err
 	}
-	return m.err
+	for s.peek() != '}' {
+		k, err := s.readString()
+		if err != nil {
+			return err
+		}
+		v, err := s.stringOrNull(field)
+		if err != nil {
+			return err
+		}
+		fn(k, v)
+	}
+	return s.token()
 }
 
 func (p *podFacts) spec(s *scanner, poolKey string) error {
@@ -171,53 +171,49 @@ func (p *podFacts) spec(s *scanner, poolKey string) error {
 		member{path: "spec.nodeName", str: &nodeName},
 		member{path: "spec.nodeSelector", read: func() error {
 			return stringMap(s, "spec.nodeSelector", func(k, _ rawString) {
-				p.inNodeSelector = p.inNodeSelector || k.is(poolKey)
+				p.sawPoolKey(affinity.SourceNodeSelector, k.is(poolKey))
 			})
 		}},
 		member{path: "spec.affinity", read: func() error {
 			p.facts.HasAffinity = s.peek() == '{'
-			return s.withMember("spec.affinity", "nodeAffinity", func() (err error) {
-				p.facts.HasNodeAffinity, err = s.object("spec.affinity.nodeAffinity",
-					member{path: "requiredDuringSchedulingIgnoredDuringExecution", read: func() error { return p.required(s, poolKey) }},
-					member{path: "preferredDuringSchedulingIgnoredDuringExecution", read: func() error { return p.preferred(s, poolKey) }})
-				return err
-			})
+			return s.withMember("spec.affinity", "nodeAffinity", func() error { return p.nodeAffinity(s, poolKey) })
 		}})
 	p.facts.Bound = len(nodeName.raw) > 0
 	return err
 }
 
-// required reads a NodeSelector: {nodeSelectorTerms: [NodeSelectorTerm]}.
-func (p *podFacts) required(s *scanner, poolKey string) error {
-	const field = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-	return s.withMember(field, "nodeSelectorTerms", func() error {
-		return s.eachElement(field+".nodeSelectorTerms", func() error {
-			return nodeSelectorTerm(s, poolKey, &p.inRequired)
-		})
-	})
+// nodeAffinity reads a NodeAffinity's terms. The list of preferred terms
+// counts as present when it has elements, whatever they hold, as in FactsOf.
+func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
+	const required = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	const preferred = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+	p.facts.HasNodeAffinity, err = s.object("spec.affinity.nodeAffinity",
+		member{path: required, read: func() error {
+			return s.withMember(required, "nodeSelectorTerms", func() error {
+				return s.eachElement(required+".nodeSelectorTerms", func() error {
+					return p.nodeSelectorTerm(s, poolKey, affinity.SourceRequiredTerm)
+				})
+			})
+		}},
+		member{path: preferred, read: func() error {
+			return s.eachElement(preferred, func() error {
+				p.facts.HasPreferredTerms = true
+				return s.withMember(preferred+"[]", "preference", func() error {
+					return p.nodeSelectorTerm(s, poolKey, affinity.SourcePreferredTerm)
+				})
+			})
+		}})
+	return err
 }
 
-// preferred reads [{weight, preference: NodeSelectorTerm}]. The list counts
-// as present when it has elements, whatever they hold, as in FactsOf.
-func (p *podFacts) preferred(s *scanner, poolKey string) error {
-	const field = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-	return s.eachElement(field, func() error {
-		p.facts.HasPreferredTerms = true
-		return s.withMember(field+"[]", "preference", func() error {
-			return nodeSelectorTerm(s, poolKey, &p.inPreferred)
-		})
-	})
-}
-
-// nodeSelectorTerm sets *found when one of the term's matchExpressions uses
-// the pool key. matchFields are not looked at: they only select on
-// metadata.name.
-func nodeSelectorTerm(s *scanner, poolKey string, found *bool) error {
+// nodeSelectorTerm reads the keys of a term's matchExpressions. matchFields
+// are not looked at: they only select on metadata.name.
+func (p *podFacts) nodeSelectorTerm(s *scanner, poolKey string, src affinity.Source) error {
 	return s.withMember("nodeSelectorTerm", "matchExpressions", func() error {
 		return s.eachElement("nodeSelectorTerm.matchExpressions", func() error {
 			return s.withMember("matchExpression", "key", func() error {
 				key, err := s.stringOrNull("matchExpression.key")
-				*found = *found || key.is(poolKey)
+				p.sawPoolKey(src, key.is(poolKey))
 				return err
 			})
 		})

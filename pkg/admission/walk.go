@@ -12,21 +12,18 @@ import (
 )
 
 // errInvalidJSON marks malformed JSON. A well-formed value of an unexpected
-// type is a typeErr instead; in the Pod, it makes a decision error (allowed,
-// reason "error"), never a 4xx.
+// type is a typeErr instead.
 var errInvalidJSON = errors.New("invalid JSON")
 
 // scanner walks one JSON document with jsontext's tokenizer
-// (docs/architecture.md, "Decision: a token walk"). It is kept from one
-// review to the next, in the handler's pooled buffers, with the decoder's
-// buffers and duplicate-name set.
+// (docs/architecture.md, "Decision: a token walk"). It is pooled with the
+// handler's buffers, and with it the decoder's.
 type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder
 	data []byte
-	// typeErr is the first well-formed value of an unexpected type. The
-	// value is skipped and the walk goes on, so that a syntax error later
-	// in the document is still found.
+	// typeErr is the first well-formed value of an unexpected type, skipped
+	// so that a syntax error later in the document is still found.
 	typeErr error
 }
 
@@ -78,7 +75,6 @@ func (s *scanner) done(err error) error {
 	return s.typeErr
 }
 
-// skip validates and steps over one value of any type.
 func (s *scanner) skip() error { return s.wrap(s.dec.SkipValue()) }
 
 // token reads a delimiter that peek announced.
@@ -87,9 +83,9 @@ func (s *scanner) token() error {
 	return s.wrap(err)
 }
 
-// rawString is a JSON string read in place: its raw contents between the quotes
-// and whether they hold escapes. The API server escapes none of the strings
-// compared here, so decoding escapes, which allocates, is rare.
+// rawString is a JSON string read in place: its raw contents between the
+// quotes and whether they hold escapes. The API server escapes none of the
+// strings compared here, so decoding escapes, which allocates, is rare.
 type rawString struct {
 	raw     []byte
 	escaped bool
@@ -143,54 +139,12 @@ func (s *scanner) expect(field, want string, kinds ...byte) (bool, error) {
 	return false, s.skip()
 }
 
-// stringOrNull reads a string, or null, which reads as "" as in
-// encoding/json.
+// stringOrNull reads a string, or null as "", as encoding/json does.
 func (s *scanner) stringOrNull(field string) (rawString, error) {
 	if ok, err := s.expect(field, "a string", '"'); !ok {
 		return rawString{}, err
 	}
 	return s.readString()
-}
-
-// boolOrNull reads true, false or null (false).
-func (s *scanner) boolOrNull(field string) (bool, error) {
-	if ok, err := s.expect(field, "a boolean", 't', 'f'); !ok {
-		return false, err
-	}
-	return s.peek() == 't', s.skip()
-}
-
-// memberIter walks the members of one object: in `for s.next(&m)`, the loop
-// body reads or skips the value of m.key, setting m.err. It is a struct
-// rather than a callback so that a member skipped costs no indirect call:
-// object calls back only for the members it reads.
-type memberIter struct {
-	present bool // an object was there, not null or a mismatch
-	key     rawString
-	err     error
-}
-
-// members enters the object that is next.
-func (s *scanner) members(field string) memberIter {
-	ok, err := s.expect(field, "an object", '{')
-	if ok {
-		err = s.token()
-	}
-	return memberIter{present: ok && err == nil, err: err}
-}
-
-// next moves m to the next member; it returns false at the end of the object
-// or once m.err is set, by the walk or by the loop body.
-func (s *scanner) next(m *memberIter) bool {
-	if m.err != nil || !m.present {
-		return false
-	}
-	if s.peek() == '}' {
-		m.err = s.token()
-		return false
-	}
-	m.key, m.err = s.readString()
-	return m.err == nil
 }
 
 // member is a member of an object that a walk reads: a string (or null)
@@ -202,38 +156,47 @@ type member struct {
 	read func() error
 }
 
-// object walks the object that is next, named name in messages, reading
-// the members given and skipping the others. present is false for null or
-// a mismatch.
+// enter steps into the object or array that is next if its kind is kind
+// (see expect). ok is false for null or a mismatch.
+func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
+	if ok, err = s.expect(field, want, kind); ok {
+		err = s.token()
+	}
+	return ok && err == nil, err
+}
+
+// object walks the object that is next, named name in messages, reading the
+// members given and skipping the others, with no callback: a member skipped
+// costs no indirect call. present is false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
-	m := s.members(name)
-	for s.next(&m) {
-		i := slices.IndexFunc(members, func(w member) bool { return m.key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
+	if ok, err := s.enter(name, "an object", '{'); !ok {
+		return false, err
+	}
+	for s.peek() != '}' {
+		key, err := s.readString()
+		if err != nil {
+			return true, err
+		}
+		i := slices.IndexFunc(members, func(w member) bool { return key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
 		switch {
 		case i < 0:
-			m.err = s.skip()
+			err = s.skip()
 		case members[i].str != nil:
-			*members[i].str, m.err = s.stringOrNull(members[i].path)
+			*members[i].str, err = s.stringOrNull(members[i].path)
 		default:
-			m.err = members[i].read()
+			err = members[i].read()
+		}
+		if err != nil {
+			return true, err
 		}
 	}
-	return m.present, m.err
+	return true, s.token()
 }
 
-// withMember walks the object that is next, calling fn at the member key.
-func (s *scanner) withMember(name, key string, fn func() error) error {
-	_, err := s.object(name, member{path: key, read: fn})
-	return err
-}
-
-// eachElement calls fn at each element of the array that is next (not at
-// all for null); fn must read or skip the element.
+// eachElement calls fn, which must read or skip it, at each element of the
+// array that is next.
 func (s *scanner) eachElement(field string, fn func() error) error {
-	if ok, err := s.expect(field, "an array", '['); !ok {
-		return err
-	}
-	if err := s.token(); err != nil {
+	if ok, err := s.enter(field, "an array", '['); !ok {
 		return err
 	}
 	for s.peek() != ']' {
@@ -242,4 +205,10 @@ func (s *scanner) eachElement(field string, fn func() error) error {
 		}
 	}
 	return s.token()
+}
+
+// withMember walks the object that is next, calling fn at the member key.
+func (s *scanner) withMember(name, key string, fn func() error) error {
+	_, err := s.object(name, member{path: key, read: fn})
+	return err
 }

@@ -171,7 +171,7 @@ func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
 	var found []corev1.PreferredSchedulingTerm
 	na := pod.Spec.Affinity.NodeAffinity
 	for _, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-		if usesKey(term.Preference.MatchExpressions, p.PoolLabelKey) {
+		if p.usedIn(term.Preference) {
 			found = append(found, term)
 		}
 	}

@@ -48,12 +48,11 @@ func (d Decision) Patched() bool { return len(d.Patch) > 0 }
 // Pod created in the cluster.
 type Mutator struct {
 	policy Policy
-
 	// One patch for each shape of the existing affinity, see patchFor.
 	addAffinity, addNodeAffinity, addPreferredList, appendPreferred []byte
 
-	msgInjected, msgBound, msgMirror, msgOptedOut string
-	msgAlreadySet                                 [SourcePreferredTerm + 1]string
+	msgInjected   string
+	msgAlreadySet [SourcePreferredTerm + 1]string
 }
 
 // The paths are constants, never built from request data. Only "add" is
@@ -65,35 +64,37 @@ const (
 	pathAppend       = pathPreferred + "/-"
 )
 
+const (
+	msgBound    = "spec.nodeName is set: the Pod is already scheduled"
+	msgMirror   = "the Pod is a mirror Pod (annotation " + MirrorPodAnnotation + ")"
+	msgOptedOut = "the Pod opts out with the label " + OptOutLabel + "=" + OptOutValue
+)
+
 // NewMutator validates the policy and prepares every answer Decide can give.
 func NewMutator(p Policy) (*Mutator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid affinity policy: %w", err)
 	}
-	term := p.Term()
-	terms := []corev1.PreferredSchedulingTerm{term}
 	m := &Mutator{policy: p}
+	m.msgInjected = fmt.Sprintf("added the preferred node affinity term %s In [%s] with weight %d",
+		p.PoolLabelKey, p.WorkerPool, p.Weight)
+	for s := SourceNodeSelector; s <= SourcePreferredTerm; s++ {
+		m.msgAlreadySet[s] = fmt.Sprintf("%s already uses %s: the Pod's own choice is kept", s, p.PoolLabelKey)
+	}
 	var errs []error
-	build := func(path string, value any) []byte {
+	add := func(path string, value any) []byte {
 		b, err := json.Marshal([]patch.Operation{{Op: "add", Path: path, Value: value}})
 		errs = append(errs, err)
 		return b
 	}
-	m.addAffinity = build(pathAffinity, corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}})
-	m.addNodeAffinity = build(pathNodeAffinity, corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms})
-	m.addPreferredList = build(pathPreferred, terms)
-	m.appendPreferred = build(pathAppend, term)
+	terms := []corev1.PreferredSchedulingTerm{p.Term()}
+	nodeAffinity := corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}
+	m.addAffinity = add(pathAffinity, corev1.Affinity{NodeAffinity: &nodeAffinity})
+	m.addNodeAffinity = add(pathNodeAffinity, nodeAffinity)
+	m.addPreferredList = add(pathPreferred, terms)
+	m.appendPreferred = add(pathAppend, terms[0])
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encode patch: %w", err)
-	}
-
-	m.msgInjected = fmt.Sprintf("added the preferred node affinity term %s In [%s] with weight %d",
-		p.PoolLabelKey, p.WorkerPool, p.Weight)
-	m.msgBound = "spec.nodeName is set: the Pod is already scheduled"
-	m.msgMirror = "the Pod is a mirror Pod (annotation " + MirrorPodAnnotation + ")"
-	m.msgOptedOut = "the Pod opts out with the label " + OptOutLabel + "=" + OptOutValue
-	for _, s := range []Source{SourceNodeSelector, SourceRequiredTerm, SourcePreferredTerm} {
-		m.msgAlreadySet[s] = fmt.Sprintf("%s already uses %s: the Pod's own choice is kept", s, p.PoolLabelKey)
 	}
 	return m, nil
 }
@@ -101,30 +102,16 @@ func NewMutator(p Policy) (*Mutator, error) {
 // Policy returns the policy the Mutator was built for.
 func (m *Mutator) Policy() Policy { return m.policy }
 
-// Term returns the preferred term the policy adds.
-func (p Policy) Term() corev1.PreferredSchedulingTerm {
-	return corev1.PreferredSchedulingTerm{
-		Weight: p.Weight,
-		Preference: corev1.NodeSelectorTerm{
-			MatchExpressions: []corev1.NodeSelectorRequirement{{
-				Key:      p.PoolLabelKey,
-				Operator: corev1.NodeSelectorOpIn,
-				Values:   []string{p.WorkerPool},
-			}},
-		},
-	}
-}
-
 // Decide applies the decision order of docs/architecture.md ("Admission
 // decision order") to a Pod's facts.
 func (m *Mutator) Decide(f Facts) Decision {
 	switch {
 	case f.Bound:
-		return Decision{Reason: ReasonAlreadyScheduled, Message: m.msgBound}
+		return Decision{Reason: ReasonAlreadyScheduled, Message: msgBound}
 	case f.Mirror:
-		return Decision{Reason: ReasonAlreadyScheduled, Message: m.msgMirror}
+		return Decision{Reason: ReasonAlreadyScheduled, Message: msgMirror}
 	case f.OptedOut:
-		return Decision{Reason: ReasonOptedOut, Message: m.msgOptedOut}
+		return Decision{Reason: ReasonOptedOut, Message: msgOptedOut}
 	case f.PoolKeySetBy != SourceNone && f.PoolKeySetBy <= SourcePreferredTerm:
 		return Decision{Reason: ReasonAlreadySet, Message: m.msgAlreadySet[f.PoolKeySetBy]}
 	}
@@ -142,7 +129,6 @@ func (m *Mutator) patchFor(f Facts) []byte {
 		return m.addNodeAffinity
 	case !f.HasPreferredTerms:
 		return m.addPreferredList
-	default:
-		return m.appendPreferred
 	}
+	return m.appendPreferred
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Source names the place where a Pod already expresses a choice about the
@@ -50,45 +51,33 @@ type Facts struct {
 // FactsOf reads the facts from a typed Pod: the reference reading of the
 // decision's inputs, which the hot path reads from JSON.
 func (p Policy) FactsOf(pod *corev1.Pod) Facts {
+	a := ptr.Deref(pod.Spec.Affinity, corev1.Affinity{})
+	na := ptr.Deref(a.NodeAffinity, corev1.NodeAffinity{})
+	required := ptr.Deref(na.RequiredDuringSchedulingIgnoredDuringExecution, corev1.NodeSelector{}).NodeSelectorTerms
+	preferred := na.PreferredDuringSchedulingIgnoredDuringExecution
 	f := Facts{
-		Bound:    pod.Spec.NodeName != "",
-		OptedOut: pod.Labels[OptOutLabel] == OptOutValue,
+		Bound:             pod.Spec.NodeName != "",
+		OptedOut:          pod.Labels[OptOutLabel] == OptOutValue,
+		HasAffinity:       pod.Spec.Affinity != nil,
+		HasNodeAffinity:   a.NodeAffinity != nil,
+		HasPreferredTerms: len(preferred) > 0,
 	}
 	_, f.Mirror = pod.Annotations[MirrorPodAnnotation]
-	if _, ok := pod.Spec.NodeSelector[p.PoolLabelKey]; ok {
+	_, inNodeSelector := pod.Spec.NodeSelector[p.PoolLabelKey]
+	switch {
+	case inNodeSelector:
 		f.PoolKeySetBy = SourceNodeSelector
-	}
-	a := pod.Spec.Affinity
-	if a == nil {
-		return f
-	}
-	f.HasAffinity = true
-	na := a.NodeAffinity
-	if na == nil {
-		return f
-	}
-	f.HasNodeAffinity = true
-	f.HasPreferredTerms = len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0
-	if f.PoolKeySetBy != SourceNone {
-		return f
-	}
-	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-		for _, term := range req.NodeSelectorTerms {
-			if usesKey(term.MatchExpressions, p.PoolLabelKey) {
-				f.PoolKeySetBy = SourceRequiredTerm
-				return f
-			}
-		}
-	}
-	for _, term := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-		if usesKey(term.Preference.MatchExpressions, p.PoolLabelKey) {
-			f.PoolKeySetBy = SourcePreferredTerm
-			return f
-		}
+	case slices.ContainsFunc(required, p.usedIn):
+		f.PoolKeySetBy = SourceRequiredTerm
+	case slices.ContainsFunc(preferred, func(t corev1.PreferredSchedulingTerm) bool { return p.usedIn(t.Preference) }):
+		f.PoolKeySetBy = SourcePreferredTerm
 	}
 	return f
 }
 
-func usesKey(exprs []corev1.NodeSelectorRequirement, key string) bool {
-	return slices.ContainsFunc(exprs, func(e corev1.NodeSelectorRequirement) bool { return e.Key == key })
+// usedIn reports whether one of the term's matchExpressions uses the pool key.
+func (p Policy) usedIn(t corev1.NodeSelectorTerm) bool {
+	return slices.ContainsFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+		return e.Key == p.PoolLabelKey
+	})
 }

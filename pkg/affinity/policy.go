@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kyma-project/kim-snatch/pkg/validate"
@@ -46,9 +47,17 @@ func DefaultPolicy() Policy {
 	return Policy{PoolLabelKey: DefaultPoolLabelKey, WorkerPool: DefaultWorkerPool, Weight: DefaultWeight}
 }
 
-// Validate reports every problem at once, by the flags that set it. The
-// weight range is the API server's (1-100): a term outside it would make
-// every Pod creation fail validation after the webhook admitted it.
+// Term returns the preferred term the policy adds.
+func (p Policy) Term() corev1.PreferredSchedulingTerm {
+	return corev1.PreferredSchedulingTerm{Weight: p.Weight, Preference: corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: p.PoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{p.WorkerPool}},
+		},
+	}}
+}
+
+// Validate reports every problem at once, by the flags that set it. Out of
+// the API server's weight range, every Pod creation would fail validation.
 func (p Policy) Validate() error {
 	var errs validate.Errors
 	if p.PoolLabelKey == "" {
@@ -67,9 +76,8 @@ func (p Policy) Validate() error {
 	return errs.Err()
 }
 
-// BindFlags binds the flags that set p, with p's values as their defaults.
-// snatch-webhook binds them on its root command and on "mutate", so that
-// mutate answers for a given deployment's configuration.
+// BindFlags binds the flags that set p, with p's values as their defaults,
+// for the webhook and for "snatch-webhook mutate" alike.
 func (p *Policy) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.WorkerPool, FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
 	fs.StringVar(&p.PoolLabelKey, FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
