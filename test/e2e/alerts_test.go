@@ -141,7 +141,7 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 		want = []string{}
 	}
 	var burns []string
-	for prefix, symptom := range burnAlerts {
+	for prefix, b := range burnAlerts {
 		of := func(name string) bool { return strings.HasPrefix(name, prefix) }
 		held := slices.Collect(func(yield func(string) bool) {
 			for _, name := range got {
@@ -151,8 +151,9 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 			}
 		})
 		got = slices.DeleteFunc(got, of)
-		if slices.Contains(want, symptom) != (len(held) > 0) {
-			t.Errorf("%s: burn alerts %s* holding %v, while %s is expected: %v", what, prefix, held, symptom, slices.Contains(want, symptom))
+		expected := slices.Contains(want, b.symptom)
+		if expected && len(held) == 0 || b.exact && !expected && len(held) > 0 {
+			t.Errorf("%s: burn alerts %s* holding %v, while %s is expected: %v", what, prefix, held, b.symptom, expected)
 		}
 		burns = append(burns, held...)
 	}
@@ -164,10 +165,18 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 }
 
 // burnAlerts are the prefixes of each objective's burn-rate alerts, with
-// the alert of the symptom it burns on.
-var burnAlerts = map[string]string{
-	"KimSnatchTermSLO":    alertFailingOpen,
-	"KimSnatchLatencySLO": alertCallsSlow,
+// the alert of the symptom it burns on: the burn alerts hold whenever the
+// symptom's alert does. A call that fails open is a term error, so the
+// term objective burns exactly then. The latency objective counts every
+// call over 100 ms, which a burst of unthrottled creates on two busy cores
+// produces without the sustained p99 of KimSnatchWebhookCallsSlow: it may
+// burn without its symptom.
+var burnAlerts = map[string]struct {
+	symptom string
+	exact   bool
+}{
+	"KimSnatchTermSLO":    {alertFailingOpen, true},
+	"KimSnatchLatencySLO": {alertCallsSlow, false},
 }
 
 // getWith reads url's body with client.
