@@ -145,51 +145,6 @@ func joinContinued(lines []string) []string {
 	return out
 }
 
-// commandWords splits s as sh does for one simple command: words, quotes and
-// backslash escapes, up to the first unquoted operator, closing parenthesis
-// or comment. An unterminated quote runs to the end of s.
-func commandWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	flush := func() {
-		if inWord {
-			words = append(words, cur.String())
-			cur.Reset()
-			inWord = false
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t':
-			flush()
-		case strings.IndexByte("|;&)<>`", c) >= 0 || c == '#' && !inWord:
-			flush()
-			return words
-		case c == '\'' || c == '"':
-			j := strings.IndexByte(s[i+1:], c)
-			if j < 0 {
-				cur.WriteString(s[i+1:])
-				inWord = true
-				flush()
-				return words
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			i++
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	flush()
-	return words
-}
-
 // kubectlArgs is what the test needs of a command line.
 type kubectlArgs struct {
 	verb       string

@@ -60,33 +60,35 @@ func kubectlCommands(t *testing.T) []kubectlCommand {
 	return out
 }
 
-// shellWords splits a command line as sh does for plain words, single and
-// double quotes and backslash escapes outside quotes.
+// shellWords splits s as sh does for one simple command: words, single and
+// double quotes and backslash escapes, up to the first unquoted operator,
+// closing parenthesis or comment. An unterminated quote runs to the end of
+// s and is reported beside the words.
 func shellWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
+			flush()
+		case strings.IndexByte("|;&)<>`", c) >= 0 || c == '#' && !inWord:
+			flush()
+			return words, nil
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 {
-				return nil, errUnterminated
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			j := strings.IndexByte(s[i+1:], '"')
-			if j < 0 {
-				return nil, errUnterminated
+				cur.WriteString(s[i+1:])
+				inWord = true
+				flush()
+				return words, errUnterminated
 			}
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
@@ -100,10 +102,15 @@ func shellWords(s string) ([]string, error) {
 			inWord = true
 		}
 	}
-	if inWord {
-		words = append(words, cur.String())
-	}
+	flush()
 	return words, nil
+}
+
+// commandWords is shellWords for lines that may open a quote that a later
+// line closes, such as a multi-line patch: such a quote runs to the end.
+func commandWords(s string) []string {
+	words, _ := shellWords(s)
+	return words
 }
 
 type shellError string
