@@ -300,9 +300,22 @@ func (e *env) run(ctx context.Context, t *testing.T, st step) error {
 		t.Logf("    %s", line)
 	}
 	if err != nil {
+		e.diagnose(ctx, t)
 		return fmt.Errorf("%s: %w", st, err)
 	}
 	return nil
+}
+
+// diagnose logs what a failed step leaves in kyma-system: its workloads,
+// their Pods and the logs of its Jobs.
+func (e *env) diagnose(ctx context.Context, t *testing.T) {
+	for _, args := range [][]string{
+		{"-n", "kyma-system", "get", "deployments,jobs,pods", "-o", "wide"},
+		{"-n", "kyma-system", "logs", "-l", "batch.kubernetes.io/controller-uid", "--all-containers", "--tail", "40"},
+	} {
+		out, err := e.kubectl(ctx, nil, args...)
+		t.Logf("kubectl %s (%v):\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // phase runs fn with the load's Pods attributed to name, and records the
