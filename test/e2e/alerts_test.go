@@ -152,7 +152,7 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 		})
 		got = slices.DeleteFunc(got, of)
 		expected := slices.Contains(want, b.symptom)
-		if expected && len(held) == 0 || b.exact && !expected && len(held) > 0 {
+		if b.followsSymptom && expected && len(held) == 0 || b.needsSymptom && !expected && len(held) > 0 {
 			t.Errorf("%s: burn alerts %s* holding %v, while %s is expected: %v", what, prefix, held, b.symptom, expected)
 		}
 		burns = append(burns, held...)
@@ -165,18 +165,20 @@ func (a *alertRules) assertHolding(t *testing.T, what string, before, now scrape
 }
 
 // burnAlerts are the prefixes of each objective's burn-rate alerts, with
-// the alert of the symptom it burns on: the burn alerts hold whenever the
-// symptom's alert does. A call that fails open is a term error, so the
-// term objective burns exactly then. The latency objective counts every
-// call over 100 ms, which a burst of unthrottled creates on two busy cores
-// produces without the sustained p99 of KimSnatchWebhookCallsSlow: it may
-// burn without its symptom.
+// the alert of the symptom it burns on. A call that fails open is a term
+// error, so the term objective burns only while calls fail open; but a few
+// fail-opens among many calls stay under its burn thresholds. The latency
+// objective burns whenever calls are slow; but a burst of unthrottled
+// creates on two busy cores makes some calls slower than 100 ms without
+// the sustained p99 of KimSnatchWebhookCallsSlow.
 var burnAlerts = map[string]struct {
 	symptom string
-	exact   bool
+	// needsSymptom: the burn alerts hold only with the symptom's alert;
+	// followsSymptom: they hold whenever it does.
+	needsSymptom, followsSymptom bool
 }{
-	"KimSnatchTermSLO":    {alertFailingOpen, true},
-	"KimSnatchLatencySLO": {alertCallsSlow, false},
+	"KimSnatchTermSLO":    {symptom: alertFailingOpen, needsSymptom: true},
+	"KimSnatchLatencySLO": {symptom: alertCallsSlow, followsSymptom: true},
 }
 
 // getWith reads url's body with client.
