@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/go-logr/logr"
 	"io"
 	"net/http"
 	"strings"
@@ -49,13 +50,19 @@ type webhookProcess struct {
 
 func startWebhook(t *testing.T, certDir string) *webhookProcess {
 	t.Helper()
+	return startWebhookWith(t, certDir, testr.New(t))
+}
+
+// startWebhookWith is startWebhook with log as the webhook's logger.
+func startWebhookWith(t *testing.T, certDir string, log logr.Logger) *webhookProcess {
+	t.Helper()
 	o := defaultOptions()
 	o.CertDir = certDir
 	o.ShutdownDelay = 0
 	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
 	o.HealthProbeBindAddress, o.MetricsBindAddress = "127.0.0.1:0", "0"
 	reg := prometheus.NewRegistry()
-	srv, err := newServer(o, testr.New(t), reg)
+	srv, err := newServer(o, log, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -72,35 +70,14 @@ func serveWithLogger(t *testing.T, log logr.Logger) (string, *http.Client) {
 	certDir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	o := defaultOptions()
-	o.CertDir = certDir
-	o.ShutdownDelay = 0
-	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
-	o.HealthProbeBindAddress, o.MetricsBindAddress = "127.0.0.1:0", "0"
-	srv, err := newServer(o, log, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	webhookAddr, probeAddr, _ := srv.Addr()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	waitReady(t, "http://"+probeAddr.String())
+	wh := startWebhookWith(t, certDir, log)
+	waitReady(t, wh.probe)
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
 		MaxIdleConnsPerHost: 8,
 	}}
 	t.Cleanup(client.CloseIdleConnections)
-	return "https://" + webhookAddr.String() + admission.Path, client
+	return wh.url + admission.Path, client
 }
 
 // review reads testReview with its uid replaced by uid.
