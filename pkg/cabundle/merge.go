@@ -3,6 +3,8 @@ package cabundle
 import (
 	"cmp"
 	"crypto/x509"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -88,11 +90,7 @@ func sourceEntries(source []*x509.Certificate, state State, stamp time.Time) ([]
 	for _, c := range source {
 		fp := Fingerprint(c)
 		seen[fp] = true
-		rec := Record{FirstSeen: state[fp].FirstSeen}
-		if rec.FirstSeen.IsZero() {
-			rec.FirstSeen = stamp
-		}
-		current = append(current, entry{cert: c, fp: fp, rec: rec})
+		current = append(current, entry{cert: c, fp: fp, rec: Record{FirstSeen: orStamp(state[fp].FirstSeen, stamp)}})
 	}
 	return current, seen
 }
@@ -115,18 +113,20 @@ func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
 				continue
 			}
 			rec := in.State[fp]
-			if rec.FirstSeen.IsZero() {
-				rec.FirstSeen = stamp
-			}
-			if rec.SupersededAt.IsZero() {
-				rec.SupersededAt = stamp
-			}
+			rec.FirstSeen, rec.SupersededAt = orStamp(rec.FirstSeen, stamp), orStamp(rec.SupersededAt, stamp)
 			if in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
 				previous = append(previous, entry{cert: c, fp: fp, rec: rec})
 			}
 		}
 	}
 	return previous
+}
+
+func orStamp(t, stamp time.Time) time.Time {
+	if t.IsZero() {
+		return stamp
+	}
+	return t
 }
 
 // newestFirst orders entries: among previous CAs the most recently
@@ -157,4 +157,76 @@ func bundleOf(entries []entry, overlap time.Duration, now time.Time) Result {
 	// A valid source leaves at least one certificate, so changes is not empty.
 	res.RequeueAfter = max(slices.MinFunc(changes, time.Time.Compare).Sub(now), 0)
 	return res
+}
+
+// Reason classifies a source. The values are bounded and stable: the syncer
+// uses them as metric labels and in Events.
+type Reason string
+
+// The reasons Validate can give.
+const (
+	ReasonValid      Reason = "valid"      // at least one usable CA
+	ReasonEmpty      Reason = "empty"      // nothing but whitespace
+	ReasonUnparsable Reason = "unparsable" // not clean PEM certificates
+	ReasonNotCA      Reason = "not-ca"     // a certificate is not a CA
+	ReasonExpired    Reason = "expired"    // every certificate has expired
+)
+
+// Verdict says whether a source may be written, and why not.
+type Verdict struct {
+	Reason  Reason
+	Message string // explains the reason for a human, e.g. in an Event
+}
+
+// Valid reports whether the source may be written.
+func (v Verdict) Valid() bool { return v.Reason == ReasonValid }
+
+// String returns the reason and the message.
+func (v Verdict) String() string { return fmt.Sprintf("%s: %s", v.Reason, v.Message) }
+
+// Validate parses source and checks that it can serve as the webhook's CA at
+// now. It returns the usable CAs without duplicates, in source order.
+//
+// One certificate that is not a CA rejects the whole source: a leaf in ca.crt
+// means the wrong key or the wrong Secret, and a bundle built from the rest
+// would hide that. Expired certificates, in contrast, are only dropped, so
+// that a source that still lists its retired CA next to the new one keeps
+// working; a source with nothing left is rejected. A certificate that is not
+// yet valid is accepted: the clocks of the issuer, the syncer and the API
+// server differ by seconds, and rejecting it would delay a rotation that the
+// webhook Pods are about to serve.
+func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
+	certs, err := Parse(source)
+	switch {
+	case errors.Is(err, ErrEmpty):
+		return nil, Verdict{Reason: ReasonEmpty, Message: "the CA data is empty"}
+	case err != nil:
+		return nil, Verdict{Reason: ReasonUnparsable, Message: fmt.Sprintf("the CA data is not clean PEM certificates: %v", err)}
+	}
+	var usable []*x509.Certificate
+	seen := make(map[string]bool, len(certs))
+	for _, c := range certs {
+		fp := Fingerprint(c)
+		if !c.BasicConstraintsValid || !c.IsCA {
+			return nil, Verdict{Reason: ReasonNotCA, Message: fmt.Sprintf("certificate %q (sha256 %s) is not a CA", c.Subject, fp)}
+		}
+		if seen[fp] || expired(c, now) {
+			continue
+		}
+		seen[fp] = true
+		usable = append(usable, c)
+	}
+	if len(usable) == 0 {
+		return nil, Verdict{Reason: ReasonExpired, Message: fmt.Sprintf("every CA has expired; the last expired at %s", FormatTime(latestNotAfter(certs)))}
+	}
+	return usable, Verdict{Reason: ReasonValid, Message: fmt.Sprintf("%d CA certificate(s)", len(usable))}
+}
+
+func expired(c *x509.Certificate, now time.Time) bool {
+	return now.After(c.NotAfter)
+}
+
+// latestNotAfter returns the latest expiry in certs, which must not be empty.
+func latestNotAfter(certs []*x509.Certificate) time.Time {
+	return slices.MaxFunc(certs, func(a, b *x509.Certificate) int { return a.NotAfter.Compare(b.NotAfter) }).NotAfter
 }
