@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,10 +57,8 @@ func (r Root[O, P]) Execute(ctx context.Context, args []string, stdout, stderr i
 	o := r.defaults()
 	fs := r.flagSet(P(&o), stderr)
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		for _, sc := range r.subcommands {
-			if sc.Name == args[0] {
-				return sc.Run(ctx, args[1:])
-			}
+		if i := slices.IndexFunc(r.subcommands, func(sc Subcommand) bool { return sc.Name == args[0] }); i >= 0 {
+			return r.subcommands[i].Run(ctx, args[1:])
 		}
 		fs.Usage()
 		return UsageError{Err: fmt.Errorf("unknown command %q", args[0])}

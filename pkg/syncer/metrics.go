@@ -48,10 +48,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"1 when every webhook's caBundle equals the bundle built from a valid source, as of the last reconcile."),
 		SourceValid: metric.Gauge("cabundle_syncer_source_valid",
 			"1 when the CA in the Secret was usable at the last reconcile."),
-		Updates: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "cabundle_syncer_updates_total",
-			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone.",
-		}),
+		Updates: prometheus.NewCounter(prometheus.CounterOpts{Name: "cabundle_syncer_updates_total",
+			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone."}),
 		Errors: metric.CounterVec("cabundle_syncer_errors_total",
 			"Reconciles that ended in an error or found an invalid source, by reason.",
 			[]string{"reason"}, errorReasons()...),

@@ -31,10 +31,9 @@ import (
 // resourceVersion precondition keeps an entry added after the read.
 func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
 		return false, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", name, err)
 	}
 	kept := slices.DeleteFunc(slices.Clone(mwc.ManagedFields), func(mf metav1.ManagedFieldsEntry) bool {
@@ -46,11 +45,10 @@ func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Clien
 	if len(kept) == 0 {
 		kept = []metav1.ManagedFieldsEntry{{}}
 	}
-	ops := []patch.Operation{
+	data, err := json.Marshal([]patch.Operation{
 		{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion},
 		{Op: "replace", Path: "/metadata/managedFields", Value: kept},
-	}
-	data, err := json.Marshal(ops)
+	})
 	if err != nil {
 		return false, fmt.Errorf("encode managedFields of MutatingWebhookConfiguration %s: %w", name, err)
 	}

@@ -59,9 +59,8 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 		}
 	}
 	// Every event maps to the one key, so a burst folds into one reconcile.
-	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: cfg.WebhookConfiguration}}
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{key}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: cfg.WebhookConfiguration}}}
 	})
 	// The predicates guard against a manager built without CacheOptions.
 	named := func(namespace, name string) builder.Predicates {
@@ -110,10 +109,7 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 // Retries of a failed sync back off from minRetryDelay to maxRetryDelay, not
 // controller-runtime's 1000 s: a fix shows well within the 2 minutes after
 // which the out-of-sync alert fires.
-const (
-	minRetryDelay = 100 * time.Millisecond
-	maxRetryDelay = 30 * time.Second
-)
+const minRetryDelay, maxRetryDelay = 100 * time.Millisecond, 30 * time.Second
 
 func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay)
