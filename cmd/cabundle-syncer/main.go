@@ -26,9 +26,8 @@ func main() {
 	cmdline.Main(binaryName, func(ctx context.Context) error { return c.execute(ctx, os.Args[1:]) })
 }
 
-// cli parses the command line (the syncer is the root command, `check` a
-// subcommand) and hands the result to a run function, so that parsing and
-// validation are tested without starting anything.
+// cli parses the command line, the syncer's or check's, for a run function,
+// so that parsing and validation are tested without starting anything.
 type cli struct {
 	stdout, stderr io.Writer
 	runSyncer      func(context.Context, Options) error
@@ -58,7 +57,6 @@ type Options struct {
 	Version                                    bool
 }
 
-// defaultOptions returns the options with every flag at its default.
 func defaultOptions() Options {
 	return Options{
 		Syncer: syncer.Config{SecretNamespace: syncer.DefaultNamespace, SecretName: syncer.DefaultSecretName,
@@ -99,9 +97,8 @@ func (o Options) Validate() error {
 	if o.LeaderElect {
 		errs.Field("--leader-election-namespace", o.LeaderElectionNamespace, validation.IsDNS1123Label)
 		errs.Field("--leader-election-id", o.LeaderElectionID, validation.IsDNS1123Subdomain)
-		// client-go's own rules (leaderelection.NewLeaderElector, with its
-		// jitter factor of 1.2), so that a bad combination fails at startup
-		// with the flag names rather than later with client-go's wording.
+		// client-go's rules (leaderelection.NewLeaderElector, jitter factor 1.2),
+		// so that a bad combination fails at startup, naming the flags.
 		lease, renew, retry := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
 		if lease <= 0 || renew <= 0 || retry <= 0 {
 			errs.Addf("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive")

@@ -78,7 +78,6 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// newManager builds the manager that runs the syncer.
 func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, error) {
 	mgrOpts := ctrl.Options{
 		Logger:                        log,

@@ -12,12 +12,8 @@ import (
 // Record is what the syncer must remember about one CA in the bundle across
 // reconciles, restarts and leader changes.
 type Record struct {
-	// FirstSeen is when the CA was first seen: in the source or, for a CA
-	// that was in the bundle before any record of it existed, in the bundle.
-	FirstSeen time.Time
-	// SupersededAt is when the CA was first found missing from the source,
-	// zero while it is there. The overlap runs from here.
-	SupersededAt time.Time
+	FirstSeen    time.Time // in the source, or in the bundle for a CA that was there before any record
+	SupersededAt time.Time // when first missing from the source, zero while there; the overlap runs from here
 }
 
 // State holds the records of the CAs in a bundle, by Fingerprint.
@@ -26,9 +22,8 @@ type State map[string]Record
 // Input is everything Merge needs.
 type Input struct {
 	Source []byte // the PEM data of ca.crt in the certificate Secret
-	// Current holds the caBundle of every webhook entry as it is now, where
-	// the previous CAs are taken from. The entries usually agree, but after
-	// an external edit they may not, and any of them may be damaged.
+	// Current holds the caBundle of every webhook entry, where the previous CAs
+	// come from; after an external edit they may differ, and any may be damaged.
 	Current [][]byte
 	State   State         // as returned by the last Merge that was written
 	Overlap time.Duration // how long a CA stays after it left the source; zero replaces the bundle
@@ -49,24 +44,20 @@ type Result struct {
 	RequeueAfter time.Duration
 }
 
-// Merge builds the caBundle: every usable CA of the source, plus each
-// previous CA found in Current that is a CA, has not expired, and left the
-// source less than Overlap ago, without duplicates. The order depends only
-// on the certificates and the state, never on the order of the input, so
-// that an unchanged situation produces identical bytes and causes no write.
-//
-// A previous CA that has no record (the state was lost, or the bundle was
-// written by an older syncer) starts its overlap now: keeping a CA too long
-// is harmless, dropping it too early opens the window this package exists to
-// close.
+// Merge builds the caBundle: every usable CA of the source, plus each previous
+// CA in Current that is a CA, has not expired, and left the source less than
+// Overlap ago, without duplicates. The order depends on the certificates and
+// the state, not on the input's order, so an unchanged situation gives the
+// same bytes and no write. A previous CA without a record (state lost, or an
+// older syncer wrote the bundle) starts its overlap now: keeping a CA too long
+// is harmless, dropping it too early opens the window Merge exists to close.
 func Merge(in Input) Result {
 	source, verdict := Validate(in.Source, in.Now)
 	if !verdict.Valid() {
 		return Result{Verdict: verdict}
 	}
-	// Records keep time to the second, as the cluster does. Rounding up makes
-	// an overlap at least as long as asked for, and the record read back
-	// equal to the one written.
+	// Records keep time to the second, as the cluster does. Rounding up keeps an
+	// overlap at least as long as asked for, and a record read back as written.
 	stamp := in.Now.UTC().Add(time.Second - time.Nanosecond).Truncate(time.Second)
 	current, seen := sourceEntries(source, in.State, stamp)
 	previous := previousEntries(in, seen, stamp)
@@ -185,16 +176,13 @@ func (v Verdict) Valid() bool { return v.Reason == ReasonValid }
 func (v Verdict) String() string { return fmt.Sprintf("%s: %s", v.Reason, v.Message) }
 
 // Validate parses source and checks that it can serve as the webhook's CA at
-// now. It returns the usable CAs without duplicates, in source order.
-//
-// One certificate that is not a CA rejects the whole source: a leaf in ca.crt
-// means the wrong key or the wrong Secret, and a bundle built from the rest
-// would hide that. Expired certificates, in contrast, are only dropped, so
-// that a source that still lists its retired CA next to the new one keeps
-// working; a source with nothing left is rejected. A certificate that is not
-// yet valid is accepted: the clocks of the issuer, the syncer and the API
-// server differ by seconds, and rejecting it would delay a rotation that the
-// webhook Pods are about to serve.
+// now. It returns the usable CAs without duplicates, in source order. One
+// certificate that is not a CA rejects the whole source: a leaf in ca.crt means
+// the wrong key or the wrong Secret, which a bundle of the rest would hide.
+// Expired certificates are only dropped, so that a source listing its retired
+// CA beside the new one keeps working; one with nothing left is rejected. A
+// certificate not yet valid is accepted: the clocks of issuer, syncer and API
+// server differ by seconds, and rejecting it would delay a rotation.
 func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
 	certs, err := Parse(source)
 	switch {

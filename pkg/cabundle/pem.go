@@ -17,13 +17,10 @@ const certificateBlockType = "CERTIFICATE"
 // ErrEmpty is returned by Parse for input that holds nothing but whitespace.
 var ErrEmpty = errors.New("no certificates: the data is empty")
 
-// Parse decodes PEM data that holds one or more CERTIFICATE blocks.
-//
-// It is strict on purpose. Anything but whitespace outside the blocks, a block
-// of another type, PEM headers, or a block that does not parse as a
-// certificate is an error. A ca.crt that carries junk is more likely
-// truncated or mixed up with another file than annotated, and the syncer must
-// not guess which part was meant.
+// Parse decodes PEM data of one or more CERTIFICATE blocks, strictly: anything
+// but whitespace outside the blocks, another block type, PEM headers, or a
+// block that is not a certificate is an error. A ca.crt with junk is more
+// likely truncated or mixed up than annotated, and the syncer must not guess.
 func Parse(data []byte) ([]*x509.Certificate, error) {
 	rest := bytes.TrimSpace(data)
 	if len(rest) == 0 {
@@ -52,9 +49,8 @@ func Parse(data []byte) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-// parseLenient returns every certificate it can find in data and ignores the
-// rest. It reads what is already in the MutatingWebhookConfiguration, where a
-// damaged entry must not hide the previous CAs that are still intact.
+// parseLenient returns every certificate in data and ignores the rest: in the
+// bundle in place, a damaged entry must not hide the intact previous CAs.
 func parseLenient(data []byte) []*x509.Certificate {
 	var certs []*x509.Certificate
 	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
@@ -77,9 +73,8 @@ func Encode(certs []*x509.Certificate) []byte {
 	return out
 }
 
-// Fingerprint identifies a certificate by the lowercase hex SHA-256 of its
-// DER encoding, the same value `openssl x509 -fingerprint -sha256` prints
-// without colons.
+// Fingerprint is the lowercase hex SHA-256 of a certificate's DER encoding,
+// as `openssl x509 -fingerprint -sha256` prints it without colons.
 func Fingerprint(cert *x509.Certificate) string {
 	sum := sha256.Sum256(cert.Raw)
 	return hex.EncodeToString(sum[:])
@@ -89,11 +84,9 @@ func Fingerprint(cert *x509.Certificate) string {
 // project does: RFC 3339 in UTC, to the second.
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// Equal reports whether two bundles hold the same certificates in the same
-// order. Bundles that differ only in PEM line wrapping or surrounding
-// whitespace are equal, so a caBundle written by another tool is not
-// rewritten for formatting alone. When either side does not parse, Equal
-// falls back to comparing bytes.
+// Equal reports whether two bundles hold the same certificates in order, so
+// that a caBundle wrapped or spaced differently is not rewritten for formatting
+// alone. When either side does not parse, Equal compares bytes.
 func Equal(a, b []byte) bool {
 	ca, errA := Parse(a)
 	cb, errB := Parse(b)

@@ -1,7 +1,6 @@
-// Package cmdline holds what both binaries share, so that they cannot drift
-// apart: the root command with its subcommands (Root), the exit status of an
-// outcome (ExitCode), and the logger (NewLogger), whose lines share one time
-// format and lose no admission decision to sampling.
+// Package cmdline holds what both binaries share, so they cannot drift apart:
+// the root command with its subcommands (Root), the exit status (ExitCode), and
+// the logger (NewLogger): one time format, and no decision lost to sampling.
 package cmdline
 
 import (
@@ -140,9 +139,8 @@ func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
 // ExitError ends the process with Code, for a command whose outcome is a
-// status, such as a health check's WARN or FAIL. A nil Err exits quietly;
-// otherwise Err is reported like any other error. It takes precedence over
-// a UsageError it wraps: a subcommand gives its own code to its mistakes.
+// status, such as a check's WARN or FAIL; a nil Err exits quietly. It outranks
+// a UsageError it wraps, so that a subcommand gives its mistakes its own code.
 type ExitError struct {
 	Code int
 	Err  error
@@ -157,10 +155,9 @@ func (e ExitError) Error() string {
 
 func (e ExitError) Unwrap() error { return e.Err }
 
-// ExitCode maps the outcome of a command to the process exit status and
-// reports any error on stderr, prefixed with the binary's name: 0 for
-// success and -h, the code of an ExitError, 2 for a UsageError and 1 for
-// anything else.
+// ExitCode maps the outcome of a command to the exit status, and reports any
+// error on stderr after the binary's name: 0 for success and -h, the code of
+// an ExitError, 2 for a UsageError and 1 for anything else.
 func ExitCode(binary string, err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -178,10 +175,9 @@ func ExitCode(binary string, err error, stderr io.Writer) int {
 	return code
 }
 
-// Main runs execute with a context that ends at the first SIGINT or
-// SIGTERM, and exits with ExitCode. After the first signal the default
-// handling is back, so a second one ends the process at once instead of
-// waiting for the drain.
+// Main runs execute with a context that ends at the first SIGINT or SIGTERM,
+// and exits with ExitCode. After the first signal the default handling is
+// back, so a second one ends the process at once instead of after the drain.
 func Main(binary string, execute func(context.Context) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)

@@ -11,17 +11,15 @@ import (
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// LogTimeLayout is the time format of both binaries' log lines, in UTC,
-// unless --zap-time-encoding names another; docs/operations.md ("Logs")
-// says why.
+// LogTimeLayout is the time format of both binaries' log lines, in UTC, unless
+// --zap-time-encoding names another; docs/operations.md ("Logs") says why.
 const LogTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // NewLogger returns the logger that o, the --zap-* flags, describe, as
-// controller-runtime builds it, with two changes. Times are LogTimeLayout
-// unless o names a time encoder. And the lines of the loggers named
-// unsampled, exactly, are never sampled: in production, controller-runtime
-// keeps the first 100 lines a second of each message and then 1 in 100,
-// which breaks the promise that a request is always one line.
+// controller-runtime builds it, but with times in LogTimeLayout unless o names
+// a time encoder, and with the loggers named unsampled, exactly, never sampled:
+// in production controller-runtime keeps the first 100 lines a second of each
+// message, then 1 in 100, which breaks the promise that a request is one line.
 func NewLogger(o crzap.Options, unsampled ...string) logr.Logger {
 	if o.TimeEncoder == nil {
 		layout := zapcore.TimeEncoderOfLayout(LogTimeLayout)

@@ -1,7 +1,6 @@
-// Package metric holds the two steps every metrics constructor of both
-// binaries takes: counters whose series exist at zero from the start, so
-// that rate() works on the first event, and registration on a registry
-// passed in, never a global one.
+// Package metric holds the two steps of every metrics constructor of both
+// binaries: counters whose series exist at zero, so that rate() works on the
+// first event, and registration on a registry passed in, never a global one.
 package metric
 
 import (

@@ -29,12 +29,10 @@ const (
 
 // Config names the two objects the syncer connects, and the overlap.
 type Config struct {
-	SecretNamespace, SecretName string // the Secret written by the certificate issuer
-	CAKey                       string // the key in the Secret's data that holds the CA in PEM
-	WebhookConfiguration        string // the MutatingWebhookConfiguration whose caBundle is kept
-	// Overlap is how long a CA stays in the bundle after it left the
-	// Secret. Zero replaces the bundle at every rotation.
-	Overlap time.Duration
+	SecretNamespace, SecretName string        // the Secret written by the certificate issuer
+	CAKey                       string        // the key in the Secret's data that holds the CA in PEM
+	WebhookConfiguration        string        // the MutatingWebhookConfiguration whose caBundle is kept
+	Overlap                     time.Duration // how long a CA stays after it left the Secret; 0 replaces the bundle
 }
 
 // Validate reports every field that cannot work, checked with the API
@@ -52,8 +50,7 @@ func (c Config) Validate() error {
 // them: by their description, or by the flags that set them.
 type FieldNames struct{ SecretNamespace, SecretName, CAKey, WebhookConfiguration string }
 
-// ValidateNames adds to errs what is wrong with the names of the two
-// objects and the CA key.
+// ValidateNames adds to errs the problems of the object names and the CA key.
 func (c Config) ValidateNames(errs *validate.Errors, names FieldNames) {
 	errs.Field(names.SecretNamespace, c.SecretNamespace, validation.IsDNS1123Label)
 	errs.Field(names.SecretName, c.SecretName, validation.IsDNS1123Subdomain)
@@ -61,17 +58,15 @@ func (c Config) ValidateNames(errs *validate.Errors, names FieldNames) {
 	errs.Field(names.WebhookConfiguration, c.WebhookConfiguration, validation.IsDNS1123Subdomain)
 }
 
-// LeaderIdentity is how a replica in Pod pod holds the Lease:
-// <pod>_<uuid>. A Pod name never contains "_", so HolderPodName finds the
-// Pod again; the uuid keeps two processes of one Pod, such as a restarted
-// container, apart.
+// LeaderIdentity is how a replica in Pod pod holds the Lease: <pod>_<uuid>.
+// A Pod name never contains "_", so HolderPodName finds the Pod again; the
+// uuid keeps two processes of one Pod, such as a restarted container, apart.
 func LeaderIdentity(pod string) string {
 	return pod + "_" + string(uuid.NewUUID())
 }
 
-// HolderPodName returns the Pod name in a holder identity that
-// LeaderIdentity made: everything before the last "_". An identity without
-// "_" is returned whole.
+// HolderPodName returns the Pod name in an identity LeaderIdentity made:
+// everything before the last "_", or the whole identity if it has none.
 func HolderPodName(identity string) string {
 	if i := strings.LastIndex(identity, "_"); i >= 0 {
 		return identity[:i]

@@ -1,10 +1,8 @@
 // Package syncer is the controller of cabundle-syncer: it keeps
-// webhooks[*].clientConfig.caBundle of one MutatingWebhookConfiguration in
-// step with ca.crt of one Secret, using the pure merge in package cabundle.
-//
-// It caches only those two objects (CacheOptions) and keeps the merge's
-// overlap state in StateAnnotation, not in memory, so a new leader continues
-// where the last one stopped. docs/architecture.md ("cabundle-syncer",
-// "Decision: a JSON patch, not server-side apply" and "The overlap-state
-// annotation") says what it writes, and why.
+// webhooks[*].clientConfig.caBundle of one MutatingWebhookConfiguration in step
+// with ca.crt of one Secret, through the pure merge of package cabundle. It
+// caches only those two objects (CacheOptions) and keeps the overlap state in
+// StateAnnotation, so that a new leader goes on where the last one stopped.
+// docs/architecture.md ("cabundle-syncer", "Decision: a JSON patch, not
+// server-side apply", "The overlap-state annotation") has the what and why.
 package syncer

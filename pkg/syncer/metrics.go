@@ -30,10 +30,9 @@ func errorReasons() [][]string {
 	}
 }
 
-// Metrics are the syncer's metrics; their help texts say what each means.
-// Only the leader reconciles, so in_sync, source_valid, ca_not_after_seconds
-// and bundle_certificates carry meaning only where is_leader is 1; alerts
-// should join on it.
+// Metrics are the syncer's metrics; their help texts say what each means. Only
+// the leader reconciles, so in_sync, source_valid, ca_not_after_seconds and
+// bundle_certificates matter only where is_leader is 1, which alerts join on.
 type Metrics struct {
 	InSync, SourceValid, CANotAfter, BundleCertificates, IsLeader prometheus.Gauge
 

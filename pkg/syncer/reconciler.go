@@ -75,9 +75,8 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, m *Metrics, c
 }
 
 // Reconcile reads both objects, merges, and writes what differs. A missing
-// object or an invalid source is reported and not retried: only a change to
-// a watched object, which triggers a reconcile, can fix it. Read and write
-// errors are retried with backoff.
+// object or an invalid source is reported, not retried: only a change to a
+// watched object can fix it. Read and write errors are retried with backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := logf.FromContext(ctx).WithValues(
 		logkeys.Secret, r.cfg.SecretNamespace+"/"+r.cfg.SecretName,
@@ -134,7 +133,6 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	return in, nil
 }
 
-// mergeAndWrite merges the source with what is in place and writes what differs.
 func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
 	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
 	current := make([][]byte, 0, len(in.mwc.Webhooks))
@@ -170,8 +168,7 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		return writeFailed(in.mwc.Name, err)
 	}
 	if bundleInPlace {
-		// Only the overlap state changed, e.g. on the first run against a
-		// bundle written by another tool.
+		// Only the overlap state changed, e.g. on a bundle another tool wrote.
 		return &ending{outcome: OutcomeStateRecorded, msg: MsgStateRecorded}
 	}
 	return &ending{outcome: OutcomeWritten, msg: MsgWritten,
@@ -180,9 +177,8 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 			len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}
 }
 
-// writeFailed is the ending of a failed patch. A conflict or a NotFound
-// means the object changed or went away since the cache was read: the watch
-// event that says so is on its way, and the retry reads fresh data.
+// writeFailed is the ending of a failed patch. After a conflict or NotFound,
+// the watch event of the change is on its way, and the retry reads fresh data.
 func writeFailed(name string, err error) *ending {
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", name, err))
@@ -193,11 +189,10 @@ func writeFailed(name string, err error) *ending {
 	return end
 }
 
-// caBundlePatch returns the JSON patch that sets bundle in every webhook
-// entry that does not hold it yet, and the state annotation when it differs,
-// preconditioned on the resourceVersion mwc was read at (docs/architecture.md,
-// "Decision: a JSON patch, not server-side apply"). It names nothing else, so
-// it never resets a field of whoever applies the manifests.
+// caBundlePatch returns the JSON patch that sets bundle in every webhook entry
+// that lacks it and the state annotation when it differs, if mwc is still at
+// its resourceVersion. Naming nothing else, it resets no field of a deployer
+// (docs/architecture.md, "Decision: a JSON patch, not server-side apply").
 func caBundlePatch(mwc *admissionregistrationv1.MutatingWebhookConfiguration, bundle []byte, annotation string) []byte {
 	ops := []patch.Operation{{Op: "replace", Path: "/metadata/resourceVersion", Value: mwc.ResourceVersion}}
 	for i, wh := range mwc.Webhooks {
@@ -274,7 +269,6 @@ func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconci
 	return reconcile.Result{RequeueAfter: end.merged.RequeueAfter}, nil
 }
 
-// setMetrics sets the gauges and counters that describe how a sync ended.
 func (r *Reconciler) setMetrics(end *ending) {
 	switch {
 	case end.merged != nil:

@@ -21,14 +21,12 @@ import (
 
 // releaseApplyEntry removes the managedFields entry of earlier builds
 // (FieldManager, operation Apply), which an Update leaves in place, from the
-// MutatingWebhookConfiguration name, and reports whether there was one.
-// reader must not strip managedFields, as the cache does.
-//
-// Replacing metadata.managedFields is the documented reset of ownership
-// (docs/operations.md); an empty list would leave them as they are, so the
-// last entry goes as a list of one empty entry. The patch changes nothing
-// else, as the reset would make the syncer the owner of that change, and its
-// resourceVersion precondition keeps an entry added after the read.
+// MutatingWebhookConfiguration name, and reports whether there was one; reader
+// must not strip managedFields, as the cache does. Replacing managedFields is
+// the documented reset of ownership (docs/operations.md); an empty list would
+// leave them as they are, so the last entry goes as a list of one empty entry.
+// The patch changes nothing else, which the reset would make the syncer own,
+// and its resourceVersion precondition keeps an entry added after the read.
 func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); apierrors.IsNotFound(err) {
@@ -59,9 +57,8 @@ func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Clien
 }
 
 // releaseApplyEntryUntilDone retries releaseApplyEntry with the controller's
-// backoff until it succeeds or ctx ends: a conflict with the controller's own
-// write is expected, and no error (RBAC, an unreachable API server) may stop
-// the syncer, whose main job does not depend on this.
+// backoff until it succeeds or ctx ends: a conflict with the controller's write
+// is expected, and no error here (RBAC, API server down) may stop the syncing.
 func releaseApplyEntryUntilDone(ctx context.Context, reader client.Reader, c client.Client, name string, log logr.Logger) {
 	backoff := retryBackoff()
 	log = log.WithValues(logkeys.WebhookConfiguration, name)

@@ -25,9 +25,8 @@ import (
 )
 
 // CacheOptions restricts the manager's cache to the two objects the syncer
-// reads, not every Secret of the cluster. The field selector on
-// metadata.name lets the RBAC rules name them (resourceNames), and reads of
-// any other type fail instead of starting a cluster-wide informer.
+// reads. Its field selector on metadata.name lets RBAC name them in
+// resourceNames; reads of other types fail, not start a cluster-wide informer.
 func CacheOptions(cfg Config) cache.Options {
 	return cache.Options{
 		ReaderFailOnMissingInformer: true,
@@ -92,9 +91,8 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	return nil
 }
 
-// CacheSyncedCheck is a readiness check that passes once the cache holds
-// the two objects (or knows they are absent). A replica waiting for the
-// lease is ready too: it has everything it needs to take over at once.
+// CacheSyncedCheck is a readiness check that passes once the cache has synced,
+// on standbys too: they have everything they need to take over at once.
 func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 	return func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
@@ -106,9 +104,8 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 	}
 }
 
-// Retries of a failed sync back off from minRetryDelay to maxRetryDelay, not
-// controller-runtime's 1000 s: a fix shows well within the 2 minutes after
-// which the out-of-sync alert fires.
+// Failed syncs back off from minRetryDelay to maxRetryDelay, not 1000 s as in
+// controller-runtime: a fix shows within the out-of-sync alert's 2 minutes.
 const minRetryDelay, maxRetryDelay = 100 * time.Millisecond, 30 * time.Second
 
 func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {

@@ -1,6 +1,5 @@
-// Package version holds the version and revision of the binary it is linked
-// into, as each build stamps them with the linker's -X
-// (hack/build-binary.sh), and exports them as the binary's build-info gauge.
+// Package version holds the version and revision that the build stamps with
+// the linker's -X (hack/build-binary.sh); RegisterBuildInfo exports them.
 package version
 
 import (
@@ -10,8 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// version and revision are vars only because the linker's -X can stamp
-// nothing else.
+// Vars, as the linker's -X stamps nothing else.
 var (
 	version  = "dev"     // the release the binary was built as
 	revision = "unknown" // the commit the binary was built from
