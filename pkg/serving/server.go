@@ -96,8 +96,15 @@ func New(o Options) (*Server, error) {
 	s.webhook.Protocols.SetHTTP2(o.EnableHTTP2)
 
 	probes := http.NewServeMux()
-	probes.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, nil) })
-	probes.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, s.Ready()) })
+	// Answers are plain text, not to be sniffed, as http.Error writes them.
+	probes.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "ok", http.StatusOK) })
+	probes.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		http.Error(w, "ok", http.StatusOK)
+	})
 	s.probe = newHTTPServer(probes, o.Log.WithName("probe-http"))
 
 	metrics := http.NewServeMux()
@@ -144,24 +151,14 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// writeProbe answers in plain text, not to be sniffed, as http.Error does.
-func writeProbe(w http.ResponseWriter, err error) {
-	if err != nil {
-		http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	http.Error(w, "ok", http.StatusOK)
-}
-
 // Listen binds the listeners, so that a bad address fails at start and
 // tests can learn the ports (Addr) before Serve.
-func (s *Server) Listen() error {
+func (s *Server) Listen() (err error) {
 	for i, addr := range []string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr} {
 		if addr == "" || addr == "0" {
 			continue
 		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
+		if s.listeners[i], err = net.Listen("tcp", addr); err != nil {
 			for _, l := range s.listeners[:i] {
 				if l != nil {
 					_ = l.Close() // the error that failed the start is returned
@@ -170,7 +167,6 @@ func (s *Server) Listen() error {
 			s.listeners = [3]net.Listener{}
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-		s.listeners[i] = l
 	}
 	return nil
 }
@@ -200,10 +196,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := s.start(watchCtx, &wg)
 	runErr := s.waitForStop(ctx, errs)
-	s.stopping.Store(true)
-	if runErr == nil {
-		runErr = s.shutdownDelay(errs)
-	}
 	drainErr := s.drain(ctx)
 	stopWatch()
 	wg.Wait()
@@ -241,31 +233,26 @@ func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error 
 	return errs
 }
 
-// waitForStop returns nil when ctx ends, or the error of a server that fails.
-func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
+// waitForStop waits for ctx to end, then fails readiness and serves on for
+// ShutdownDelay. A server that fails ends the wait with its error.
+func (s *Server) waitForStop(ctx context.Context, errs <-chan error) (err error) {
 	select {
 	case <-ctx.Done():
-		return nil
-	case err := <-errs:
+	case err = <-errs:
 		s.opts.Log.Error(err, "A server failed; shutting down")
-		return err
 	}
-}
-
-// shutdownDelay waits for ShutdownDelay, unless a server fails first.
-func (s *Server) shutdownDelay(errs <-chan error) error {
-	if s.opts.ShutdownDelay <= 0 {
-		return nil
+	s.stopping.Store(true)
+	if err != nil || s.opts.ShutdownDelay <= 0 {
+		return err
 	}
 	s.opts.Log.Info("Shutting down: serving with connections closed after each response", keyDelay, s.opts.ShutdownDelay)
 	select {
 	case <-time.After(s.opts.ShutdownDelay):
 	case <-s.endDelay:
-	case err := <-errs:
+	case err = <-errs:
 		s.opts.Log.Error(err, "A server failed while shutting down")
-		return err
 	}
-	return nil
+	return err
 }
 
 // drain shuts the servers down, the webhook first: its in-flight admissions
