@@ -21,6 +21,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/version"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // Keys of the Starting line alone; those of the contract are in pkg/logkeys.
@@ -89,8 +90,8 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(admission.Path, handler)
-	mux.Handle(admission.PathLegacy, handler)
+	mux.Handle(webhookpath.MutatePod, handler)
+	mux.Handle(webhookpath.MutatePodLegacy, handler)
 	return serving.New(serving.Options{
 		WebhookAddr:   net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort)),
 		ProbeAddr:     o.HealthProbeBindAddress,

@@ -18,13 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
-	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
-)
-
-// Paths the handler is served on, from package webhookpath.
-const (
-	Path       = webhookpath.MutatePod
-	PathLegacy = webhookpath.MutatePodLegacy
 )
 
 // DefaultMaxBodyBytes is the largest request body read. It must hold the
