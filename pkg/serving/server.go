@@ -18,9 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Defaults of Options.ShutdownTimeout and of snatch-webhook's
-// --shutdown-delay (Options.ShutdownDelay); together they fit in
-// Kubernetes' default termination grace period of 30 s.
+// Defaults of Options.ShutdownTimeout and ShutdownDelay (snatch-webhook's --shutdown-delay):
+// together they fit in Kubernetes' default termination grace period of 30 s.
 const (
 	DefaultShutdownTimeout = 20 * time.Second
 	DefaultShutdownDelay   = 5 * time.Second
@@ -35,8 +34,7 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain
-	// HTTP, "0" disables them.
+	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain HTTP, "0" disables them.
 	WebhookAddr, ProbeAddr, MetricsAddr string
 	// EnableHTTP2 offers h2 on the webhook listener; off, the webhook is out
 	// of reach of HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
@@ -47,15 +45,13 @@ type Options struct {
 	Gatherer        prometheus.Gatherer // exposed on /metrics
 	Log             logr.Logger
 	ShutdownTimeout time.Duration // bounds the drain; DefaultShutdownTimeout when not positive
-	// ShutdownDelay is the first phase of a shutdown: readiness fails, the
-	// webhook keeps serving, and every response closes its connection, so
-	// that no kept-alive connection is closed under a request the API server
-	// would not retry. Zero or negative skips the phase.
+	// ShutdownDelay is the first phase of a shutdown: readiness fails and the webhook serves on,
+	// each response closing its connection, so that no kept-alive connection is closed under a
+	// request the API server would not retry. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
 }
 
-// Server runs the webhook's TLS listener, its probes, its metrics and the
-// certificate watcher.
+// Server runs the webhook's TLS listener, its probes, its metrics and the certificate watcher.
 type Server struct {
 	opts                    Options
 	webhook, probe, metrics *http.Server
@@ -113,9 +109,8 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// newHTTPServer sets the limits of every listener. The API server gives a
-// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients
-// are cut off long before they can hold many connections.
+// newHTTPServer sets the limits of every listener. The API server gives a webhook at most 30 s
+// (timeoutSeconds) and sends a few KB, so slow clients are cut off before they hold many connections.
 func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -192,7 +187,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWatch()
 	var wg sync.WaitGroup
 	errs := s.start(watchCtx, &wg)
 	runErr := s.waitForStop(ctx, errs)
@@ -255,8 +249,7 @@ func (s *Server) waitForStop(ctx context.Context, errs <-chan error) (err error)
 	return err
 }
 
-// drain shuts the servers down, the webhook first: its in-flight admissions
-// are what must not be lost.
+// drain shuts the servers down, the webhook first: its in-flight admissions must not be lost.
 func (s *Server) drain(ctx context.Context) error {
 	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
