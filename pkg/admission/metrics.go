@@ -11,16 +11,14 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
-// Outcomes of one admission request, the "outcome" label of
-// snatch_webhook_admission_total. None is a denial (see the package doc).
+// Outcomes of a request, the "outcome" label of snatch_webhook_admission_total; none is a denial.
 const (
 	OutcomePatched   = "patched"
 	OutcomeAllowed   = "allowed"
 	OutcomeMalformed = "malformed"
 )
 
-// Reasons for a malformed request, the "reason" label next to
-// OutcomeMalformed. Decisions use the affinity.Reason values.
+// Reasons (the "reason" label) of OutcomeMalformed; decisions use the affinity.Reason values.
 const (
 	ReasonMethodNotAllowed = "method-not-allowed"
 	ReasonBodyTooLarge     = "body-too-large"
@@ -39,8 +37,7 @@ type Metrics struct {
 	duration prometheus.Histogram
 }
 
-// NewMetrics creates the admission metrics, every valid label pair at
-// zero, and registers them on reg.
+// NewMetrics creates the admission metrics, every valid label pair at zero, and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	var zero [][]string
 	for _, r := range affinity.Reasons() {
@@ -97,8 +94,7 @@ func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	return nil
 }
 
-// RegisterBuildInfo exports the webhook's build as the gauge
-// snatch_webhook_build_info{version, revision, goversion} = 1.
+// RegisterBuildInfo exports the gauge snatch_webhook_build_info{version, revision, goversion} = 1.
 func RegisterBuildInfo(reg prometheus.Registerer) error {
 	return version.RegisterBuildInfo(reg, "snatch_webhook_build_info", "snatch-webhook")
 }

@@ -15,9 +15,8 @@ import (
 // type is a typeErr instead.
 var errInvalidJSON = errors.New("invalid JSON")
 
-// scanner walks one JSON document with jsontext's tokenizer
-// (docs/architecture.md, "Decision: a token walk"). It is pooled with the
-// handler's buffers, and with it the decoder's.
+// scanner walks one JSON document with jsontext's tokenizer (docs/architecture.md, "Decision: a
+// token walk"). It is pooled with the handler's buffers, and with it the decoder's.
 type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder
@@ -83,9 +82,8 @@ func (s *scanner) token() error {
 	return s.wrap(err)
 }
 
-// rawString is a JSON string read in place: its raw contents between the
-// quotes and whether they hold escapes. The API server escapes none of the
-// strings compared here, so decoding escapes, which allocates, is rare.
+// rawString is a JSON string read in place: the raw contents between its quotes, and whether they
+// hold escapes, whose decoding allocates; the API server escapes none of the strings compared here.
 type rawString struct {
 	raw     []byte
 	escaped bool
@@ -193,8 +191,7 @@ func (s *scanner) object(name string, members ...member) (present bool, err erro
 	return true, s.token()
 }
 
-// eachElement calls fn, which must read or skip it, at each element of the
-// array that is next.
+// eachElement calls fn, which must read or skip it, at each element of the array that is next.
 func (s *scanner) eachElement(field string, fn func() error) error {
 	if ok, err := s.enter(field, "an array", '['); !ok {
 		return err
