@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -48,13 +49,11 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// newLogger builds the logger of the --zap-* flags, which never samples the
-// decision lines: each request is one line.
+// newLogger builds the logger of the --zap-* flags, which never samples the decision lines.
 func newLogger(z zap.Options) logr.Logger { return cmdline.NewLogger(z, admission.LoggerName) }
 
-// newServer wires the webhook: the affinity decision behind the admission
-// handler, behind the TLS server with its certificate watcher, probes and
-// metrics on reg. It binds nothing; the integration tests call it too.
+// newServer wires the affinity decision behind the admission handler, behind the TLS server with
+// its certificate watcher, probes and metrics on reg. It binds nothing; integration tests call it too.
 func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.Server, error) {
 	mutator, err := affinity.NewMutator(o.Policy)
 	if err != nil {
@@ -64,10 +63,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	if err != nil {
 		return nil, err
 	}
-	if err := admission.RegisterPolicy(reg, o.Policy); err != nil {
-		return nil, err
-	}
-	if err := admission.RegisterBuildInfo(reg); err != nil {
+	if err := errors.Join(admission.RegisterPolicy(reg, o.Policy), admission.RegisterBuildInfo(reg)); err != nil {
 		return nil, err
 	}
 	handler, err := admission.NewHandler(admission.Options{
@@ -105,9 +101,8 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	})
 }
 
-// defaultGCPercent is the webhook's GOGC unless the environment sets one: it
-// lowers the RSS of a replica (one on every cluster) for little CPU, as
-// docs/benchmarks.md ("GOGC=50 in the webhook") measures.
+// defaultGCPercent is the webhook's GOGC unless the environment sets one: it lowers the RSS of a
+// replica (one on every cluster) for little CPU, as docs/benchmarks.md ("GOGC=50 in the webhook") measures.
 const defaultGCPercent = 50
 
 func tuneGC() {
