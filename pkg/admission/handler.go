@@ -56,8 +56,7 @@ func NewHandler(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// buffers are pooled: at a thousand reviews a second, allocating 10 KB for
-// each body would be most of the handler's garbage.
+// buffers are pooled: at a thousand reviews a second, a new 10 KB body each would be most of the garbage.
 type buffers struct {
 	in      bytes.Buffer
 	limit   io.LimitedReader

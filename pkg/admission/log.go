@@ -41,8 +41,7 @@ func newDecisionLogger(l logr.Logger) decisionLogger {
 func (l decisionLogger) write(rev *review, err error, line decisionLine) {
 	if err == nil && l.zap != nil {
 		if ce := l.zap.Check(zapcore.InfoLevel, MsgDecision); ce != nil {
-			e := new(decisionLine) // the one allocation for the line and its field
-			*e = line
+			e := new(line) // the one allocation for the line and its field
 			e.setNames(rev)
 			e.field[0] = zap.Inline(e)
 			ce.Write(e.field[:]...)

@@ -30,8 +30,7 @@ const (
 	ReasonNoUID            = "no-uid"
 )
 
-// Metrics are the admission metrics (docs/operations.md, "Metrics"). The
-// labels are bounded: an outcome and a reason, never a Pod or namespace.
+// Metrics are the admission metrics (docs/operations.md, "Metrics"), labelled by outcome and reason only.
 type Metrics struct {
 	total    *prometheus.CounterVec
 	duration prometheus.Histogram
@@ -78,9 +77,8 @@ func (m *Metrics) observe(outcome, reason string, d time.Duration) {
 	}
 }
 
-// RegisterPolicy exports the policy as the gauge
-// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, which alerts
-// join with the pools that exist (docs/operations.md, "Metrics").
+// RegisterPolicy exports the gauge snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, which
+// alerts join with the pools that exist (docs/operations.md, "Metrics").
 func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "snatch_webhook_policy_info",

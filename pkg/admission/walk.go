@@ -11,8 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// errInvalidJSON marks malformed JSON. A well-formed value of an unexpected
-// type is a typeErr instead.
+// errInvalidJSON marks malformed JSON; a well-formed value of an unexpected type is a typeErr instead.
 var errInvalidJSON = errors.New("invalid JSON")
 
 // scanner walks one JSON document with jsontext's tokenizer (docs/architecture.md, "Decision: a
@@ -26,8 +25,7 @@ type scanner struct {
 	typeErr error
 }
 
-// reset starts a walk over data. The decoder parses a bytes.Buffer in
-// place, so the values read are slices of data that outlive the walk.
+// reset starts a walk over data. A bytes.Buffer is parsed in place: values read are slices of data itself.
 func (s *scanner) reset(data []byte) {
 	s.buf = *bytes.NewBuffer(data)
 	s.dec.Reset(&s.buf)
@@ -145,17 +143,15 @@ func (s *scanner) stringOrNull(field string) (rawString, error) {
 	return s.readString()
 }
 
-// member is a member of an object that a walk reads: a string (or null)
-// into str, or else any value through read, which reads or skips it. path
-// names it in messages; its last "."-separated part is the key.
+// member is an object member a walk reads: a string (or null) into str, or else any value through
+// read, which reads or skips it. path names it in messages; its last "."-separated part is the key.
 type member struct {
 	path string
 	str  *rawString
 	read func() error
 }
 
-// enter steps into the object or array that is next if its kind is kind
-// (see expect). ok is false for null or a mismatch.
+// enter steps into the object or array that is next if its kind is kind; ok is false as in expect.
 func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	if ok, err = s.expect(field, want, kind); ok {
 		err = s.token()
@@ -163,9 +159,8 @@ func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	return ok && err == nil, err
 }
 
-// object walks the object that is next, named name in messages, reading the
-// members given and skipping the others, with no callback: a member skipped
-// costs no indirect call. present is false for null or a mismatch.
+// object walks the next object, named name in messages: it reads the members given and skips the
+// others without a callback's indirect call. present is false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
 	if ok, err := s.enter(name, "an object", '{'); !ok {
 		return false, err
