@@ -26,8 +26,7 @@ const (
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 
-	// DefaultPollInterval is how often the files are read without a file
-	// event, to catch what events miss, such as a directory created later.
+	// DefaultPollInterval is how often the files are read anyway, for what events miss (a later directory).
 	DefaultPollInterval = 10 * time.Second
 	// debounce makes one reload of the events of one kubelet update: new timestamped
 	// directory, ..data_tmp symlink, rename to ..data, removal of the old directory.

@@ -28,8 +28,7 @@ const (
 // Keys of the lines only people read; those of the contract are in pkg/logkeys.
 const (
 	keyWebhook, keyProbes, keyMetrics, keyHTTP2 = "webhook", "probes", "metrics", "http2"
-	keyDelay, keyTimeout                        = "delay", "timeout"
-	keyDir, keyEvent                            = "dir", "event"
+	keyDelay, keyTimeout, keyDir, keyEvent      = "delay", "timeout", "dir", "event"
 )
 
 // Options configure a Server.
@@ -132,8 +131,7 @@ func (l errorLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Ready returns nil when the webhook can serve: a certificate has loaded,
-// the listener accepts, and shutdown has not begun.
+// Ready returns nil when the webhook can serve: a certificate loaded, the listener up, no shutdown.
 func (s *Server) Ready() error {
 	switch {
 	case s.stopping.Load():
@@ -146,8 +144,7 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// Listen binds the listeners, so that a bad address fails at start and
-// tests can learn the ports (Addr) before Serve.
+// Listen binds the listeners: a bad address fails at start, and tests learn the ports (Addr) before Serve.
 func (s *Server) Listen() (err error) {
 	for i, addr := range []string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr} {
 		if addr == "" || addr == "0" {
@@ -177,9 +174,8 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	return addrs[0], addrs[1], addrs[2]
 }
 
-// Serve runs until ctx ends, then fails readiness, keeps serving for
-// ShutdownDelay with each connection closed after its response, and drains
-// in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
+// Serve runs until ctx ends, then fails readiness, serves on for ShutdownDelay closing each connection
+// after its response, and drains in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -200,8 +196,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(runErr, drainErr)
 }
 
-// start runs the certificate watcher and every bound listener in wg; their
-// failures arrive on the channel it returns.
+// start runs the certificate watcher and each bound listener in wg; failures come on the channel returned.
 func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error {
 	errs := make(chan error, 4) // one for each goroutine
 	run := func(name string, f func() error) {
