@@ -49,11 +49,13 @@ func run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// newLogger builds the logger of the --zap-* flags, which never samples the decision lines.
+// newLogger builds the logger of the --zap-* flags, which never samples the
+// decision lines.
 func newLogger(z zap.Options) logr.Logger { return cmdline.NewLogger(z, admission.LoggerName) }
 
-// newServer wires the affinity decision behind the admission handler, behind the TLS server with
-// its certificate watcher, probes and metrics on reg. It binds nothing; integration tests call it too.
+// newServer wires the affinity decision behind the admission handler, behind
+// the TLS server with its certificate watcher, probes and metrics on reg. It
+// binds nothing; integration tests call it too.
 func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.Server, error) {
 	mutator, err := affinity.NewMutator(o.Policy)
 	if err != nil {
@@ -101,8 +103,9 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	})
 }
 
-// defaultGCPercent is the webhook's GOGC unless the environment sets one: it lowers the RSS of a
-// replica (one on every cluster) for little CPU, as docs/benchmarks.md ("GOGC=50 in the webhook") measures.
+// defaultGCPercent is the webhook's GOGC unless the environment sets one: it
+// lowers the RSS of a replica (one on every cluster) for little CPU, as
+// docs/benchmarks.md ("GOGC=50 in the webhook") measures.
 const defaultGCPercent = 50
 
 func tuneGC() {

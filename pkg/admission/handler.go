@@ -20,10 +20,11 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// DefaultMaxBodyBytes is the largest request body read. It must hold the review of the largest Pod
-// the API server accepts (3 MiB, each <, > and & escaped to six bytes), or such a Pod is created
-// without the term: the webhook answers 413 and the API server fails open.
-// TestWebhookThroughARealAPIServer (cmd/snatch-webhook) holds it.
+// DefaultMaxBodyBytes is the largest request body read. It must hold the review
+// of the largest Pod the API server accepts (3 MiB, each <, > and & escaped to
+// six bytes), or such a Pod is created without the term: the webhook answers
+// 413 and the API server fails open. TestWebhookThroughARealAPIServer
+// (cmd/snatch-webhook) holds it.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
@@ -56,7 +57,8 @@ func NewHandler(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// buffers are pooled: at a thousand reviews a second, a new 10 KB body each would be most of the garbage.
+// buffers are pooled: at a thousand reviews a second, a new 10 KB body each
+// would be most of the garbage.
 type buffers struct {
 	in      bytes.Buffer
 	limit   io.LimitedReader
@@ -92,8 +94,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
-// finish pools bufs, after recovering from a panic: a bug must not turn into a denial or a
-// dropped connection, so it answers "allowed, no patch" if nothing was written yet.
+// finish pools bufs, after recovering from a panic: a bug must not turn into a
+// denial or a dropped connection, so it answers "allowed, no patch" if nothing
+// was written yet.
 func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, start time.Time) {
 	if p := recover(); p != nil {
 		err := fmt.Errorf("panic: %v", p)
@@ -161,7 +164,8 @@ func (h *Handler) tooLarge() *requestError {
 		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
 }
 
-// checkReview checks the review, then the content type ct: application/json, with any parameters.
+// checkReview checks the review, then the content type ct: application/json,
+// with any parameters.
 func checkReview(rev *review, err error, ct string) *requestError {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	switch {
@@ -196,8 +200,9 @@ func (b *buffers) write(w http.ResponseWriter, code int, body []byte) {
 	b.written = true
 }
 
-// Responses are appended by hand: at most five fields and a prebuilt patch, which encoding a
-// generic AdmissionReview would only slow down. Tests hold them to the typed v1 AdmissionReview.
+// Responses are appended by hand: at most five fields and a prebuilt patch,
+// which encoding a generic AdmissionReview would only slow down. Tests hold
+// them to the typed v1 AdmissionReview.
 const responsePrefix = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"`
 
 // appendAllowed appends an allowed response, with the patch when there is
@@ -220,8 +225,9 @@ var statusReasons = map[int]metav1.StatusReason{
 	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
 }
 
-// appendMalformed appends the body of an error answer. The API server reads only its HTTP status,
-// and fails open; allowed is true so that nothing reading the body alone takes it for a denial.
+// appendMalformed appends the body of an error answer. The API server reads
+// only its HTTP status, and fails open; allowed is true so that nothing reading
+// the body alone takes it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
 		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),

@@ -11,18 +11,21 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// MsgDecision is the message of the one line logged for every request, at info level, or at error
-// level for an error or a panic; docs/operations.md ("Logs") lists its keys.
+// MsgDecision is the message of the one line logged for every request, at info
+// level, or at error level for an error or a panic; docs/operations.md ("Logs")
+// lists its keys.
 const MsgDecision = "Admission decision"
 
-// LoggerName is the name of the handler's logger (Options.Log). It logs nothing but the decision
-// lines, so the binary's logger exempts it from sampling (cmdline.NewLogger).
+// LoggerName is the name of the handler's logger (Options.Log). It logs nothing
+// but the decision lines, so the binary's logger exempts it from sampling
+// (cmdline.NewLogger).
 const LoggerName = "admission"
 
-// decisionLogger writes the decision lines, one for every Pod created in a Kyma namespace. Through
-// logr, each key and value is boxed and made a zap field again; with a zapr sink, info lines go to
-// its zap.Logger directly as one inline field (BenchmarkHandler, fast_zap_json). The strings are
-// copies, not views into the pooled body, as a zap core may keep fields.
+// decisionLogger writes the decision lines, one for every Pod created in a Kyma
+// namespace. Through logr, each key and value is boxed and made a zap field
+// again; with a zapr sink, info lines go to its zap.Logger directly as one
+// inline field (BenchmarkHandler, fast_zap_json). The strings are copies, not
+// views into the pooled body, as a zap core may keep fields.
 type decisionLogger struct {
 	log logr.Logger
 	zap *zap.Logger // log's zap.Logger, or nil when log's sink is not zapr
@@ -70,8 +73,8 @@ type decisionLine struct {
 	field                   [1]zap.Field
 }
 
-// setNames sets the namespace, the Pod's name (its generateName followed by "*" when the name is
-// still to be generated) and the uid, all three in one string.
+// setNames sets the namespace, the Pod's name (its generateName followed by "*"
+// when the name is still to be generated) and the uid, all three in one string.
 func (e *decisionLine) setNames(rev *review) {
 	pod, suffix := rev.name, ""
 	if len(pod.raw) == 0 {
@@ -92,7 +95,8 @@ func (e *decisionLine) setNames(rev *review) {
 	e.namespace, e.pod, e.uid = s[:nsEnd], s[nsEnd:podEnd], s[podEnd:]
 }
 
-// MarshalLogObject adds the line's keys, for zap and, through kvEncoder, for logr.
+// MarshalLogObject adds the line's keys, for zap and, through kvEncoder, for
+// logr.
 func (e *decisionLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString(logkeys.Namespace, e.namespace)
 	enc.AddString(logkeys.Pod, e.pod)

@@ -15,7 +15,8 @@ const (
 	reviewKind       = "AdmissionReview"
 )
 
-// review is what the decision needs of an AdmissionReview; its strings point into the request body.
+// review is what the decision needs of an AdmissionReview; its strings point
+// into the request body.
 type review struct {
 	apiVersion, kind rawString
 	hasRequest       bool
@@ -25,7 +26,8 @@ type review struct {
 	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
-	// podErr is set when the object is well-formed JSON but no Pod: allowed, with reason "error".
+	// podErr is set when the object is well-formed JSON but no Pod: allowed, with
+	// reason "error".
 	podErr error
 }
 
@@ -87,8 +89,9 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 	return err
 }
 
-// DecidePod runs the handler's decision on one Pod, in the JSON the API server sends, as for a
-// CREATE. "snatch-webhook mutate" uses it, so that its answer is the webhook's.
+// DecidePod runs the handler's decision on one Pod, in the JSON the API server
+// sends, as for a CREATE. "snatch-webhook mutate" uses it, so that its answer
+// is the webhook's.
 func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
 	var s scanner
 	s.reset(pod)
@@ -114,7 +117,8 @@ func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 	return ok && err == nil, err
 }
 
-// sawPoolKey records that src uses the pool key; of several, the first in FactsOf's order wins.
+// sawPoolKey records that src uses the pool key; of several, the first in
+// FactsOf's order wins.
 func (p *podFacts) sawPoolKey(src affinity.Source, used bool) {
 	if used && (p.facts.PoolKeySetBy == affinity.SourceNone || src < p.facts.PoolKeySetBy) {
 		p.facts.PoolKeySetBy = src
@@ -200,7 +204,8 @@ func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
 	return err
 }
 
-// nodeSelectorTerm reads the keys of a term's matchExpressions; matchFields select on metadata.name only.
+// nodeSelectorTerm reads the keys of a term's matchExpressions; matchFields
+// select on metadata.name only.
 func (p *podFacts) nodeSelectorTerm(s *scanner, poolKey string, src affinity.Source) error {
 	return s.withMember("nodeSelectorTerm", "matchExpressions", func() error {
 		return s.eachElement("nodeSelectorTerm.matchExpressions", func() error {

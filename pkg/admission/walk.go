@@ -11,11 +11,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// errInvalidJSON marks malformed JSON; a well-formed value of an unexpected type is a typeErr instead.
+// errInvalidJSON marks malformed JSON; a well-formed value of an unexpected
+// type is a typeErr instead.
 var errInvalidJSON = errors.New("invalid JSON")
 
-// scanner walks one JSON document with jsontext's tokenizer (docs/architecture.md, "Decision: a
-// token walk"). It is pooled with the handler's buffers, and with it the decoder's.
+// scanner walks one JSON document with jsontext's tokenizer
+// (docs/architecture.md, "Decision: a token walk"). It is pooled with the
+// handler's buffers, and with it the decoder's.
 type scanner struct {
 	buf  bytes.Buffer
 	dec  jsontext.Decoder
@@ -25,7 +27,8 @@ type scanner struct {
 	typeErr error
 }
 
-// reset starts a walk over data. A bytes.Buffer is parsed in place: values read are slices of data itself.
+// reset starts a walk over data. A bytes.Buffer is parsed in place: values read
+// are slices of data itself.
 func (s *scanner) reset(data []byte) {
 	s.buf = *bytes.NewBuffer(data)
 	s.dec.Reset(&s.buf)
@@ -80,8 +83,9 @@ func (s *scanner) token() error {
 	return s.wrap(err)
 }
 
-// rawString is a JSON string read in place: the raw contents between its quotes, and whether they
-// hold escapes, whose decoding allocates; the API server escapes none of the strings compared here.
+// rawString is a JSON string read in place: the raw contents between its
+// quotes, and whether they hold escapes, whose decoding allocates; the API
+// server escapes none of the strings compared here.
 type rawString struct {
 	raw     []byte
 	escaped bool
@@ -143,15 +147,17 @@ func (s *scanner) stringOrNull(field string) (rawString, error) {
 	return s.readString()
 }
 
-// member is an object member a walk reads: a string (or null) into str, or else any value through
-// read, which reads or skips it. path names it in messages; its last "."-separated part is the key.
+// member is an object member a walk reads: a string (or null) into str, or else
+// any value through read, which reads or skips it. path names it in messages;
+// its last "."-separated part is the key.
 type member struct {
 	path string
 	str  *rawString
 	read func() error
 }
 
-// enter steps into the object or array that is next if its kind is kind; ok is false as in expect.
+// enter steps into the object or array that is next if its kind is kind; ok is
+// false as in expect.
 func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	if ok, err = s.expect(field, want, kind); ok {
 		err = s.token()
@@ -159,8 +165,9 @@ func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	return ok && err == nil, err
 }
 
-// object walks the next object, named name in messages: it reads the members given and skips the
-// others without a callback's indirect call. present is false for null or a mismatch.
+// object walks the next object, named name in messages: it reads the members
+// given and skips the others without a callback's indirect call. present is
+// false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
 	if ok, err := s.enter(name, "an object", '{'); !ok {
 		return false, err
@@ -186,7 +193,8 @@ func (s *scanner) object(name string, members ...member) (present bool, err erro
 	return true, s.token()
 }
 
-// eachElement calls fn, which must read or skip it, at each element of the array that is next.
+// eachElement calls fn, which must read or skip it, at each element of the
+// array that is next.
 func (s *scanner) eachElement(field string, fn func() error) error {
 	if ok, err := s.enter(field, "an array", '['); !ok {
 		return err

@@ -30,9 +30,10 @@ func Reasons() []Reason {
 	return []Reason{ReasonNotPod, ReasonNotCreate, ReasonAlreadyScheduled, ReasonOptedOut, ReasonAlreadySet, ReasonInjected, ReasonError}
 }
 
-// Decision is the outcome for one Pod. Patch is nil unless Reason is ReasonInjected, and shared by
-// every Decision of a Mutator: callers must not modify it. Message explains the reason to a person;
-// it never holds Pod data, so it is safe to log and cheap to produce.
+// Decision is the outcome for one Pod. Patch is nil unless Reason is
+// ReasonInjected, and shared by every Decision of a Mutator: callers must not
+// modify it. Message explains the reason to a person; it never holds Pod data,
+// so it is safe to log and cheap to produce.
 type Decision struct {
 	Reason  Reason
 	Message string
@@ -42,8 +43,9 @@ type Decision struct {
 // Patched reports whether the decision carries a patch.
 func (d Decision) Patched() bool { return len(d.Patch) > 0 }
 
-// Mutator decides for one Policy. NewMutator builds every patch and message it can return, so that
-// Decide, which runs for every Pod created in the cluster, allocates nothing.
+// Mutator decides for one Policy. NewMutator builds every patch and message it
+// can return, so that Decide, which runs for every Pod created in the cluster,
+// allocates nothing.
 type Mutator struct {
 	policy Policy
 	// One patch for each shape of the existing affinity, see patchFor.
@@ -100,7 +102,8 @@ func NewMutator(p Policy) (*Mutator, error) {
 // Policy returns the policy the Mutator was built for.
 func (m *Mutator) Policy() Policy { return m.policy }
 
-// Decide applies the decision order of docs/architecture.md ("Admission decision order") to a Pod.
+// Decide applies the decision order of docs/architecture.md ("Admission
+// decision order") to a Pod.
 func (m *Mutator) Decide(f Facts) Decision {
 	switch {
 	case f.Bound:
@@ -115,8 +118,9 @@ func (m *Mutator) Decide(f Facts) Decision {
 	return Decision{Reason: ReasonInjected, Message: m.msgInjected, Patch: m.patchFor(f)}
 }
 
-// patchFor picks the one "add" that fits the existing affinity: each level is created only when it
-// is absent, so podAffinity, podAntiAffinity, required and other preferred terms are never replaced.
+// patchFor picks the one "add" that fits the existing affinity: each level is
+// created only when it is absent, so podAffinity, podAntiAffinity, required and
+// other preferred terms are never replaced.
 func (m *Mutator) patchFor(f Facts) []byte {
 	switch {
 	case !f.HasAffinity:

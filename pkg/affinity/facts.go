@@ -31,21 +31,24 @@ func (s Source) String() string {
 	return "nothing"
 }
 
-// Facts is everything the decision and the patch need to know about a Pod, small and flat so that
-// the admission handler fills it straight from the request bytes; [Policy.FactsOf] fills it from a
-// typed Pod, and a fuzz test in the admission package holds the two readings to agreeing.
+// Facts is everything the decision and the patch need to know about a Pod,
+// small and flat so that the admission handler fills it straight from the
+// request bytes; [Policy.FactsOf] fills it from a typed Pod, and a fuzz test in
+// the admission package holds the two readings to agreeing.
 type Facts struct {
 	Bound        bool   // spec.nodeName is set
 	Mirror       bool   // the Pod has the MirrorPodAnnotation
 	OptedOut     bool   // the OptOutLabel has the OptOutValue
 	PoolKeySetBy Source // where the Pod already uses the pool label key
 
-	// The containers the patch must not replace: each true when present and not null, and
-	// HasPreferredTerms only when non-empty (an empty list is replaced, the same as appending).
+	// The containers the patch must not replace: each true when present and not
+	// null, and HasPreferredTerms only when non-empty (an empty list is replaced,
+	// the same as appending).
 	HasAffinity, HasNodeAffinity, HasPreferredTerms bool
 }
 
-// FactsOf reads the facts from a typed Pod: the reference for the hot path, which reads JSON.
+// FactsOf reads the facts from a typed Pod: the reference for the hot path,
+// which reads JSON.
 func (p Policy) FactsOf(pod *corev1.Pod) Facts {
 	a := ptr.Deref(pod.Spec.Affinity, corev1.Affinity{})
 	na := ptr.Deref(a.NodeAffinity, corev1.NodeAffinity{})

@@ -26,10 +26,12 @@ const (
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 
-	// DefaultPollInterval is how often the files are read anyway, for what events miss (a later directory).
+	// DefaultPollInterval is how often the files are read anyway, for what events
+	// miss (a later directory).
 	DefaultPollInterval = 10 * time.Second
-	// debounce makes one reload of the events of one kubelet update: new timestamped
-	// directory, ..data_tmp symlink, rename to ..data, removal of the old directory.
+	// debounce makes one reload of the events of one kubelet update: new
+	// timestamped directory, ..data_tmp symlink, rename to ..data, removal of the
+	// old directory.
 	debounce = 100 * time.Millisecond
 )
 
@@ -64,7 +66,8 @@ func NewCertWatcher(o CertWatcherOptions) (*CertWatcher, error) {
 	return &CertWatcher{opts: o}, nil
 }
 
-// GetCertificate is for tls.Config; it fails the handshake while no certificate has loaded.
+// GetCertificate is for tls.Config; it fails the handshake while no certificate
+// has loaded.
 func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if c := w.current.Load(); c != nil {
 		return c, nil
@@ -75,9 +78,10 @@ func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, er
 // Loaded reports whether a certificate is being served.
 func (w *CertWatcher) Loaded() bool { return w.current.Load() != nil }
 
-// Start loads the pair and keeps it current until ctx ends. It fails only when it cannot
-// watch at all; missing or bad files are logged, counted as errors, and retried. It watches
-// the directories, not the files: kubelet's rename of ..data_tmp over ..data is an event there.
+// Start loads the pair and keeps it current until ctx ends. It fails only when
+// it cannot watch at all; missing or bad files are logged, counted as errors,
+// and retried. It watches the directories, not the files: kubelet's rename of
+// ..data_tmp over ..data is an event there.
 func (w *CertWatcher) Start(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {

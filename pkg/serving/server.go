@@ -18,8 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Defaults of Options.ShutdownTimeout and ShutdownDelay (snatch-webhook's --shutdown-delay):
-// together they fit in Kubernetes' default termination grace period of 30 s.
+// Defaults of Options.ShutdownTimeout and ShutdownDelay (snatch-webhook's
+// --shutdown-delay): together they fit in Kubernetes' default termination grace
+// period of 30 s.
 const (
 	DefaultShutdownTimeout = 20 * time.Second
 	DefaultShutdownDelay   = 5 * time.Second
@@ -33,7 +34,8 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain HTTP, "0" disables them.
+	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain HTTP,
+	// "0" disables them.
 	WebhookAddr, ProbeAddr, MetricsAddr string
 	// EnableHTTP2 offers h2 on the webhook listener; off, the webhook is out
 	// of reach of HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
@@ -44,13 +46,15 @@ type Options struct {
 	Gatherer        prometheus.Gatherer // exposed on /metrics
 	Log             logr.Logger
 	ShutdownTimeout time.Duration // bounds the drain; DefaultShutdownTimeout when not positive
-	// ShutdownDelay is the first phase of a shutdown: readiness fails and the webhook serves on,
-	// each response closing its connection, so that no kept-alive connection is closed under a
-	// request the API server would not retry. Zero or negative skips the phase.
+	// ShutdownDelay is the first phase of a shutdown: readiness fails and the
+	// webhook serves on, each response closing its connection, so that no
+	// kept-alive connection is closed under a request the API server would not
+	// retry. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
 }
 
-// Server runs the webhook's TLS listener, its probes, its metrics and the certificate watcher.
+// Server runs the webhook's TLS listener, its probes, its metrics and the
+// certificate watcher.
 type Server struct {
 	opts                    Options
 	webhook, probe, metrics *http.Server
@@ -108,8 +112,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// newHTTPServer sets the limits of every listener. The API server gives a webhook at most 30 s
-// (timeoutSeconds) and sends a few KB, so slow clients are cut off before they hold many connections.
+// newHTTPServer sets the limits of every listener. The API server gives a
+// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients are
+// cut off before they hold many connections.
 func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -131,7 +136,8 @@ func (l errorLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Ready returns nil when the webhook can serve: a certificate loaded, the listener up, no shutdown.
+// Ready returns nil when the webhook can serve: a certificate loaded, the
+// listener up, no shutdown.
 func (s *Server) Ready() error {
 	switch {
 	case s.stopping.Load():
@@ -144,7 +150,8 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// Listen binds the listeners: a bad address fails at start, and tests learn the ports (Addr) before Serve.
+// Listen binds the listeners: a bad address fails at start, and tests learn the
+// ports (Addr) before Serve.
 func (s *Server) Listen() (err error) {
 	for i, addr := range []string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr} {
 		if addr == "" || addr == "0" {
@@ -174,8 +181,9 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	return addrs[0], addrs[1], addrs[2]
 }
 
-// Serve runs until ctx ends, then fails readiness, serves on for ShutdownDelay closing each connection
-// after its response, and drains in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
+// Serve runs until ctx ends, then fails readiness, serves on for ShutdownDelay
+// closing each connection after its response, and drains in-flight requests for
+// up to ShutdownTimeout. It calls Listen if needed.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -196,7 +204,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(runErr, drainErr)
 }
 
-// start runs the certificate watcher and each bound listener in wg; failures come on the channel returned.
+// start runs the certificate watcher and each bound listener in wg; failures
+// come on the channel returned.
 func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error {
 	errs := make(chan error, 4) // one for each goroutine
 	run := func(name string, f func() error) {
@@ -244,7 +253,8 @@ func (s *Server) waitForStop(ctx context.Context, errs <-chan error) (err error)
 	return err
 }
 
-// drain shuts the servers down, the webhook first: its in-flight admissions must not be lost.
+// drain shuts the servers down, the webhook first: its in-flight admissions
+// must not be lost.
 func (s *Server) drain(ctx context.Context) error {
 	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
