@@ -21,6 +21,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // testReview is an AdmissionReview that the webhook patches, and its uid.
@@ -77,7 +78,7 @@ func serveWithLogger(t *testing.T, log logr.Logger) (string, *http.Client) {
 		MaxIdleConnsPerHost: 8,
 	}}
 	t.Cleanup(client.CloseIdleConnections)
-	return wh.url + admission.Path, client
+	return wh.url + webhookpath.MutatePod, client
 }
 
 // review reads testReview with its uid replaced by uid.

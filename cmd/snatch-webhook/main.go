@@ -1,7 +1,7 @@
-// Command snatch-webhook serves the mutating admission webhook that gives
-// Pods in Kyma-managed namespaces a preferred node affinity for the Kyma
-// worker pool. "snatch-webhook mutate -f pod.yaml" runs the same decision
-// on a file, without a cluster.
+// Command snatch-webhook serves the mutating admission webhook that gives Pods
+// in Kyma-managed namespaces a preferred node affinity for the Kyma worker
+// pool. "snatch-webhook mutate -f pod.yaml" runs the same decision on a file,
+// without a cluster.
 package main
 
 import (

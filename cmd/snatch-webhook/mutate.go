@@ -17,10 +17,10 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
-// mutate answers "why was my Pod not mutated?" without a cluster: it runs
-// the webhook's own decoder and decision on one Pod manifest as for a
-// CREATE, and prints the decision, the reason, the patch and the Pod with
-// the patch applied by the API server's JSON patch library.
+// mutate answers "why was my Pod not mutated?" without a cluster: it runs the
+// webhook's own decoder and decision on one Pod manifest as for a CREATE, and
+// prints the decision, the reason, the patch and the Pod with the patch applied
+// by the API server's JSON patch library.
 func (c *cli) mutate(args []string) error {
 	policy := affinity.DefaultPolicy()
 	var file, output string
@@ -71,9 +71,9 @@ func (c *cli) mutate(args []string) error {
 	return printPod(c.stdout, c.stderr, output, d, pod)
 }
 
-// mutatePod decides on the Pod's canonical encoding, as the API server
-// sends it, and applies the patch to the manifest as given (returned as
-// JSON), so that the output is the user's own Pod plus the term.
+// mutatePod decides on the Pod's canonical encoding, as the API server sends
+// it, and applies the patch to the manifest as given (returned as JSON), so
+// that the output is the user's Pod plus the term.
 func mutatePod(m *affinity.Mutator, manifest []byte) (d affinity.Decision, patched []byte, err error) {
 	doc, err := yaml.YAMLToJSON(manifest)
 	if err != nil {
@@ -109,8 +109,8 @@ func mutatePod(m *affinity.Mutator, manifest []byte) (d affinity.Decision, patch
 
 // printPod writes the Pod to stdout. In YAML the decision goes before it as
 // comments, so that the output can be piped on (to kubectl apply
-// --dry-run=server -f -); JSON has no comments, so there the decision goes
-// to stderr and stdout stays a plain JSON document.
+// --dry-run=server -f -); JSON has no comments, so there the decision goes to
+// stderr and stdout stays a plain JSON document.
 func printPod(stdout, stderr io.Writer, output string, d affinity.Decision, pod []byte) error {
 	decision, patch := "unchanged", ""
 	if d.Patched() {

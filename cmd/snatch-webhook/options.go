@@ -26,8 +26,8 @@ type Options struct {
 	Zap                                        zap.Options
 	Version                                    bool
 
-	// webhookHost restricts the webhook listener to one address; the tests
-	// set 127.0.0.1. There is no flag: in a Pod the listener serves all.
+	// webhookHost restricts the webhook listener to one address (127.0.0.1 in
+	// tests); no flag sets it.
 	webhookHost string
 }
 
@@ -37,8 +37,8 @@ const maxShutdownDelay = 10 * time.Second
 func defaultOptions() Options {
 	return Options{
 		Policy: affinity.DefaultPolicy(),
-		// controller-runtime's, so that the binary drops into setups made
-		// for a controller-runtime webhook.
+		// controller-runtime's, so that the binary drops into setups made for its
+		// webhooks.
 		CertDir:                "/tmp/k8s-webhook-server/serving-certs",
 		CertName:               "tls.crt",
 		KeyName:                "tls.key",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/version"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // Keys of the Starting line alone; those of the contract are in pkg/logkeys.
@@ -48,12 +50,12 @@ func run(ctx context.Context, o Options) error {
 }
 
 // newLogger builds the logger of the --zap-* flags, which never samples the
-// decision lines: each request is one line.
+// decision lines.
 func newLogger(z zap.Options) logr.Logger { return cmdline.NewLogger(z, admission.LoggerName) }
 
-// newServer wires the webhook: the affinity decision behind the admission
-// handler, behind the TLS server with its certificate watcher, probes and
-// metrics on reg. It binds nothing; the integration tests call it too.
+// newServer wires the affinity decision behind the admission handler, behind
+// the TLS server with its certificate watcher, probes and metrics on reg. It
+// binds nothing; integration tests call it too.
 func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.Server, error) {
 	mutator, err := affinity.NewMutator(o.Policy)
 	if err != nil {
@@ -63,10 +65,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	if err != nil {
 		return nil, err
 	}
-	if err := admission.RegisterPolicy(reg, o.Policy); err != nil {
-		return nil, err
-	}
-	if err := admission.RegisterBuildInfo(reg); err != nil {
+	if err := errors.Join(admission.RegisterPolicy(reg, o.Policy), admission.RegisterBuildInfo(reg)); err != nil {
 		return nil, err
 	}
 	handler, err := admission.NewHandler(admission.Options{
@@ -89,8 +88,8 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(admission.Path, handler)
-	mux.Handle(admission.PathLegacy, handler)
+	mux.Handle(webhookpath.MutatePod, handler)
+	mux.Handle(webhookpath.MutatePodLegacy, handler)
 	return serving.New(serving.Options{
 		WebhookAddr:   net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort)),
 		ProbeAddr:     o.HealthProbeBindAddress,

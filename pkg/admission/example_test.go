@@ -9,6 +9,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // A Pod created without any affinity gets the preferred term for the Kyma
@@ -27,7 +28,7 @@ func ExampleHandler() {
 		"uid": "705ab4f5-6393-11e8-b7cc-42010a800002", "kind": {"group": "", "version": "v1", "kind": "Pod"},
 		"operation": "CREATE", "namespace": "kyma-system",
 		"object": {"metadata": {"name": "app"}, "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}}`
-	req := httptest.NewRequest(http.MethodPost, admission.Path, strings.NewReader(review))
+	req := httptest.NewRequest(http.MethodPost, webhookpath.MutatePod, strings.NewReader(review))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)

@@ -18,20 +18,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
-	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// Paths the handler is served on, from package webhookpath.
-const (
-	Path       = webhookpath.MutatePod
-	PathLegacy = webhookpath.MutatePodLegacy
-)
-
-// DefaultMaxBodyBytes is the largest request body read. It must hold the
-// review of the largest Pod the API server accepts (3 MiB, each <, > and &
-// escaped to six bytes), or such a Pod is created without the term: the
-// webhook answers 413 and the API server fails open.
-// TestWebhookThroughARealAPIServer (cmd/snatch-webhook) holds it.
+// DefaultMaxBodyBytes is the largest request body read. It must hold the review
+// of the largest Pod the API server accepts (3 MiB, each <, > and & escaped to
+// six bytes), or such a Pod is created without the term: the webhook answers
+// 413 and the API server fails open. TestWebhookThroughARealAPIServer
+// (cmd/snatch-webhook) holds it.
 const DefaultMaxBodyBytes = 32 << 20
 
 // Options configure a Handler.
@@ -64,8 +57,8 @@ func NewHandler(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// buffers are pooled: at a thousand reviews a second, allocating 10 KB for
-// each body would be most of the handler's garbage.
+// buffers are pooled: at a thousand reviews a second, a new 10 KB body each
+// would be most of the garbage.
 type buffers struct {
 	in      bytes.Buffer
 	limit   io.LimitedReader
@@ -101,9 +94,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
-// finish pools bufs, after recovering from a panic: a bug must not turn into
-// a denial or a dropped connection, so it answers "allowed, no patch" if
-// nothing was written yet.
+// finish pools bufs, after recovering from a panic: a bug must not turn into a
+// denial or a dropped connection, so it answers "allowed, no patch" if nothing
+// was written yet.
 func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, start time.Time) {
 	if p := recover(); p != nil {
 		err := fmt.Errorf("panic: %v", p)
@@ -208,8 +201,8 @@ func (b *buffers) write(w http.ResponseWriter, code int, body []byte) {
 }
 
 // Responses are appended by hand: at most five fields and a prebuilt patch,
-// which encoding a generic AdmissionReview would only slow down. The tests
-// hold them to the typed admission.k8s.io/v1 AdmissionReview.
+// which encoding a generic AdmissionReview would only slow down. Tests hold
+// them to the typed v1 AdmissionReview.
 const responsePrefix = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"`
 
 // appendAllowed appends an allowed response, with the patch when there is
@@ -232,9 +225,9 @@ var statusReasons = map[int]metav1.StatusReason{
 	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
 }
 
-// appendMalformed appends the body of an error answer. The API server only
-// reads its HTTP status, and fails open; allowed is true so that nothing
-// reading the body alone could take it for a denial.
+// appendMalformed appends the body of an error answer. The API server reads
+// only its HTTP status, and fails open; allowed is true so that nothing reading
+// the body alone takes it for a denial.
 func appendMalformed(b, uid []byte, code int, message string) []byte {
 	status, _ := json.Marshal(metav1.Status{ // a Status always encodes
 		Status: metav1.StatusFailure, Message: message, Reason: statusReasons[code], Code: int32(code),

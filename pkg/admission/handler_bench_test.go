@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // BenchmarkHandler compares this package's handler with the generic
@@ -69,7 +70,7 @@ func BenchmarkHandler(b *testing.B) {
 				if !sameJSON(b, got, want) {
 					b.Fatalf("%s patch %s differs from the fast handler's %s", impl.name, got, want)
 				}
-				req := httptest.NewRequest(http.MethodPost, Path, nil)
+				req := httptest.NewRequest(http.MethodPost, webhookpath.MutatePod, nil)
 				req.Header.Set("Content-Type", "application/json")
 				req.ContentLength = int64(len(body))
 				w := &discardWriter{header: http.Header{}}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
@@ -141,7 +142,7 @@ func TestHandlerMalformedRequests(t *testing.T) {
 			if method == "" {
 				method = http.MethodPost
 			}
-			req := httptest.NewRequest(method, Path, bytes.NewReader(tt.body))
+			req := httptest.NewRequest(method, webhookpath.MutatePod, bytes.NewReader(tt.body))
 			switch tt.contentType {
 			case "":
 				req.Header.Set("Content-Type", "application/json")
@@ -237,7 +238,7 @@ func newTestHandler(t testing.TB, opts ...handlerOption) (*Handler, *Metrics) {
 }
 
 func post(h http.Handler, contentType string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, webhookpath.MutatePod, bytes.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

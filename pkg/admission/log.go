@@ -11,21 +11,21 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// MsgDecision is the message of the one line logged for every request, at
-// info level, or at error level for an error or a panic; docs/operations.md
-// ("Logs") lists its keys.
+// MsgDecision is the message of the one line logged for every request, at info
+// level, or at error level for an error or a panic; docs/operations.md ("Logs")
+// lists its keys.
 const MsgDecision = "Admission decision"
 
-// LoggerName is the name of the logger the binary gives the handler
-// (Options.Log): it logs nothing but the decision lines, so the binary's
-// logger exempts this name from sampling (cmdline.NewLogger).
+// LoggerName is the name of the handler's logger (Options.Log). It logs nothing
+// but the decision lines, so the binary's logger exempts it from sampling
+// (cmdline.NewLogger).
 const LoggerName = "admission"
 
-// decisionLogger writes the decision lines, one for every Pod created in a
-// Kyma namespace. Through logr, each key and value is boxed and turned into a
-// zap field again; with a zapr sink, info lines go to its zap.Logger directly
-// as one inline field (BenchmarkHandler, fast_zap_json). The strings are
-// copies, not views into the pooled body, as a zap core may keep fields.
+// decisionLogger writes the decision lines, one for every Pod created in a Kyma
+// namespace. Through logr, each key and value is boxed and made a zap field
+// again; with a zapr sink, info lines go to its zap.Logger directly as one
+// inline field (BenchmarkHandler, fast_zap_json). The strings are copies, not
+// views into the pooled body, as a zap core may keep fields.
 type decisionLogger struct {
 	log logr.Logger
 	zap *zap.Logger // log's zap.Logger, or nil when log's sink is not zapr
@@ -44,8 +44,7 @@ func newDecisionLogger(l logr.Logger) decisionLogger {
 func (l decisionLogger) write(rev *review, err error, line decisionLine) {
 	if err == nil && l.zap != nil {
 		if ce := l.zap.Check(zapcore.InfoLevel, MsgDecision); ce != nil {
-			e := new(decisionLine) // the one allocation for the line and its field
-			*e = line
+			e := new(line) // the one allocation for the line and its field
 			e.setNames(rev)
 			e.field[0] = zap.Inline(e)
 			ce.Write(e.field[:]...)
@@ -74,9 +73,8 @@ type decisionLine struct {
 	field                   [1]zap.Field
 }
 
-// setNames sets the namespace, the Pod's name (its generateName followed by
-// "*" when the name is still to be generated) and the uid, all three in one
-// string.
+// setNames sets the namespace, the Pod's name (its generateName followed by "*"
+// when the name is still to be generated) and the uid, all three in one string.
 func (e *decisionLine) setNames(rev *review) {
 	pod, suffix := rev.name, ""
 	if len(pod.raw) == 0 {

@@ -11,16 +11,16 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
-// Outcomes of one admission request, the "outcome" label of
-// snatch_webhook_admission_total. None is a denial (see the package doc).
+// Outcomes of a request, the "outcome" label of snatch_webhook_admission_total;
+// none is a denial.
 const (
 	OutcomePatched   = "patched"
 	OutcomeAllowed   = "allowed"
 	OutcomeMalformed = "malformed"
 )
 
-// Reasons for a malformed request, the "reason" label next to
-// OutcomeMalformed. Decisions use the affinity.Reason values.
+// Reasons (the "reason" label) of OutcomeMalformed; decisions use the
+// affinity.Reason values.
 const (
 	ReasonMethodNotAllowed = "method-not-allowed"
 	ReasonBodyTooLarge     = "body-too-large"
@@ -32,15 +32,15 @@ const (
 	ReasonNoUID            = "no-uid"
 )
 
-// Metrics are the admission metrics (docs/operations.md, "Metrics"). The
-// labels are bounded: an outcome and a reason, never a Pod or namespace.
+// Metrics are the admission metrics (docs/operations.md, "Metrics"), labelled
+// by outcome and reason only.
 type Metrics struct {
 	total    *prometheus.CounterVec
 	duration prometheus.Histogram
 }
 
-// NewMetrics creates the admission metrics, every valid label pair at
-// zero, and registers them on reg.
+// NewMetrics creates the admission metrics, every valid label pair at zero, and
+// registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	var zero [][]string
 	for _, r := range affinity.Reasons() {
@@ -81,9 +81,9 @@ func (m *Metrics) observe(outcome, reason string, d time.Duration) {
 	}
 }
 
-// RegisterPolicy exports the policy as the gauge
-// snatch_webhook_policy_info{pool_label_key, worker_pool} = 1, which alerts
-// join with the pools that exist (docs/operations.md, "Metrics").
+// RegisterPolicy exports the gauge snatch_webhook_policy_info{pool_label_key,
+// worker_pool} = 1, which alerts join with the pools that exist
+// (docs/operations.md, "Metrics").
 func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "snatch_webhook_policy_info",
@@ -97,8 +97,8 @@ func RegisterPolicy(reg prometheus.Registerer, p affinity.Policy) error {
 	return nil
 }
 
-// RegisterBuildInfo exports the webhook's build as the gauge
-// snatch_webhook_build_info{version, revision, goversion} = 1.
+// RegisterBuildInfo exports the gauge snatch_webhook_build_info{version,
+// revision, goversion} = 1.
 func RegisterBuildInfo(reg prometheus.Registerer) error {
 	return version.RegisterBuildInfo(reg, "snatch_webhook_build_info", "snatch-webhook")
 }

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -14,8 +15,8 @@ const (
 	reviewKind       = "AdmissionReview"
 )
 
-// review is the part of an AdmissionReview request that the decision needs.
-// Its strings point into the request body; nothing is copied.
+// review is what the decision needs of an AdmissionReview; its strings point
+// into the request body.
 type review struct {
 	apiVersion, kind rawString
 	hasRequest       bool
@@ -25,8 +26,8 @@ type review struct {
 	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
-	// podErr is set when the object is well-formed JSON but no Pod: the
-	// request is then allowed with reason "error".
+	// podErr is set when the object is well-formed JSON but no Pod: allowed, with
+	// reason "error".
 	podErr error
 }
 
@@ -41,10 +42,7 @@ type podFacts struct {
 func decodeReview(s *scanner, body []byte, poolKey string) (r review, err error) {
 	s.reset(body)
 	if s.peek() != '{' {
-		if err := s.skip(); err != nil {
-			return r, err
-		}
-		return r, errors.New("the body must be a JSON object")
+		return r, cmp.Or(s.skip(), errors.New("the body must be a JSON object"))
 	}
 	_, err = s.object("the body",
 		member{path: "apiVersion", str: &r.apiVersion},
@@ -91,9 +89,9 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 	return err
 }
 
-// DecidePod runs the handler's decision on one Pod, encoded as the API
-// server sends it (the JSON encoding of the typed object), as for a CREATE.
-// "snatch-webhook mutate" uses it, so that its answer is the webhook's.
+// DecidePod runs the handler's decision on one Pod, in the JSON the API server
+// sends, as for a CREATE. "snatch-webhook mutate" uses it, so that its answer
+// is the webhook's.
 func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
 	var s scanner
 	s.reset(pod)
@@ -119,8 +117,8 @@ func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
 	return ok && err == nil, err
 }
 
-// sawPoolKey records that src uses the pool key. Of several sources, the
-// first in FactsOf's order wins, whatever the order of the members.
+// sawPoolKey records that src uses the pool key; of several, the first in
+// FactsOf's order wins.
 func (p *podFacts) sawPoolKey(src affinity.Source, used bool) {
 	if used && (p.facts.PoolKeySetBy == affinity.SourceNone || src < p.facts.PoolKeySetBy) {
 		p.facts.PoolKeySetBy = src
@@ -206,8 +204,8 @@ func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
 	return err
 }
 
-// nodeSelectorTerm reads the keys of a term's matchExpressions. matchFields
-// are not looked at: they only select on metadata.name.
+// nodeSelectorTerm reads the keys of a term's matchExpressions; matchFields
+// select on metadata.name only.
 func (p *podFacts) nodeSelectorTerm(s *scanner, poolKey string, src affinity.Source) error {
 	return s.withMember("nodeSelectorTerm", "matchExpressions", func() error {
 		return s.eachElement("nodeSelectorTerm.matchExpressions", func() error {

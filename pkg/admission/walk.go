@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// errInvalidJSON marks malformed JSON. A well-formed value of an unexpected
+// errInvalidJSON marks malformed JSON; a well-formed value of an unexpected
 // type is a typeErr instead.
 var errInvalidJSON = errors.New("invalid JSON")
 
@@ -27,8 +27,8 @@ type scanner struct {
 	typeErr error
 }
 
-// reset starts a walk over data. The decoder parses a bytes.Buffer in
-// place, so the values read are slices of data that outlive the walk.
+// reset starts a walk over data. A bytes.Buffer is parsed in place: values read
+// are slices of data itself.
 func (s *scanner) reset(data []byte) {
 	s.buf = *bytes.NewBuffer(data)
 	s.dec.Reset(&s.buf)
@@ -83,9 +83,9 @@ func (s *scanner) token() error {
 	return s.wrap(err)
 }
 
-// rawString is a JSON string read in place: its raw contents between the
-// quotes and whether they hold escapes. The API server escapes none of the
-// strings compared here, so decoding escapes, which allocates, is rare.
+// rawString is a JSON string read in place: the raw contents between its
+// quotes, and whether they hold escapes, whose decoding allocates; the API
+// server escapes none of the strings compared here.
 type rawString struct {
 	raw     []byte
 	escaped bool
@@ -147,17 +147,17 @@ func (s *scanner) stringOrNull(field string) (rawString, error) {
 	return s.readString()
 }
 
-// member is a member of an object that a walk reads: a string (or null)
-// into str, or else any value through read, which reads or skips it. path
-// names it in messages; its last "."-separated part is the key.
+// member is an object member a walk reads: a string (or null) into str, or else
+// any value through read, which reads or skips it. path names it in messages;
+// its last "."-separated part is the key.
 type member struct {
 	path string
 	str  *rawString
 	read func() error
 }
 
-// enter steps into the object or array that is next if its kind is kind
-// (see expect). ok is false for null or a mismatch.
+// enter steps into the object or array that is next if its kind is kind; ok is
+// false as in expect.
 func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	if ok, err = s.expect(field, want, kind); ok {
 		err = s.token()
@@ -165,9 +165,9 @@ func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 	return ok && err == nil, err
 }
 
-// object walks the object that is next, named name in messages, reading the
-// members given and skipping the others, with no callback: a member skipped
-// costs no indirect call. present is false for null or a mismatch.
+// object walks the next object, named name in messages: it reads the members
+// given and skips the others without a callback's indirect call. present is
+// false for null or a mismatch.
 func (s *scanner) object(name string, members ...member) (present bool, err error) {
 	if ok, err := s.enter(name, "an object", '{'); !ok {
 		return false, err

@@ -31,9 +31,9 @@ func Reasons() []Reason {
 }
 
 // Decision is the outcome for one Pod. Patch is nil unless Reason is
-// ReasonInjected; it is shared by every Decision of a Mutator, so callers
-// must not modify it. Message explains the reason to a person; it never
-// holds Pod data, so it is safe to log and cheap to produce.
+// ReasonInjected, and shared by every Decision of a Mutator: callers must not
+// modify it. Message explains the reason to a person; it never holds Pod data,
+// so it is safe to log and cheap to produce.
 type Decision struct {
 	Reason  Reason
 	Message string
@@ -43,9 +43,9 @@ type Decision struct {
 // Patched reports whether the decision carries a patch.
 func (d Decision) Patched() bool { return len(d.Patch) > 0 }
 
-// Mutator decides for one Policy. Every patch and message it can return is
-// built once by NewMutator, so Decide allocates nothing: it runs for every
-// Pod created in the cluster.
+// Mutator decides for one Policy. NewMutator builds every patch and message it
+// can return, so that Decide, which runs for every Pod created in the cluster,
+// allocates nothing.
 type Mutator struct {
 	policy Policy
 	// One patch for each shape of the existing affinity, see patchFor.
@@ -103,7 +103,7 @@ func NewMutator(p Policy) (*Mutator, error) {
 func (m *Mutator) Policy() Policy { return m.policy }
 
 // Decide applies the decision order of docs/architecture.md ("Admission
-// decision order") to a Pod's facts.
+// decision order") to a Pod.
 func (m *Mutator) Decide(f Facts) Decision {
 	switch {
 	case f.Bound:
@@ -118,9 +118,9 @@ func (m *Mutator) Decide(f Facts) Decision {
 	return Decision{Reason: ReasonInjected, Message: m.msgInjected, Patch: m.patchFor(f)}
 }
 
-// patchFor picks the one "add" that fits the existing affinity: each level
-// is created only when it is absent, so podAffinity, podAntiAffinity,
-// required terms and other preferred terms are never replaced.
+// patchFor picks the one "add" that fits the existing affinity: each level is
+// created only when it is absent, so podAffinity, podAntiAffinity, required and
+// other preferred terms are never replaced.
 func (m *Mutator) patchFor(f Facts) []byte {
 	switch {
 	case !f.HasAffinity:

@@ -11,7 +11,6 @@ import (
 // pool label key. FactsOf looks at them in the order of the constants.
 type Source uint8
 
-// The places where a Pod can already choose a pool.
 const (
 	SourceNone Source = iota
 	SourceNodeSelector
@@ -34,22 +33,22 @@ func (s Source) String() string {
 
 // Facts is everything the decision and the patch need to know about a Pod,
 // small and flat so that the admission handler fills it straight from the
-// request bytes; [Policy.FactsOf] fills it from a typed Pod, and a fuzz
-// test in the admission package holds the two readings to agreeing.
+// request bytes; [Policy.FactsOf] fills it from a typed Pod, and a fuzz test in
+// the admission package holds the two readings to agreeing.
 type Facts struct {
 	Bound        bool   // spec.nodeName is set
 	Mirror       bool   // the Pod has the MirrorPodAnnotation
 	OptedOut     bool   // the OptOutLabel has the OptOutValue
 	PoolKeySetBy Source // where the Pod already uses the pool label key
 
-	// The containers that the patch must not replace, each true when present
-	// and not null. HasPreferredTerms is true only for a non-empty list: an
-	// empty one is replaced by a list with our term, the same as appending.
+	// The containers the patch must not replace: each true when present and not
+	// null, and HasPreferredTerms only when non-empty (an empty list is replaced,
+	// the same as appending).
 	HasAffinity, HasNodeAffinity, HasPreferredTerms bool
 }
 
-// FactsOf reads the facts from a typed Pod: the reference reading of the
-// decision's inputs, which the hot path reads from JSON.
+// FactsOf reads the facts from a typed Pod: the reference for the hot path,
+// which reads JSON.
 func (p Policy) FactsOf(pod *corev1.Pod) Facts {
 	a := ptr.Deref(pod.Spec.Affinity, corev1.Affinity{})
 	na := ptr.Deref(a.NodeAffinity, corev1.NodeAffinity{})

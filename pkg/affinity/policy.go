@@ -12,9 +12,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/validate"
 )
 
-// Defaults and names of the snatch-webhook flags that set a Policy
-// (BindFlags). Validate names the flags, and `cabundle-syncer check` reads
-// --worker-pool from the webhook Pods' arguments (WorkerPoolFromArgs).
+// Defaults and names of the snatch-webhook flags that set a Policy (BindFlags).
+// Validate names the flags, and `cabundle-syncer check` reads --worker-pool
+// from webhook Pods' args (WorkerPoolFromArgs).
 const (
 	DefaultPoolLabelKey = "worker.gardener.cloud/pool"
 	DefaultWorkerPool   = "cpu-worker-0"
@@ -25,17 +25,17 @@ const (
 	FlagWeight       = "affinity-weight"
 )
 
-// The opt-out label with its only value that opts out, and the annotation
-// of a mirror Pod: the API server's copy of a kubelet static Pod, bound to
-// its node already and unchangeable.
+// The opt-out label with its only value that opts out, and the annotation of a
+// mirror Pod: the API server's copy of a kubelet static Pod, bound to its node
+// already and unchangeable.
 const (
 	OptOutLabel         = "kim-snatch.kyma-project.io/opt-out"
 	OptOutValue         = "true"
 	MirrorPodAnnotation = "kubernetes.io/config.mirror"
 )
 
-// Policy says which term to add: a preferred term with Weight for nodes
-// whose PoolLabelKey label equals WorkerPool.
+// Policy is the term to add: preferred, with Weight, for nodes whose
+// PoolLabelKey label is WorkerPool.
 type Policy struct {
 	PoolLabelKey string
 	WorkerPool   string
@@ -76,8 +76,8 @@ func (p Policy) Validate() error {
 	return errs.Err()
 }
 
-// BindFlags binds the flags that set p, with p's values as their defaults,
-// for the webhook and for "snatch-webhook mutate" alike.
+// BindFlags binds p's flags, with p's values as defaults, for the webhook and
+// "snatch-webhook mutate".
 func (p *Policy) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.WorkerPool, FlagWorkerPool, p.WorkerPool, "Value of the pool label that the preferred term selects.")
 	fs.StringVar(&p.PoolLabelKey, FlagPoolLabelKey, p.PoolLabelKey, "Node label key of the worker pool.")
@@ -91,11 +91,11 @@ func (p *Policy) BindFlags(fs *flag.FlagSet) {
 	})
 }
 
-// WorkerPoolFromArgs returns the --worker-pool that snatch-webhook takes
-// from args, and whether args set it. It parses them with BindFlags as the
-// binary does: -worker-pool or --worker-pool, with =value or the value as
-// the next argument, the last one winning. Every other flag of the binary
-// is stepped over with its value, and parsing stops at "--".
+// WorkerPoolFromArgs returns the --worker-pool that snatch-webhook takes from
+// args, and whether args set it. It parses them with BindFlags as the binary
+// does: -worker-pool or --worker-pool, with =value or the value next, the last
+// one winning; every other flag is stepped over with its value, and parsing
+// stops at "--".
 func WorkerPoolFromArgs(args []string) (string, bool) {
 	p := DefaultPolicy()
 	fs := flag.NewFlagSet("", flag.ContinueOnError)

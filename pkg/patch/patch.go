@@ -3,8 +3,8 @@
 // caBundle patch.
 package patch
 
-// Operation is one operation of a JSON patch. Value is encoded even when
-// nil, as "add" and "replace" need it.
+// Operation is one operation of a JSON patch. Value is encoded even when nil:
+// "add" and "replace" need it.
 type Operation struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`

@@ -26,12 +26,12 @@ const (
 	MsgCertificateLoaded     = "Serving certificate loaded"
 	MsgCertificateLoadFailed = "Cannot load the serving certificate"
 
-	// DefaultPollInterval is how often the files are read without a file
-	// event, to catch what events miss, such as a directory created later.
+	// DefaultPollInterval is how often the files are read anyway, for what events
+	// miss (a later directory).
 	DefaultPollInterval = 10 * time.Second
-	// debounce groups the burst of events of one kubelet update (new
-	// timestamped directory, ..data_tmp symlink, rename to ..data, removal
-	// of the old directory) into a single reload.
+	// debounce makes one reload of the events of one kubelet update: new
+	// timestamped directory, ..data_tmp symlink, rename to ..data, removal of the
+	// old directory.
 	debounce = 100 * time.Millisecond
 )
 
@@ -66,8 +66,8 @@ func NewCertWatcher(o CertWatcherOptions) (*CertWatcher, error) {
 	return &CertWatcher{opts: o}, nil
 }
 
-// GetCertificate is for tls.Config.GetCertificate. It fails the handshake
-// while no certificate has loaded.
+// GetCertificate is for tls.Config; it fails the handshake while no certificate
+// has loaded.
 func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if c := w.current.Load(); c != nil {
 		return c, nil
@@ -78,11 +78,10 @@ func (w *CertWatcher) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, er
 // Loaded reports whether a certificate is being served.
 func (w *CertWatcher) Loaded() bool { return w.current.Load() != nil }
 
-// Start loads the pair and keeps it current until ctx ends. It returns an
-// error only when it cannot watch at all; missing or bad files are reported
-// through the log and the error metric, and retried. It watches the
-// directories, not the files: kubelet's rename of ..data_tmp over ..data is
-// an event there.
+// Start loads the pair and keeps it current until ctx ends. It fails only when
+// it cannot watch at all; missing or bad files are logged, counted as errors,
+// and retried. It watches the directories, not the files: kubelet's rename of
+// ..data_tmp over ..data is an event there.
 func (w *CertWatcher) Start(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -91,15 +90,15 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 	defer fw.Close() //nolint:errcheck // closing a watcher on the way out; nothing to act on
 	dirs := slices.Compact([]string{filepath.Dir(w.opts.CertFile), filepath.Dir(w.opts.KeyFile)})
 	// Adding a watched directory again changes nothing; a missing one is added by a later poll.
-	watchDirs := func() {
+	rescan := func() {
 		for _, dir := range dirs {
 			if err := fw.Add(dir); err != nil {
 				w.opts.Log.V(1).Info("Cannot watch the certificate directory yet; polling", keyDir, dir, logkeys.Error, err.Error())
 			}
 		}
+		w.reload()
 	}
-	watchDirs()
-	w.reload()
+	rescan()
 
 	poll := time.NewTicker(w.opts.PollInterval)
 	defer poll.Stop()
@@ -125,8 +124,7 @@ func (w *CertWatcher) Start(ctx context.Context) error {
 			pending = nil
 			w.reload()
 		case <-poll.C:
-			watchDirs()
-			w.reload()
+			rescan()
 		}
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Defaults of Options.ShutdownTimeout and of snatch-webhook's
-// --shutdown-delay (Options.ShutdownDelay); together they fit in
-// Kubernetes' default termination grace period of 30 s.
+// Defaults of Options.ShutdownTimeout and ShutdownDelay (snatch-webhook's
+// --shutdown-delay): together they fit in Kubernetes' default termination grace
+// period of 30 s.
 const (
 	DefaultShutdownTimeout = 20 * time.Second
 	DefaultShutdownDelay   = 5 * time.Second
@@ -29,14 +29,13 @@ const (
 // Keys of the lines only people read; those of the contract are in pkg/logkeys.
 const (
 	keyWebhook, keyProbes, keyMetrics, keyHTTP2 = "webhook", "probes", "metrics", "http2"
-	keyDelay, keyTimeout                        = "delay", "timeout"
-	keyDir, keyEvent                            = "dir", "event"
+	keyDelay, keyTimeout, keyDir, keyEvent      = "delay", "timeout", "dir", "event"
 )
 
 // Options configure a Server.
 type Options struct {
-	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain
-	// HTTP, "0" disables them.
+	// WebhookAddr is the TLS listener; ProbeAddr and MetricsAddr are plain HTTP,
+	// "0" disables them.
 	WebhookAddr, ProbeAddr, MetricsAddr string
 	// EnableHTTP2 offers h2 on the webhook listener; off, the webhook is out
 	// of reach of HTTP/2 stream attacks (CVE-2023-44487, CVE-2023-39325).
@@ -47,10 +46,10 @@ type Options struct {
 	Gatherer        prometheus.Gatherer // exposed on /metrics
 	Log             logr.Logger
 	ShutdownTimeout time.Duration // bounds the drain; DefaultShutdownTimeout when not positive
-	// ShutdownDelay is the first phase of a shutdown: readiness fails, the
-	// webhook keeps serving, and every response closes its connection, so
-	// that no kept-alive connection is closed under a request the API server
-	// would not retry. Zero or negative skips the phase.
+	// ShutdownDelay is the first phase of a shutdown: readiness fails and the
+	// webhook serves on, each response closing its connection, so that no
+	// kept-alive connection is closed under a request the API server would not
+	// retry. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
 }
 
@@ -96,8 +95,15 @@ func New(o Options) (*Server, error) {
 	s.webhook.Protocols.SetHTTP2(o.EnableHTTP2)
 
 	probes := http.NewServeMux()
-	probes.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, nil) })
-	probes.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { writeProbe(w, s.Ready()) })
+	// Answers are plain text, not to be sniffed, as http.Error writes them.
+	probes.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "ok", http.StatusOK) })
+	probes.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		http.Error(w, "ok", http.StatusOK)
+	})
 	s.probe = newHTTPServer(probes, o.Log.WithName("probe-http"))
 
 	metrics := http.NewServeMux()
@@ -107,8 +113,8 @@ func New(o Options) (*Server, error) {
 }
 
 // newHTTPServer sets the limits of every listener. The API server gives a
-// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients
-// are cut off long before they can hold many connections.
+// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients are
+// cut off before they hold many connections.
 func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -130,8 +136,8 @@ func (l errorLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Ready returns nil when the webhook can serve: a certificate has loaded,
-// the listener accepts, and shutdown has not begun.
+// Ready returns nil when the webhook can serve: a certificate loaded, the
+// listener up, no shutdown.
 func (s *Server) Ready() error {
 	switch {
 	case s.stopping.Load():
@@ -144,24 +150,14 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// writeProbe answers in plain text, not to be sniffed, as http.Error does.
-func writeProbe(w http.ResponseWriter, err error) {
-	if err != nil {
-		http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	http.Error(w, "ok", http.StatusOK)
-}
-
-// Listen binds the listeners, so that a bad address fails at start and
-// tests can learn the ports (Addr) before Serve.
-func (s *Server) Listen() error {
+// Listen binds the listeners: a bad address fails at start, and tests learn the
+// ports (Addr) before Serve.
+func (s *Server) Listen() (err error) {
 	for i, addr := range []string{s.opts.WebhookAddr, s.opts.ProbeAddr, s.opts.MetricsAddr} {
 		if addr == "" || addr == "0" {
 			continue
 		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
+		if s.listeners[i], err = net.Listen("tcp", addr); err != nil {
 			for _, l := range s.listeners[:i] {
 				if l != nil {
 					_ = l.Close() // the error that failed the start is returned
@@ -170,7 +166,6 @@ func (s *Server) Listen() error {
 			s.listeners = [3]net.Listener{}
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-		s.listeners[i] = l
 	}
 	return nil
 }
@@ -186,9 +181,9 @@ func (s *Server) Addr() (webhook, probe, metrics net.Addr) {
 	return addrs[0], addrs[1], addrs[2]
 }
 
-// Serve runs until ctx ends, then fails readiness, keeps serving for
-// ShutdownDelay with each connection closed after its response, and drains
-// in-flight requests for up to ShutdownTimeout. It calls Listen if needed.
+// Serve runs until ctx ends, then fails readiness, serves on for ShutdownDelay
+// closing each connection after its response, and drains in-flight requests for
+// up to ShutdownTimeout. It calls Listen if needed.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.listeners[0] == nil {
 		if err := s.Listen(); err != nil {
@@ -196,14 +191,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWatch()
 	var wg sync.WaitGroup
 	errs := s.start(watchCtx, &wg)
 	runErr := s.waitForStop(ctx, errs)
-	s.stopping.Store(true)
-	if runErr == nil {
-		runErr = s.shutdownDelay(errs)
-	}
 	drainErr := s.drain(ctx)
 	stopWatch()
 	wg.Wait()
@@ -214,8 +204,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(runErr, drainErr)
 }
 
-// start runs the certificate watcher and every bound listener in wg; their
-// failures arrive on the channel it returns.
+// start runs the certificate watcher and each bound listener in wg; failures
+// come on the channel returned.
 func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error {
 	errs := make(chan error, 4) // one for each goroutine
 	run := func(name string, f func() error) {
@@ -241,35 +231,30 @@ func (s *Server) start(watchCtx context.Context, wg *sync.WaitGroup) chan error 
 	return errs
 }
 
-// waitForStop returns nil when ctx ends, or the error of a server that fails.
-func (s *Server) waitForStop(ctx context.Context, errs <-chan error) error {
+// waitForStop waits for ctx to end, then fails readiness and serves on for
+// ShutdownDelay. A server that fails ends the wait with its error.
+func (s *Server) waitForStop(ctx context.Context, errs <-chan error) (err error) {
 	select {
 	case <-ctx.Done():
-		return nil
-	case err := <-errs:
+	case err = <-errs:
 		s.opts.Log.Error(err, "A server failed; shutting down")
-		return err
 	}
-}
-
-// shutdownDelay waits for ShutdownDelay, unless a server fails first.
-func (s *Server) shutdownDelay(errs <-chan error) error {
-	if s.opts.ShutdownDelay <= 0 {
-		return nil
+	s.stopping.Store(true)
+	if err != nil || s.opts.ShutdownDelay <= 0 {
+		return err
 	}
 	s.opts.Log.Info("Shutting down: serving with connections closed after each response", keyDelay, s.opts.ShutdownDelay)
 	select {
 	case <-time.After(s.opts.ShutdownDelay):
 	case <-s.endDelay:
-	case err := <-errs:
+	case err = <-errs:
 		s.opts.Log.Error(err, "A server failed while shutting down")
-		return err
 	}
-	return nil
+	return err
 }
 
 // drain shuts the servers down, the webhook first: its in-flight admissions
-// are what must not be lost.
+// must not be lost.
 func (s *Server) drain(ctx context.Context) error {
 	s.opts.Log.Info("Shutting down: draining in-flight requests", keyTimeout, s.opts.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)

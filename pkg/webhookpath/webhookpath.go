@@ -1,7 +1,7 @@
-// Package webhookpath names the paths snatch-webhook serves the Pod
-// mutation on: one home for the webhook's mux and for `cabundle-syncer
-// check`, which compares them with the MutatingWebhookConfiguration
-// without linking the admission handler.
+// Package webhookpath names the paths snatch-webhook serves the Pod mutation
+// on: one home for the webhook's mux and for `cabundle-syncer check`, which
+// compares them with the MutatingWebhookConfiguration without linking the
+// admission handler.
 package webhookpath
 
 const (

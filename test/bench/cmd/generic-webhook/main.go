@@ -37,6 +37,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 func main() {
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	handler := genericWebhook(mutator, log.WithName(snatchadmission.LoggerName))
 	mux := http.NewServeMux()
-	mux.Handle(snatchadmission.Path, handler)
+	mux.Handle(webhookpath.MutatePod, handler)
 	srv, err := serving.New(serving.Options{
 		WebhookAddr: net.JoinHostPort("", strconv.Itoa(*port)),
 		ProbeAddr:   *probeAddr,
