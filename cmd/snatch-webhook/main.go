@@ -6,11 +6,20 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/pkg/serving"
 )
 
 const binaryName = "snatch-webhook"
@@ -38,3 +47,74 @@ func (c *cli) execute(ctx context.Context, args []string) error {
 const about = `Serves the mutating admission webhook that adds a preferred node affinity
 for the Kyma worker pool to Pods. Pods opt out with the label
 ` + affinity.OptOutLabel + `: "` + affinity.OptOutValue + `".`
+
+// Options are the webhook's flags (see BindFlags), parsed and not yet acted on.
+type Options struct {
+	Policy                                     affinity.Policy
+	CertDir, CertName, KeyName                 string
+	WebhookPort                                int
+	MetricsBindAddress, HealthProbeBindAddress string
+	EnableHTTP2                                bool
+	ShutdownDelay                              time.Duration
+	Zap                                        zap.Options
+	Version                                    bool
+
+	// webhookHost restricts the webhook listener to one address (127.0.0.1 in
+	// tests); no flag sets it.
+	webhookHost string
+}
+
+// maxShutdownDelay leaves room for the drain in a 30 s termination grace period.
+const maxShutdownDelay = 10 * time.Second
+
+func defaultOptions() Options {
+	return Options{
+		Policy: affinity.DefaultPolicy(),
+		// controller-runtime's, so that the binary drops into setups made for its
+		// webhooks.
+		CertDir:                "/tmp/k8s-webhook-server/serving-certs",
+		CertName:               "tls.crt",
+		KeyName:                "tls.key",
+		WebhookPort:            9443,
+		MetricsBindAddress:     ":8080",
+		HealthProbeBindAddress: ":8081",
+		ShutdownDelay:          serving.DefaultShutdownDelay,
+	}
+}
+
+// BindFlags registers every flag on fs, with the values o holds as defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	o.Policy.BindFlags(fs)
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the serving certificate and key, watched for changes.")
+	fs.StringVar(&o.CertName, "cert-name", o.CertName, "File name of the serving certificate in --cert-dir.")
+	fs.StringVar(&o.KeyName, "key-name", o.KeyName, "File name of the serving key in --cert-dir.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "TLS port of the webhook (paths /mutate-pod and /mutate--v1-pod).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, `Address of /metrics; "0" disables it.`)
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables it.`)
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", o.ShutdownDelay, "On SIGTERM, keep serving this long with readiness failed and each connection closed after its response, so that the API server moves to other replicas without a failed call; then drain.")
+	fs.BoolVar(&o.Version, "version", false, "Print the version and exit.")
+	o.Zap.BindFlags(fs)
+}
+
+// Validate reports every invalid flag at once, by its flag name.
+func (o Options) Validate() error {
+	errs := []error{o.Policy.Validate()}
+	if o.CertDir == "" {
+		errs = append(errs, errors.New("--cert-dir must not be empty"))
+	}
+	for _, f := range [][2]string{{"--cert-name", o.CertName}, {"--key-name", o.KeyName}} {
+		if v := f[1]; v == "" || filepath.IsAbs(v) || strings.HasPrefix(filepath.Clean(v), "..") {
+			errs = append(errs, fmt.Errorf("%s must be a file name inside --cert-dir, got %q", f[0], v))
+		}
+	}
+	if o.ShutdownDelay < 0 || o.ShutdownDelay > maxShutdownDelay {
+		errs = append(errs, fmt.Errorf("--shutdown-delay must be between 0 and %s, got %s", maxShutdownDelay, o.ShutdownDelay))
+	}
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.WebhookPort))
+	}
+	errs = append(errs, cmdline.ValidateBindAddress("--metrics-bind-address", o.MetricsBindAddress),
+		cmdline.ValidateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress))
+	return errors.Join(errs...)
+}
