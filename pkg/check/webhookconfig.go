@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
@@ -56,13 +58,11 @@ func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) 
 	if !coversPodCreate(wh.Rules) {
 		problems = append(problems, "rules do not cover CREATE of pods in the core group, v1")
 	}
-	switch {
-	case wh.FailurePolicy == nil:
-		// The v1 API defaults it to Fail on write, so an object read from
-		// the API server always has one; a nil here is Fail too.
-		problems = append(problems, "failurePolicy is unset (Fail), want Ignore: a webhook outage would block Pod creation")
-	case *wh.FailurePolicy != admissionregistrationv1.Ignore:
-		problems = append(problems, fmt.Sprintf("failurePolicy is %s, want Ignore: a webhook outage would block Pod creation", *wh.FailurePolicy))
+	// The v1 API defaults failurePolicy to Fail on write, so an object read
+	// from the API server always has one; a nil here is Fail too.
+	if fp := ptr.Deref(wh.FailurePolicy, ""); fp != admissionregistrationv1.Ignore {
+		problems = append(problems, fmt.Sprintf("failurePolicy is %s, want Ignore: a webhook outage would block Pod creation",
+			cmp.Or(fp, "unset (Fail)")))
 	}
 	sel, err := namespaceSelectorOf(wh)
 	switch {
@@ -90,9 +90,8 @@ func containsAny(list []string, values ...string) bool {
 	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
 }
 
-// namespaceSelectorOf returns the selector the API server applies: it
-// defaults a missing one to {}, which matches every namespace, whereas
-// metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
+// namespaceSelectorOf returns the selector the API server applies: it defaults a missing one to {}, which matches
+// every namespace, whereas metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
 func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
 	if wh.NamespaceSelector == nil {
 		return labels.Everything(), nil
@@ -100,8 +99,7 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
 }
 
-// checkNamespace answers "why did my Pod not get the affinity" for the
-// target namespace by evaluating each entry's namespaceSelector.
+// checkNamespace answers "why did my Pod not get the affinity" for the target namespace from the namespaceSelectors.
 func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
 	name := cfg.TargetNamespace
 	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
