@@ -19,9 +19,8 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// entryTarget is where the API server sends the calls of one webhook entry:
-// the Service it names (nil for a URL), the port (443 when unset) and path
-// (/ when unset), and the ready endpoints behind the port, read once for
+// entryTarget is where the API server sends the calls of one webhook entry: the Service it names (nil for a URL),
+// the port (443 when unset) and path (/ when unset), and the ready endpoints behind the port, read once for
 // webhook-endpoints and served-certificate both.
 type entryTarget struct {
 	entry admissionregistrationv1.MutatingWebhook
@@ -98,8 +97,7 @@ func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTa
 	}
 }
 
-// readyEndpoints returns s's ready addresses for the Service port portName;
-// an endpoint with no ready condition is ready, as the API defines it.
+// readyEndpoints returns s's ready addresses for Service port portName; no ready condition is ready, as in the API.
 func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
 	if i < 0 {
@@ -120,8 +118,7 @@ func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	return out
 }
 
-// checkWebhookEndpoints fails on each entry the API server cannot call, and
-// warns about entries that call another system, such as leftovers.
+// checkWebhookEndpoints fails on entries the API server cannot call and warns on another system's, such as leftovers.
 func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
 	if mwc == nil {
 		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
