@@ -3,11 +3,8 @@ package check
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,8 +44,9 @@ const (
 	StatusSkip Status = "SKIP"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
-	// StatusIncomplete is a Report's status, never a check's: none failed, and one or more were skipped. It
-	// ranks above WARN, since the item not seen may be the one that fails.
+	// StatusIncomplete is a Report's status, never a check's: no check
+	// failed, and at least one was skipped. It ranks above WARN, since the
+	// item not seen may be the one that fails.
 	StatusIncomplete Status = "INCOMPLETE"
 )
 
@@ -56,85 +54,12 @@ const (
 type Result struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
-	// Message says what was found and Remediation what to do next (empty on PASS), one line each; Details lists
-	// what the message counts, such as every Pod that placement found, which the table shows with -v.
+	// Message says what was found and Remediation what to do next (empty
+	// on PASS), one line each; Details lists what the message counts, such
+	// as every Pod that placement found, which the table shows with -v.
 	Message     string   `json:"message"`
 	Remediation string   `json:"remediation"`
 	Details     []string `json:"details,omitempty"`
-}
-
-// SchemaVersion versions the JSON form of a Report (docs/operations.md): new fields and items keep it; a field
-// renamed, removed or given another meaning takes the next version.
-const SchemaVersion = "v1"
-
-// Report is the outcome of a run: every check in order, and the worst status among them.
-type Report struct {
-	SchemaVersion string   `json:"schemaVersion"`
-	Checks        []Result `json:"checks"`
-	// Status is FAIL when a check failed, otherwise INCOMPLETE when one was skipped, WARN when one warned, or PASS.
-	Status Status `json:"status"`
-}
-
-// The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's own: the checks did not run at all.
-// ExitIncomplete came last, so it has the next free number, not one in the order of the statuses.
-const (
-	ExitPass       = 0
-	ExitWarn       = 1
-	ExitFail       = 2
-	ExitCannotRun  = 3
-	ExitIncomplete = 4
-)
-
-// rank orders the statuses, worst last; a check's SKIP makes the Report INCOMPLETE.
-var rank = map[Status]int{StatusPass: 0, StatusWarn: 1, StatusSkip: 2, StatusIncomplete: 2, StatusFail: 3}
-
-var exitCodes = map[Status]int{StatusPass: ExitPass, StatusWarn: ExitWarn, StatusIncomplete: ExitIncomplete, StatusFail: ExitFail}
-
-// NewReport collects results into a Report.
-func NewReport(results []Result) Report {
-	status := StatusPass
-	for _, r := range results {
-		if rank[r.Status] > rank[status] {
-			status = r.Status
-		}
-	}
-	if status == StatusSkip {
-		status = StatusIncomplete
-	}
-	return Report{SchemaVersion: SchemaVersion, Checks: results, Status: status}
-}
-
-// ExitCode maps the report's status to the command's exit code.
-func (r Report) ExitCode() int { return exitCodes[r.Status] }
-
-// WriteJSON writes the report as one indented JSON object.
-func (r Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
-
-// WriteTable writes the report as a table of ID, STATUS and MESSAGE, with the
-// remediation of a check that did not pass and, verbose, its details under it.
-func (r Report) WriteTable(w io.Writer, verbose bool) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tMESSAGE")
-	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status, c.Message)
-		if c.Status != StatusPass && c.Remediation != "" {
-			fmt.Fprintf(tw, "\t\t→ %s\n", c.Remediation)
-		}
-		if verbose {
-			for _, d := range c.Details {
-				fmt.Fprintf(tw, "\t\t- %s\n", d)
-			}
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\nStatus: %s\n", r.Status)
-	return err
 }
 
 // Config names what the checks look at; the command fills every field from its flags.
