@@ -104,8 +104,9 @@ type checkCommand struct {
 	now     func() time.Time
 }
 
-// run parses args, runs the checks and prints the report. Its error carries the report's exit code, or
-// check.ExitCannotRun when the flags are wrong or the cluster cannot be reached: a failing check is no error.
+// run parses args, runs the checks and prints the report. Its error carries
+// the report's exit code, or check.ExitCannotRun when the flags are wrong or
+// the cluster cannot be reached: a failing check is no error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cannotRun := func(err error) error {
 		return cmdline.ExitError{Code: check.ExitCannotRun, Err: fmt.Errorf("check: %w", err)}
@@ -165,8 +166,9 @@ cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
 Flags:
 `
 
-// connectCluster builds a clientset, each request bounded by timeout, and asks the API server for its version: a
-// cluster that does not answer, or refuses the credentials, cannot be checked at all (exit 3, not six FAILs).
+// connectCluster builds a clientset, each request bounded by timeout, and
+// asks the API server for its version: a cluster that does not answer, or
+// refuses the credentials, cannot be checked at all (exit 3, not six FAILs).
 func connectCluster(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {

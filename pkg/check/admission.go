@@ -15,11 +15,13 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// DefaultAdmissionNamespace is deploy/syncer/check.yaml's namespace, where check may create Pods for the dry run.
+// DefaultAdmissionNamespace is the namespace of deploy/syncer/check.yaml in
+// which the check identity may create Pods, for the dry run alone.
 const DefaultAdmissionNamespace = "kim-snatch-check"
 
-// probePod is the smallest Pod the namespace's restricted Pod Security and ResourceQuota admit: the admission
-// plugins run on a dry run as on a real create, after the mutating webhooks.
+// probePod is the smallest Pod the namespace's restricted Pod Security and
+// ResourceQuota admit: the admission plugins run on a dry run as on a real
+// create, after the mutating webhooks.
 func probePod() *corev1.Pod {
 	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
 	return &corev1.Pod{
@@ -42,7 +44,8 @@ func probePod() *corev1.Pod {
 	}
 }
 
-// checkAdmission creates probePod as a server-side dry run: admitted as a real Pod, through the webhook, not stored.
+// checkAdmission creates probePod as a server-side dry run: admitted as a
+// real Pod, through the webhook, and not stored.
 func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) Result {
 	ns := cfg.AdmissionNamespace
 	start := time.Now()
@@ -74,7 +77,8 @@ func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config
 		"Every Kyma Pod is admitted so now. Read the other items for the cause; with all of them PASS, see \"Webhook unreachable\" in docs/troubleshooting.md (kube-apiserver log, NetworkPolicies, the path to the webhook's Service).")
 }
 
-// preferredTerm describes the first preferred expression on key that match (nil: any) accepts, with its weight.
+// preferredTerm describes the first expression on key in p's preferred
+// terms that match accepts (nil accepts any), with the term's weight.
 func preferredTerm(p *corev1.Pod, key string, match func(corev1.NodeSelectorRequirement) bool) (string, bool) {
 	if p == nil || p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
 		return "", false

@@ -15,7 +15,8 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
-// The IDs of the checks, in the order Run reports them: part of the output contract (table and JSON), never changed.
+// The IDs of the checks, in the order Run reports them. They are part of
+// the command's output contract (table and JSON) and never change.
 const (
 	IDWebhookPods          = "webhook-pods"
 	IDSyncerLease          = "syncer-lease"
@@ -37,8 +38,9 @@ const ManagedByLabel, ManagedByValue = "operator.kyma-project.io/managed-by", "k
 // Status is the outcome of one check, or of a whole Report.
 type Status string
 
-// The statuses of a check, from best to worst. A skipped check was not looked at, so a Report that holds one is at
-// best INCOMPLETE: a run that could not see an item must not pass for one that saw it healthy.
+// The statuses of a check, from best to worst. A skipped check was not
+// looked at, so a Report that holds one is at best INCOMPLETE: a run that
+// could not see an item must not pass for one that saw it healthy.
 const (
 	StatusPass Status = "PASS"
 	StatusSkip Status = "SKIP"
@@ -62,7 +64,8 @@ type Result struct {
 	Details     []string `json:"details,omitempty"`
 }
 
-// Config names what the checks look at; the command fills every field from its flags.
+// Config names what the checks look at; the command fills every field from
+// its flags.
 type Config struct {
 	Namespace                                 string          // of the webhook Pods and the syncer Pods
 	SecretNamespace, SecretName, CAKey        string          // the CA the syncer copies
@@ -110,7 +113,8 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	return NewReport(results)
 }
 
-// result builds a Result whose message is one line of the table, whatever error text it holds.
+// result builds a Result; its message is one line of the table, whatever
+// an error text in it holds.
 func result(id string, status Status, msg, remediation string) Result {
 	return Result{ID: id, Status: status, Message: oneLine(msg), Remediation: remediation}
 }
@@ -119,7 +123,8 @@ func pass(id, msg string) Result              { return result(id, StatusPass, ms
 func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
 func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
 
-// skipped is the result of a check that needs what the check blocker found unusable; that one reports the fault.
+// skipped is the result of a check that needs what the check named by
+// blocker found unusable; that check reports the fault.
 func skipped(id, msg, blocker string) Result {
 	return result(id, StatusSkip, msg+" (see "+blocker+")", "Fix the check named in the message first.")
 }
@@ -132,7 +137,8 @@ func mwcAbsent(cfg Config, err error) string {
 	return "MutatingWebhookConfiguration " + cfg.WebhookConfiguration + " could not be read"
 }
 
-// readFailure fails a check that could not read what, e.g. "Secret ns/x", whose first word names the resource.
+// readFailure fails a check that could not read what, e.g. "Secret
+// kyma-system/x", whose first word names the resource.
 func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
 	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
@@ -143,14 +149,16 @@ func readFailure(id, what string, err error) Result {
 	return fail(id, fmt.Sprintf("could not read %s: %v", what, err), remediation)
 }
 
-// notPermitted skips a check whose read, op such as "list Pods in ns", the credentials may not make: the syncer's
-// ServiceAccount, which check may run as, may not read Pods or Namespaces, which says nothing of the installation.
+// notPermitted skips a check whose read, op such as "list Pods in kyma-system",
+// the credentials may not make: the syncer's ServiceAccount, which check may
+// run as, may not read Pods or Namespaces, which says nothing of the installation.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
 }
 
-// unreadable is the result of a read (op for notPermitted, what for readFailure) that failed; ok is false for nil.
+// unreadable is the result of a read (op for notPermitted, what for
+// readFailure) that failed with err; ok is false when err is nil.
 func unreadable(id, op, what string, err error) (res Result, ok bool) {
 	switch {
 	case err == nil:
@@ -175,7 +183,8 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
-// listNames joins names for a message, capped so that a large Deployment does not turn a line into a screenful.
+// listNames joins names for a message, capped so that a large Deployment
+// does not turn one line into a screenful.
 func listNames(names []string) string {
 	const maxNames = 5
 	if len(names) <= maxNames {

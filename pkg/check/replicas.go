@@ -16,8 +16,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
-// checkWebhookPods counts the webhook Pods that can serve. With failurePolicy Ignore the API server admits Pods
-// without the affinity while no replica answers, so zero fails; fewer than the minimum is one eviction away.
+// checkWebhookPods counts the webhook Pods that can serve. With failurePolicy
+// Ignore the API server admits Pods without the affinity while no replica
+// answers, so zero fails; fewer than the minimum is one eviction away.
 func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
 	if res, failed := unreadable(IDWebhookPods, "list Pods in "+cfg.Namespace, fmt.Sprintf("Pods %s in %s", cfg.WebhookSelector, cfg.Namespace), err); failed {
@@ -52,8 +53,9 @@ func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Conf
 		"Find out why no replica is ready (events, probes, the certificate Secret mount): "+describe+".")
 }
 
-// notReadyReason says why a Pod cannot serve, or "" when it runs, is Ready (the webhook's /readyz passes only once
-// it has loaded a certificate), and is not shutting down.
+// notReadyReason says why a Pod cannot serve, or "" when it can: it runs,
+// its Ready condition is true (the webhook's /readyz passes only once it
+// has loaded a certificate), and it is not shutting down.
 func notReadyReason(p *corev1.Pod) string {
 	switch {
 	case p.DeletionTimestamp != nil:
@@ -73,10 +75,12 @@ func notReadyReason(p *corev1.Pod) string {
 	return "Running, not Ready"
 }
 
+// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
 func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
 
-// checkSyncerLease fails on an empty or expired Lease: a replica that shuts down releases it and a standby takes
-// it within a retry period, so then no replica is there to take it.
+// checkSyncerLease fails on an empty or expired Lease: a replica that shuts
+// down releases it and a standby takes it within a retry period, so then no
+// replica is there to take it.
 func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Result {
 	what := fmt.Sprintf("Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID)
 	syncerPods := fmt.Sprintf("kubectl -n %s get pods -l app.kubernetes.io/name=cabundle-syncer", cfg.Namespace)

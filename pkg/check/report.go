@@ -7,11 +7,13 @@ import (
 	"text/tabwriter"
 )
 
-// SchemaVersion versions the JSON form of a Report (docs/operations.md): new fields and items keep it; a field
-// renamed, removed or given another meaning takes the next version.
+// SchemaVersion versions the JSON form of a Report (docs/operations.md):
+// new fields and items keep it; a field renamed, removed or given another
+// meaning takes the next version.
 const SchemaVersion = "v1"
 
-// Report is the outcome of a run: every check in order, and the worst status among them.
+// Report is the outcome of a run: every check in order, and the worst
+// status among them.
 type Report struct {
 	SchemaVersion string   `json:"schemaVersion"` // the SchemaVersion it was written in
 	Checks        []Result `json:"checks"`
@@ -20,8 +22,9 @@ type Report struct {
 	Status Status `json:"status"`
 }
 
-// The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's own: the checks did not run at all.
-// ExitIncomplete came last, so it has the next free number, not one in the order of the statuses.
+// The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's
+// own: the checks did not run at all. ExitIncomplete came last, so it has
+// the next free number, not one in the order of the statuses.
 const (
 	ExitPass       = 0
 	ExitWarn       = 1

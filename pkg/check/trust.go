@@ -18,7 +18,8 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
-// checkCASecret judges the CA the syncer copies by its rules (cabundle.Validate) and returns the current CA, or nil.
+// checkCASecret judges the CA the syncer copies by the syncer's own rules
+// (cabundle.Validate), and returns the current CA for ca-bundle, or nil.
 func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) (Result, *x509.Certificate) {
 	what := fmt.Sprintf("Secret %s/%s", cfg.SecretNamespace, cfg.SecretName)
 	certificates := fmt.Sprintf("kubectl -n %s get certificates.cert.gardener.cloud", cfg.SecretNamespace)
@@ -86,7 +87,8 @@ func checkCABundle(cfg Config, ca *x509.Certificate, mwc *admissionregistrationv
 	return pass(IDCABundle, fmt.Sprintf("%s the CA sha256 %s from Secret %s/%s", all, shortFingerprint(ca), cfg.SecretNamespace, cfg.SecretName))
 }
 
-// bundleProblem says why a caBundle does not hold the certificate with fingerprint want, or "" when it does.
+// bundleProblem says why a caBundle does not hold the certificate with
+// fingerprint want, or "" when it does.
 func bundleProblem(bundle []byte, want string) string {
 	certs, err := cabundle.Parse(bundle)
 	switch {
@@ -100,8 +102,9 @@ func bundleProblem(bundle []byte, want string) string {
 	return fmt.Sprintf("caBundle holds %d other certificate(s)", len(certs))
 }
 
-// checkServedCertificate dials our entries' ready endpoints as the API server does: a replica whose certificate
-// does not verify fails open on every call, while ca-bundle, comparing only caBundle and Secret, passes.
+// checkServedCertificate dials our entries' ready endpoints as the API
+// server does: a replica whose certificate does not verify fails open on
+// every call, while ca-bundle, comparing only caBundle and Secret, passes.
 func checkServedCertificate(ctx context.Context, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget, now time.Time) Result {
 	if mwc == nil {
 		return skipped(IDServedCertificate, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
@@ -182,8 +185,9 @@ func (d *dialled) result(cfg Config) Result {
 	return pass(IDServedCertificate, fmt.Sprintf("%d endpoints serve certificates that verify for %s against the caBundle: %s", n, svc, strings.Join(d.good, "; ")))
 }
 
-// servedChain completes a TLS handshake with addr and returns the chain it presented, never empty. It trusts
-// nothing: dial verifies, so that a certificate that does not verify can still be described.
+// servedChain completes a TLS handshake with addr and returns the certificate
+// chain it presented, never empty. It trusts nothing here: dial verifies,
+// so that a certificate that does not verify can still be described.
 func servedChain(ctx context.Context, addr string) ([]*x509.Certificate, error) {
 	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // dial verifies the chain against the caBundle
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

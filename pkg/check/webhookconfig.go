@@ -103,8 +103,9 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
 }
 
-// entryTarget is where the API server sends the calls of one webhook entry: the Service it names (nil for a URL),
-// the port (443 when unset) and path (/ when unset), and the ready endpoints behind the port, read once for
+// entryTarget is where the API server sends the calls of one webhook entry:
+// the Service it names (nil for a URL), the port (443 when unset) and path
+// (/ when unset), and the ready endpoints behind the port, read once for
 // webhook-endpoints and served-certificate both.
 type entryTarget struct {
 	entry    admissionregistrationv1.MutatingWebhook
@@ -179,7 +180,8 @@ func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTa
 	}
 }
 
-// readyEndpoints returns s's ready addresses for Service port portName; no ready condition is ready, as in the API.
+// readyEndpoints returns s's ready addresses for the Service port portName;
+// an endpoint with no ready condition is ready, as the API defines it.
 func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
 	if i < 0 {
@@ -200,7 +202,8 @@ func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 	return out
 }
 
-// checkWebhookEndpoints fails on entries the API server cannot call and warns on another system's, such as leftovers.
+// checkWebhookEndpoints fails on each entry the API server cannot call, and
+// warns about entries that call another system, such as leftovers.
 func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
 	if mwc == nil {
 		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
