@@ -64,8 +64,7 @@ type Result struct {
 	Details     []string `json:"details,omitempty"`
 }
 
-// Config names what the checks look at; the command fills every field from
-// its flags.
+// Config names what the checks look at; the command fills it from its flags.
 type Config struct {
 	Namespace                                 string          // of the webhook Pods and the syncer Pods
 	SecretNamespace, SecretName, CAKey        string          // the CA the syncer copies

@@ -21,8 +21,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkPlacement counts the Kyma Pods as the rule kim_snatch:kyma_pod_pool:info does, the webhook's own aside
-// ("Spill-over" in docs/operations.md). It warns at most: a preferred term that fails open allows both faults.
+// checkPlacement counts the Kyma Pods as the rule kim_snatch:kyma_pod_pool:info
+// does, the webhook's own aside ("Spill-over" in docs/operations.md). It warns
+// at most: a preferred term that fails open allows both faults.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, _ := webhookPool(ctx, client, cfg)
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
@@ -154,8 +155,9 @@ type podOwner struct{ kind, namespace, name string }
 
 func (o podOwner) String() string { return o.kind + " " + o.namespace + "/" + o.name }
 
-// ownerOf resolves a Pod's controller. A ReplicaSet is reported as its Deployment, as the Deployment controller
-// names it: the ReplicaSet's name is the Deployment's, "-", and the pod-template-hash.
+// ownerOf resolves a Pod's controller. A ReplicaSet is reported as its
+// Deployment, as the Deployment controller names it: the ReplicaSet's name is
+// the Deployment's, "-", and the pod-template-hash.
 func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
 	if ctrl == nil {
 		return podOwner{"bare Pod", p.Namespace, p.Name}
@@ -218,7 +220,8 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 	return pn
 }
 
-// spillCause judges why a Pod with the term would not be placed on the pool now: Nodes, taints, then room.
+// spillCause judges why a Pod with the term would not be placed on the
+// pool now, in the scheduler's order: Nodes, then taints, then room.
 func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 	if pn.err != nil {
 		return "unknown (Nodes not readable)"

@@ -14,8 +14,9 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-// checkKymaPool finds the pool the webhook's term prefers: a --worker-pool that names no pool gives a term that
-// matches nothing, and every Kyma Pod silently lands on a customer pool.
+// checkKymaPool finds the pool the webhook's term prefers: a --worker-pool
+// that names no pool gives a term that matches nothing, and every Kyma Pod
+// silently lands on a customer pool.
 func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
 	pool, from := webhookPool(ctx, client, cfg)
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cfg.PoolLabelKey})
@@ -55,7 +56,8 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 	return pass(IDKymaPool, msg)
 }
 
-// webhookPool returns the running webhooks' --worker-pool, or cfg.WorkerPool when none is read, and its source.
+// webhookPool returns the running webhooks' --worker-pool, or cfg.WorkerPool
+// when none is read, and its source.
 func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, from string) {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
 	if err == nil {
@@ -70,8 +72,9 @@ func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (
 	return cfg.WorkerPool, "the default"
 }
 
-// poolRoom sums the requests of the Pods on the pool's Nodes, as the scheduler counts them, against their
-// allocatable resources. It is extra information: unread Pods leave the pool's existence to decide the item.
+// poolRoom sums the requests of the Pods on the pool's Nodes, as the scheduler
+// counts them, against their allocatable resources. It is extra information:
+// unread Pods leave the pool's existence to decide the item.
 func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) string {
 	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.AndSelectors(

@@ -75,7 +75,6 @@ func notReadyReason(p *corev1.Pod) string {
 	return "Running, not Ready"
 }
 
-// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
 func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
 
 // checkSyncerLease fails on an empty or expired Lease: a replica that shuts

@@ -94,8 +94,9 @@ func containsAny(list []string, values ...string) bool {
 	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
 }
 
-// namespaceSelectorOf returns the selector the API server applies: it defaults a missing one to {}, which matches
-// every namespace, whereas metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
+// namespaceSelectorOf returns the selector the API server applies: it
+// defaults a missing one to {}, which matches every namespace, whereas
+// metav1.LabelSelectorAsSelector turns nil into one that matches nothing.
 func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Selector, error) {
 	if wh.NamespaceSelector == nil {
 		return labels.Everything(), nil
@@ -241,7 +242,8 @@ func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebh
 	return pass(IDWebhookEndpoints, strings.Join(fine, "; "))
 }
 
-// checkNamespace answers "why did my Pod not get the affinity" for the target namespace from the namespaceSelectors.
+// checkNamespace answers "why did my Pod not get the affinity" for the
+// target namespace by evaluating each entry's namespaceSelector.
 func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
 	name := cfg.TargetNamespace
 	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
