@@ -138,47 +138,44 @@ func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config
 	if mwc == nil {
 		return nil
 	}
-	targets := make([]entryTarget, 0, len(mwc.Webhooks))
-	for _, wh := range mwc.Webhooks {
-		t := entryTarget{entry: wh, ref: wh.ClientConfig.Service}
-		if t.ref != nil {
-			t.port, t.path = ptr.Deref(t.ref.Port, 443), ptr.Deref(t.ref.Path, "/")
-			t.ours = t.ref.Namespace == cfg.Namespace && t.ref.Name == cfg.WebhookService
-			resolveService(ctx, client, &t)
+	targets := make([]entryTarget, len(mwc.Webhooks))
+	for i, wh := range mwc.Webhooks {
+		t := &targets[i]
+		t.entry, t.ref = wh, wh.ClientConfig.Service
+		if t.ref == nil {
+			continue
 		}
-		targets = append(targets, t)
+		ns, name := t.ref.Namespace, t.ref.Name
+		t.port, t.path = ptr.Deref(t.ref.Port, 443), ptr.Deref(t.ref.Path, "/")
+		t.ours = ns == cfg.Namespace && name == cfg.WebhookService
+		if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
+			t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
+		}
+		svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			t.problems, t.missing = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name)), true
+			continue
+		}
+		if t.err = err; err != nil {
+			continue
+		}
+		j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.port })
+		if j < 0 {
+			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no port %d", ns, name, t.port))
+			continue
+		}
+		list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+		if t.err = err; err != nil {
+			continue
+		}
+		for _, s := range list.Items {
+			t.ready = append(t.ready, readyEndpoints(s, svc.Spec.Ports[j].Name)...)
+		}
+		if len(t.ready) == 0 {
+			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no ready endpoint for port %d", ns, name, t.port))
+		}
 	}
 	return targets
-}
-
-func resolveService(ctx context.Context, client kubernetes.Interface, t *entryTarget) {
-	ns, name := t.ref.Namespace, t.ref.Name
-	if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
-		t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
-	}
-	svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		t.problems, t.missing = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name)), true
-		return
-	}
-	if t.err = err; err != nil {
-		return
-	}
-	i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.port })
-	if i < 0 {
-		t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no port %d", ns, name, t.port))
-		return
-	}
-	list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
-	if t.err = err; err != nil {
-		return
-	}
-	for _, s := range list.Items {
-		t.ready = append(t.ready, readyEndpoints(s, svc.Spec.Ports[i].Name)...)
-	}
-	if len(t.ready) == 0 {
-		t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no ready endpoint for port %d", ns, name, t.port))
-	}
 }
 
 // readyEndpoints returns s's ready addresses for the Service port portName;
