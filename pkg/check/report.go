@@ -78,9 +78,6 @@ func (r Report) WriteTable(w io.Writer, verbose bool) error {
 			}
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\nStatus: %s\n", r.Status)
-	return err
+	fmt.Fprintf(tw, "\nStatus: %s\n", r.Status)
+	return tw.Flush()
 }
