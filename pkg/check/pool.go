@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -77,11 +76,7 @@ func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (
 // unread Pods leave the pool's existence to decide the item.
 func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) string {
 	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.AndSelectors(
-			fields.OneTermNotEqualSelector("spec.nodeName", ""),
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-		).String(),
+		FieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
 	})
 	if err != nil {
 		return "requests not read: " + err.Error()
