@@ -253,9 +253,8 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 		return "pool not schedulable"
 	case open == 0:
 		return taint
-	default:
-		return "pool full"
 	}
+	return "pool full"
 }
 
 // fits reports whether request fits into a Node's unrequested CPU and memory.

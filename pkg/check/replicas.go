@@ -57,14 +57,12 @@ func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Conf
 // its Ready condition is true (the webhook's /readyz passes only once it
 // has loaded a certificate), and it is not shutting down.
 func notReadyReason(p *corev1.Pod) string {
+	i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
 	switch {
 	case p.DeletionTimestamp != nil:
 		return "terminating"
 	case podPhase(p) != corev1.PodRunning:
 		return string(podPhase(p))
-	}
-	i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
-	switch {
 	case i < 0:
 		return "Running, no Ready condition"
 	case p.Status.Conditions[i].Status == corev1.ConditionTrue:
