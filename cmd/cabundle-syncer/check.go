@@ -166,9 +166,8 @@ cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
 Flags:
 `
 
-// connectCluster builds a clientset, each request bounded by timeout, and
-// asks the API server for its version: a cluster that does not answer, or
-// refuses the credentials, cannot be checked at all (exit 3, not six FAILs).
+// connectCluster builds a clientset, each request bounded by timeout, and asks
+// for the version: no answer or refused credentials exit 3, not six FAILs.
 func connectCluster(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {

@@ -12,8 +12,7 @@ import (
 // meaning takes the next version.
 const SchemaVersion = "v1"
 
-// Report is the outcome of a run: every check in order, and the worst
-// status among them.
+// Report is the outcome of a run: every check in order and the worst status.
 type Report struct {
 	SchemaVersion string   `json:"schemaVersion"` // the SchemaVersion it was written in
 	Checks        []Result `json:"checks"`

@@ -154,8 +154,7 @@ func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, root
 		return
 	}
 	defer func() { _ = conn.Close() }()
-	// Never empty: crypto/tls fails a handshake without a certificate.
-	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates // never empty: crypto/tls requires one
 	line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, cabundle.FormatTime(chain[0].NotAfter))
 	intermediates := x509.NewCertPool()
 	for _, c := range chain[1:] {

@@ -56,7 +56,6 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 		what, count, strings.Join(names, ", "), ManagedByLabel, ManagedByValue))
 }
 
-// entryProblems lists what keeps an entry from doing its job.
 func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) []string {
 	var problems []string
 	if !coversPodCreate(wh.Rules) {
