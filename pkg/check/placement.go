@@ -192,30 +192,27 @@ type poolNodes struct {
 }
 
 func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
-	type got struct {
-		node *corev1.Node
-		err  error
-	}
-	pn, known := &poolNodes{requested: requestsByNode(pods)}, map[string]got{}
+	pn := &poolNodes{requested: requestsByNode(pods)}
+	nodes, errs := map[string]*corev1.Node{}, map[string]error{} // each Node read; nil for one gone
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: key + "=" + pool})
 	if pn.err = err; err == nil {
 		for i := range list.Items {
 			pn.members = append(pn.members, &list.Items[i])
-			known[list.Items[i].Name] = got{node: &list.Items[i]}
+			nodes[list.Items[i].Name] = &list.Items[i]
 		}
 	}
 	// A Pod on a Node outside the pool, or on any Node when the pool's could
 	// not be listed, needs its Node: one read per Node.
 	pn.get = func(name string) (*corev1.Node, error) {
-		g, ok := known[name]
-		if !ok {
-			g.node, g.err = client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(g.err) {
-				g = got{}
-			}
-			known[name] = g
+		if node, ok := nodes[name]; ok {
+			return node, errs[name]
 		}
-		return g.node, g.err
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			node, err = nil, nil
+		}
+		nodes[name], errs[name] = node, err
+		return node, err
 	}
 	return pn
 }
