@@ -207,11 +207,10 @@ func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebh
 	}
 	var broken, foreign, fine []string
 	for _, t := range targets {
-		forbidden := apierrors.IsForbidden(t.err)
 		switch {
-		case forbidden && !t.ours:
+		case apierrors.IsForbidden(t.err) && !t.ours:
 			foreign = append(foreign, t.describe()+": Service not readable with these credentials")
-		case forbidden:
+		case apierrors.IsForbidden(t.err):
 			return notPermitted(IDWebhookEndpoints, "get Services and list EndpointSlices in "+t.ref.Namespace, t.err)
 		case t.err != nil:
 			return readFailure(IDWebhookEndpoints, "Service "+t.ref.Namespace+"/"+t.ref.Name, t.err)
