@@ -142,7 +142,7 @@ type dialled struct {
 
 // dial completes a TLS handshake with ep that trusts nothing, so that a
 // certificate that does not verify can still be described, and verifies what
-// it serves for serverName against the entry's roots.
+// it serves for serverName against the entry's roots as the API server does.
 func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, roots *x509.CertPool, now time.Time) {
 	dialer := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // verified below
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -160,7 +160,6 @@ func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, root
 	for _, c := range chain[1:] {
 		intermediates.AddCert(c)
 	}
-	// As the API server's TLS client verifies it.
 	_, err = chain[0].Verify(x509.VerifyOptions{
 		DNSName: serverName, Roots: roots, Intermediates: intermediates, CurrentTime: now,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
