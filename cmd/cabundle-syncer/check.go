@@ -24,8 +24,7 @@ import (
 type checkOptions struct {
 	check.Config
 	WebhookSelectorText string // parsed into Config.WebhookSelector
-	Kubeconfig          string
-	Output              string
+	Kubeconfig, Output  string
 	Verbose             bool
 	Timeout             time.Duration
 }
@@ -57,7 +56,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "Time limit for all checks together.")
 }
 
-// config reports every option that cannot work, or returns the Config.
+// config returns the Config and an error naming each option that cannot work.
 func (o checkOptions) config() (check.Config, error) {
 	var errs validate.Errors
 	errs.Field("--namespace", o.Namespace, validation.IsDNS1123Label)
@@ -90,12 +89,9 @@ func (o checkOptions) config() (check.Config, error) {
 	if o.Timeout <= 0 {
 		errs.Addf("--timeout %s: must be positive", o.Timeout)
 	}
-	if err := errs.Err(); err != nil {
-		return check.Config{}, err
-	}
 	cfg := o.Config
 	cfg.WebhookSelector, cfg.LeaderElectionNamespace = sel, cmp.Or(cfg.LeaderElectionNamespace, cfg.Namespace)
-	return cfg, nil
+	return cfg, errs.Err()
 }
 
 // checkCommand is `cabundle-syncer check`: connectCluster and time.Now outside tests.
@@ -166,9 +162,8 @@ cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
 Flags:
 `
 
-// connectCluster builds a clientset, each request bounded by timeout, and
-// asks the API server for its version: a cluster that does not answer, or
-// refuses the credentials, cannot be checked at all (exit 3, not six FAILs).
+// connectCluster builds a clientset, each request bounded by timeout, and asks
+// for the version: no answer or refused credentials exit 3, not six FAILs.
 func connectCluster(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {

@@ -64,8 +64,7 @@ type Result struct {
 	Details     []string `json:"details,omitempty"`
 }
 
-// Config names what the checks look at; the command fills every field from
-// its flags.
+// Config names what the checks look at; the command fills it from its flags.
 type Config struct {
 	Namespace                                 string          // of the webhook Pods and the syncer Pods
 	SecretNamespace, SecretName, CAKey        string          // the CA the syncer copies
@@ -113,8 +112,7 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	return NewReport(results)
 }
 
-// result builds a Result; its message is one line of the table, whatever
-// an error text in it holds.
+// result builds a Result whose message stays one line, whatever error it holds.
 func result(id string, status Status, msg, remediation string) Result {
 	return Result{ID: id, Status: status, Message: oneLine(msg), Remediation: remediation}
 }
@@ -123,8 +121,7 @@ func pass(id, msg string) Result              { return result(id, StatusPass, ms
 func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
 func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
 
-// skipped is the result of a check that needs what the check named by
-// blocker found unusable; that check reports the fault.
+// skipped skips a check that needs what the check blocker found unusable.
 func skipped(id, msg, blocker string) Result {
 	return result(id, StatusSkip, msg+" (see "+blocker+")", "Fix the check named in the message first.")
 }
@@ -157,9 +154,8 @@ func notPermitted(id, op string, err error) Result {
 		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
 }
 
-// unreadable is the result of a read (op for notPermitted, what for
-// readFailure) that failed with err; ok is false when err is nil.
-func unreadable(id, op, what string, err error) (res Result, ok bool) {
+// unreadable makes a failed read notPermitted's SKIP or readFailure's FAIL.
+func unreadable(id, op, what string, err error) (res Result, failed bool) {
 	switch {
 	case err == nil:
 		return Result{}, false
@@ -183,8 +179,7 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
-// listNames joins names for a message, capped so that a large Deployment
-// does not turn one line into a screenful.
+// listNames joins up to five names, so that a large Deployment fits one line.
 func listNames(names []string) string {
 	const maxNames = 5
 	if len(names) <= maxNames {

@@ -6,6 +6,5 @@
 // the check that owns it, and a check that needs what another found
 // unusable is skipped with the reason. Nothing here writes to the cluster,
 // logs or exits; served-certificate completes a TLS handshake with each
-// endpoint and sends nothing. What the API server decides (selectors,
-// rules) is evaluated with its own label selector code.
+// endpoint and sends nothing. Selectors are matched by the API server's code.
 package check

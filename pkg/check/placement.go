@@ -73,13 +73,16 @@ func (c *placementCount) add(p *corev1.Pod) {
 		return
 	}
 	owner := ownerOf(p, ctrl)
+	_, hasTerm := preferredTerm(p, c.cfg.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
+		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.pool)
+	})
 	switch {
 	case facts.PoolKeySetBy == affinity.SourceNone:
 		c.total++
 		c.lack++
 		c.lackOwners[owner.String()] = owner
 		c.details = append(c.details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
-	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !c.hasTerm(p):
+	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm:
 		c.own++
 	default:
 		c.total++
@@ -87,14 +90,6 @@ func (c *placementCount) add(p *corev1.Pod) {
 			c.judge(p, owner)
 		}
 	}
-}
-
-// hasTerm reports whether p carries the webhook's term for the pool.
-func (c *placementCount) hasTerm(p *corev1.Pod) bool {
-	_, ok := preferredTerm(p, c.cfg.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
-		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.pool)
-	})
-	return ok
 }
 
 // judge counts a bound Pod with the term if it runs off the pool.
@@ -127,9 +122,11 @@ func (c *placementCount) result() Result {
 	if c.lack == 0 && c.off == 0 && c.unjudged == 0 {
 		return pass(IDPlacement, msg+"; all carry the term, and all bound ones run on pool "+c.pool+suffix)
 	}
+	var remediation []string
 	msg += fmt.Sprintf(": %d lack the term", c.lack)
 	if c.lack > 0 {
 		msg += " (" + listNames(slices.Sorted(maps.Keys(c.lackOwners))) + ")"
+		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(c.lackOwners)+".")
 	}
 	msg += fmt.Sprintf(", %d carry it but run off pool %s", c.off, c.pool)
 	if c.off > 0 {
@@ -139,6 +136,8 @@ func (c *placementCount) result() Result {
 		}
 		slices.Sort(summary)
 		msg += " (" + strings.Join(summary, ", ") + ")"
+		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
+			c.pool, restartHint(c.offOwners)))
 	}
 	if c.unjudged > 0 {
 		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", c.unjudged, c.unjudgedErr)
@@ -146,21 +145,9 @@ func (c *placementCount) result() Result {
 	if c.lack == 0 && c.off == 0 {
 		return result(IDPlacement, StatusSkip, msg+suffix, "Run check with a kubeconfig that may get and list Nodes to include this item.")
 	}
-	res := warn(IDPlacement, msg+suffix, c.remediation())
+	res := warn(IDPlacement, msg+suffix, strings.Join(remediation, " "))
 	res.Details = c.details
 	return res
-}
-
-func (c *placementCount) remediation() string {
-	var remediation []string
-	if c.lack > 0 {
-		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(c.lackOwners)+".")
-	}
-	if c.off > 0 {
-		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
-			c.pool, restartHint(c.offOwners)))
-	}
-	return strings.Join(remediation, " ")
 }
 
 // podOwner is what recreates a Pod: its controller, or the Pod itself.
@@ -169,8 +156,8 @@ type podOwner struct{ kind, namespace, name string }
 func (o podOwner) String() string { return o.kind + " " + o.namespace + "/" + o.name }
 
 // ownerOf resolves a Pod's controller. A ReplicaSet is reported as its
-// Deployment, whose name the Deployment controller's naming gives: the
-// ReplicaSet's name is the Deployment's, "-", and the pod-template-hash.
+// Deployment, as the Deployment controller names it: the ReplicaSet's name is
+// the Deployment's, "-", and the pod-template-hash.
 func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
 	if ctrl == nil {
 		return podOwner{"bare Pod", p.Namespace, p.Name}
@@ -205,30 +192,27 @@ type poolNodes struct {
 }
 
 func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
-	type got struct {
-		node *corev1.Node
-		err  error
-	}
-	pn, known := &poolNodes{requested: requestsByNode(pods)}, map[string]got{}
+	pn := &poolNodes{requested: requestsByNode(pods)}
+	nodes, errs := map[string]*corev1.Node{}, map[string]error{} // each Node read; nil for one gone
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: key + "=" + pool})
 	if pn.err = err; err == nil {
 		for i := range list.Items {
 			pn.members = append(pn.members, &list.Items[i])
-			known[list.Items[i].Name] = got{node: &list.Items[i]}
+			nodes[list.Items[i].Name] = &list.Items[i]
 		}
 	}
 	// A Pod on a Node outside the pool, or on any Node when the pool's could
 	// not be listed, needs its Node: one read per Node.
 	pn.get = func(name string) (*corev1.Node, error) {
-		g, ok := known[name]
-		if !ok {
-			g.node, g.err = client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(g.err) {
-				g = got{}
-			}
-			known[name] = g
+		if node, ok := nodes[name]; ok {
+			return node, errs[name]
 		}
-		return g.node, g.err
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			node, err = nil, nil
+		}
+		nodes[name], errs[name] = node, err
+		return node, err
 	}
 	return pn
 }
@@ -248,7 +232,7 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 	var usable, open, taint = 0, 0, ""
 	request := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 	for _, n := range pn.members {
-		if !nodeReady(n) || n.Spec.Unschedulable {
+		if !schedulable(n) {
 			continue
 		}
 		usable++
@@ -266,9 +250,8 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 		return "pool not schedulable"
 	case open == 0:
 		return taint
-	default:
-		return "pool full"
 	}
+	return "pool full"
 }
 
 // fits reports whether request fits into a Node's unrequested CPU and memory.

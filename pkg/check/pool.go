@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -30,7 +29,7 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 		pools[n.Labels[cfg.PoolLabelKey]]++
 		if n.Labels[cfg.PoolLabelKey] == pool {
 			members = append(members, n)
-			if nodeReady(n) && !n.Spec.Unschedulable {
+			if schedulable(n) {
 				usable++
 			}
 		}
@@ -48,48 +47,39 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 			"Set the webhook's --worker-pool to the Kyma pool's name (kubectl get nodes -L "+cfg.PoolLabelKey+
 				"), or add the Kyma worker pool to the Shoot. Until then the term matches no node.")
 	}
-	// The room is extra information: when the Pods cannot be listed, the
-	// pool's existence still decides the item.
-	room, err := poolRoom(ctx, client, members)
-	if err != nil {
-		room = "requests not read: " + err.Error()
-	}
-	msg := fmt.Sprintf("pool %s (%s): %d Nodes, %d Ready and schedulable; %s", pool, from, len(members), usable, room)
+	msg := fmt.Sprintf("pool %s (%s): %d Nodes, %d Ready and schedulable; %s",
+		pool, from, len(members), usable, poolRoom(ctx, client, members))
 	if usable == 0 {
 		return warn(IDKymaPool, msg, "No Node of the Kyma pool takes Pods: check them with kubectl describe nodes -l "+cfg.PoolLabelKey+"="+pool+" (NotReady, cordoned).")
 	}
 	return pass(IDKymaPool, msg)
 }
 
-// webhookPool returns the running webhooks' --worker-pool when their Pods
-// can be read, otherwise cfg.WorkerPool, and where that came from.
+// webhookPool returns the running webhooks' --worker-pool, or cfg.WorkerPool
+// when none is read, and its source.
 func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, from string) {
 	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
-	if err != nil {
-		return cfg.WorkerPool, "the default"
-	}
-	for _, p := range list.Items {
-		for _, c := range p.Spec.Containers {
-			if v, ok := affinity.WorkerPoolFromArgs(c.Args); ok {
-				return v, "from Pod " + p.Name
+	if err == nil {
+		for _, p := range list.Items {
+			for _, c := range p.Spec.Containers {
+				if v, ok := affinity.WorkerPoolFromArgs(c.Args); ok {
+					return v, "from Pod " + p.Name
+				}
 			}
 		}
 	}
 	return cfg.WorkerPool, "the default"
 }
 
-// poolRoom sums the requests of the Pods that occupy the pool's Nodes, as
-// the scheduler counts them, against the Nodes' allocatable resources.
-func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) (string, error) {
+// poolRoom sums the requests of the Pods on the pool's Nodes, as the scheduler
+// counts them, against their allocatable resources. It is extra information:
+// unread Pods leave the pool's existence to decide the item.
+func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) string {
 	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.AndSelectors(
-			fields.OneTermNotEqualSelector("spec.nodeName", ""),
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-		).String(),
+		FieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
 	})
 	if err != nil {
-		return "", err
+		return "requests not read: " + err.Error()
 	}
 	byNode := requestsByNode(pods.Items)
 	allocatable, requested := corev1.ResourceList{}, corev1.ResourceList{}
@@ -98,7 +88,7 @@ func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev
 		addResources(requested, byNode[n.Name])
 	}
 	return fmt.Sprintf("CPU requested %s of %s allocatable, memory %s of %s",
-		requested.Cpu(), allocatable.Cpu(), requested.Memory(), allocatable.Memory()), nil
+		requested.Cpu(), allocatable.Cpu(), requested.Memory(), allocatable.Memory())
 }
 
 // requestsByNode sums the requests of the bound, unfinished Pods by Node.
@@ -125,7 +115,8 @@ func addResources(sum, add corev1.ResourceList) {
 	}
 }
 
-func nodeReady(n *corev1.Node) bool {
+// schedulable reports whether n is Ready and not cordoned.
+func schedulable(n *corev1.Node) bool {
 	i := slices.IndexFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
-	return i >= 0 && n.Status.Conditions[i].Status == corev1.ConditionTrue
+	return i >= 0 && n.Status.Conditions[i].Status == corev1.ConditionTrue && !n.Spec.Unschedulable
 }

@@ -57,14 +57,12 @@ func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Conf
 // its Ready condition is true (the webhook's /readyz passes only once it
 // has loaded a certificate), and it is not shutting down.
 func notReadyReason(p *corev1.Pod) string {
+	i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
 	switch {
 	case p.DeletionTimestamp != nil:
 		return "terminating"
 	case podPhase(p) != corev1.PodRunning:
 		return string(podPhase(p))
-	}
-	i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
-	switch {
 	case i < 0:
 		return "Running, no Ready condition"
 	case p.Status.Conditions[i].Status == corev1.ConditionTrue:
@@ -75,7 +73,6 @@ func notReadyReason(p *corev1.Pod) string {
 	return "Running, not Ready"
 }
 
-// podPhase returns a Pod's phase, or "Unknown" when it has none yet.
 func podPhase(p *corev1.Pod) corev1.PodPhase { return cmp.Or(p.Status.Phase, corev1.PodUnknown) }
 
 // checkSyncerLease fails on an empty or expired Lease: a replica that shuts

@@ -12,8 +12,7 @@ import (
 // meaning takes the next version.
 const SchemaVersion = "v1"
 
-// Report is the outcome of a run: every check in order, and the worst
-// status among them.
+// Report is the outcome of a run: every check in order and the worst status.
 type Report struct {
 	SchemaVersion string   `json:"schemaVersion"` // the SchemaVersion it was written in
 	Checks        []Result `json:"checks"`
@@ -78,9 +77,6 @@ func (r Report) WriteTable(w io.Writer, verbose bool) error {
 			}
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\nStatus: %s\n", r.Status)
-	return err
+	fmt.Fprintf(tw, "\nStatus: %s\n", r.Status)
+	return tw.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -141,20 +140,26 @@ type dialled struct {
 	seen                            map[string]bool // the calls made
 }
 
-// dial verifies what ep serves for serverName against the entry's roots.
+// dial completes a TLS handshake with ep that trusts nothing, so that a
+// certificate that does not verify can still be described, and verifies what
+// it serves for serverName against the entry's roots as the API server does.
 func (d *dialled) dial(ctx context.Context, ep endpoint, serverName string, roots *x509.CertPool, now time.Time) {
-	chain, err := servedChain(ctx, ep.addr)
+	dialer := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // verified below
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	conn, err := dialer.DialContext(ctx, "tcp", ep.addr)
 	if err != nil {
 		d.unreachable = append(d.unreachable, ep.name)
-		d.details = append(d.details, fmt.Sprintf("%s: not reached: %v", ep.name, err))
+		d.details = append(d.details, ep.name+": not reached: "+oneLine(err.Error()))
 		return
 	}
+	defer func() { _ = conn.Close() }()
+	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates // never empty: crypto/tls requires one
 	line := fmt.Sprintf("%s: serial %X, notAfter %s", ep.name, chain[0].SerialNumber, cabundle.FormatTime(chain[0].NotAfter))
 	intermediates := x509.NewCertPool()
 	for _, c := range chain[1:] {
 		intermediates.AddCert(c)
 	}
-	// As the API server's TLS client verifies it.
 	_, err = chain[0].Verify(x509.VerifyOptions{
 		DNSName: serverName, Roots: roots, Intermediates: intermediates, CurrentTime: now,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -183,23 +188,4 @@ func (d *dialled) result(cfg Config) Result {
 				" create job --from=cronjob/kim-snatch-check kim-snatch-check-now), or see \"Webhook unreachable\" in docs/troubleshooting.md.")
 	}
 	return pass(IDServedCertificate, fmt.Sprintf("%d endpoints serve certificates that verify for %s against the caBundle: %s", n, svc, strings.Join(d.good, "; ")))
-}
-
-// servedChain completes a TLS handshake with addr and returns the certificate
-// chain it presented, never empty. It trusts nothing here: dial verifies,
-// so that a certificate that does not verify can still be described.
-func servedChain(ctx context.Context, addr string) ([]*x509.Certificate, error) {
-	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // dial verifies the chain against the caBundle
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, errors.New(oneLine(err.Error()))
-	}
-	defer func() { _ = conn.Close() }()
-	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates
-	if len(chain) == 0 {
-		return nil, errors.New("no certificate presented")
-	}
-	return chain, nil
 }

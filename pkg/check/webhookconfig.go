@@ -1,19 +1,25 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
 // checkWebhookConfiguration checks what decides whether the API server calls
@@ -50,19 +56,16 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 		what, count, strings.Join(names, ", "), ManagedByLabel, ManagedByValue))
 }
 
-// entryProblems lists what keeps an entry from doing its job.
 func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) []string {
 	var problems []string
 	if !coversPodCreate(wh.Rules) {
 		problems = append(problems, "rules do not cover CREATE of pods in the core group, v1")
 	}
-	switch {
-	case wh.FailurePolicy == nil:
-		// The v1 API defaults it to Fail on write, so an object read from
-		// the API server always has one; a nil here is Fail too.
-		problems = append(problems, "failurePolicy is unset (Fail), want Ignore: a webhook outage would block Pod creation")
-	case *wh.FailurePolicy != admissionregistrationv1.Ignore:
-		problems = append(problems, fmt.Sprintf("failurePolicy is %s, want Ignore: a webhook outage would block Pod creation", *wh.FailurePolicy))
+	// The v1 API defaults failurePolicy to Fail on write, so an object read
+	// from the API server always has one; a nil here is Fail too.
+	if fp := ptr.Deref(wh.FailurePolicy, ""); fp != admissionregistrationv1.Ignore {
+		problems = append(problems, fmt.Sprintf("failurePolicy is %s, want Ignore: a webhook outage would block Pod creation",
+			cmp.Or(fp, "unset (Fail)")))
 	}
 	sel, err := namespaceSelectorOf(wh)
 	switch {
@@ -98,6 +101,140 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 		return labels.Everything(), nil
 	}
 	return metav1.LabelSelectorAsSelector(wh.NamespaceSelector)
+}
+
+// entryTarget is where the API server sends the calls of one webhook entry:
+// the Service it names (nil for a URL), the port (443 when unset) and path
+// (/ when unset), and the ready endpoints behind the port, read once for
+// webhook-endpoints and served-certificate both.
+type entryTarget struct {
+	entry    admissionregistrationv1.MutatingWebhook
+	ref      *admissionregistrationv1.ServiceReference
+	port     int32
+	path     string
+	ours     bool     // ref names the webhook's own Service
+	problems []string // why the API server cannot call the entry
+	missing  bool     // the Service does not exist
+	err      error    // a read that failed
+	ready    []endpoint
+}
+
+// endpoint is a ready host:port and its name in messages, with its Pod.
+type endpoint struct{ addr, name string }
+
+// serverName is the name the API server verifies the served certificate for.
+func (t entryTarget) serverName() string { return t.ref.Name + "." + t.ref.Namespace + ".svc" }
+
+func (t entryTarget) describe() string {
+	if t.ref == nil {
+		return "entry " + t.entry.Name + " (URL)"
+	}
+	return fmt.Sprintf("entry %s → Service %s/%s port %d path %s", t.entry.Name, t.ref.Namespace, t.ref.Name, t.port, t.path)
+}
+
+// resolveEntries follows each entry to its Service's ready endpoints.
+func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) []entryTarget {
+	if mwc == nil {
+		return nil
+	}
+	targets := make([]entryTarget, len(mwc.Webhooks))
+	for i, wh := range mwc.Webhooks {
+		t := &targets[i]
+		t.entry, t.ref = wh, wh.ClientConfig.Service
+		if t.ref == nil {
+			continue
+		}
+		ns, name := t.ref.Namespace, t.ref.Name
+		t.port, t.path = ptr.Deref(t.ref.Port, 443), ptr.Deref(t.ref.Path, "/")
+		t.ours = ns == cfg.Namespace && name == cfg.WebhookService
+		if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
+			t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
+		}
+		svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			t.problems, t.missing = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name)), true
+			continue
+		}
+		if t.err = err; err != nil {
+			continue
+		}
+		j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.port })
+		if j < 0 {
+			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no port %d", ns, name, t.port))
+			continue
+		}
+		list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+		if t.err = err; err != nil {
+			continue
+		}
+		for _, s := range list.Items {
+			t.ready = append(t.ready, readyEndpoints(s, svc.Spec.Ports[j].Name)...)
+		}
+		if len(t.ready) == 0 {
+			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no ready endpoint for port %d", ns, name, t.port))
+		}
+	}
+	return targets
+}
+
+// readyEndpoints returns s's ready addresses for the Service port portName;
+// an endpoint with no ready condition is ready, as the API defines it.
+func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
+	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
+	if i < 0 {
+		return nil
+	}
+	var out []endpoint
+	for _, e := range s.Endpoints {
+		if len(e.Addresses) == 0 || !ptr.Deref(e.Conditions.Ready, true) {
+			continue
+		}
+		ep := endpoint{addr: net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[i].Port)))}
+		ep.name = ep.addr
+		if e.TargetRef != nil && e.TargetRef.Name != "" {
+			ep.name = fmt.Sprintf("%s (Pod %s)", ep.addr, e.TargetRef.Name)
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+// checkWebhookEndpoints fails on each entry the API server cannot call, and
+// warns about entries that call another system, such as leftovers.
+func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
+	if mwc == nil {
+		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
+	}
+	var broken, foreign, fine []string
+	for _, t := range targets {
+		switch {
+		case apierrors.IsForbidden(t.err) && !t.ours:
+			foreign = append(foreign, t.describe()+": Service not readable with these credentials")
+		case apierrors.IsForbidden(t.err):
+			return notPermitted(IDWebhookEndpoints, "get Services and list EndpointSlices in "+t.ref.Namespace, t.err)
+		case t.err != nil:
+			return readFailure(IDWebhookEndpoints, "Service "+t.ref.Namespace+"/"+t.ref.Name, t.err)
+		case len(t.problems) > 0 && (t.ours || t.missing):
+			broken = append(broken, t.describe()+": "+strings.Join(t.problems, ", "))
+		case !t.ours:
+			foreign = append(foreign, strings.Join(append([]string{t.describe()}, t.problems...), ": "))
+		default:
+			fine = append(fine, fmt.Sprintf("%s: %d ready endpoints", t.describe(), len(t.ready)))
+		}
+	}
+	switch {
+	case len(broken) > 0:
+		return fail(IDWebhookEndpoints, strings.Join(broken, "; "),
+			"The API server admits these Pods without the term: apply deploy/webhook again (kubectl apply -k deploy/webhook) to restore the Service and the entries, "+
+				"and see \"Webhook unreachable\" in docs/troubleshooting.md for endpoints that are not ready.")
+	case !slices.ContainsFunc(targets, func(t entryTarget) bool { return t.ours }):
+		return fail(IDWebhookEndpoints, fmt.Sprintf("no entry of %s calls Service %s/%s", cfg.WebhookConfiguration, cfg.Namespace, cfg.WebhookService),
+			"Apply deploy/webhook again (kubectl apply -k deploy/webhook), or fix --webhook-service.")
+	case len(foreign) > 0:
+		return warn(IDWebhookEndpoints, fmt.Sprintf("%s; entries of another system: %s", strings.Join(fine, "; "), strings.Join(foreign, "; ")),
+			"Remove the other entries, such as an earlier installation's: kubectl edit mutatingwebhookconfiguration "+cfg.WebhookConfiguration+" (docs/migration.md).")
+	}
+	return pass(IDWebhookEndpoints, strings.Join(fine, "; "))
 }
 
 // checkNamespace answers "why did my Pod not get the affinity" for the
