@@ -44,16 +44,17 @@ func decodeReview(s *scanner, body []byte, poolKey string) (r review, err error)
 	if s.peek() != '{' {
 		return r, cmp.Or(s.skip(), errors.New("the body must be a JSON object"))
 	}
-	_, err = s.object("the body",
+	err = s.object("the body",
 		member{path: "apiVersion", str: &r.apiVersion},
 		member{path: "kind", str: &r.kind},
 		member{path: "request", read: func() error { return r.request(s, poolKey) }})
 	return r, s.done(err)
 }
 
-func (r *review) request(s *scanner, poolKey string) (err error) {
-	r.hasRequest, err = s.object("request",
-		member{path: "request.uid", read: func() error {
+func (r *review) request(s *scanner, poolKey string) error {
+	r.hasRequest = s.peek() == '{'
+	return s.object("request",
+		member{path: "request.uid", read: func() (err error) {
 			if s.peek() == '"' {
 				r.uid, err = s.readString()
 				return err
@@ -62,10 +63,9 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 			return s.skip()
 		}},
 		member{path: "request.kind", read: func() error {
-			_, err := s.object("request.kind",
+			return s.object("request.kind",
 				member{path: "request.kind.group", str: &r.kindGroup},
 				member{path: "request.kind.kind", str: &r.kindKind})
-			return err
 		}},
 		member{path: "request.subResource", str: &r.subResource},
 		member{path: "request.operation", str: &r.operation},
@@ -81,12 +81,11 @@ func (r *review) request(s *scanner, poolKey string) (err error) {
 		member{path: "request.object", read: func() error {
 			// The Pod's type mismatches make the decision fail open, not a 4xx.
 			outer := s.typeErr
-			s.typeErr = nil
-			r.hasObject, err = decodePod(s, poolKey, &r.pod)
+			r.hasObject, s.typeErr = s.peek() == '{', nil
+			err := decodePod(s, poolKey, &r.pod)
 			r.podErr, s.typeErr = s.typeErr, outer
 			return err
 		}})
-	return err
 }
 
 // DecidePod runs the handler's decision on one Pod, in the JSON the API server
@@ -96,11 +95,10 @@ func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
 	var s scanner
 	s.reset(pod)
 	var p podFacts
-	ok, err := decodePod(&s, m.Policy().PoolLabelKey, &p)
-	if !ok { // anything but an object is no Pod, as in the handler
-		s.typeErr = nil
-	}
-	if err = s.done(err); err == nil && !ok {
+	var err error
+	if s.peek() == '{' {
+		err = s.done(decodePod(&s, m.Policy().PoolLabelKey, &p))
+	} else if err = s.done(s.skip()); err == nil { // anything else is no Pod, as in the handler
 		err = errors.New("it is null")
 	}
 	if err != nil {
@@ -109,12 +107,11 @@ func DecidePod(m *affinity.Mutator, pod []byte) (affinity.Decision, error) {
 	return m.Decide(p.facts), nil
 }
 
-// decodePod reads a Pod object and fills p. It returns false for null.
-func decodePod(s *scanner, poolKey string, p *podFacts) (bool, error) {
-	ok, err := s.object("object",
+// decodePod reads a Pod object, if the next value is one, and fills p.
+func decodePod(s *scanner, poolKey string, p *podFacts) error {
+	return s.object("object",
 		member{path: "metadata", read: func() error { return p.metadata(s) }},
 		member{path: "spec", read: func() error { return p.spec(s, poolKey) }})
-	return ok && err == nil, err
 }
 
 // sawPoolKey records that src uses the pool key; of several, the first in
@@ -126,7 +123,7 @@ func (p *podFacts) sawPoolKey(src affinity.Source, used bool) {
 }
 
 func (p *podFacts) metadata(s *scanner) error {
-	_, err := s.object("metadata",
+	return s.object("metadata",
 		member{path: "metadata.name", str: &p.name},
 		member{path: "metadata.generateName", str: &p.generateName},
 		member{path: "metadata.labels", read: func() error {
@@ -141,7 +138,6 @@ func (p *podFacts) metadata(s *scanner) error {
 				p.facts.Mirror = p.facts.Mirror || k.is(affinity.MirrorPodAnnotation)
 			})
 		}})
-	return err
 }
 
 // stringMap walks a map[string]string. fn must not keep its arguments.
@@ -165,7 +161,7 @@ func stringMap(s *scanner, field string, fn func(k, v rawString)) error {
 
 func (p *podFacts) spec(s *scanner, poolKey string) error {
 	var nodeName rawString
-	_, err := s.object("spec",
+	err := s.object("spec",
 		member{path: "spec.nodeName", str: &nodeName},
 		member{path: "spec.nodeSelector", read: func() error {
 			return stringMap(s, "spec.nodeSelector", func(k, _ rawString) {
@@ -182,10 +178,11 @@ func (p *podFacts) spec(s *scanner, poolKey string) error {
 
 // nodeAffinity reads a NodeAffinity's terms. The list of preferred terms
 // counts as present when it has elements, whatever they hold, as in FactsOf.
-func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
+func (p *podFacts) nodeAffinity(s *scanner, poolKey string) error {
 	const required = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 	const preferred = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-	p.facts.HasNodeAffinity, err = s.object("spec.affinity.nodeAffinity",
+	p.facts.HasNodeAffinity = s.peek() == '{'
+	return s.object("spec.affinity.nodeAffinity",
 		member{path: required, read: func() error {
 			return s.withMember(required, "nodeSelectorTerms", func() error {
 				return s.eachElement(required+".nodeSelectorTerms", func() error {
@@ -201,7 +198,6 @@ func (p *podFacts) nodeAffinity(s *scanner, poolKey string) (err error) {
 				})
 			})
 		}})
-	return err
 }
 
 // nodeSelectorTerm reads the keys of a term's matchExpressions; matchFields

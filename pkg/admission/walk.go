@@ -19,9 +19,8 @@ var errInvalidJSON = errors.New("invalid JSON")
 // (docs/architecture.md, "Decision: a token walk"). It is pooled with the
 // handler's buffers, and with it the decoder's.
 type scanner struct {
-	buf  bytes.Buffer
-	dec  jsontext.Decoder
-	data []byte
+	buf bytes.Buffer
+	dec jsontext.Decoder
 	// typeErr is the first well-formed value of an unexpected type, skipped
 	// so that a syntax error later in the document is still found.
 	typeErr error
@@ -32,7 +31,7 @@ type scanner struct {
 func (s *scanner) reset(data []byte) {
 	s.buf = *bytes.NewBuffer(data)
 	s.dec.Reset(&s.buf)
-	s.data, s.typeErr = data, nil
+	s.typeErr = nil
 }
 
 func (s *scanner) mismatch(field, want string) {
@@ -99,9 +98,6 @@ func (v rawString) is(want string) bool {
 }
 
 func (v rawString) String() string {
-	if !v.escaped {
-		return string(v.raw)
-	}
 	quoted := append(append([]byte{'"'}, v.raw...), '"')
 	out, _ := jsontext.AppendUnquote(nil, quoted) // validated: cannot fail
 	return string(out)
@@ -121,8 +117,7 @@ func (s *scanner) readString() (rawString, error) {
 	if err != nil {
 		return rawString{}, s.wrap(err)
 	}
-	end := int(s.dec.InputOffset())
-	raw := s.data[end-len(v)+1 : end-1]
+	raw := v[1 : len(v)-1]
 	return rawString{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0}, nil
 }
 
@@ -166,16 +161,16 @@ func (s *scanner) enter(field, want string, kind byte) (ok bool, err error) {
 }
 
 // object walks the next object, named name in messages: it reads the members
-// given and skips the others without a callback's indirect call. present is
-// false for null or a mismatch.
-func (s *scanner) object(name string, members ...member) (present bool, err error) {
+// given and skips the others without a callback's indirect call. Callers that
+// need to know whether it is present peek for '{' first.
+func (s *scanner) object(name string, members ...member) error {
 	if ok, err := s.enter(name, "an object", '{'); !ok {
-		return false, err
+		return err
 	}
 	for s.peek() != '}' {
 		key, err := s.readString()
 		if err != nil {
-			return true, err
+			return err
 		}
 		i := slices.IndexFunc(members, func(w member) bool { return key.is(w.path[strings.LastIndexByte(w.path, '.')+1:]) })
 		switch {
@@ -187,10 +182,10 @@ func (s *scanner) object(name string, members ...member) (present bool, err erro
 			err = members[i].read()
 		}
 		if err != nil {
-			return true, err
+			return err
 		}
 	}
-	return true, s.token()
+	return s.token()
 }
 
 // eachElement calls fn, which must read or skip it, at each element of the
@@ -209,6 +204,5 @@ func (s *scanner) eachElement(field string, fn func() error) error {
 
 // withMember walks the object that is next, calling fn at the member key.
 func (s *scanner) withMember(name, key string, fn func() error) error {
-	_, err := s.object(name, member{path: key, read: fn})
-	return err
+	return s.object(name, member{path: key, read: fn})
 }
