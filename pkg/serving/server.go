@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -198,10 +199,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	stopWatch()
 	wg.Wait()
 	close(errs)
-	if runErr == nil {
-		runErr = <-errs // the first failure while draining, or nil
-	}
-	return errors.Join(runErr, drainErr)
+	return errors.Join(cmp.Or(runErr, <-errs), drainErr) // <-errs: the first failure while draining, or nil
 }
 
 // start runs the certificate watcher and each bound listener in wg; failures
