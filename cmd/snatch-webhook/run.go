@@ -61,20 +61,15 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	if err != nil {
 		return nil, err
 	}
-	admissionMetrics, err := admission.NewMetrics(reg)
+	admissionMetrics, admissionErr := admission.NewMetrics(reg)
+	certMetrics, certErr := serving.NewCertMetrics(reg)
+	err = errors.Join(admissionErr, certErr, admission.RegisterPolicy(reg, o.Policy), admission.RegisterBuildInfo(reg))
 	if err != nil {
-		return nil, err
-	}
-	if err := errors.Join(admission.RegisterPolicy(reg, o.Policy), admission.RegisterBuildInfo(reg)); err != nil {
 		return nil, err
 	}
 	handler, err := admission.NewHandler(admission.Options{
 		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName(admission.LoggerName),
 	})
-	if err != nil {
-		return nil, err
-	}
-	certMetrics, err := serving.NewCertMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
