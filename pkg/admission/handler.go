@@ -37,11 +37,9 @@ type Options struct {
 
 // Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
-	mutator *affinity.Mutator
-	metrics *Metrics
-	log     decisionLogger
-	maxBody int64
-	bufs    sync.Pool
+	opts Options
+	log  decisionLogger
+	bufs sync.Pool
 }
 
 // NewHandler returns a Handler for the options.
@@ -52,7 +50,7 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &Handler{mutator: o.Mutator, metrics: o.Metrics, log: newDecisionLogger(o.Log), maxBody: o.MaxBodyBytes}
+	h := &Handler{opts: o, log: newDecisionLogger(o.Log)}
 	h.bufs.New = func() any { return new(buffers) }
 	return h, nil
 }
@@ -85,13 +83,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		bufs.write(w, reqErr.code, appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message))
 		h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code})
-		h.metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
+		h.opts.Metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
 	d, err := h.decide(&rev)
 	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
 	bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch))
-	h.metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
+	h.opts.Metrics.observe(outcomeOf(d.Reason), string(d.Reason), time.Since(start))
 }
 
 // finish pools bufs, after recovering from a panic: a bug must not turn into a
@@ -108,7 +106,7 @@ func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, star
 			bufs.write(w, http.StatusInternalServerError, appendMalformed(bufs.out[:0], nil, http.StatusInternalServerError, err.Error()))
 		}
 		h.log.write(rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
-		h.metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
+		h.opts.Metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
 	}
 	if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
 		h.bufs.Put(bufs)
@@ -128,40 +126,40 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	case rev.podErr != nil:
 		err = fmt.Errorf("read the Pod: %w", rev.podErr)
 	default:
-		return h.mutator.Decide(rev.pod.facts), nil
+		return h.opts.Mutator.Decide(rev.pod.facts), nil
 	}
 	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// readReview reads at most maxBody bytes into bufs.in and decodes them into
-// rev; checkReview checks the content type last, so that its answer echoes the uid.
+// readReview reads at most MaxBodyBytes into bufs.in and decodes them into rev;
+// checkReview checks the content type last, so that its answer echoes the uid.
 func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *requestError {
 	if r.Method != http.MethodPost {
 		return &requestError{http.StatusMethodNotAllowed, ReasonMethodNotAllowed, "only POST is served, got " + r.Method}
 	}
-	if r.ContentLength > h.maxBody {
+	if r.ContentLength > h.opts.MaxBodyBytes {
 		return h.tooLarge()
 	}
 	bufs.in.Reset()
 	bufs.in.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom's last read wants MinRead bytes free
-	bufs.limit = io.LimitedReader{R: cmp.Or[io.Reader](r.Body, http.NoBody), N: h.maxBody + 1}
+	bufs.limit = io.LimitedReader{R: cmp.Or[io.Reader](r.Body, http.NoBody), N: h.opts.MaxBodyBytes + 1}
 	_, err := bufs.in.ReadFrom(&bufs.limit) // limit is pooled so as not to allocate it
 	bufs.limit.R = nil
 	switch {
 	case err != nil:
 		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
-	case int64(bufs.in.Len()) > h.maxBody:
+	case int64(bufs.in.Len()) > h.opts.MaxBodyBytes:
 		return h.tooLarge()
 	case bufs.in.Len() == 0:
 		return &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
 	}
-	*rev, err = decodeReview(&bufs.scan, bufs.in.Bytes(), h.mutator.Policy().PoolLabelKey)
+	*rev, err = decodeReview(&bufs.scan, bufs.in.Bytes(), h.opts.Mutator.Policy().PoolLabelKey)
 	return checkReview(rev, err, r.Header.Get("Content-Type"))
 }
 
 func (h *Handler) tooLarge() *requestError {
 	return &requestError{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge,
-		"the request body is larger than the limit of " + strconv.FormatInt(h.maxBody, 10) + " bytes"}
+		"the request body is larger than the limit of " + strconv.FormatInt(h.opts.MaxBodyBytes, 10) + " bytes"}
 }
 
 // checkReview checks the review, then the content type ct: application/json,
@@ -180,21 +178,18 @@ func checkReview(rev *review, err error, ct string) *requestError {
 		return &requestError{http.StatusBadRequest, ReasonNoRequest, "the AdmissionReview has no request"}
 	case len(rev.uid.raw) == 0:
 		return &requestError{http.StatusBadRequest, ReasonNoUID, "the AdmissionReview request has no uid"}
-	case ct == "":
-		ct = "none"
 	case strings.EqualFold(strings.TrimSpace(mediaType), "application/json"):
 		return nil
 	}
 	return &requestError{http.StatusUnsupportedMediaType, ReasonWrongContentType,
-		"the content type must be application/json, got " + ct}
+		"the content type must be application/json, got " + cmp.Or(ct, "none")}
 }
 
 // write answers with body, which it keeps as b.out for the next request.
 func (b *buffers) write(w http.ResponseWriter, code int, body []byte) {
 	b.out = body
-	hdr := w.Header()
-	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body) // the client went away; there is no one left to tell
 	b.written = true

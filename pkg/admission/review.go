@@ -26,8 +26,7 @@ type review struct {
 	namespace, name                             rawString
 	dryRun, hasObject                           bool
 	pod                                         podFacts
-	// podErr is set when the object is well-formed JSON but no Pod: allowed, with
-	// reason "error".
+	// podErr: the object is well-formed JSON but no Pod; allowed, reason "error".
 	podErr error
 }
 
