@@ -78,9 +78,7 @@ func New(o Options) (*Server, error) {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
-	if o.Gatherer == nil {
-		o.Gatherer = prometheus.NewRegistry()
-	}
+	o.Gatherer = cmp.Or[prometheus.Gatherer](o.Gatherer, prometheus.NewRegistry())
 	s := &Server{opts: o, endDelay: make(chan struct{})}
 
 	// Once shutdown has begun, every response closes its connection.
