@@ -57,7 +57,6 @@ type Options struct {
 	EnableHTTP2                                bool
 	ShutdownDelay                              time.Duration
 	Zap                                        zap.Options
-	Version                                    bool
 
 	// webhookHost restricts the webhook listener to one address (127.0.0.1 in
 	// tests); no flag sets it.
@@ -93,7 +92,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables it.`)
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", o.ShutdownDelay, "On SIGTERM, keep serving this long with readiness failed and each connection closed after its response, so that the API server moves to other replicas without a failed call; then drain.")
-	fs.BoolVar(&o.Version, "version", false, "Print the version and exit.")
+	fs.Bool("version", false, "Print the version and exit.") // cmdline.Root acts on it
 	o.Zap.BindFlags(fs)
 }
 
