@@ -164,8 +164,17 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		return &ending{outcome: OutcomeUnchanged, msg: MsgUnchanged}
 	}
 	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(in.mwc, res.Bundle, annotation))
-	if err := r.client.Patch(ctx, in.mwc.DeepCopy(), patch, client.FieldOwner(FieldManager)); err != nil {
-		return writeFailed(in.mwc.Name, err)
+	err := r.client.Patch(ctx, in.mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// The watch event of the change is on its way; the retry reads fresh data.
+		return failed(ReasonApplyConflict, fmt.Errorf(
+			"write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", in.mwc.Name, err))
+	case err != nil:
+		end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", in.mwc.Name, err))
+		end.eventType, end.eventReason = corev1.EventTypeWarning, EventCABundleApplyFailed
+		end.eventText = fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)
+		return end
 	}
 	if bundleInPlace {
 		// Only the overlap state changed, e.g. on a bundle another tool wrote.
@@ -175,18 +184,6 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		eventType: corev1.EventTypeNormal, eventReason: EventCABundleUpdated,
 		eventText: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
 			len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}
-}
-
-// writeFailed is the ending of a failed patch. After a conflict or NotFound,
-// the watch event of the change is on its way, and the retry reads fresh data.
-func writeFailed(name string, err error) *ending {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", name, err))
-	}
-	end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", name, err))
-	end.eventType, end.eventReason = corev1.EventTypeWarning, EventCABundleApplyFailed
-	end.eventText = fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)
-	return end
 }
 
 // caBundlePatch returns the JSON patch that sets bundle in every webhook entry
