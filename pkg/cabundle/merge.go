@@ -163,9 +163,6 @@ type Verdict struct {
 // Valid reports whether the source may be written.
 func (v Verdict) Valid() bool { return v.Reason == ReasonValid }
 
-// String returns the reason and the message.
-func (v Verdict) String() string { return fmt.Sprintf("%s: %s", v.Reason, v.Message) }
-
 // Validate parses source and checks that it can serve as the webhook's CA at
 // now. It returns the usable CAs without duplicates, in source order. One
 // certificate that is not a CA rejects the whole source: a leaf in ca.crt means
