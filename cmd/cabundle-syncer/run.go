@@ -91,10 +91,9 @@ func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, 
 		RenewDeadline:                 &o.RenewDeadline,
 		RetryPeriod:                   &o.RetryPeriod,
 	}
-	var lock *resourcelock.LeaseLock
 	if o.LeaderElect {
-		var err error
-		if lock, err = leaderLock(cfg, o, log); err != nil {
+		lock, err := leaderLock(cfg, o, log)
+		if err != nil {
 			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
@@ -103,7 +102,7 @@ func newManager(cfg *rest.Config, o Options, log logr.Logger) (manager.Manager, 
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if lock != nil {
+	if lock, ok := mgrOpts.LeaderElectionResourceLockInterface.(*resourcelock.LeaseLock); ok {
 		// Leader election's events ("became leader") are client-go's core/v1
 		// events, which only the manager's deprecated recorder speaks.
 		lock.LockConfig.EventRecorder = mgr.GetEventRecorderFor(lock.LockConfig.Identity) //nolint:staticcheck // see above

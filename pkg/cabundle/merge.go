@@ -59,7 +59,13 @@ func Merge(in Input) Result {
 	// Records keep time to the second, as the cluster does. Rounding up keeps an
 	// overlap at least as long as asked for, and a record read back as written.
 	stamp := in.Now.UTC().Add(time.Second - time.Nanosecond).Truncate(time.Second)
-	current, seen := sourceEntries(source, in.State, stamp)
+	var current []entry
+	seen := make(map[string]bool)
+	for _, c := range source {
+		fp := Fingerprint(c)
+		seen[fp] = true
+		current = append(current, entry{cert: c, fp: fp, rec: Record{FirstSeen: orStamp(in.State[fp].FirstSeen, stamp)}})
+	}
 	previous := previousEntries(in, seen, stamp)
 	slices.SortFunc(current, newestFirst)
 	slices.SortFunc(previous, newestFirst)
@@ -74,18 +80,6 @@ type entry struct {
 	rec  Record
 }
 
-// sourceEntries are the CAs of the source, and the set of their fingerprints.
-func sourceEntries(source []*x509.Certificate, state State, stamp time.Time) ([]entry, map[string]bool) {
-	seen := make(map[string]bool)
-	var current []entry
-	for _, c := range source {
-		fp := Fingerprint(c)
-		seen[fp] = true
-		current = append(current, entry{cert: c, fp: fp, rec: Record{FirstSeen: orStamp(state[fp].FirstSeen, stamp)}})
-	}
-	return current, seen
-}
-
 // previousEntries are the CAs in the bundles in place that are not in seen,
 // are CAs, have not expired, and are still within their overlap.
 func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
@@ -96,13 +90,10 @@ func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
 	for _, b := range in.Current {
 		for _, c := range parseLenient(b) {
 			fp := Fingerprint(c)
-			if seen[fp] {
+			if seen[fp] || !c.BasicConstraintsValid || !c.IsCA || in.Now.After(c.NotAfter) {
 				continue
 			}
 			seen[fp] = true
-			if !c.BasicConstraintsValid || !c.IsCA || expired(c, in.Now) {
-				continue
-			}
 			rec := in.State[fp]
 			rec.FirstSeen, rec.SupersededAt = orStamp(rec.FirstSeen, stamp), orStamp(rec.SupersededAt, stamp)
 			if in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
@@ -138,7 +129,7 @@ func bundleOf(entries []entry, overlap time.Duration, now time.Time) Result {
 	for _, e := range entries {
 		res.Certificates = append(res.Certificates, e.cert)
 		res.State[e.fp] = e.rec
-		// expired() is strict, so the certificate is gone only after NotAfter.
+		// A certificate expires only after NotAfter: it goes a nanosecond later.
 		changes = append(changes, e.cert.NotAfter.Add(time.Nanosecond))
 		if !e.rec.SupersededAt.IsZero() {
 			changes = append(changes, e.rec.SupersededAt.Add(overlap))
@@ -172,9 +163,6 @@ type Verdict struct {
 // Valid reports whether the source may be written.
 func (v Verdict) Valid() bool { return v.Reason == ReasonValid }
 
-// String returns the reason and the message.
-func (v Verdict) String() string { return fmt.Sprintf("%s: %s", v.Reason, v.Message) }
-
 // Validate parses source and checks that it can serve as the webhook's CA at
 // now. It returns the usable CAs without duplicates, in source order. One
 // certificate that is not a CA rejects the whole source: a leaf in ca.crt means
@@ -198,7 +186,7 @@ func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
 		if !c.BasicConstraintsValid || !c.IsCA {
 			return nil, Verdict{Reason: ReasonNotCA, Message: fmt.Sprintf("certificate %q (sha256 %s) is not a CA", c.Subject, fp)}
 		}
-		if seen[fp] || expired(c, now) {
+		if seen[fp] || now.After(c.NotAfter) {
 			continue
 		}
 		seen[fp] = true
@@ -208,10 +196,6 @@ func Validate(source []byte, now time.Time) ([]*x509.Certificate, Verdict) {
 		return nil, Verdict{Reason: ReasonExpired, Message: fmt.Sprintf("every CA has expired; the last expired at %s", FormatTime(latestNotAfter(certs)))}
 	}
 	return usable, Verdict{Reason: ReasonValid, Message: fmt.Sprintf("%d CA certificate(s)", len(usable))}
-}
-
-func expired(c *x509.Certificate, now time.Time) bool {
-	return now.After(c.NotAfter)
 }
 
 // latestNotAfter returns the latest expiry in certs, which must not be empty.

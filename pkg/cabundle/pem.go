@@ -54,10 +54,7 @@ func Parse(data []byte) ([]*x509.Certificate, error) {
 func parseLenient(data []byte) []*x509.Certificate {
 	var certs []*x509.Certificate
 	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
-		if block.Type != certificateBlockType {
-			continue
-		}
-		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+		if cert, err := x509.ParseCertificate(block.Bytes); err == nil && block.Type == certificateBlockType {
 			certs = append(certs, cert)
 		}
 	}

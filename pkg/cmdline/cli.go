@@ -103,10 +103,9 @@ func (r Root[O, P]) flagSet(o P, stderr io.Writer) *flag.FlagSet {
 // ParseFlags parses args with fs and refuses positional arguments, which no
 // root command takes. Errors are UsageErrors, except flag.ErrHelp.
 func ParseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return err
+	} else if err != nil {
 		return UsageError{err}
 	}
 	if fs.NArg() > 0 {

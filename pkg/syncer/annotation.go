@@ -60,14 +60,15 @@ func decodeState(v string) (cabundle.State, error) {
 		return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
 	}
 	var doc stateDocument
-	if _, versioned := fields["v"]; !versioned {
-		// Version 0: the records alone.
-		if err := json.Unmarshal([]byte(v), &doc.CAs); err != nil {
-			return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
-		}
-	} else if err := json.Unmarshal([]byte(v), &doc); err != nil {
+	_, versioned := fields["v"]
+	target := any(&doc)
+	if !versioned {
+		target = &doc.CAs // version 0: the records alone
+	}
+	if err := json.Unmarshal([]byte(v), target); err != nil {
 		return nil, fmt.Errorf("decode annotation %s: %w", StateAnnotation, err)
-	} else if doc.Version < 1 || doc.Version > StateFormatVersion {
+	}
+	if versioned && (doc.Version < 1 || doc.Version > StateFormatVersion) {
 		return nil, fmt.Errorf("decode annotation %s: format version %d, this syncer reads versions 0 to %d",
 			StateAnnotation, doc.Version, StateFormatVersion)
 	}

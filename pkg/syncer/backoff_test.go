@@ -9,6 +9,7 @@ import (
 )
 
 func TestRetryBackoffIsCapped(t *testing.T) {
+	const minRetryDelay, maxRetryDelay = 100 * time.Millisecond, 30 * time.Second
 	rl := retryBackoff()
 	key := reconcile.Request{NamespacedName: types.NamespacedName{Name: "kim-snatch-mutating-webhook-configuration"}}
 	var delays []time.Duration

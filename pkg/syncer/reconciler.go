@@ -83,7 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		logkeys.WebhookConfiguration, r.cfg.WebhookConfiguration)
 	in, end := r.read(ctx)
 	if end == nil {
-		end = r.mergeAndWrite(ctx, in)
+		end = r.mergeAndWrite(ctx, log, in)
 	}
 	return r.report(log, in, end)
 }
@@ -104,7 +104,6 @@ type ending struct {
 	eventType, eventReason, eventText string
 	invalidSource                     bool
 	merged                            *cabundle.Result // the merge of a valid source
-	stateErr                          error            // the overlap state could not be read, and was ignored
 }
 
 // read gets both objects, or the ending of a sync that cannot go on.
@@ -133,23 +132,24 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	return in, nil
 }
 
-func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
-	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
+func (r *Reconciler) mergeAndWrite(ctx context.Context, log logr.Logger, in syncInput) *ending {
+	state, err := decodeState(in.mwc.Annotations[StateAnnotation])
+	if err != nil {
+		r.metrics.Errors.WithLabelValues(ReasonStateInvalid).Inc()
+		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
+	}
 	current := make([][]byte, 0, len(in.mwc.Webhooks))
 	for _, wh := range in.mwc.Webhooks {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
 	res := cabundle.Merge(cabundle.Input{
 		Source: in.secret.Data[r.cfg.CAKey], Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
-	var end *ending
-	if res.Verdict.Valid() {
-		end = r.write(ctx, in, res)
-		end.merged = &res
-	} else {
-		end = r.refuse(string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
+	if !res.Verdict.Valid() {
+		return r.refuse(string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
 			fmt.Sprintf("Secret %s/%s key %q: %s", in.secret.Namespace, in.secret.Name, r.cfg.CAKey, res.Verdict.Message))
 	}
-	end.stateErr = stateErr
+	end := r.write(ctx, in, res)
+	end.merged = &res
 	return end
 }
 
@@ -164,8 +164,17 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		return &ending{outcome: OutcomeUnchanged, msg: MsgUnchanged}
 	}
 	patch := client.RawPatch(types.JSONPatchType, caBundlePatch(in.mwc, res.Bundle, annotation))
-	if err := r.client.Patch(ctx, in.mwc.DeepCopy(), patch, client.FieldOwner(FieldManager)); err != nil {
-		return writeFailed(in.mwc.Name, err)
+	err := r.client.Patch(ctx, in.mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// The watch event of the change is on its way; the retry reads fresh data.
+		return failed(ReasonApplyConflict, fmt.Errorf(
+			"write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", in.mwc.Name, err))
+	case err != nil:
+		end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", in.mwc.Name, err))
+		end.eventType, end.eventReason = corev1.EventTypeWarning, EventCABundleApplyFailed
+		end.eventText = fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)
+		return end
 	}
 	if bundleInPlace {
 		// Only the overlap state changed, e.g. on a bundle another tool wrote.
@@ -175,18 +184,6 @@ func (r *Reconciler) write(ctx context.Context, in syncInput, res cabundle.Resul
 		eventType: corev1.EventTypeNormal, eventReason: EventCABundleUpdated,
 		eventText: fmt.Sprintf("caBundle of %d webhook(s) set to %d CA(s) from Secret %s/%s",
 			len(in.mwc.Webhooks), len(res.Certificates), in.secret.Namespace, in.secret.Name)}
-}
-
-// writeFailed is the ending of a failed patch. After a conflict or NotFound,
-// the watch event of the change is on its way, and the retry reads fresh data.
-func writeFailed(name string, err error) *ending {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return failed(ReasonApplyConflict, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s (changed during the write; retrying): %w", name, err))
-	}
-	end := failed(ReasonApplyFailed, fmt.Errorf("write caBundle to MutatingWebhookConfiguration %s: %w", name, err))
-	end.eventType, end.eventReason = corev1.EventTypeWarning, EventCABundleApplyFailed
-	end.eventText = fmt.Sprintf("Writing the caBundle failed, the caBundle in place is kept: %v", err)
-	return end
 }
 
 // caBundlePatch returns the JSON patch that sets bundle in every webhook entry
@@ -234,10 +231,6 @@ func failed(reason string, err error) *ending {
 // report sets the metrics, logs the one line that ends the sync, records
 // the Event, and returns what the workqueue does next.
 func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconcile.Result, error) {
-	if end.stateErr != nil {
-		r.metrics.Errors.WithLabelValues(ReasonStateInvalid).Inc()
-		log.Error(end.stateErr, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
-	}
 	r.setMetrics(end)
 	if end.merged != nil {
 		fingerprints := make([]string, len(end.merged.Certificates))

@@ -104,10 +104,8 @@ func CacheSyncedCheck(c cache.Cache) healthz.Checker {
 	}
 }
 
-// Failed syncs back off from minRetryDelay to maxRetryDelay, not 1000 s as in
+// retryBackoff backs failed syncs off up to 30 s, not 1000 s as in
 // controller-runtime: a fix shows within the out-of-sync alert's 2 minutes.
-const minRetryDelay, maxRetryDelay = 100 * time.Millisecond, 30 * time.Second
-
 func retryBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay)
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, 30*time.Second)
 }
