@@ -209,3 +209,40 @@ const (
 	alertPoolHasNoNodes     = "KimSnatchKymaPoolHasNoNodes"
 	alertPodsOffPool        = "KimSnatchKymaPodsOffPool"
 )
+
+// slowCallsShare is the threshold of KimSnatchWebhookCallsSlow
+// (deploy/webhook/prometheusrule.yaml): the share of calls over 1 s.
+const slowCallsShare = 0.05
+
+// slowCallShare returns how many calls the API server made to the webhook
+// between two scrapes, and the share of them that took longer than 1 s,
+// counted from its latency histogram.
+func slowCallShare(t *testing.T, before, now scrape) (share, calls float64) {
+	t.Helper()
+	count := func(s scrape) (all, fast float64) {
+		i := slices.IndexFunc(s, func(m string) bool { return strings.HasSuffix(m, ",job=apiserver") })
+		if i < 0 {
+			t.Fatal("the scrape has no kube-apiserver metrics")
+		}
+		data, err := os.ReadFile(strings.TrimSuffix(s[i], ",job=apiserver"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entry, admit := `name="`+stack.WebhookEntryName+`"`, `type="admit"`
+		const histogram = "apiserver_admission_webhook_admission_duration_seconds"
+		all, err = stack.SumSamples(data, histogram+"_count", entry, admit)
+		if err == nil {
+			fast, err = stack.SumSamples(data, histogram+"_bucket", entry, admit, `le="1"`)
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", histogram, err)
+		}
+		return all, fast
+	}
+	all0, fast0 := count(before)
+	all1, fast1 := count(now)
+	if all1 == all0 {
+		return 0, 0
+	}
+	return 1 - (fast1-fast0)/(all1-all0), all1 - all0
+}

@@ -135,12 +135,24 @@ func podsWhileWebhooksDown(t *testing.T) func(context.Context) error {
 
 // failingOpenAndOffPool are the alerts of podsWhileWebhooksDown: the API
 // server failed open on the Pods, and the Kyma Pods that the scheduler put
-// on the customer pool, if any, run off the Kyma pool.
-func failingOpenAndOffPool() []string {
+// on the customer pool, if any, run off the Kyma pool. A call the API
+// server makes before kube-proxy has dropped the stopped replicas from the
+// Service waits out its timeout; when such calls were more than the rule's
+// share, KimSnatchWebhookCallsSlow must hold as well.
+func failingOpenAndOffPool(t *testing.T, before, now scrape) []string {
+	want := []string{alertFailingOpen}
 	if whileDown.offPool {
-		return []string{alertFailingOpen, alertPodsOffPool}
+		want = append(want, alertPodsOffPool)
 	}
-	return []string{alertFailingOpen}
+	share, calls := slowCallShare(t, before, now)
+	logf("%s: %.0f of %.0f calls between the scrapes took over 1 s", t.Name(), share*calls, calls)
+	if calls == 0 {
+		t.Error("the API server's latency histogram counts no call to the webhook between the scrapes, though it failed open")
+	}
+	if share > slowCallsShare {
+		want = append(want, alertCallsSlow)
+	}
+	return want
 }
 
 // failOpenPods creates Pods in a Kyma namespace, a burst of burstSize at a

@@ -139,7 +139,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		// traffic would, between the two scrapes; it returns what undoes
 		// its side effects. fromBreak takes the first scrape before the
 		// break.
-		alerts    func() []string
+		alerts    func(t *testing.T, before, now scrape) []string
 		exercise  func(t *testing.T) (undo func())
 		fromBreak bool
 	}{
@@ -297,7 +297,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				}
 				now := alerts.scrape(t)
 				undo()
-				alerts.assertHolding(t, tt.name, before, now, tt.alerts()...)
+				alerts.assertHolding(t, tt.name, before, now, tt.alerts(t, before, now)...)
 				alerts.assertPanelShows(t, tt.name, before, now)
 			}
 
@@ -328,8 +328,8 @@ func settle(want map[string]check.Status, r check.Report, unsettled []string) ma
 }
 
 // constant returns alerts as an expectation.
-func constant(alerts ...string) func() []string {
-	return func() []string { return alerts }
+func constant(alerts ...string) func(*testing.T, scrape, scrape) []string {
+	return func(*testing.T, scrape, scrape) []string { return alerts }
 }
 
 // docs/operations.md and docs/troubleshooting.md run the check inside a

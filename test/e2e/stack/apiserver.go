@@ -19,20 +19,40 @@ func FailOpenCount(ctx context.Context, cs kubernetes.Interface, webhook string)
 	if err != nil {
 		return 0, err
 	}
+	return SumSamples(body, "apiserver_admission_webhook_fail_open_count", `name="`+webhook+`"`)
+}
+
+// SumSamples adds up the samples of metric in a text exposition whose
+// labels hold every one of the label pairs (`name="value"`); 0 when none
+// does.
+func SumSamples(exposition []byte, metric string, labels ...string) (float64, error) {
 	total := 0.0
-	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc := bufio.NewScanner(bytes.NewReader(exposition))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_admission_webhook_fail_open_count{") || !strings.Contains(line, `name="`+webhook+`"`) {
+		series, value, ok := strings.Cut(line, "} ")
+		if !ok || !strings.HasPrefix(series, metric+"{") {
 			continue
 		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if !allIn(series, labels) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
 		if err != nil {
 			return 0, err
 		}
 		total += v
 	}
 	return total, sc.Err()
+}
+
+func allIn(series string, labels []string) bool {
+	for _, l := range labels {
+		if !strings.Contains(series, "{"+l+",") && !strings.Contains(series, ","+l+",") &&
+			!strings.HasSuffix(series, "{"+l) && !strings.HasSuffix(series, ","+l) {
+			return false
+		}
+	}
+	return true
 }
