@@ -83,7 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		logkeys.WebhookConfiguration, r.cfg.WebhookConfiguration)
 	in, end := r.read(ctx)
 	if end == nil {
-		end = r.mergeAndWrite(ctx, log, in)
+		end = r.mergeAndWrite(ctx, in)
 	}
 	return r.report(log, in, end)
 }
@@ -104,6 +104,7 @@ type ending struct {
 	eventType, eventReason, eventText string
 	invalidSource                     bool
 	merged                            *cabundle.Result // the merge of a valid source
+	stateErr                          error            // the overlap state could not be read, and was ignored
 }
 
 // read gets both objects, or the ending of a sync that cannot go on.
@@ -132,24 +133,23 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	return in, nil
 }
 
-func (r *Reconciler) mergeAndWrite(ctx context.Context, log logr.Logger, in syncInput) *ending {
-	state, err := decodeState(in.mwc.Annotations[StateAnnotation])
-	if err != nil {
-		r.metrics.Errors.WithLabelValues(ReasonStateInvalid).Inc()
-		log.Error(err, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
-	}
+func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
+	state, stateErr := decodeState(in.mwc.Annotations[StateAnnotation])
 	current := make([][]byte, 0, len(in.mwc.Webhooks))
 	for _, wh := range in.mwc.Webhooks {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
 	res := cabundle.Merge(cabundle.Input{
 		Source: in.secret.Data[r.cfg.CAKey], Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
-	if !res.Verdict.Valid() {
-		return r.refuse(string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
+	var end *ending
+	if res.Verdict.Valid() {
+		end = r.write(ctx, in, res)
+		end.merged = &res
+	} else {
+		end = r.refuse(string(res.Verdict.Reason), sourceEventReasons[res.Verdict.Reason],
 			fmt.Sprintf("Secret %s/%s key %q: %s", in.secret.Namespace, in.secret.Name, r.cfg.CAKey, res.Verdict.Message))
 	}
-	end := r.write(ctx, in, res)
-	end.merged = &res
+	end.stateErr = stateErr
 	return end
 }
 
@@ -231,6 +231,10 @@ func failed(reason string, err error) *ending {
 // report sets the metrics, logs the one line that ends the sync, records
 // the Event, and returns what the workqueue does next.
 func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconcile.Result, error) {
+	if end.stateErr != nil {
+		r.metrics.Errors.WithLabelValues(ReasonStateInvalid).Inc()
+		log.Error(end.stateErr, "Ignoring the overlap state", logkeys.Reason, ReasonStateInvalid)
+	}
 	r.setMetrics(end)
 	if end.merged != nil {
 		fingerprints := make([]string, len(end.merged.Certificates))
