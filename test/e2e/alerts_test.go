@@ -228,14 +228,19 @@ func slowCallShare(t *testing.T, before, now scrape) (share, calls float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entry, admit := `name="`+stack.WebhookEntryName+`"`, `type="admit"`
-		const histogram = "apiserver_admission_webhook_admission_duration_seconds"
-		all, err = stack.SumSamples(data, histogram+"_count", entry, admit)
-		if err == nil {
-			fast, err = stack.SumSamples(data, histogram+"_bucket", entry, admit, `le="1"`)
-		}
+		families, err := stack.ParseMetrics(data)
 		if err != nil {
-			t.Fatalf("read %s: %v", histogram, err)
+			t.Fatalf("read the kube-apiserver metrics: %v", err)
+		}
+		const histogram = "apiserver_admission_webhook_admission_duration_seconds"
+		entry := map[string]string{"name": stack.WebhookEntryName, "type": "admit"}
+		for _, m := range stack.Series(families, histogram, entry) {
+			n, ok := stack.BucketCount(m.GetHistogram(), 1)
+			if !ok {
+				t.Fatalf(`%s has no le="1" bucket`, histogram)
+			}
+			all += float64(m.GetHistogram().GetSampleCount())
+			fast += float64(n)
 		}
 		return all, fast
 	}

@@ -1,12 +1,12 @@
 package stack
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"strconv"
-	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -19,40 +19,48 @@ func FailOpenCount(ctx context.Context, cs kubernetes.Interface, webhook string)
 	if err != nil {
 		return 0, err
 	}
-	return SumSamples(body, "apiserver_admission_webhook_fail_open_count", `name="`+webhook+`"`)
-}
-
-// SumSamples adds up the samples of metric in a text exposition whose
-// labels hold every one of the label pairs (`name="value"`); 0 when none
-// does.
-func SumSamples(exposition []byte, metric string, labels ...string) (float64, error) {
+	families, err := ParseMetrics(body)
+	if err != nil {
+		return 0, err
+	}
 	total := 0.0
-	sc := bufio.NewScanner(bytes.NewReader(exposition))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		series, value, ok := strings.Cut(line, "} ")
-		if !ok || !strings.HasPrefix(series, metric+"{") {
-			continue
-		}
-		if !allIn(series, labels) {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil {
-			return 0, err
-		}
-		total += v
+	for _, m := range Series(families, "apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhook}) {
+		total += m.GetCounter().GetValue()
 	}
-	return total, sc.Err()
+	return total, nil
 }
 
-func allIn(series string, labels []string) bool {
-	for _, l := range labels {
-		if !strings.Contains(series, "{"+l+",") && !strings.Contains(series, ","+l+",") &&
-			!strings.HasSuffix(series, "{"+l) && !strings.HasSuffix(series, ","+l) {
-			return false
+// ParseMetrics reads a text exposition, such as a component's /metrics.
+func ParseMetrics(exposition []byte) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(bytes.NewReader(exposition))
+}
+
+// Series returns the series of the family name whose labels hold every
+// pair of labels; none when the family does not exist.
+func Series(families map[string]*dto.MetricFamily, name string, labels map[string]string) []*dto.Metric {
+	var out []*dto.Metric
+	for _, m := range families[name].GetMetric() {
+		matched := 0
+		for _, l := range m.GetLabel() {
+			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+				matched++
+			}
+		}
+		if matched == len(labels) {
+			out = append(out, m)
 		}
 	}
-	return true
+	return out
+}
+
+// BucketCount returns how many observations of h were at most le, and
+// whether h has a bucket with that upper bound.
+func BucketCount(h *dto.Histogram, le float64) (uint64, bool) {
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == le {
+			return b.GetCumulativeCount(), true
+		}
+	}
+	return 0, false
 }
