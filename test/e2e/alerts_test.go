@@ -232,17 +232,12 @@ func slowCallShare(t *testing.T, before, now scrape) (share, calls float64) {
 		if err != nil {
 			t.Fatalf("read the kube-apiserver metrics: %v", err)
 		}
-		const histogram = "apiserver_admission_webhook_admission_duration_seconds"
 		entry := map[string]string{"name": stack.WebhookEntryName, "type": "admit"}
-		for _, m := range stack.Series(families, histogram, entry) {
-			n, ok := stack.BucketCount(m.GetHistogram(), 1)
-			if !ok {
-				t.Fatalf(`%s has no le="1" bucket`, histogram)
-			}
-			all += float64(m.GetHistogram().GetSampleCount())
-			fast += float64(n)
+		n, within, err := stack.HistogramCounts(families, "apiserver_admission_webhook_admission_duration_seconds", entry, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return all, fast
+		return float64(n), float64(within)
 	}
 	all0, fast0 := count(before)
 	all1, fast1 := count(now)

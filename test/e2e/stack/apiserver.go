@@ -3,6 +3,8 @@ package stack
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -23,11 +25,7 @@ func FailOpenCount(ctx context.Context, cs kubernetes.Interface, webhook string)
 	if err != nil {
 		return 0, err
 	}
-	total := 0.0
-	for _, m := range Series(families, "apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhook}) {
-		total += m.GetCounter().GetValue()
-	}
-	return total, nil
+	return CounterSum(families, "apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhook}), nil
 }
 
 // ParseMetrics reads a text exposition, such as a component's /metrics.
@@ -36,9 +34,35 @@ func ParseMetrics(exposition []byte) (map[string]*dto.MetricFamily, error) {
 	return p.TextToMetricFamilies(bytes.NewReader(exposition))
 }
 
-// Series returns the series of the family name whose labels hold every
+// CounterSum adds up the counter name over the series whose labels hold
+// every pair of labels; 0 when there is none.
+func CounterSum(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	total := 0.0
+	for _, m := range series(families, name, labels) {
+		total += m.GetCounter().GetValue()
+	}
+	return total
+}
+
+// HistogramCounts adds up the histogram name over the series whose labels
+// hold every pair of labels: all observations, and those at most le. It
+// fails when a series has no bucket with that upper bound.
+func HistogramCounts(families map[string]*dto.MetricFamily, name string, labels map[string]string, le float64) (all, within uint64, err error) {
+	for _, m := range series(families, name, labels) {
+		h := m.GetHistogram()
+		i := slices.IndexFunc(h.GetBucket(), func(b *dto.Bucket) bool { return b.GetUpperBound() == le })
+		if i < 0 {
+			return 0, 0, fmt.Errorf("%s has no le=%q bucket", name, fmt.Sprint(le))
+		}
+		all += h.GetSampleCount()
+		within += h.GetBucket()[i].GetCumulativeCount()
+	}
+	return all, within, nil
+}
+
+// series returns the series of the family name whose labels hold every
 // pair of labels; none when the family does not exist.
-func Series(families map[string]*dto.MetricFamily, name string, labels map[string]string) []*dto.Metric {
+func series(families map[string]*dto.MetricFamily, name string, labels map[string]string) []*dto.Metric {
 	var out []*dto.Metric
 	for _, m := range families[name].GetMetric() {
 		matched := 0
@@ -52,15 +76,4 @@ func Series(families map[string]*dto.MetricFamily, name string, labels map[strin
 		}
 	}
 	return out
-}
-
-// BucketCount returns how many observations of h were at most le, and
-// whether h has a bucket with that upper bound.
-func BucketCount(h *dto.Histogram, le float64) (uint64, bool) {
-	for _, b := range h.GetBucket() {
-		if b.GetUpperBound() == le {
-			return b.GetCumulativeCount(), true
-		}
-	}
-	return 0, false
 }
