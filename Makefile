@@ -4,7 +4,9 @@
 # Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules),
 # the descheduler policy checker (hack/tools/descheduler), the dashboard
 # generator (hack/tools/dashboards) and the linter
-# (hack/tools/lint). Only Go 1.26 must be installed.
+# (hack/tools/lint), and the neighbours a Kyma runtime runs beside KIM Snatch
+# (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
+# must be installed.
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -21,6 +23,11 @@ DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
 NETPOL          := $(BIN)/kube-network-policies
+# The neighbours, each built unmodified from its own module in hack/tools,
+# and their CRDs, copied from their modules.
+NEIGHBOURS      := $(BIN)/neighbours
+CERTMGMT        := $(NEIGHBOURS)/cert-controller-manager
+NEIGHBOUR_CRDS  := $(NEIGHBOURS)/crds/.copied
 
 # Each binary has its own version and image, so one can be released without
 # the other.
@@ -46,6 +53,7 @@ export SNATCH_K8S_BIN := $(K8S_BIN)
 export SNATCH_PROMRULES := $(PROMRULES)
 export SNATCH_DESCHEDULER_POLICY := $(DESCHEDULER_POLICY)
 export SNATCH_DASHBOARDS := $(DASHBOARDS)
+export SNATCH_NEIGHBOURS := $(NEIGHBOURS)
 
 ##@ General
 
@@ -91,7 +99,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
@@ -103,15 +111,15 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) im
 	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
 	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
-e2e-kind: $(K8S_STAMP) ## The same suite on kind with the images and deploy/ (needs a Docker engine).
+e2e-kind: $(K8S_STAMP) $(NEIGHBOUR_CRDS) images ## The same suite on kind with the images and deploy/ (needs a Docker engine).
 	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
 
 .PHONY: run
-run: $(K8S_STAMP) $(NETPOL) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
+run: $(K8S_STAMP) $(NETPOL) $(NEIGHBOUR_CRDS) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
 	go build -o $(BIN)/snatch-local ./test/e2e/cmd/snatch-local
 	hack/with-node.sh --require $(BIN)/snatch-local
 
@@ -138,7 +146,7 @@ IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
 IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch and kim-snatch-probe (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and the neighbours' (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -155,6 +163,8 @@ images: $(IMAGETOOL) ## Write the images snatch-webhook, cabundle-syncer, kim-sn
 	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
 	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
+	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
+		-tag cert-controller-manager:$(IMAGES_TAG) -o $(IMAGES)/cert-controller-manager.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
@@ -177,7 +187,7 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release o
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters and kube-network-policies into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -223,3 +233,21 @@ $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 $(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
 	@echo ">> building kube-network-policies"
 	GOWORK=off go -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd
+# Gardener cert-management, unmodified, runs on the real node of test/e2e
+# as a container (test/e2e/neighbours/cert-management).
+$(CERTMGMT): hack/tools/certmgmt/go.mod hack/tools/certmgmt/go.sum
+	@echo ">> building Gardener cert-management"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/certmgmt build -trimpath -ldflags '-s -w' -o $@ github.com/gardener/cert-management/cmd/cert-controller-manager
+
+# The neighbours' CRDs, as their modules ship them: cert-management's,
+# the DNSEntry of Gardener's external-dns-management, which cert-management
+# lists at start (a Gardener cluster has it), and prometheus-operator's.
+$(NEIGHBOUR_CRDS): hack/tools/certmgmt/go.mod hack/tools/promoperator/go.mod
+	@mkdir -p $(@D)
+	GOWORK=off go -C hack/tools/certmgmt mod download github.com/gardener/cert-management github.com/gardener/external-dns-management
+	GOWORK=off go -C hack/tools/promoperator mod download github.com/prometheus-operator/prometheus-operator
+	cp $$(GOWORK=off go -C hack/tools/certmgmt list -m -f '{{.Dir}}' github.com/gardener/cert-management)/pkg/apis/cert/crds/*.yaml $(@D)/
+	cp $$(GOWORK=off go -C hack/tools/certmgmt list -m -f '{{.Dir}}' github.com/gardener/external-dns-management)/pkg/apis/dns/crds/dns.gardener.cloud_dnsentries.yaml $(@D)/
+	cp $$(GOWORK=off go -C hack/tools/promoperator list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)/example/prometheus-operator-crd/*.yaml $(@D)/
+	chmod 644 $(@D)/*.yaml
+	@touch $@
