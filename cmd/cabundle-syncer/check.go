@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -94,10 +95,12 @@ func (o checkOptions) config() (check.Config, error) {
 	return cfg, errs.Err()
 }
 
-// checkCommand is `cabundle-syncer check`: connectCluster and time.Now outside tests.
+// checkCommand is `cabundle-syncer check`: connectCluster, time.Now and
+// inCluster outside tests.
 type checkCommand struct {
-	connect func(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error)
-	now     func() time.Time
+	connect   func(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error)
+	now       func() time.Time
+	inCluster func() bool
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
@@ -124,6 +127,7 @@ func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return cannotRun(err)
 	}
+	cfg.InCluster = o.Kubeconfig == "" && c.inCluster()
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -178,4 +182,11 @@ func connectCluster(ctx context.Context, kubeconfig string, timeout time.Duratio
 		return nil, fmt.Errorf("cannot reach the API server at %s: %w", cfg.Host, err)
 	}
 	return cs, nil
+}
+
+// inCluster reports whether check runs in a Pod, with the in-cluster
+// configuration that restConfig prefers.
+func inCluster() bool {
+	_, err := rest.InClusterConfig()
+	return err == nil
 }

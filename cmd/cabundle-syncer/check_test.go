@@ -174,7 +174,8 @@ func TestCheckCommand(t *testing.T) {
 						}
 						return cs, nil
 					},
-					now: func() time.Time { return now },
+					now:       func() time.Time { return now },
+					inCluster: func() bool { return false },
 				}.run,
 			}
 			err := c.execute(context.Background(), append([]string{"check"}, tt.args...))

@@ -22,7 +22,7 @@ const binaryName = "cabundle-syncer"
 
 func main() {
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr, runSyncer: run,
-		runCheck: checkCommand{connect: connectCluster, now: time.Now}.run}
+		runCheck: checkCommand{connect: connectCluster, now: time.Now, inCluster: inCluster}.run}
 	cmdline.Main(binaryName, func(ctx context.Context) error { return c.execute(ctx, os.Args[1:]) })
 }
 

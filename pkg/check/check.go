@@ -77,6 +77,7 @@ type Config struct {
 	TargetNamespace                           string          // when set, adds the namespace check for it
 	PoolLabelKey, WorkerPool                  string          // the Kyma pool's Nodes, as the webhook's flags name them
 	AdmissionNamespace                        string          // Kyma-managed, for the admission item's dry-run Pod
+	InCluster                                 bool            // runs in a Pod of the cluster, which reaches every Pod address
 }
 
 // Run runs every check against the cluster in a fixed order, at time now. It

@@ -489,16 +489,21 @@ func TestRun(t *testing.T) {
 		{
 			name: "endpoint_out_of_reach_warns",
 			mutate: func(t *testing.T, in *checktest.Install) {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				addr := l.Addr().String()
-				_ = l.Close() // nothing listens there now
-				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, addr)
+				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, closedAddr(t))
 			},
 			want:        map[string]check.Status{check.IDServedCertificate: check.StatusWarn},
 			wantMessage: map[string][]string{check.IDServedCertificate: {"1 of 2 endpoints could not be reached from where check runs", "; 1 verify"}},
+		},
+		{
+			// In a Pod of the cluster every Pod address is in reach: only
+			// a NetworkPolicy or a dead listener keeps the check out.
+			name: "endpoint_out_of_reach_in_the_cluster_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				in.EndpointSlices[0] = checktest.EndpointSlice(in.Service, in.WebhookPods[0].Name, closedAddr(t))
+			},
+			config:      func(cfg *check.Config) { cfg.InCluster = true },
+			want:        map[string]check.Status{check.IDServedCertificate: check.StatusFail},
+			wantMessage: map[string][]string{check.IDServedCertificate: {"1 of 2 endpoints could not be reached from this Pod of the cluster", "; 1 verify"}},
 		},
 		{
 			name: "admission_pod_without_the_term_fails",
@@ -651,4 +656,16 @@ func requesting(namespace, name, node, cpu, memory string) *corev1.Pod {
 	p.Spec.NodeName = node
 	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
 	return p
+}
+
+// closedAddr returns a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
 }

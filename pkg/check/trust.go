@@ -181,6 +181,12 @@ func (d *dialled) result(cfg Config) Result {
 			len(d.bad), n, svc, strings.Join(d.bad, "; ")),
 			"The API server fails open on calls to these replicas: restart their Pods so that they load the Secret's certificate, "+
 				"and check that the Secret and the caBundle come from the same CA (ca-bundle); see \"Webhook unreachable\" in docs/troubleshooting.md.")
+	case len(d.unreachable) > 0 && cfg.InCluster:
+		return fail(IDServedCertificate, fmt.Sprintf("%d of %d endpoints could not be reached from this Pod of the cluster: %s; %d verify",
+			len(d.unreachable), n, strings.Join(d.unreachable, ", "), len(d.good)),
+			"A NetworkPolicy drops this Pod's connections to the webhook's Pods, or they do not listen: under a deny-all, "+
+				"the check needs the shipped NetworkPolicy kyma-project.io--kim-snatch-check-allow-to-webhook (deploy/README.md, \"Network policies\"); "+
+				"see \"Webhook unreachable\" in docs/troubleshooting.md.")
 	case len(d.unreachable) > 0:
 		return warn(IDServedCertificate, fmt.Sprintf("%d of %d endpoints could not be reached from where check runs: %s; %d verify",
 			len(d.unreachable), n, strings.Join(d.unreachable, ", "), len(d.good)),
