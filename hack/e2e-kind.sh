@@ -5,10 +5,10 @@
 #
 # It builds both images, creates the kind cluster of
 # test/e2e/kind/kind-config.yaml (one Kyma node, two customer nodes), loads
-# the images into its nodes, applies deploy/ through the overlay
+# the images into its nodes, installs the neighbours (the CRDs and Gardener
+# cert-management, test/e2e/neighbours), applies deploy/ through the overlay
 # test/e2e/overlay, and runs the same suite as `make e2e` with
-# SNATCH_TEST_KUBECONFIG pointing at the cluster. The suite issues the
-# certificate Secret itself, as Gardener cert-management would.
+# SNATCH_TEST_KUBECONFIG pointing at the cluster.
 #
 # Needs a Docker engine. kind is built from its Go module into bin/ unless
 # KIND names one. KEEP_CLUSTER=1 keeps the cluster afterwards; otherwise it
@@ -60,6 +60,15 @@ fi
 
 echo ">> loading the images into the nodes"
 "$kind" load docker-image --name "$cluster" "snatch-webhook:$tag" "cabundle-syncer:$tag"
+# Gardener cert-management's image, which make e2e-kind writes first
+# (make images, without Docker).
+"$kind" load image-archive --name "$cluster" bin/images/cert-controller-manager.tar
+
+echo ">> installing the neighbours: the CRDs, Gardener cert-management"
+"$kubectl" --kubeconfig "$kubeconfig" apply --server-side -f bin/neighbours/crds
+"$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Established --timeout=1m -f bin/neighbours/crds
+"$kubectl" --kubeconfig "$kubeconfig" apply --server-side -k test/e2e/neighbours/cert-management
+"$kubectl" --kubeconfig "$kubeconfig" -n cert-management rollout status --timeout=3m deployment/cert-controller-manager
 
 echo ">> applying deploy/ through test/e2e/overlay"
 "$kubectl" --kubeconfig "$kubeconfig" apply --server-side -k test/e2e/overlay

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -69,10 +69,7 @@ const foreignReplica = stack.WebhookName + "-foreign"
 func addForeignReplica(t *testing.T) func(context.Context) error {
 	l := local(t)
 	svc := stack.ServiceName + "." + stack.Namespace + ".svc"
-	issued, err := (&certmgmt.Issuer{DNSNames: []string{svc, svc + ".cluster.local"}}).Issue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	issued := certtest.MustCA(t, certtest.Options{DNSNames: []string{svc, svc + ".cluster.local"}})
 	remove, err := l.AddWebhook(context.Background(), foreignReplica, issued.Files())
 	if err != nil {
 		t.Fatal(err)

@@ -24,9 +24,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
@@ -390,10 +390,13 @@ type syncerStopper interface {
 	StopSyncers(ctx context.Context) error
 }
 
-// deleteSecret deletes the certificate Secret; restoring creates it again
-// with the same data, as a re-applied backup would.
+// deleteSecret deletes the certificate Secret while Gardener
+// cert-management is down, which would otherwise issue a new one at once;
+// restoring creates it again with the same data, as a re-applied backup
+// would, and starts cert-management again.
 func deleteSecret(t *testing.T) func(context.Context) error {
 	ctx := context.Background()
+	resume := pauseCertManagement(t)
 	secrets := sys.Clientset().CoreV1().Secrets(stack.Namespace)
 	saved, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
 	if err != nil {
@@ -408,19 +411,21 @@ func deleteSecret(t *testing.T) func(context.Context) error {
 			Type:       saved.Type,
 			Data:       saved.Data,
 		}, metav1.CreateOptions{})
-		return err
+		return errors.Join(err, resume(ctx))
 	}
 }
 
-// garbleCA cuts the DER of the CA in ca.crt in half: still PEM, no longer a
-// certificate. tls.crt and tls.key stay as they are.
+// garbleCA cuts the DER of the CA in ca.crt in half, while Gardener
+// cert-management is down: still PEM, no longer a certificate. tls.crt and
+// tls.key stay as they are.
 func garbleCA(t *testing.T) func(context.Context) error {
 	ctx := context.Background()
+	resume := pauseCertManagement(t)
 	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := sec.Data[certmgmt.CAKey]
+	good := sec.Data[certtest.CAFile]
 	block, _ := pem.Decode(good)
 	if block == nil {
 		t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
@@ -429,7 +434,7 @@ func garbleCA(t *testing.T) func(context.Context) error {
 	if err := setCA(ctx, sys.Clientset(), pem.EncodeToMemory(block)); err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context) error { return setCA(ctx, sys.Clientset(), good) }
+	return func(ctx context.Context) error { return errors.Join(setCA(ctx, sys.Clientset(), good), resume(ctx)) }
 }
 
 // secretCAFingerprint is the fingerprint of the first CA in the Secret.
@@ -450,7 +455,7 @@ func setCA(ctx context.Context, cs kubernetes.Interface, ca []byte) error {
 		if err != nil {
 			return err
 		}
-		sec.Data[certmgmt.CAKey] = ca
+		sec.Data[certtest.CAFile] = ca
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		return err
 	})

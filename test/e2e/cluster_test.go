@@ -12,13 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
 
@@ -29,15 +29,16 @@ const kubeletProjectionDelay = 90 * time.Second
 // rolloutTimeout bounds a Deployment's rollout in a cluster.
 const rolloutTimeout = 5 * time.Minute
 
-// clusterSystem is a cluster with deploy/ applied, e.g. through
-// test/e2e/overlay by hack/e2e-kind.sh. The suite plays Gardener
-// cert-management: it issues and renews the Secret. Everything else is
-// what runs in the cluster, driven as an operator would, through the API:
-// scaling, deleting Pods, editing the syncer's args.
+// clusterSystem is a cluster with Gardener cert-management and deploy/
+// applied, e.g. through test/e2e/overlay by hack/e2e-kind.sh.
+// cert-management issues the Secret and renews it when the suite asks, as
+// an operator would, with spec.renew. Everything else is what runs in the
+// cluster, driven as an operator would, through the API: scaling, deleting
+// Pods, editing the syncer's args.
 type clusterSystem struct {
 	cs         kubernetes.Interface
+	dyn        dynamic.Interface
 	kubeconfig string
-	issuer     *certmgmt.Issuer
 	// webhookReplicas and syncerReplicas are the Deployments' sizes as
 	// installed.
 	webhookReplicas, syncerReplicas int32
@@ -56,14 +57,16 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &clusterSystem{cs: cs, kubeconfig: kubeconfig, issuer: stack.NewIssuer(cs)}
-	if _, err := cs.CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		logf("cluster: issuing Secret %s/%s, as Gardener cert-management does", stack.Namespace, stack.SecretName)
-		if _, err := c.issuer.Renew(ctx); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
 		return nil, err
+	}
+	c := &clusterSystem{cs: cs, dyn: dyn, kubeconfig: kubeconfig}
+	logf("cluster: waiting for Gardener cert-management to write Secret %s/%s", stack.Namespace, stack.SecretName)
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return stack.CurrentFingerprint(ctx, cs) != "", nil
+	}); err != nil {
+		return nil, fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w\n%s", stack.Namespace, stack.SecretName, err, stack.CertManagementState(ctx, kubeconfig))
 	}
 	webhook, err := c.waitRollout(ctx, stack.WebhookName)
 	if err != nil {
@@ -88,12 +91,15 @@ func (c *clusterSystem) ProjectionDelay() time.Duration  { return kubeletProject
 func (c *clusterSystem) WebhookReplicas() int            { return int(c.webhookReplicas) }
 func (c *clusterSystem) Stop() error                     { return nil }
 
+// Renew has Gardener cert-management renew the Certificate.
 func (c *clusterSystem) Renew(ctx context.Context) (string, error) {
-	issued, err := c.issuer.Renew(ctx)
+	r, err := stack.Renew(ctx, c.cs, c.dyn, stack.Namespace, stack.CertificateName, stack.SecretName)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w\n%s", err, stack.CertManagementState(ctx, c.kubeconfig))
 	}
-	return issued.Fingerprint(), nil
+	logf("cert-management renewed %s: new CA %s in the Secret %s after spec.renew, Certificate Ready %s after that",
+		stack.CertificateName, r.After, r.SecretWritten.Sub(r.Requested).Round(time.Millisecond), r.Ready.Sub(r.SecretWritten).Round(time.Millisecond))
+	return r.After, nil
 }
 
 func (c *clusterSystem) WaitBundleHas(ctx context.Context, timeout time.Duration, fp string) error {

@@ -30,8 +30,9 @@ import (
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
-// nodeSystem is the shipped installation on a real node: deploy/ applied
-// through test/e2e/overlay with kubectl, as on kind.
+// nodeSystem is the shipped installation on a real node: Gardener
+// cert-management, then deploy/ applied through test/e2e/overlay with
+// kubectl, as on kind.
 type nodeSystem struct {
 	*clusterSystem
 	cluster *realnode.Cluster
@@ -41,7 +42,7 @@ type nodeSystem struct {
 
 func newNodeSystem(ctx context.Context) (system, error) {
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar"},
+		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
 		KymaNodes: 2, CustomerNodes: 2,
 		Progress: func(format string, args ...any) { logf("node: "+format, args...) },
 	})
@@ -49,6 +50,10 @@ func newNodeSystem(ctx context.Context) (system, error) {
 		return nil, err
 	}
 	s := &nodeSystem{cluster: cluster}
+	logf("node: installing the neighbours: the CRDs, Gardener cert-management")
+	if err := stack.InstallNeighbours(ctx, cluster.KubeconfigPath); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
 	logf("node: applying deploy/ through test/e2e/overlay")
 	if err := cluster.Apply(ctx, "test/e2e/overlay"); err != nil {
 		return nil, errors.Join(err, s.Stop())

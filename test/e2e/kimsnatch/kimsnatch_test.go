@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -71,7 +70,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	must(t, stack.CreateNamespace(ctx, cs, ns, true))
 	install(t, cfg, func(kind string) bool { return kind != "Certificate" }) // its CRD is not installed here
 	dir := t.TempDir()
-	issuer := certmgmt.Issuer{DNSNames: []string{kimsnatch.WebhookServiceName + "." + ns + ".svc"}}
+	issuer := certtest.Options{DNSNames: []string{kimsnatch.WebhookServiceName + "." + ns + ".svc"}}
 
 	// No Node of the Kyma pool: Pods are annotated instead. Nothing is
 	// served before a certificate is loaded.
@@ -84,7 +83,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 		t.Fatal("handshake succeeded without a certificate")
 	}
 	route(t, cs, k.Addr())
-	first := project(t, &issuer, dir)
+	first := project(t, issuer, dir)
 	waitFor(t, "the first apply", func() bool { return k.Applies() == 1 })
 	checkMWC(t, cs, first.CertPEM)
 	pod := admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return len(p.Annotations) > 0 })
@@ -103,8 +102,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	// Another manager writes the caBundle; the next start forces it back.
 	_, err = c.CreateNodes(ctx, framework.KymaPool, 1)
 	must(t, err)
-	foreign, err := issuer.Issue()
-	must(t, err)
+	foreign := certtest.MustCA(t, issuer)
 	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(kimsnatch.DefaultWebhookConfigName).WithWebhooks(
 		admissionregistrationv1ac.MutatingWebhook().WithName(kimsnatch.WebhookEntryName).WithClientConfig(
 			admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.CertPEM...)))
@@ -146,7 +144,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	}
 
 	// A new certificate: loaded, served, and written alone to the MWC.
-	second := project(t, &issuer, dir)
+	second := project(t, issuer, dir)
 	waitFor(t, "the rotation's apply", func() bool { return k.Loads() == 2 && k.Applies() == 2 })
 	checkMWC(t, cs, second.CertPEM)
 	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
@@ -154,7 +152,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	// Without the MWC a load fails: the old binary exited, and wrote the
 	// MWC at its restart once the MWC was back.
 	must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, kimsnatch.DefaultWebhookConfigName, metav1.DeleteOptions{}))
-	third := project(t, &issuer, dir)
+	third := project(t, issuer, dir)
 	waitFor(t, "a failed load", func() bool { return k.Restarts() > 0 })
 	install(t, cfg, func(kind string) bool { return kind == "MutatingWebhookConfiguration" })
 	waitFor(t, "the apply after the restart", func() bool { return k.Applies() == 3 })
@@ -223,10 +221,9 @@ func route(t *testing.T, cs kubernetes.Interface, addr string) {
 
 // project issues a certificate and writes it into dir as the kubelet
 // writes a Secret volume: a new directory, then an atomic ..data swap.
-func project(t *testing.T, issuer *certmgmt.Issuer, dir string) certmgmt.Issued {
+func project(t *testing.T, issuer certtest.Options, dir string) *certtest.Cert {
 	t.Helper()
-	c, err := issuer.Issue()
-	must(t, err)
+	c := certtest.MustCA(t, issuer)
 	certtest.MustWriteAtomic(t, dir, c.Files())
 	return c
 }

@@ -10,7 +10,7 @@
 // the images of `make images` in containerd, the real kubelet projects the
 // Secret into them, and kube-proxy carries the API server's calls to the
 // webhooks' Services. The old kim-snatch runs as the container of
-// test/e2e/kimsnatch/cmd/kim-snatch, and Gardener cert-management as the
-// stand-in of test/e2e/certmgmt. Without the node's prerequisites the
+// test/e2e/kimsnatch/cmd/kim-snatch, and Gardener cert-management, built
+// from its module, as a container too. Without the node's prerequisites the
 // scenario is skipped, and fails in CI.
 package migration

@@ -15,11 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -190,7 +190,7 @@ type env struct {
 	cluster     *realnode.Cluster
 	client      kubernetes.Interface
 	load        kubernetes.Interface
-	certs       *certmgmt.Controller
+	dyn         dynamic.Interface
 	workspace   string
 	path        string // PATH for the guide: kubectl first
 	oldManifest string
@@ -206,7 +206,7 @@ func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
 	// the load's Pods are never scheduled, and the node's taint would keep
 	// them off it anyway.
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar"},
+		Images:    []string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
 		KymaNodes: 3, CustomerNodes: 1,
 		Progress: e.progress,
 	})
@@ -239,23 +239,12 @@ func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
 	}
 
 	// What a Kyma cluster provides: the CRDs of cert-management and of the
-	// Prometheus operator, cert-management itself and its Issuer "kyma".
-	if err := certmgmt.InstallCRDs(ctx, cluster.Config); err != nil {
+	// Prometheus operator, Gardener cert-management itself and its Issuer
+	// "kyma".
+	if err := stack.InstallNeighbours(ctx, cluster.KubeconfigPath); err != nil {
 		t.Fatal(err)
 	}
-	crds := filepath.Join(root, "test", "manifests", "testdata", "crds")
-	for _, f := range []string{"monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"} {
-		if _, err := e.kubectl(ctx, nil, "apply", "-f", filepath.Join(crds, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := e.kubectl(ctx, nil, "wait", "--for=condition=Established", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
-		t.Fatal(err)
-	}
-	if e.certs, err = certmgmt.NewController(cluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.certs.Start(ctx); err != nil {
+	if e.dyn, err = dynamic.NewForConfig(cluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	issuer := []byte("apiVersion: cert.gardener.cloud/v1alpha1\nkind: Issuer\nmetadata:\n  name: kyma\n  namespace: kyma-system\nspec:\n  selfSigned: {}\n")
@@ -479,7 +468,7 @@ func (e *env) checkRolledBack(ctx context.Context, t *testing.T) {
 
 func (e *env) checkWriters(ctx context.Context, t *testing.T, want string) {
 	t.Helper()
-	writers, err := e.certs.Writers(ctx, namespace, secretName)
+	writers, err := stack.Writers(ctx, e.dyn, namespace, secretName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,22 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
-	"github.com/kyma-project/kim-snatch/test/e2e/certmgmt"
 )
 
 // CurrentFingerprint returns the fingerprint of the CA in the Secret, or ""
 // when there is none.
 func CurrentFingerprint(ctx context.Context, cs kubernetes.Interface) string {
-	sec, err := cs.CoreV1().Secrets(Namespace).Get(ctx, SecretName, metav1.GetOptions{})
+	return Fingerprint(ctx, cs, Namespace, SecretName)
+}
+
+// Fingerprint returns the fingerprint of the first CA in ca.crt of Secret
+// ns/name, or "" when there is none.
+func Fingerprint(ctx context.Context, cs kubernetes.Interface, ns, name string) string {
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
-	certs, err := cabundle.Parse(sec.Data[certmgmt.CAKey])
+	certs, err := cabundle.Parse(sec.Data[certtest.CAFile])
 	if err != nil || len(certs) == 0 {
 		return ""
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
@@ -52,7 +54,7 @@ func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error
 	s := &session{out: out, begin: time.Now()}
 	fmt.Fprintf(out, "%s: KIM Snatch from deploy/ on a real node beside a local Kubernetes %s control plane\n", binaryName, framework.KubernetesVersion)
 	s.cluster, err = realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar"},
+		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
 		KymaNodes: 2, CustomerNodes: 2,
 		Progress: s.progress,
 	})
@@ -79,26 +81,34 @@ func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error
 	return s, nil
 }
 
-// install applies deploy/ through the overlay, issues the certificate
-// Secret as Gardener cert-management would, and waits until both
-// Deployments are rolled out and the caBundle holds the CA.
+// install installs the neighbours (the CRDs and Gardener
+// cert-management), applies deploy/ through the overlay, and waits until
+// cert-management has written the certificate Secret, both Deployments
+// are rolled out and the caBundle holds the CA.
 func (s *session) install(ctx context.Context) error {
+	s.progress("installing Gardener cert-management and the CRDs")
+	if err := stack.InstallNeighbours(ctx, s.cluster.KubeconfigPath); err != nil {
+		return err
+	}
 	s.progress("applying deploy/ through %s", overlay)
 	if err := s.cluster.Apply(ctx, overlay); err != nil {
 		return err
 	}
 	cs := s.cluster.Clientset
-	issued, err := stack.NewIssuer(cs).Renew(ctx)
-	if err != nil {
-		return err
+	var fp string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		fp = stack.CurrentFingerprint(ctx, cs)
+		return fp != "", nil
+	}); err != nil {
+		return fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w", stack.Namespace, stack.SecretName, err)
 	}
-	s.progress("issued Secret %s/%s, CA %s", stack.Namespace, stack.SecretName, issued.Fingerprint()[:16])
+	s.progress("cert-management issued Secret %s/%s, CA %s", stack.Namespace, stack.SecretName, fp[:16])
 	for _, d := range []string{stack.WebhookName, stack.SyncerName} {
 		if err := s.kubectl(ctx, "-n", stack.Namespace, "rollout", "status", "deployment/"+d, "--timeout=5m"); err != nil {
 			return err
 		}
 	}
-	if err := stack.WaitBundleHas(ctx, cs, 2*time.Minute, issued.Fingerprint()); err != nil {
+	if err := stack.WaitBundleHas(ctx, cs, 2*time.Minute, fp); err != nil {
 		return err
 	}
 	s.progress("installed: both Deployments rolled out, caBundle written")

@@ -1,0 +1,148 @@
+package stack
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The Gardener Certificate of deploy/webhook/certificate.yaml, and the
+// directory of test/e2e/neighbours that runs Gardener cert-management.
+const (
+	CertificateName = "kim-snatch-webhook"
+	CertManagement  = "test/e2e/neighbours/cert-management"
+	// CertManagementImage is the archive `make images` writes of the
+	// controller, for realnode.ClusterOptions.Images.
+	CertManagementImage = "cert-controller-manager.tar"
+)
+
+// requestedAtAnnotation is where cert-management keeps, on the Secret, the
+// time of the request that issued it.
+const requestedAtAnnotation = "cert.gardener.cloud/requestedAt"
+
+// CertificateResource is Gardener cert-management's Certificate.
+var CertificateResource = schema.GroupVersionResource{Group: "cert.gardener.cloud", Version: "v1alpha1", Resource: "certificates"}
+
+// renewTimeout bounds a renewal by the controller: it reschedules the
+// Certificate a second after it sees spec.renew, then issues.
+const renewTimeout = 2 * time.Minute
+
+// Renewal is what one renewal by Gardener cert-management did.
+type Renewal struct {
+	// Before and After are the fingerprints of the Secret's CA.
+	Before, After string
+	// Requested is when spec.renew was set; SecretWritten is when the new
+	// CA was first seen in the Secret, Ready when the Certificate was
+	// first seen Ready with a new status.expirationDate. Both are polled
+	// every 20 ms.
+	Requested, SecretWritten, Ready time.Time
+	// States are the Certificate's states seen, in order, without repeats.
+	States []string
+}
+
+// Renew renews the Certificate the way cert-management documents, with
+// spec.renew: true, and waits until the controller has written a new CA
+// into the Secret and reports the Certificate Ready for it. The suite never
+// writes the Secret itself.
+func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns, certificate, secret string) (Renewal, error) {
+	certs := dyn.Resource(CertificateResource).Namespace(ns)
+	u, err := certs.Get(ctx, certificate, metav1.GetOptions{})
+	if err != nil {
+		return Renewal{}, err
+	}
+	expiry := statusField(u.Object, "expirationDate")
+	if err := afterLastRequest(ctx, cs, ns, secret); err != nil {
+		return Renewal{}, err
+	}
+	r := Renewal{Before: Fingerprint(ctx, cs, ns, secret), Requested: time.Now()}
+	// A renewal leaves spec.ensureRenewedAfter at its time, and while that
+	// is in the past the controller takes it, not the time of a new
+	// spec.renew, as the time to renew after: drop it with the request.
+	if _, err := certs.Patch(ctx, certificate, types.MergePatchType, []byte(`{"spec":{"renew":true,"ensureRenewedAfter":null}}`), metav1.PatchOptions{}); err != nil {
+		return r, fmt.Errorf("set spec.renew of Certificate %s/%s: %w", ns, certificate, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, renewTimeout, true, func(ctx context.Context) (bool, error) {
+		if r.SecretWritten.IsZero() {
+			if fp := Fingerprint(ctx, cs, ns, secret); fp != "" && fp != r.Before {
+				r.After, r.SecretWritten = fp, time.Now()
+			}
+		}
+		u, err := certs.Get(ctx, certificate, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		state := statusField(u.Object, "state")
+		if len(r.States) == 0 || r.States[len(r.States)-1] != state {
+			r.States = append(r.States, state)
+		}
+		if r.Ready.IsZero() && state == "Ready" && statusField(u.Object, "expirationDate") != expiry {
+			r.Ready = time.Now()
+		}
+		return !r.Ready.IsZero() && !r.SecretWritten.IsZero(), nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, renewTimeout, r.After, r.States, err)
+	}
+	return r, nil
+}
+
+// afterLastRequest waits until the current second is past the Secret's
+// cert.gardener.cloud/requestedAt: cert-management renews only when asked
+// after it, and keeps it to the second.
+func afterLastRequest(ctx context.Context, cs kubernetes.Interface, ns, name string) error {
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	at, err := time.Parse(time.RFC3339, sec.Annotations[requestedAtAnnotation])
+	if err != nil {
+		return nil // never requested: any time will do
+	}
+	select {
+	case <-time.After(time.Until(at.Add(time.Second))):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// statusField returns status.<name> of a Certificate as a string.
+func statusField(obj map[string]any, name string) string {
+	status, _ := obj["status"].(map[string]any)
+	s, _ := status[name].(string)
+	return s
+}
+
+// Writers returns the Certificates (namespace/name), sorted, whose spec
+// names Secret secretNamespace/secretName: cert-management writes it for
+// each of them. A secretRef without a namespace, or the older
+// spec.secretName, names the Certificate's own namespace.
+func Writers(ctx context.Context, dyn dynamic.Interface, secretNamespace, secretName string) ([]string, error) {
+	list, err := dyn.Resource(CertificateResource).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var writers []string
+	for _, crt := range list.Items {
+		ns, _, _ := unstructured.NestedString(crt.Object, "spec", "secretRef", "namespace")
+		name, _, _ := unstructured.NestedString(crt.Object, "spec", "secretRef", "name")
+		if name == "" {
+			name, _, _ = unstructured.NestedString(crt.Object, "spec", "secretName")
+		}
+		if cmp.Or(ns, crt.GetNamespace()) == secretNamespace && name == secretName {
+			writers = append(writers, crt.GetNamespace()+"/"+crt.GetName())
+		}
+	}
+	slices.Sort(writers)
+	return writers, nil
+}

@@ -1,0 +1,86 @@
+package stack
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// NeighboursEnv names the folder where `make tools` puts the neighbours
+// built from their modules and their CRDs; it defaults to bin/neighbours.
+const NeighboursEnv = "SNATCH_NEIGHBOURS"
+
+// NeighboursDir returns that folder.
+func NeighboursDir() (string, error) {
+	if dir := os.Getenv(NeighboursEnv); dir != "" {
+		return dir, nil
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin", "neighbours"), nil
+}
+
+// InstallNeighbours installs what a Kyma runtime on Gardener runs before
+// deploy/ is applied: the CRDs of Gardener cert-management and
+// prometheus-operator from their modules, and cert-management itself,
+// which it waits for.
+func InstallNeighbours(ctx context.Context, kubeconfig string) error {
+	dir, err := NeighboursDir()
+	if err != nil {
+		return err
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	crds := filepath.Join(dir, "crds")
+	steps := [][]string{
+		{"apply", "--server-side", "-f", crds},
+		{"wait", "--for=condition=Established", "--timeout=1m", "-f", crds},
+		{"apply", "--server-side", "-k", filepath.Join(root, CertManagement)},
+		{"-n", "cert-management", "rollout", "status", "--timeout=3m", "deployment/cert-controller-manager"},
+	}
+	for _, args := range steps {
+		if _, err := Kubectl(ctx, kubeconfig, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Kubectl runs kubectl with args against the cluster of kubeconfig and
+// returns its output.
+func Kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, cmp.Or(strings.TrimSpace(string(out)), "(no output)"))
+	}
+	return string(out), nil
+}
+
+// CertManagementState returns what to look at when cert-management does
+// not issue: the Certificates and Issuers in kyma-system and the tail of
+// the controller's log.
+func CertManagementState(ctx context.Context, kubeconfig string) string {
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"-n", Namespace, "get", "certificates.cert.gardener.cloud,issuers.cert.gardener.cloud", "-o", "yaml"},
+		{"-n", "cert-management", "logs", "deployment/cert-controller-manager", "--tail=40"},
+	} {
+		out, err := Kubectl(ctx, kubeconfig, args...)
+		fmt.Fprintf(&b, "kubectl %s: %v\n%s\n", strings.Join(args, " "), err, out)
+	}
+	return b.String()
+}
