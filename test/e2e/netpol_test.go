@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
@@ -166,6 +167,17 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 	return r
 }
 
+// hostProbe runs the probe on the host as uid 65534, a process that is not
+// root and so is judged by kube-network-policies like a caller from
+// another machine, and returns what it printed.
+func hostProbe(t *testing.T, bin string, args ...string) probeResult {
+	t.Helper()
+	out, err := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "-timeout=" + probeTimeout.String()}, args...)...).CombinedOutput()
+	r := probeResult{pod: "host process as 65534", line: strings.TrimSpace(string(out)), ok: err == nil}
+	logf("netpol: %s", r)
+	return r
+}
+
 // systemPod returns a running Pod of the named Deployment in kyma-system.
 func systemPod(t *testing.T, app string) corev1.Pod {
 	t.Helper()
@@ -228,11 +240,8 @@ func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
 		t.Errorf("a Pod in another namespace, with no label, could not complete TLS with the webhook at %s: %s", target, r)
 	}
 
-	bin := buildProbe(t)
-	out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-timeout="+probeTimeout.String(), "tls", target).CombinedOutput()
-	logf("netpol: host process as 65534: %s", strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Errorf("a host process as uid 65534 could not complete TLS with the webhook at %s: %v: %s", target, err, out)
+	if r := hostProbe(t, buildProbe(t), "tls", target); !r.ok {
+		t.Errorf("a host process as uid 65534 could not complete TLS with the webhook at %s: %s", target, r)
 	}
 	if d := logVerdicts(t, c, before); d["accept"] < 2 {
 		t.Errorf("kube-network-policies accepted %v packets, want at least the two connections to the webhook port", d["accept"])
@@ -287,32 +296,37 @@ func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
 	}
 }
 
-// The syncer reaches the API server with its policy enforced: it holds
-// the Lease and renews it, and kube-network-policies judged its Pods'
-// connections to the API server and accepted them. The same policy, on a
-// probe Pod in a namespace of the test, lets it reach the API server
-// through the kubernetes Service, while a policy without egress rules
-// drops the same connection: enforcement is real.
+// The syncer reaches the API server under Kyma's deny-all, through the
+// shipped allow: new syncer Pods take the Lease and renew it, and
+// kube-network-policies judged its Pods' connections to the API server and
+// accepted them. The same allow beside a deny-all, in a namespace of the
+// test, lets a probe Pod with the syncer's label reach the API server
+// through the kubernetes Service, while the deny-all drops the same
+// connection from a Pod with another label: enforcement is real.
 func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	c := enforcingCluster(t)
 	ctx := context.Background()
 	cs := sys.Clientset()
 	before := verdicts(t, c)
-
-	lease, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-	if err != nil {
+	// New syncer Pods, each of whose connections is judged from here on.
+	logFrom := len(c.NetworkPolicies.Log())
+	replaced := time.Now()
+	if _, err := stack.Kubectl(ctx, sys.KubeconfigPath(), "-n", stack.Namespace, "delete", "pods", "-l", "app.kubernetes.io/name="+stack.SyncerName, "--wait=true"); err != nil {
 		t.Fatal(err)
 	}
-	if lease.Spec.HolderIdentity == nil || lease.Spec.RenewTime == nil {
-		t.Fatalf("lease %s/%s has no holder", stack.Namespace, stack.LeaseName)
-	}
-	renewed := lease.Spec.RenewTime.Time
-	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+	waitSyncerPodsSince(t, replaced)
+	var holder string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(renewed), nil
+		if err != nil || l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+			return false, nil
+		}
+		holder = syncer.HolderPodName(*l.Spec.HolderIdentity)
+		p, err := cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
+		return err == nil && p.CreationTimestamp.After(replaced.Truncate(time.Second)) && l.Spec.RenewTime.After(replaced), nil
 	})
 	if err != nil {
-		t.Errorf("the syncer leader %s did not renew its Lease within a minute", *lease.Spec.HolderIdentity)
+		t.Errorf("no new syncer Pod holds and renews Lease %s/%s within 2 minutes (holder %q)", stack.Namespace, stack.LeaseName, holder)
 	}
 
 	apiPort := apiServerPort(t, c)
@@ -324,7 +338,7 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	for _, p := range list.Items {
 		syncerIPs = append(syncerIPs, p.Status.PodIP)
 	}
-	judged := syncerConnections(c.NetworkPolicies.Log(), syncerIPs, apiPort)
+	judged := syncerConnections(c.NetworkPolicies.Log()[logFrom:], syncerIPs, apiPort)
 	for line, verdict := range judged {
 		t.Logf("kube-network-policies judged a syncer connection to the API server: %s: %q", line, verdict)
 		if verdict != "accept" {
@@ -335,17 +349,16 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 		t.Errorf("kube-network-policies judged no connection of a syncer Pod to the API server (%s:%d); log tail:\n%s", realnode.NodeIP, apiPort, tail(c.NetworkPolicies.Log(), 30))
 	}
 
-	shipped, err := cs.NetworkingV1().NetworkPolicies(stack.Namespace).Get(ctx, stack.SyncerName, metav1.GetOptions{})
+	shipped, err := cs.NetworkingV1().NetworkPolicies(stack.Namespace).Get(ctx, allowToAPIServer, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns := namespace(t, "netpol-egress", false)
 	copied := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: shipped.Name, Namespace: ns}, Spec: shipped.Spec}
 	denied := &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "no-egress", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: denyAll, Namespace: ns},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "no-egress"}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 		},
 	}
 	for _, np := range []*networkingv1.NetworkPolicy{copied, denied} {
@@ -354,11 +367,11 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 		}
 	}
 	apiService := hostPort(firstServiceIP(t), 443)
-	if r := probe(t, ns, "as-syncer", shipped.Spec.PodSelector.MatchLabels, "tls", apiService); !r.ok {
-		t.Errorf("a Pod under the syncer's policy could not reach the API server at %s: %s", apiService, r)
+	if r := probe(t, ns, "as-syncer", map[string]string{"app.kubernetes.io/name": stack.SyncerName}, "tls", apiService); !r.ok {
+		t.Errorf("a Pod under the deny-all and the syncer's allow could not reach the API server at %s: %s", apiService, r)
 	}
-	if r := probe(t, ns, "no-egress", denied.Spec.PodSelector.MatchLabels, "tls", apiService); !r.dropped() {
-		t.Errorf("a Pod under a policy without egress rules was not dropped on its way to the API server at %s: %s", apiService, r)
+	if r := probe(t, ns, "no-egress", map[string]string{"app.kubernetes.io/name": "no-egress"}, "tls", apiService); !r.dropped() {
+		t.Errorf("a Pod under the deny-all alone was not dropped on its way to the API server at %s: %s", apiService, r)
 	}
 	if !strings.Contains(c.NetworkPolicies.Log(), `"Evaluating packet" srcPod="`+ns+`/no-egress"`) {
 		t.Errorf("kube-network-policies did not judge a packet of %s/no-egress as that Pod's", ns)

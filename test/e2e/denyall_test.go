@@ -1,0 +1,284 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// kyma-system runs under Kyma's deny-all (test/e2e/overlay), so each path
+// that KIM Snatch needs is open only through an allow it ships. Each test
+// here removes one allow, shows the failure it guards, and puts it back.
+const (
+	allowToAPIServer = "kyma-project.io--kim-snatch-allow-to-apiserver"
+	allowToWebhook   = "kyma-project.io--kim-snatch-check-allow-to-webhook"
+	denyAll          = "kyma-project.io--deny-all"
+)
+
+// Without its egress to the API server the syncer cannot hold the Lease,
+// so a renewal's CA never reaches the caBundle, check says so, and the
+// check Job, which needs the same allow, fails. Back in place, the
+// caBundle converges without anyone's help.
+func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
+	c := enforcingCluster(t)
+	ctx := context.Background()
+	requirePolicy(t, denyAll)
+	restore := withoutPolicy(t, allowToAPIServer)
+
+	// Connections opened before the removal stay established; new Pods
+	// must open new ones. They cannot get ready without the API server, so
+	// a rollout would keep the old ones: delete them.
+	restarted := time.Now()
+	if _, err := stack.Kubectl(ctx, sys.KubeconfigPath(), "-n", stack.Namespace, "delete", "pods", "-l", "app.kubernetes.io/name="+stack.SyncerName, "--wait=true"); err != nil {
+		t.Fatal(err)
+	}
+	waitSyncerPodsSince(t, restarted)
+	fp, err := sys.Renew(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker := newChecker(t)
+	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
+	run, r, seen := checker.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
+		return result(r, check.IDSyncerLease).Status == check.StatusFail
+	})
+	if !seen {
+		t.Errorf("check never failed %s with the syncer cut off from the API server:\n%s", check.IDSyncerLease, run)
+	}
+	logf("denyall: %s: %s", check.IDSyncerLease, result(r, check.IDSyncerLease).Message)
+	if bundleHas(t, fp) {
+		t.Errorf("the caBundle holds the renewed CA %s although no syncer can reach the API server", fp)
+	}
+	if logs, completed := runCheckJob(t); completed {
+		t.Errorf("the check Job completed without its egress to the API server:\n%s", logs)
+	}
+
+	healed := time.Now()
+	restore()
+	if err := sys.WaitBundleHas(ctx, 3*time.Minute, fp); err != nil {
+		t.Fatalf("the caBundle did not converge after the allow came back: %v\n%s", err, c.NetworkPolicies.Log()[max(0, len(c.NetworkPolicies.Log())-2000):])
+	}
+	logf("denyall: the caBundle holds the renewed CA %s after the allow came back", time.Since(healed).Round(time.Millisecond))
+}
+
+// Without its egress to the webhook's Pods the check Job cannot dial them,
+// and served-certificate fails: the Job fails. Back in place, it passes.
+func TestWithoutTheWebhookAllowTheCheckJobCannotVerifyTheServedCertificate(t *testing.T) {
+	enforcingCluster(t)
+	requirePolicy(t, denyAll)
+	restore := withoutPolicy(t, allowToWebhook)
+	logs, completed := runCheckJob(t)
+	if completed {
+		t.Errorf("the check Job completed without its egress to the webhook's Pods:\n%s", logs)
+	}
+	if got := itemStatus(logs, check.IDServedCertificate); got != string(check.StatusFail) {
+		t.Errorf("%s is %q without the egress to the webhook's Pods, want FAIL:\n%s", check.IDServedCertificate, got, logs)
+	}
+	restore()
+	if logs, completed := runCheckJob(t); !completed {
+		t.Errorf("the check Job failed with the allow back in place:\n%s", logs)
+	}
+}
+
+// Each ingress rule of the webhook's policy admits one path: without the
+// webhook port's, a caller that is not root on the node (as the API
+// server is on Gardener, where it calls from the seed) is dropped; without
+// the metrics port's, a labelled scraper is. Back in place, both pass.
+func TestWithoutEachIngressRuleOfTheWebhookItsCallersAreDropped(t *testing.T) {
+	c := enforcingCluster(t)
+	requirePolicy(t, denyAll)
+	webhook := systemPod(t, stack.WebhookName)
+	scrapers := namespace(t, "denyall-scrape", false)
+	bin := buildProbe(t)
+	cases := []struct {
+		port string
+		dial func(t *testing.T, attempt string) probeResult
+	}{
+		{"webhook", func(t *testing.T, _ string) probeResult {
+			return hostProbe(t, bin, "tls", hostPort(webhook.Status.PodIP, webhookPort))
+		}},
+		{"metrics", func(t *testing.T, attempt string) probeResult {
+			return probe(t, scrapers, "scraper-"+attempt, map[string]string{scraperLabel: "allowed"}, "tcp", hostPort(webhook.Status.PodIP, metricsPort))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.port, func(t *testing.T) {
+			restore := withoutIngressRule(t, stack.WebhookName, tc.port)
+			if r := tc.dial(t, "without"); !r.dropped() {
+				t.Errorf("without the %s rule the connection was not dropped: %s", tc.port, r)
+			}
+			restore()
+			if r := tc.dial(t, "with"); !r.ok {
+				t.Errorf("with the %s rule back the connection failed: %s", tc.port, r)
+			}
+		})
+	}
+	logVerdicts(t, c, map[string]float64{})
+}
+
+// requirePolicy fails t unless NetworkPolicy name is in kyma-system.
+func requirePolicy(t *testing.T, name string) {
+	t.Helper()
+	if _, err := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("NetworkPolicy %s/%s: %v", stack.Namespace, name, err)
+	}
+}
+
+// withoutPolicy deletes NetworkPolicy name from kyma-system; what it
+// returns, also run at cleanup, creates it again as it was.
+func withoutPolicy(t *testing.T, name string) func() {
+	t.Helper()
+	ctx := context.Background()
+	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
+	saved, err := policies.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := policies.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	logf("denyall: removed NetworkPolicy %s", name)
+	restored := false
+	restore := func() {
+		if restored {
+			return
+		}
+		restored = true
+		np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Labels: saved.Labels}, Spec: saved.Spec}
+		if _, err := policies.Create(context.Background(), np, metav1.CreateOptions{}); err != nil {
+			t.Errorf("restore NetworkPolicy %s: %v", name, err)
+		}
+		logf("denyall: restored NetworkPolicy %s", name)
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// withoutIngressRule removes from NetworkPolicy name the ingress rules that
+// open port; what it returns, also run at cleanup, puts them back.
+func withoutIngressRule(t *testing.T, name, port string) func() {
+	t.Helper()
+	ctx := context.Background()
+	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
+	saved, err := policies.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := saved.DeepCopy()
+	cut.Spec.Ingress = slices.DeleteFunc(cut.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+		return slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.String() == port })
+	})
+	if len(cut.Spec.Ingress) != len(saved.Spec.Ingress)-1 {
+		t.Fatalf("NetworkPolicy %s has %d ingress rules for port %s, want one", name, len(saved.Spec.Ingress)-len(cut.Spec.Ingress), port)
+	}
+	if _, err := policies.Update(ctx, cut, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	logf("denyall: removed the %s ingress rule of NetworkPolicy %s", port, name)
+	restored := false
+	restore := func() {
+		if restored {
+			return
+		}
+		restored = true
+		np, err := policies.Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			np.Spec = saved.Spec
+			_, err = policies.Update(context.Background(), np, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Errorf("restore NetworkPolicy %s: %v", name, err)
+		}
+		logf("denyall: restored the %s ingress rule of NetworkPolicy %s", port, name)
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// waitSyncerPodsSince waits until every syncer Pod was created after since
+// and runs.
+func waitSyncerPodsSince(t *testing.T, since time.Time) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.SyncerName})
+		if err != nil || len(pods.Items) == 0 {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.CreationTimestamp.Time.Before(since.Truncate(time.Second)) || p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the syncer's Pods were not all replaced and running within %s: %v", rolloutTimeout, err)
+	}
+}
+
+// bundleHas reports whether every caBundle holds the CA fp.
+func bundleHas(t *testing.T, fp string) bool {
+	t.Helper()
+	mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), stack.WebhookConfigName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syncertest.EveryBundleHas(mwc, fp)
+}
+
+// runCheckJob runs the check as docs/operations.md does, in a Job from the
+// CronJob, and returns its log and whether it completed (rather than
+// failed).
+func runCheckJob(t *testing.T) (string, bool) {
+	t.Helper()
+	ctx := context.Background()
+	kc := sys.KubeconfigPath()
+	job := fmt.Sprintf("kim-snatch-check-denyall-%d", time.Now().UnixNano())
+	ns := []string{"-n", stack.Namespace}
+	if _, err := stack.Kubectl(ctx, kc, append(ns, "create", "job", "--from=cronjob/kim-snatch-check", job)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = stack.Kubectl(context.Background(), kc, append(ns, "delete", "job", job, "--wait=false")...)
+	})
+	var completed bool
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		j, err := sys.Clientset().BatchV1().Jobs(stack.Namespace).Get(ctx, job, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		completed = j.Status.Succeeded > 0
+		return completed || j.Status.Failed > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("check Job %s neither completed nor failed: %v", job, err)
+	}
+	logs, err := stack.Kubectl(ctx, kc, append(ns, "logs", "job/"+job)...)
+	if err != nil {
+		logs = fmt.Sprintf("(no log: %v)", err)
+	}
+	logf("denyall: check Job %s completed=%v:\n%s", job, completed, logs)
+	return logs, completed
+}
+
+// itemStatus returns the status of item id in the check's text report.
+func itemStatus(report, id string) string {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s+(\w+)`).FindStringSubmatch(report)
+	if m == nil {
+		return ""
+	}
+	return strings.TrimSpace(m[1])
+}
