@@ -32,7 +32,7 @@ import (
 const PromrulesEnv = "SNATCH_PROMRULES"
 
 // externalSeries are the series of other components that the rules read,
-// each with the series whose absence an alert reports: the series itself,
+// each with the series whose absence an alert covers: the series itself,
 // or, for a counter that exists only after it first counts, a series its
 // source always serves. An alert that reads a series of neither this list
 // nor this project could not fire where that series is missing, and nothing
@@ -47,21 +47,32 @@ var externalSeries = map[string]string{
 	"kube_pod_labels":                           "kube_pod_labels",
 	"kube_node_labels":                          "kube_node_labels",
 	"kube_namespace_labels":                     "kube_namespace_labels",
+	// The same collector as kube_pod_info serves it for every Pod.
+	"kube_pod_created": "kube_pod_info",
 	// The check Jobs' series exist only while a check Job does (the
 	// CronJob is suspended by default): kube_pod_info stands for
 	// kube-state-metrics itself.
 	"kube_job_created": "kube_pod_info",
 	"kube_job_failed":  "kube_pod_info",
-	// The kube-apiserver.
-	"apiserver_admission_webhook_fail_open_count": "apiserver_request_total",
-	"apiserver_request_total":                     "apiserver_request_total",
-	// The kube-apiserver's series for the service level objectives: each
-	// exists only after the first call, rejection or slow call.
-	"apiserver_admission_webhook_request_total":                     "apiserver_request_total",
-	"apiserver_admission_webhook_rejection_count":                   "apiserver_request_total",
-	"apiserver_admission_webhook_admission_duration_seconds_bucket": "apiserver_request_total",
-	"apiserver_admission_webhook_admission_duration_seconds_count":  "apiserver_request_total",
+	// The kube-apiserver: each series of its calls to the webhook exists
+	// only after the first call, failure, rejection or slow call.
+	// apiserverGuard, which only the kube-apiserver serves, stands for it:
+	// where it is absent (the Shoot profile), the alerts of group
+	// kim-snatch-shoot cover the failures instead
+	// (TestNothingFiresForTheMissingAPIServerAlone).
+	"apiserver_admission_webhook_fail_open_count":                   apiserverGuard,
+	"apiserver_admission_webhook_request_total":                     apiserverGuard,
+	"apiserver_admission_webhook_rejection_count":                   apiserverGuard,
+	"apiserver_admission_webhook_admission_duration_seconds_bucket": apiserverGuard,
+	"apiserver_admission_webhook_admission_duration_seconds_count":  apiserverGuard,
+	apiserverGuard: apiserverGuard,
 }
+
+// apiserverGuard is the series that says Prometheus scrapes the
+// kube-apiserver (docs/operations.md, "Monitoring profiles"): aggregated API
+// servers such as metrics-server and prometheus-adapter serve
+// apiserver_request_total, but run no admission chain.
+const apiserverGuard = "apiserver_admission_controller_admission_duration_seconds_count"
 
 // codeMetrics returns the metric names the binaries register, from their
 // packages' own constructors on a fresh registry, with the series names of
@@ -397,6 +408,17 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")
 		}},
+		// The Shoot profile: the same failures from series inside the
+		// cluster, only where the kube-apiserver is not scraped.
+		{name: "shoot_kyma_pods_created_without_calls_to_the_webhook", match: func(r rule) bool {
+			return r.selects("kim_snatch:kyma_pods_created:count10m", nil) && r.selects("kim_snatch:webhook_admissions:increase15m", nil) &&
+				strings.Contains(r.Expr, "and on () absent("+apiserverGuard+")")
+		}},
+		{name: "shoot_replica_serving_another_certificate", match: func(r rule) bool {
+			return r.selects("snatch_webhook_serving_cert_not_after_seconds", map[string]string{"job": "snatch-webhook-metrics"}) &&
+				strings.Contains(r.Expr, "max by (namespace)") && strings.Contains(r.Expr, "min by (namespace)") &&
+				strings.Contains(r.Expr, "and on () absent("+apiserverGuard+")")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -547,5 +569,44 @@ func TestEveryScrapedJobHasADownAndAnAbsentAlert(t *testing.T) {
 				t.Errorf("no alert fires on absent(up{job=%q})", job)
 			}
 		})
+	}
+}
+
+// guardUse matches each use of absent(apiserverGuard) in an expression with
+// the operator that joins it.
+var guardUse = regexp.MustCompile(`(\S+\s+on\s*\(\s*\)\s*)?absent\(\s*` + regexp.QuoteMeta(apiserverGuard) + `\s*\)`)
+
+// In the Shoot profile Prometheus does not scrape the kube-apiserver, and
+// no alert may fire for that alone: absent(apiserverGuard) only switches
+// the stand-ins of group kim-snatch-shoot on (`and on ()`) or the guard
+// alert off (`unless on ()`). The rule unit tests (shoot.yaml,
+// dependencies.yaml) prove what each then does.
+func TestNothingFiresForTheMissingAPIServerAlone(t *testing.T) {
+	var standIns, guards int
+	for _, r := range alerts(t) {
+		if r.Alert == "" {
+			continue
+		}
+		for _, m := range guardUse.FindAllStringSubmatch(r.Expr, -1) {
+			switch op := strings.Fields(m[1]); {
+			case len(op) > 0 && op[0] == "and" && r.Group == "kim-snatch-shoot":
+				standIns++
+			case len(op) > 0 && op[0] == "unless" && r.Alert == "KimSnatchAPIServerMetricsAbsent":
+				guards++
+			default:
+				t.Errorf("alert %s (group %s) uses %q: absent(%s) may only switch a stand-in of kim-snatch-shoot on or the guard alert off", r.Alert, r.Group, m[0], apiserverGuard)
+			}
+		}
+		if r.Group == "kim-snatch-shoot" && !strings.Contains(r.Expr, "and on () absent("+apiserverGuard+")") {
+			t.Errorf("alert %s of kim-snatch-shoot holds where the kube-apiserver is scraped", r.Alert)
+		}
+		for _, s := range r.Selectors {
+			if s.Metric == "apiserver_request_total" {
+				t.Errorf("alert %s reads apiserver_request_total, which aggregated API servers serve too", r.Alert)
+			}
+		}
+	}
+	if standIns == 0 || guards != 1 {
+		t.Fatalf("%d stand-ins and %d guard alerts switch on absent(%s), want some and 1", standIns, guards, apiserverGuard)
 	}
 }
