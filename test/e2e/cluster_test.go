@@ -63,10 +63,8 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 	}
 	c := &clusterSystem{cs: cs, dyn: dyn, kubeconfig: kubeconfig}
 	logf("cluster: waiting for Gardener cert-management to write Secret %s/%s", stack.Namespace, stack.SecretName)
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return stack.CurrentFingerprint(ctx, cs) != "", nil
-	}); err != nil {
-		return nil, fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w\n%s", stack.Namespace, stack.SecretName, err, stack.CertManagementState(ctx, kubeconfig))
+	if _, err := stack.WaitIssued(ctx, cs, dyn, logf); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, stack.CertManagementState(ctx, kubeconfig))
 	}
 	webhook, err := c.waitRollout(ctx, stack.WebhookName)
 	if err != nil {

@@ -146,3 +146,37 @@ func Writers(ctx context.Context, dyn dynamic.Interface, secretNamespace, secret
 	slices.Sort(writers)
 	return writers, nil
 }
+
+// WaitIssued waits until cert-management has written a CA into the
+// Secret of the shipped Certificate and returns its fingerprint. On a
+// first install cert-management may see the Certificate before its Issuer
+// and back off for minutes; as its documentation says, the annotation
+// gardener.cloud/operation=reconcile ends the backoff, and WaitIssued sets
+// it once it sees one, as an operator installing would.
+func WaitIssued(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, progress func(string, ...any)) (string, error) {
+	certs := dyn.Resource(CertificateResource).Namespace(Namespace)
+	var fp string
+	nudged := false
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if fp = CurrentFingerprint(ctx, cs); fp != "" {
+			return true, nil
+		}
+		u, err := certs.Get(ctx, CertificateName, metav1.GetOptions{})
+		if err != nil || nudged {
+			return false, nil
+		}
+		if backOff, _, _ := unstructured.NestedMap(u.Object, "status", "backoff"); backOff != nil {
+			progress("cert-management backs off from Certificate %s/%s (%v): annotating it gardener.cloud/operation=reconcile", Namespace, CertificateName, backOff)
+			patch := []byte(`{"metadata":{"annotations":{"gardener.cloud/operation":"reconcile"}}}`)
+			if _, err := certs.Patch(ctx, CertificateName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				return false, err
+			}
+			nudged = true
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w", Namespace, SecretName, err)
+	}
+	return fp, nil
+}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -95,12 +95,13 @@ func (s *session) install(ctx context.Context) error {
 		return err
 	}
 	cs := s.cluster.Clientset
-	var fp string
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		fp = stack.CurrentFingerprint(ctx, cs)
-		return fp != "", nil
-	}); err != nil {
-		return fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w", stack.Namespace, stack.SecretName, err)
+	dyn, err := dynamic.NewForConfig(s.cluster.Config)
+	if err != nil {
+		return err
+	}
+	fp, err := stack.WaitIssued(ctx, cs, dyn, s.progress)
+	if err != nil {
+		return err
 	}
 	s.progress("cert-management issued Secret %s/%s, CA %s", stack.Namespace, stack.SecretName, fp[:16])
 	for _, d := range []string{stack.WebhookName, stack.SyncerName} {
