@@ -27,6 +27,10 @@ NETPOL          := $(BIN)/kube-network-policies
 # and their CRDs, copied from their modules.
 NEIGHBOURS      := $(BIN)/neighbours
 CERTMGMT        := $(NEIGHBOURS)/cert-controller-manager
+PROMETHEUS      := $(NEIGHBOURS)/prometheus
+PROM_OPERATOR   := $(NEIGHBOURS)/operator
+PROM_RELOADER   := $(NEIGHBOURS)/prometheus-config-reloader
+ALERTMANAGER    := $(NEIGHBOURS)/alertmanager
 NEIGHBOUR_CRDS  := $(NEIGHBOURS)/crds/.copied
 
 # Each binary has its own version and image, so one can be released without
@@ -146,7 +150,7 @@ IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
 IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and the neighbours' (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) $(CERTMGMT) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and the neighbours' (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -165,6 +169,20 @@ images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-sy
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
 		-tag cert-controller-manager:$(IMAGES_TAG) -o $(IMAGES)/cert-controller-manager.tar
+	# prometheus-operator passes Prometheus, Alertmanager and the reloader
+	# arguments only, or names the reloader's command: each binary sits
+	# where the upstream images put it.
+	$(IMAGETOOL) -binary $(PROMETHEUS) -entrypoint /bin/prometheus -user 65534:65534 \
+		-tag prometheus:$(IMAGES_TAG) -o $(IMAGES)/prometheus.tar
+	$(IMAGETOOL) -binary $(PROM_RELOADER) -entrypoint /bin/prometheus-config-reloader -user 65534:65534 \
+		-tag prometheus-config-reloader:$(IMAGES_TAG) -o $(IMAGES)/prometheus-config-reloader.tar
+	$(IMAGETOOL) -binary $(PROM_OPERATOR) -entrypoint /bin/operator -user 65534:65534 \
+		-tag prometheus-operator:$(IMAGES_TAG) -o $(IMAGES)/prometheus-operator.tar
+	$(IMAGETOOL) -binary $(ALERTMANAGER) -entrypoint /bin/alertmanager -user 65534:65534 \
+		-tag alertmanager:$(IMAGES_TAG) -o $(IMAGES)/alertmanager.tar
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kube-state-metrics ./test/e2e/kubestatemetrics/cmd/kube-state-metrics
+	$(IMAGETOOL) -binary $(IMAGES)/build/kube-state-metrics -entrypoint /kube-state-metrics -user 65534:65534 \
+		-tag kube-state-metrics:$(IMAGES_TAG) -o $(IMAGES)/kube-state-metrics.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
@@ -187,7 +205,7 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release o
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -238,6 +256,35 @@ $(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
 $(CERTMGMT): hack/tools/certmgmt/go.mod hack/tools/certmgmt/go.sum
 	@echo ">> building Gardener cert-management"
 	CGO_ENABLED=0 GOWORK=off go -C hack/tools/certmgmt build -trimpath -ldflags '-s -w' -o $@ github.com/gardener/cert-management/cmd/cert-controller-manager
+
+# Prometheus, prometheus-operator with its config-reloader, and
+# Alertmanager, unmodified, run on the real node of test/e2e as
+# kube-prometheus runs them (test/e2e/neighbours/monitoring). The web UIs
+# are not in the modules; the HTTP APIs are all the suite reads. The
+# version is stamped as upstream's builds stamp it.
+$(PROMETHEUS): hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
+	@echo ">> building Prometheus (first time: several minutes)"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/prometheus build -trimpath \
+		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,prometheus,github.com/prometheus/prometheus)' \
+		-o $@ github.com/prometheus/prometheus/cmd/prometheus
+
+$(PROM_OPERATOR): hack/tools/promoperator/go.mod hack/tools/promoperator/go.sum
+	@echo ">> building prometheus-operator and its config-reloader"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/promoperator build -trimpath -ldflags '-s -w' -o $(NEIGHBOURS)/ \
+		github.com/prometheus-operator/prometheus-operator/cmd/operator \
+		github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
+
+$(PROM_RELOADER): $(PROM_OPERATOR)
+
+$(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
+	@echo ">> building Alertmanager"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/alertmanager build -trimpath \
+		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)' \
+		-o $@ github.com/prometheus/alertmanager/cmd/alertmanager
+
+# modversion is the version of module $(2) that hack/tools/$(1) requires,
+# without its v: Prometheus's module v0.316.0 is Prometheus 3.16.0.
+modversion = $(shell GOWORK=off go -C hack/tools/$(1) list -m -f '{{.Version}}' $(2) | sed -E 's/^v0\.([0-9]+)([0-9]{2})\.([0-9]+)$$/v\1.\2.\3/; s/^v//; s/^([0-9]+)\.0([0-9])\./\1.\2./')
 
 # The neighbours' CRDs, as their modules ship them: cert-management's,
 # the DNSEntry of Gardener's external-dns-management, which cert-management
