@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kyma-project/kim-snatch/test/e2e/kubestatemetrics"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
 
@@ -94,7 +95,7 @@ func (a *alertRules) scrape(t *testing.T) scrape {
 		t.Fatalf("scrape kube-apiserver: %v", err)
 	}
 	write("kube-apiserver", data, ",job=apiserver")
-	ksm, err := kubeStateMetrics(ctx, sys.Clientset())
+	ksm, err := kubestatemetrics.Write(ctx, sys.Clientset())
 	if err != nil {
 		t.Fatalf("kube-state-metrics stand-in: %v", err)
 	}

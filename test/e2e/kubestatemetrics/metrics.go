@@ -1,4 +1,11 @@
-package e2e
+// Package kubestatemetrics stands in for kube-state-metrics, which cannot
+// be fetched here (the module proxy refuses k8s.io/kube-state-metrics/v2).
+// Its command serves /metrics as kube-state-metrics does, from a Pod
+// behind a Service and a ServiceMonitor (test/e2e/neighbours/monitoring):
+// the same metric names, labels and label allowlist as the real one for
+// the series deploy/'s rules and dashboards read, computed from the API
+// objects at each scrape.
+package kubestatemetrics
 
 import (
 	"bytes"
@@ -8,15 +15,15 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
-// kubeStateMetrics stands in for kube-state-metrics, which cannot be
-// fetched here: it writes, from the API objects, the series of its
-// documented metrics that deploy/'s placement rules read, with the label
-// allowlist docs/operations.md asks for:
+// Write writes, from the API objects, the series of kube-state-metrics'
+// documented metrics that deploy/'s rules read, with the label allowlist
+// docs/operations.md asks for:
 //
 //   - kube_node_labels{node, label_worker_gardener_cloud_pool}
 //   - kube_namespace_labels{namespace, label_operator_kyma_project_io_managed_by}
@@ -25,6 +32,7 @@ import (
 //   - kube_pod_status_phase{namespace, pod, uid, phase}, 1 for the Pod's
 //     phase and 0 for the others
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
+//   - kube_pod_created{namespace, pod, uid}, the creation time in seconds
 //   - kube_deployment_spec_replicas{namespace, deployment} and
 //     kube_deployment_status_replicas_available{namespace, deployment}
 //   - kube_node_status_allocatable{node, resource, unit} and
@@ -33,7 +41,7 @@ import (
 //
 // An allowlisted label a object lacks is left out, as kube-state-metrics
 // does.
-func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
+func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	var b bytes.Buffer
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -78,13 +86,17 @@ func kubeStateMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, err
 	for _, p := range pods.Items {
 		series(&b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
 	}
+	fmt.Fprintln(&b, "# TYPE kube_pod_created gauge")
+	for _, p := range pods.Items {
+		series(&b, "kube_pod_created", int(p.CreationTimestamp.Unix()), nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
 	deployments, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintln(&b, "# TYPE kube_deployment_spec_replicas gauge")
 	for _, d := range deployments.Items {
-		series(&b, "kube_deployment_spec_replicas", int(replicasOf(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
+		series(&b, "kube_deployment_spec_replicas", int(replicas(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
 	}
 	fmt.Fprintln(&b, "# TYPE kube_deployment_status_replicas_available gauge")
 	for _, d := range deployments.Items {
@@ -150,4 +162,12 @@ func series(b *bytes.Buffer, name string, v int, extra []string, kv ...string) {
 	}
 	sort.Strings(pairs)
 	fmt.Fprintf(b, "%s{%s} %d\n", name, strings.Join(pairs, ","), v)
+}
+
+// replicas is the Deployment's spec.replicas, 1 when unset.
+func replicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
 }
