@@ -38,11 +38,13 @@ type nodeSystem struct {
 	cluster *realnode.Cluster
 	// scrape holds each binary's scrape client.
 	scrape map[string]*http.Client
+	// alerts receives what Alertmanager sends.
+	alerts *stack.AlertReceiver
 }
 
 func newNodeSystem(ctx context.Context) (system, error) {
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
+		Images:    append([]string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage}, stack.MonitoringImages...),
 		KymaNodes: 2, CustomerNodes: 2,
 		Progress: func(format string, args ...any) { logf("node: "+format, args...) },
 	})
@@ -50,8 +52,14 @@ func newNodeSystem(ctx context.Context) (system, error) {
 		return nil, err
 	}
 	s := &nodeSystem{cluster: cluster}
-	logf("node: installing the neighbours: the CRDs, Gardener cert-management")
+	logf("node: installing the neighbours: the CRDs, Gardener cert-management, the Prometheus stack")
+	if s.alerts, err = stack.StartAlertReceiver(); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
 	if err := stack.InstallNeighbours(ctx, cluster.KubeconfigPath); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	if err := stack.InstallMonitoring(ctx, cluster.KubeconfigPath); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	logf("node: applying deploy/ through test/e2e/overlay")
@@ -71,7 +79,7 @@ func newNodeSystem(ctx context.Context) (system, error) {
 
 // Stop stops the cluster and fails if the host is not as the node found
 // it.
-func (s *nodeSystem) Stop() error { return s.cluster.Stop() }
+func (s *nodeSystem) Stop() error { return errors.Join(s.alerts.Stop(), s.cluster.Stop()) }
 
 // scraper is the identity the suite scrapes the syncer with, bound as
 // deploy/syncer/rbac.yaml tells operators to bind their Prometheus.

@@ -56,6 +56,28 @@ func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 	return nil
 }
 
+// InstallMonitoring installs the Prometheus stack of Monitoring, as
+// kube-prometheus does, and waits until its Prometheus and Alertmanager
+// are available.
+func InstallMonitoring(ctx context.Context, kubeconfig string) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	ns := []string{"-n", MonitoringNamespace}
+	steps := [][]string{
+		{"apply", "--server-side", "-k", filepath.Join(root, Monitoring)},
+		append(ns, "rollout", "status", "--timeout=3m", "deployment/prometheus-operator", "deployment/kube-state-metrics"),
+		append(ns, "wait", "--for=condition=Available", "--timeout=4m", "prometheus/k8s", "alertmanager/main"),
+	}
+	for _, args := range steps {
+		if _, err := Kubectl(ctx, kubeconfig, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Kubectl runs kubectl with args against the cluster of kubeconfig and
 // returns its output.
 func Kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
