@@ -91,7 +91,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 		return !r.Ready.IsZero() && !r.SecretWritten.IsZero(), nil
 	})
 	if err != nil {
-		return r, fmt.Errorf("Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, renewTimeout, r.After, r.States, err)
+		return r, fmt.Errorf("renew Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, renewTimeout, r.After, r.States, err)
 	}
 	return r, nil
 }
