@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,18 +152,13 @@ func withoutPolicy(t *testing.T, name string) func() {
 		t.Fatal(err)
 	}
 	logf("denyall: removed NetworkPolicy %s", name)
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
+	restore := sync.OnceFunc(func() {
 		np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Labels: saved.Labels}, Spec: saved.Spec}
 		if _, err := policies.Create(context.Background(), np, metav1.CreateOptions{}); err != nil {
 			t.Errorf("restore NetworkPolicy %s: %v", name, err)
 		}
 		logf("denyall: restored NetworkPolicy %s", name)
-	}
+	})
 	t.Cleanup(restore)
 	return restore
 }
@@ -188,12 +184,7 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 		t.Fatal(err)
 	}
 	logf("denyall: removed the %s ingress rule of NetworkPolicy %s", port, name)
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
+	restore := sync.OnceFunc(func() {
 		np, err := policies.Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil {
 			np.Spec = saved.Spec
@@ -203,7 +194,7 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 			t.Errorf("restore NetworkPolicy %s: %v", name, err)
 		}
 		logf("denyall: restored the %s ingress rule of NetworkPolicy %s", port, name)
-	}
+	})
 	t.Cleanup(restore)
 	return restore
 }
