@@ -103,7 +103,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
@@ -115,7 +115,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
 	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
@@ -150,7 +150,7 @@ IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
 IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) $(CERTMGMT) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and the neighbours' (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and cert-controller-manager (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -169,6 +169,10 @@ images: $(IMAGETOOL) $(CERTMGMT) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) 
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
 		-tag cert-controller-manager:$(IMAGES_TAG) -o $(IMAGES)/cert-controller-manager.tar
+
+.PHONY: monitoring-images
+monitoring-images: $(IMAGETOOL) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) ## Write the images of the end-to-end suite's Prometheus stack (Prometheus, prometheus-operator, its config-reloader, Alertmanager, the kube-state-metrics stand-in) into bin/images/.
+	@mkdir -p $(IMAGES)/build
 	# prometheus-operator passes Prometheus, Alertmanager and the reloader
 	# arguments only, or names the reloader's command: each binary sits
 	# where the upstream images put it.
