@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,14 +41,9 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 	requirePolicy(t, denyAll)
 	restore := withoutPolicy(t, allowToAPIServer)
 
-	// Connections opened before the removal stay established; new Pods
-	// must open new ones. They cannot get ready without the API server, so
-	// a rollout would keep the old ones: delete them.
-	restarted := time.Now()
-	if _, err := stack.Kubectl(ctx, sys.KubeconfigPath(), "-n", stack.Namespace, "delete", "pods", "-l", "app.kubernetes.io/name="+stack.SyncerName, "--wait=true"); err != nil {
-		t.Fatal(err)
-	}
-	waitSyncerPodsSince(t, restarted)
+	// Connections opened before the removal stay established; the
+	// restarted processes must open new ones.
+	restartSyncerContainers(t)
 	fp, err := sys.Renew(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -199,25 +196,47 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 	return restore
 }
 
-// waitSyncerPodsSince waits until every syncer Pod was created after since
-// and runs.
-func waitSyncerPodsSince(t *testing.T, since time.Time) {
+// restartSyncerContainers SIGKILLs the process of every syncer container,
+// as a crash would, and waits until the kubelet has started it again in
+// its Pod. kube-network-policies already knows the Pod's address then, so
+// it judges the new process's connections as the Pod's. A new Pod's first
+// connections are not: without NRI, which containerd 1.6 lacks, it learns
+// a Pod's address from the Pod's status only (see probeAfter).
+func restartSyncerContainers(t *testing.T) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.SyncerName})
-		if err != nil || len(pods.Items) == 0 {
-			return false, nil
+	restarts := map[string]int32{}
+	for _, p := range runningPods(t, stack.SyncerName) {
+		restarts[p.Name] = restartCount(p)
+		pids := containerProcesses("/"+stack.SyncerName, p.UID)
+		if len(pids) != 1 {
+			t.Fatalf("want one /%s process in Pod %s, found %v", stack.SyncerName, p.Name, pids)
 		}
-		for _, p := range pods.Items {
-			if p.CreationTimestamp.Time.Before(since.Truncate(time.Second)) || p.Status.Phase != corev1.PodRunning {
+		if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logf("denyall: SIGKILLed the syncer containers of %d Pods", len(restarts))
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for name, before := range restarts {
+			p, err := sys.Clientset().CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || restartCount(*p) <= before {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("the syncer's Pods were not all replaced and running within %s: %v", rolloutTimeout, err)
+		t.Fatalf("the kubelet did not restart the syncer containers of %v within 2 minutes", slices.Collect(maps.Keys(restarts)))
 	}
+}
+
+// restartCount is how often the kubelet restarted the Pod's containers.
+func restartCount(p corev1.Pod) int32 {
+	var n int32
+	for _, c := range p.Status.ContainerStatuses {
+		n += c.RestartCount
+	}
+	return n
 }
 
 // bundleHas reports whether every caBundle holds the CA fp.

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
-	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
@@ -308,25 +307,27 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	ctx := context.Background()
 	cs := sys.Clientset()
 	before := verdicts(t, c)
-	// New syncer Pods, each of whose connections is judged from here on.
+	// Restarted syncer processes, each of whose connections is judged
+	// from here on, as its Pod's.
 	logFrom := len(c.NetworkPolicies.Log())
-	replaced := time.Now()
-	if _, err := stack.Kubectl(ctx, sys.KubeconfigPath(), "-n", stack.Namespace, "delete", "pods", "-l", "app.kubernetes.io/name="+stack.SyncerName, "--wait=true"); err != nil {
-		t.Fatal(err)
+	lease, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		t.Fatalf("lease %s/%s has no holder: %v", stack.Namespace, stack.LeaseName, err)
 	}
-	waitSyncerPodsSince(t, replaced)
+	holderBefore := *lease.Spec.HolderIdentity
+	restarted := time.Now()
+	restartSyncerContainers(t)
 	var holder string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
 			return false, nil
 		}
-		holder = syncer.HolderPodName(*l.Spec.HolderIdentity)
-		p, err := cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
-		return err == nil && p.CreationTimestamp.After(replaced.Truncate(time.Second)) && l.Spec.RenewTime.After(replaced), nil
+		holder = *l.Spec.HolderIdentity
+		return holder != holderBefore && l.Spec.RenewTime.After(restarted), nil
 	})
 	if err != nil {
-		t.Errorf("no new syncer Pod holds and renews Lease %s/%s within 2 minutes (holder %q)", stack.Namespace, stack.LeaseName, holder)
+		t.Errorf("no restarted syncer process holds and renews Lease %s/%s within 2 minutes (holder %q, before %q)", stack.Namespace, stack.LeaseName, holder, holderBefore)
 	}
 
 	apiPort := apiServerPort(t, c)
@@ -344,6 +345,15 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 		if verdict != "accept" {
 			t.Errorf("a syncer Pod's connection to the API server got the verdict %q, want accept: %s", verdict, line)
 		}
+	}
+	asPod := 0
+	for line := range judged {
+		if strings.Contains(line, `srcPod="`+stack.Namespace+"/"+stack.SyncerName+"-") {
+			asPod++
+		}
+	}
+	if asPod == 0 && len(judged) > 0 {
+		t.Errorf("kube-network-policies judged no connection to the API server as a syncer Pod's, so no policy was applied to them")
 	}
 	if len(judged) == 0 {
 		t.Errorf("kube-network-policies judged no connection of a syncer Pod to the API server (%s:%d); log tail:\n%s", realnode.NodeIP, apiPort, tail(c.NetworkPolicies.Log(), 30))
