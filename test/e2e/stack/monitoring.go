@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
 // The monitoring stack of test/e2e/neighbours/monitoring.
@@ -28,10 +30,11 @@ const (
 	// APIServerMonitor is the kube-apiserver's ServiceMonitor, which the
 	// Shoot profile deletes.
 	APIServerMonitor = "kube-apiserver"
-	// AlertReceiverAddr is where Alertmanager main sends notifications
-	// (alertmanager.yaml there): the node's address.
-	AlertReceiverAddr = "10.250.0.10:19093"
 )
+
+// AlertReceiverAddr is where Alertmanager main sends notifications
+// (alertmanager.yaml there): the node's address.
+var AlertReceiverAddr = net.JoinHostPort(realnode.NodeIP, "19093")
 
 // MonitoringImages are the archives `make images` writes of the stack, for
 // realnode.ClusterOptions.Images.
