@@ -249,14 +249,14 @@ func bundleHas(t *testing.T, fp string) bool {
 	return syncertest.EveryBundleHas(mwc, fp)
 }
 
-// runCheckJob runs the check as docs/operations.md does, in a Job from the
-// CronJob, and returns its log and whether it completed (rather than
-// failed).
+// runCheckJob runs the check as docs/operations.md ("Run the check in the
+// cluster") does, in a Job from the CronJob, and returns its log and
+// whether it completed (rather than failed).
 func runCheckJob(t *testing.T) (string, bool) {
 	t.Helper()
 	ctx := context.Background()
 	kc := sys.KubeconfigPath()
-	job := fmt.Sprintf("kim-snatch-check-denyall-%d", time.Now().UnixNano())
+	job := fmt.Sprintf("kim-snatch-check-e2e-%d", time.Now().UnixNano())
 	ns := []string{"-n", stack.Namespace}
 	if _, err := stack.Kubectl(ctx, kc, append(ns, "create", "job", "--from=cronjob/kim-snatch-check", job)...); err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func runCheckJob(t *testing.T) (string, bool) {
 	if err != nil {
 		logs = fmt.Sprintf("(no log: %v)", err)
 	}
-	logf("denyall: check Job %s completed=%v:\n%s", job, completed, logs)
+	logf("check Job %s completed=%v:\n%s", job, completed, logs)
 	return logs, completed
 }
 

@@ -180,16 +180,12 @@ func hostProbe(t *testing.T, bin string, args ...string) probeResult {
 // systemPod returns a running Pod of the named Deployment in kyma-system.
 func systemPod(t *testing.T, app string) corev1.Pod {
 	t.Helper()
-	list, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range list.Items {
-		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+	for _, p := range runningPods(t, app) {
+		if p.Status.PodIP != "" {
 			return p
 		}
 	}
-	t.Fatalf("no running %s Pod in %s", app, stack.Namespace)
+	t.Fatalf("no running %s Pod with an address in %s", app, stack.Namespace)
 	return corev1.Pod{}
 }
 
