@@ -50,7 +50,11 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 	prom, _ := monitored(t)
 	want := map[string]string{} // pod -> job
 	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
-		for _, p := range runningPods(t, app) {
+		pods := runningPods(t, app)
+		if len(pods) == 0 {
+			t.Fatalf("no running %s replica to be scraped", app)
+		}
+		for _, p := range pods {
 			want[p.Name] = app + "-metrics"
 		}
 	}
