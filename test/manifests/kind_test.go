@@ -4,9 +4,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -21,7 +24,8 @@ const (
 // the kyma-system Namespace, Kyma's deny-all and the two components
 // docs/operations.md tells users to add for their Prometheus. Nothing of
 // deploy/default is dropped, and its neighbours (test/e2e/neighbours) are
-// installed, not stood in for.
+// installed, not stood in for. Its one change is test-only: see
+// TestE2EOverlayShortensOnlyTheForOfAlerts.
 func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 	objs := render(t, kindOverlay)
 	want := append(ids(render(t, defaultInstall)),
@@ -53,6 +57,76 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 			t.Errorf("Namespace %s has %s=%q, want %q", ns.GetName(), k, got, v)
 		}
 	}
+}
+
+// The overlay's one change to the shipped rules is test-only: the `for` of
+// the alerts its patches name (test/e2e/overlay/shorter-for-*.yaml) is
+// shorter, and every other field of every rule is as shipped.
+func TestE2EOverlayShortensOnlyTheForOfAlerts(t *testing.T) {
+	shipped := map[string]*unstructured.Unstructured{}
+	for _, r := range ofKind(render(t, defaultInstall), "PrometheusRule") {
+		shipped[r.GetName()] = r
+	}
+	var shortened []string
+	for _, r := range ofKind(render(t, kindOverlay), "PrometheusRule") {
+		want, ok := shipped[r.GetName()]
+		if !ok {
+			continue // a component's, compared by its own tests
+		}
+		got := r.DeepCopy()
+		gotRules, wantRules := rulesByName(t, got), rulesByName(t, want.DeepCopy())
+		for name, g := range gotRules {
+			w := wantRules[name]
+			if g["for"] == w["for"] {
+				continue
+			}
+			gf, wf := forOf(t, name, g), forOf(t, name, w)
+			if gf >= wf {
+				t.Errorf("%s: the overlay's for %s is not shorter than the shipped %s", name, gf, wf)
+			}
+			shortened = append(shortened, name)
+			delete(g, "for")
+			delete(w, "for")
+		}
+		if !reflect.DeepEqual(gotRules, wantRules) {
+			t.Errorf("PrometheusRule %s: the overlay changes more than the alerts' for", r.GetName())
+		}
+	}
+	if len(shortened) == 0 {
+		t.Error("the overlay shortens no alert's for; its patches name alerts that no longer exist")
+	}
+	t.Logf("the overlay shortens the for of %v", shortened)
+}
+
+// rulesByName returns every rule of a PrometheusRule by its alert or record
+// name, as the objects inside o.
+func rulesByName(t *testing.T, o *unstructured.Unstructured) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	groups, _, _ := unstructured.NestedSlice(o.Object, "spec", "groups")
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rules {
+			rule := r.(map[string]any)
+			name, _ := rule["alert"].(string)
+			if name == "" {
+				name, _ = rule["record"].(string)
+			}
+			out[name] = rule
+		}
+	}
+	return out
+}
+
+// forOf parses an alert rule's for.
+func forOf(t *testing.T, name string, rule map[string]any) time.Duration {
+	t.Helper()
+	s, _ := rule["for"].(string)
+	d, err := model.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("%s: for %q: %v", name, s, err)
+	}
+	return time.Duration(d)
 }
 
 // Every object of the overlay is accepted by the real API server, with
