@@ -121,25 +121,6 @@ func scrapeClients(ctx context.Context, cs kubernetes.Interface) (map[string]*ht
 	return map[string]*http.Client{stack.WebhookName: http.DefaultClient, stack.SyncerName: tlsClient}, nil
 }
 
-// MetricsTargets returns the running, ready-or-not Pods of both binaries,
-// scraped at their Pod addresses, which the host reaches over the node's
-// Pod bridge.
-func (s *nodeSystem) MetricsTargets(ctx context.Context) ([]replica, error) {
-	var out []replica
-	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
-		pods, err := s.pods(ctx, app)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
-				out = append(out, s.replica(p, app))
-			}
-		}
-	}
-	return out, nil
-}
-
 // Leader returns the syncer replica that holds the Lease.
 func (s *nodeSystem) Leader(ctx context.Context) (replica, error) {
 	var holder string

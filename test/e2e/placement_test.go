@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,11 +43,12 @@ func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 // is a preference, not a requirement.
 func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	c := newChecker(t)
-	alerts := newAlertRules(t)
-	var before scrape
-	if alerts != nil {
-		before = alerts.scrape(t)
+	watch := newAlertWatch(t)
+	alerts := map[string][]string{"apiserver": {alertPodsOffPool}, "shoot": {alertPodsOffPool}}
+	if watch != nil {
+		watch.quiet(t, alerts)
 	}
+	broken := time.Now()
 	pool := pools(t)
 	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
 	if err != nil {
@@ -80,8 +82,8 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	logf("Kyma pool full (%d Pods of %s CPU, %d Kyma nodes): placement %v", replicas, cpu, kymaNodes, got)
 
 	// The outcome, as ops see it: check counts the two that spilled, and
-	// names the full pool as the cause; the off-pool alert's condition
-	// holds, and no other.
+	// names the full pool as the cause; the off-pool alert fires, and no
+	// other.
 	res := placementItem(t, c)
 	if res.Status != check.StatusWarn || !strings.Contains(res.Message, "0 lack the term, 2 carry it but run off pool "+framework.KymaPool) {
 		t.Errorf("placement = %s %q, want WARN with 0 lacking and 2 off pool", res.Status, res.Message)
@@ -91,8 +93,9 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 			t.Errorf("placement details %q, want %s/%s off pool because the pool is full", res.Details, ns, p.Name)
 		}
 	}
-	if alerts != nil {
-		alerts.assertHolding(t, "Kyma pool full", before, alerts.scrape(t), alertPodsOffPool)
+	if watch != nil {
+		watch.await(t, "Kyma pool full", broken, alerts, panelChange{})
+		watch.table()
 	}
 }
 
@@ -114,11 +117,12 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 		}
 	}
 	c := newChecker(t)
-	alerts := newAlertRules(t)
-	var before scrape
-	if alerts != nil {
-		before = alerts.scrape(t)
+	watch := newAlertWatch(t)
+	alerts := map[string][]string{"apiserver": {alertPoolHasNoNodes}, "shoot": {alertPoolHasNoNodes}}
+	if watch != nil {
+		watch.quiet(t, alerts)
 	}
+	broken := time.Now()
 	relabel(framework.KymaPool, "retired-pool")
 	t.Cleanup(func() { relabel("retired-pool", framework.KymaPool) })
 
@@ -136,7 +140,7 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 	logf("no Kyma pool: placement %v", placement(pods, pool))
 
 	// The pool is missing: every Kyma Pod runs off it for that reason,
-	// the webhook Pods and syncer Pods included, and the alert that holds
+	// the webhook Pods and syncer Pods included, and the alert that fires
 	// is the one for the missing pool, not the one for Pods off the pool.
 	res := placementItem(t, c)
 	if res.Status != check.StatusWarn || !strings.Contains(res.Message, "0 lack the term") {
@@ -147,8 +151,9 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 			t.Errorf("placement details %q, want %s/%s off pool because the pool is missing", res.Details, ns, p.Name)
 		}
 	}
-	if alerts != nil {
-		alerts.assertHolding(t, "no Kyma pool", before, alerts.scrape(t), alertPoolHasNoNodes)
+	if watch != nil {
+		watch.await(t, "no Kyma pool", broken, alerts, panelChange{})
+		watch.table()
 	}
 }
 

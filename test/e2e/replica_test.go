@@ -25,19 +25,6 @@ func (r replica) Metric(name, labels string) (float64, error) {
 	return process.Metric(r.client, r.metricsURL, name, labels)
 }
 
-// scrape reads all of its metrics.
-func (r replica) scrape(ctx context.Context) ([]byte, error) {
-	return getWith(ctx, r.client, r.metricsURL)
-}
-
-// metricsSource is a system whose replicas Prometheus could scrape from
-// here: the real node, whose Pod network the host reaches. In a kind cluster the Pods' addresses are not reachable from
-// the test, so the alert conditions are evaluated only where they are, and
-// the rule unit tests (test/manifests) cover all.
-type metricsSource interface {
-	MetricsTargets(ctx context.Context) ([]replica, error)
-}
-
 // leaderTimeout bounds the wait for a syncer replica to lead.
 const leaderTimeout = time.Minute
 

@@ -24,10 +24,10 @@
 // annotation templates are checked, and duplicate rules are reported.
 // selectors lets tests hold alerts to the names they depend on (metric names,
 // job and webhook names) without a PromQL parser of their own. conditions
-// is the e2e suite's oracle: after each break it evaluates the alerts on the
-// live processes' /metrics (see conditions.go). eval proves that every
-// panel of the dashboards (hack/tools/dashboards) shows data: on the series
-// of a unit test, and on the live scrapes (see eval.go).
+// evaluates the alerts on expositions as the binaries write them
+// (test/manifests, conditions_test.go; see conditions.go). eval proves that
+// every panel of the dashboards (hack/tools/dashboards) shows data: on the
+// series of a unit test, and on scraped expositions (see eval.go).
 //
 // It exists because promtool cannot be built from the Go module proxy (one of
 // its service-discovery dependencies is not served there). Evaluating rules

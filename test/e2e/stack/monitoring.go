@@ -13,7 +13,6 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -24,13 +23,20 @@ import (
 // The monitoring stack of test/e2e/neighbours/monitoring.
 const (
 	Monitoring = "test/e2e/neighbours/monitoring"
-	// MonitoringNamespace holds prometheus-operator, the Prometheus k8s,
+	// MonitoringNamespace holds prometheus-operator, the two Prometheus,
 	// the Alertmanager main and the kube-state-metrics stand-in.
 	MonitoringNamespace = "monitoring"
-	// APIServerMonitor is the kube-apiserver's ServiceMonitor, which the
-	// Shoot profile deletes.
-	APIServerMonitor = "kube-apiserver"
 )
+
+// The Prometheus of each monitoring profile of docs/operations.md, by the
+// value of their external label profile, which Alertmanager's
+// notifications carry.
+var Profiles = map[string]string{
+	// The API server scraped profile: the kube-apiserver is scraped too.
+	"apiserver": "k8s",
+	// The Shoot profile: the kube-apiserver is out of reach.
+	"shoot": "shoot",
+}
 
 // AlertReceiverAddr is where Alertmanager main sends notifications
 // (alertmanager.yaml there): the node's address.
@@ -40,10 +46,10 @@ var AlertReceiverAddr = net.JoinHostPort(realnode.NodeIP, "19093")
 // realnode.ClusterOptions.Images.
 var MonitoringImages = []string{"prometheus.tar", "prometheus-config-reloader.tar", "prometheus-operator.tar", "alertmanager.tar", "kube-state-metrics.tar"}
 
-// Prometheus returns a client of the HTTP API of the Prometheus k8s, at its
-// Pod's address, which the host reaches over the Pod bridge.
-func Prometheus(ctx context.Context, cs kubernetes.Interface) (promv1.API, error) {
-	pods, err := cs.CoreV1().Pods(MonitoringNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=prometheus"})
+// Prometheus returns a client of the HTTP API of the Prometheus name, at
+// its Pod's address, which the host reaches over the Pod bridge.
+func Prometheus(ctx context.Context, cs kubernetes.Interface, name string) (promv1.API, error) {
+	pods, err := cs.CoreV1().Pods(MonitoringNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=prometheus,operator.prometheus.io/name=" + name})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +62,7 @@ func Prometheus(ctx context.Context, cs kubernetes.Interface) (promv1.API, error
 			return promv1.NewAPI(c), nil
 		}
 	}
-	return nil, fmt.Errorf("no running Prometheus Pod in %s", MonitoringNamespace)
+	return nil, fmt.Errorf("no running Pod of Prometheus %s in %s", name, MonitoringNamespace)
 }
 
 // Notification is one alert of a notification that Alertmanager sent, in
@@ -126,20 +132,4 @@ func (r *AlertReceiver) Stop() error {
 		return err
 	}
 	return nil
-}
-
-// Firing returns the names of the alerts in state firing in Prometheus.
-func Firing(ctx context.Context, prom promv1.API) ([]string, error) {
-	res, err := prom.Alerts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, a := range res.Alerts {
-		if a.State == promv1.AlertStateFiring {
-			out = append(out, string(a.Labels[model.AlertNameLabel]))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
 }

@@ -1,0 +1,379 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// An alert of a break, followed through the real Prometheus stack of
+// test/e2e/neighbours/monitoring: one Prometheus per monitoring profile
+// loads the shipped rules through prometheus-operator, scrapes what its
+// profile reaches and sends to the Alertmanager main, whose receiver is
+// the suite. Each alert the suite's breaks raise has its `for` shortened
+// to 1m by the overlay's test-only patches (test/e2e/overlay,
+// shorter-for-*.yaml); the table states both.
+
+// profileTitles name the monitoring profiles of docs/operations.md by the
+// external label of their Prometheus.
+var profileTitles = map[string]string{"apiserver": "API server scraped", "shoot": "Shoot"}
+
+// alertWatch follows the alerts of both profiles for one scenario after
+// another, and keeps what it saw for the table.
+type alertWatch struct {
+	proms    map[string]promv1.API // by profile
+	receiver *stack.AlertReceiver
+	// shippedFor is each alert's `for` in deploy/default, loadedFor the
+	// one Prometheus evaluates.
+	shippedFor, loadedFor map[string]string
+	rows                  []alertRow
+	// traffic is the Kyma namespace where await creates Pods by dry run.
+	traffic string
+}
+
+// alertRow is one alert of one scenario in one profile, each time from
+// the break: pending is when its condition first held.
+type alertRow struct {
+	scenario, profile, alert  string
+	pending, firing, received time.Duration
+}
+
+// newAlertWatch returns the watch, or nil where the suite runs no
+// Prometheus stack (kind): there the rule unit tests (test/manifests) are
+// the alerts' only witness.
+func newAlertWatch(t *testing.T) *alertWatch {
+	t.Helper()
+	ns, ok := sys.(*nodeSystem)
+	if !ok {
+		t.Logf("%T runs no Prometheus stack; the alerts are covered by the rule unit tests alone", sys)
+		return nil
+	}
+	w := &alertWatch{proms: map[string]promv1.API{}, receiver: ns.alerts, shippedFor: shippedAlertFor(t), loadedFor: map[string]string{},
+		traffic: namespace(t, "e2e-alerts", true)}
+	for profile, name := range stack.Profiles {
+		prom, err := stack.Prometheus(t.Context(), sys.Clientset(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.proms[profile] = prom
+	}
+	// prometheus-operator hands Prometheus the rules a moment after the
+	// installation.
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		res, err := w.proms["apiserver"].Rules(ctx, nil)
+		if err != nil {
+			return false, nil
+		}
+		for _, g := range res.Groups {
+			for _, r := range g.Rules {
+				if a, ok := r.(promv1.AlertingRule); ok {
+					w.loadedFor[a.Name] = model.Duration(time.Duration(a.Duration * float64(time.Second))).String()
+				}
+			}
+		}
+		return len(w.loadedFor) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("Prometheus %s has loaded no alerting rule within 3m", stack.Profiles["apiserver"])
+	}
+	return w
+}
+
+// windowed are the counters whose alerts look back over minutes, by
+// profile: KimSnatchWebhookFailingOpen counts the fail-opens of the last 10
+// minutes and KimSnatchCABundleSyncErrors the syncer's errors of the last
+// 5, so each would still fire for the scenario before.
+var windowed = map[string][]string{
+	"apiserver": {fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
+	"shoot":     {"cabundle_syncer_errors_total"},
+}
+
+// clearHistory deletes the history of the windowed counters, and waits
+// until each has been scraped again, so that a rise from now on shows. The
+// counters go on from their current values.
+func (w *alertWatch) clearHistory(t *testing.T) {
+	t.Helper()
+	for profile, prom := range w.proms {
+		if err := prom.DeleteSeries(t.Context(), windowed[profile], time.Unix(0, 0), time.Now()); err != nil {
+			t.Fatalf("clear the history of %v in the %s profile: %v", windowed[profile], profileTitles[profile], err)
+		}
+		for _, series := range windowed[profile] {
+			err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+				v, err := queryVector(ctx, prom, series)
+				return err == nil && len(v) > 0, nil
+			})
+			if err != nil {
+				t.Fatalf("the %s profile did not scrape %s again within 2m", profileTitles[profile], series)
+			}
+		}
+	}
+}
+
+// quiet clears the history and waits until no alert of want is active in
+// its profile, so that each fires anew for the next scenario.
+func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
+	t.Helper()
+	w.clearHistory(t)
+	var active map[string][]string
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		active = map[string][]string{}
+		for profile, prom := range w.proms {
+			alerts, err := activeAlerts(ctx, prom)
+			if err != nil {
+				active[profile] = []string{err.Error()}
+				return false, nil
+			}
+			for _, a := range alerts {
+				if name := alertName(a); slices.Contains(want[profile], name) {
+					active[profile] = append(active[profile], name)
+				}
+			}
+		}
+		return len(active) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("alerts of the scenario still active from before it: %v", active)
+	}
+}
+
+// await waits until every alert of want fires in its profile's Prometheus,
+// its condition having first held after broken, and Alertmanager has sent
+// it to the receiver with its severity and runbook; then it asserts that
+// no other alert has fired since broken, and that the panel of change, if
+// any, shows the break in the API server scraped profile. Meanwhile a Kyma
+// Pod is created by dry run every 2 s, as a cluster's traffic would: a
+// fault in reaching the webhook shows only in calls.
+func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want map[string][]string, change panelChange) {
+	t.Helper()
+	type key struct{ profile, alert string }
+	rows := map[key]*alertRow{}
+	for profile, alerts := range want {
+		for _, a := range alerts {
+			rows[key{profile, a}] = &alertRow{scenario: scenario, profile: profile, alert: a}
+		}
+	}
+	others := map[string]bool{} // profile/alert, fired though not wanted
+	shown, panel := true, ""
+	if change != (panelChange{}) {
+		shown, panel = false, panelExpr(t, change)
+	}
+	done := func(ctx context.Context) bool {
+		_, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
+		}
+		now := time.Now()
+		for profile, prom := range w.proms {
+			alerts, err := activeAlerts(ctx, prom)
+			if err != nil {
+				return false
+			}
+			for _, a := range alerts {
+				if a.ActiveAt.Before(broken) {
+					continue // from a scenario before, as quiet allowed
+				}
+				name := alertName(a)
+				r, ok := rows[key{profile, name}]
+				if !ok {
+					if a.State == promv1.AlertStateFiring && !excusedBurn(name, want[profile]) {
+						others[profile+"/"+name] = true
+					}
+					continue
+				}
+				if d := a.ActiveAt.Sub(broken); r.pending == 0 || d < r.pending {
+					r.pending = d // the first of its series to hold
+				}
+				if a.State == promv1.AlertStateFiring && r.firing == 0 {
+					r.firing = now.Sub(broken)
+				}
+			}
+		}
+		for _, n := range w.receiver.Received(broken) {
+			r, ok := rows[key{n.Labels["profile"], n.Labels[model.AlertNameLabel]}]
+			if ok && n.Status == "firing" && r.received == 0 {
+				r.received = n.Received.Sub(broken)
+				assertNotified(t, n)
+			}
+		}
+		if !shown {
+			v, _, _, err := w.proms["apiserver"].Query(ctx, panel, time.Now())
+			shown = err == nil && hasData(v)
+		}
+		for _, r := range rows {
+			if r.firing == 0 || r.received == 0 {
+				return false
+			}
+		}
+		return shown
+	}
+	// Either all is seen within 5m, or what is missing is reported below.
+	_ = wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return done(ctx), nil
+	})
+	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
+		return strings.Compare(a.profile+a.alert, b.profile+b.alert)
+	}) {
+		r := rows[k]
+		w.rows = append(w.rows, *r)
+		if r.firing == 0 || r.received == 0 {
+			t.Errorf("%s, %s profile: %s did not fire and reach Alertmanager within 5m (pending after %s, firing after %s, received after %s)",
+				scenario, profileTitles[r.profile], r.alert, r.pending, r.firing, r.received)
+		}
+	}
+	if len(want["apiserver"])+len(want["shoot"]) == 0 {
+		w.rows = append(w.rows, alertRow{scenario: scenario})
+	}
+	if len(others) > 0 {
+		t.Errorf("%s: alerts fired that the scenario does not raise: %v, want only %v", scenario, slices.Sorted(maps.Keys(others)), want)
+	}
+	if !shown {
+		t.Errorf("%s: dashboard %q, panel %q does not show %s in Prometheus", scenario, change.dashboard, change.panel, showing(change))
+	}
+}
+
+// assertNone asserts that no alert is pending or firing in either profile:
+// the healthy installation. What the installation or the tests before
+// raised settles first.
+func (w *alertWatch) assertNone(t *testing.T, scenario string) {
+	t.Helper()
+	var active []string
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		active = active[:0]
+		for profile, prom := range w.proms {
+			alerts, err := activeAlerts(ctx, prom)
+			if err != nil {
+				return false, nil
+			}
+			for _, a := range alerts {
+				active = append(active, fmt.Sprintf("%s/%s (%s)", profile, alertName(a), a.State))
+			}
+		}
+		return len(active) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("%s: alerts active: %v, want none", scenario, active)
+	}
+	w.rows = append(w.rows, alertRow{scenario: scenario})
+}
+
+// table logs what the watch saw, one line per scenario, profile and alert.
+func (w *alertWatch) table() {
+	var b strings.Builder
+	b.WriteString("| scenario | profile | alert (for here / shipped) | pending after | firing after | received after |\n|---|---|---|---|---|---|\n")
+	for _, r := range w.rows {
+		if r.alert == "" {
+			fmt.Fprintf(&b, "| %s | both | none | | | |\n", r.scenario)
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%s / %s) | %s | %s | %s |\n", r.scenario, profileTitles[r.profile], r.alert,
+			w.loadedFor[r.alert], w.shippedFor[r.alert], r.pending.Round(time.Second), r.firing.Round(time.Second), r.received.Round(time.Second))
+	}
+	logf("alerts of the breaks, from the break:\n%s", b.String())
+}
+
+// assertNotified fails t unless a notification carries what an operator
+// acts on: a severity and the runbook of its alert.
+func assertNotified(t *testing.T, n stack.Notification) {
+	t.Helper()
+	alert := n.Labels[model.AlertNameLabel]
+	if sev := n.Labels["severity"]; sev != "critical" && sev != "warning" {
+		t.Errorf("Alertmanager sent %s with severity %q", alert, sev)
+	}
+	if !strings.HasSuffix(n.Annotations["runbook_url"], "#"+strings.ToLower(alert)) {
+		t.Errorf("Alertmanager sent %s with runbook_url %q", alert, n.Annotations["runbook_url"])
+	}
+}
+
+// excusedBurn reports whether alert is a burn-rate alert that may fire
+// beside want: each objective's burn alerts watch the same calls as the
+// alert of its symptom. A call that fails open is a term error, so the term
+// objective burns only where KimSnatchWebhookFailingOpen fires too. The
+// latency objective burns whenever calls are slow; but a burst of
+// unthrottled creates on two busy cores makes some calls slower than
+// 100 ms without the sustained p99 of KimSnatchWebhookCallsSlow.
+func excusedBurn(alert string, want []string) bool {
+	switch {
+	case strings.HasPrefix(alert, "KimSnatchTermSLO"):
+		return slices.Contains(want, alertFailingOpen)
+	case strings.HasPrefix(alert, "KimSnatchLatencySLO"):
+		return true
+	}
+	return false
+}
+
+// active reports whether alert is pending or firing in the Prometheus of
+// profile.
+func (w *alertWatch) active(ctx context.Context, profile, alert string) bool {
+	alerts, err := activeAlerts(ctx, w.proms[profile])
+	return err == nil && slices.ContainsFunc(alerts, func(a promv1.Alert) bool { return alertName(a) == alert })
+}
+
+// activeAlerts returns the pending and firing alerts of prom.
+func activeAlerts(ctx context.Context, prom promv1.API) ([]promv1.Alert, error) {
+	res, err := prom.Alerts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return res.Alerts, nil
+}
+
+func alertName(a promv1.Alert) string { return string(a.Labels[model.AlertNameLabel]) }
+
+// shippedAlertFor returns each alert's `for` in deploy/default.
+func shippedAlertFor(t *testing.T) map[string]string {
+	t.Helper()
+	rendered, err := stack.Kustomize("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, rule := range prometheusRules(t, rendered) {
+		if name, ok := rule["alert"].(string); ok {
+			out[name], _ = rule["for"].(string)
+		}
+	}
+	return out
+}
+
+// prometheusRules returns every rule of every PrometheusRule in rendered
+// manifests, in order.
+func prometheusRules(t *testing.T, rendered []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
+	for {
+		var u unstructured.Unstructured
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if u.GetKind() != "PrometheusRule" {
+			continue
+		}
+		groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "groups")
+		for _, g := range groups {
+			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+			for _, r := range rules {
+				out = append(out, r.(map[string]any))
+			}
+		}
+	}
+	return out
+}
