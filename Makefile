@@ -31,6 +31,7 @@ PROMETHEUS      := $(NEIGHBOURS)/prometheus
 PROM_OPERATOR   := $(NEIGHBOURS)/operator
 PROM_RELOADER   := $(NEIGHBOURS)/prometheus-config-reloader
 ALERTMANAGER    := $(NEIGHBOURS)/alertmanager
+COREDNS         := $(NEIGHBOURS)/coredns
 NEIGHBOUR_CRDS  := $(NEIGHBOURS)/crds/.copied
 
 # Each binary has its own version and image, so one can be released without
@@ -150,7 +151,7 @@ IMG_PAUSE       := kim-snatch-pause:$(IMAGES_TAG)
 IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 
 .PHONY: images
-images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe and cert-controller-manager (tag e2e) as docker archives into bin/images/, without Docker.
+images: $(IMAGETOOL) $(CERTMGMT) $(COREDNS) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe, cert-controller-manager and coredns (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
 	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
@@ -169,6 +170,8 @@ images: $(IMAGETOOL) $(CERTMGMT) ## Write the images snatch-webhook, cabundle-sy
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
 		-tag cert-controller-manager:$(IMAGES_TAG) -o $(IMAGES)/cert-controller-manager.tar
+	$(IMAGETOOL) -binary $(COREDNS) -entrypoint /coredns -user 65534:65534 \
+		-tag coredns:$(IMAGES_TAG) -o $(IMAGES)/coredns.tar
 
 .PHONY: monitoring-images
 monitoring-images: $(IMAGETOOL) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) ## Write the images of the end-to-end suite's Prometheus stack (Prometheus, prometheus-operator, its config-reloader, Alertmanager, the kube-state-metrics stand-in) into bin/images/.
@@ -209,7 +212,7 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release o
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -285,6 +288,10 @@ $(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
 	CGO_ENABLED=0 GOWORK=off go -C hack/tools/alertmanager build -trimpath \
 		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)' \
 		-o $@ github.com/prometheus/alertmanager/cmd/alertmanager
+
+$(COREDNS): hack/tools/coredns/go.mod hack/tools/coredns/go.sum
+	@echo ">> building CoreDNS"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/coredns build -trimpath -ldflags '-s -w' -o $@ github.com/coredns/coredns
 
 # modversion is the version of module $(2) that hack/tools/$(1) requires,
 # without its v: Prometheus's module v0.316.0 is Prometheus 3.16.0.

@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
@@ -27,6 +28,7 @@ import (
 // here removes one allow, shows the failure it guards, and puts it back.
 const (
 	allowToAPIServer = "kyma-project.io--kim-snatch-allow-to-apiserver"
+	allowToDNS       = "kyma-project.io--kim-snatch-allow-to-dns"
 	allowToWebhook   = "kyma-project.io--kim-snatch-check-allow-to-webhook"
 	denyAll          = "kyma-project.io--deny-all"
 )
@@ -70,6 +72,108 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 		t.Fatalf("the caBundle did not converge after the allow came back: %v\n%s", err, c.NetworkPolicies.Log()[max(0, len(c.NetworkPolicies.Log())-2000):])
 	}
 	logf("denyall: the caBundle holds the renewed CA %s after the allow came back", time.Since(healed).Round(time.Millisecond))
+}
+
+// On Gardener, Pods reach the kube-apiserver by a DNS name, which Gardener
+// injects as KUBERNETES_SERVICE_HOST, and resolve it with the shoot's
+// CoreDNS (test/e2e/neighbours/kube-dns). So given, the syncer keeps the
+// caBundle in sync under the deny-all through its DNS allow; without the
+// allow it cannot find the API server, loses the Lease, check says so, and
+// a renewal's CA never reaches the caBundle. Back in place, the caBundle
+// converges without anyone's help.
+func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
+	enforcingCluster(t)
+	ctx := context.Background()
+	requirePolicy(t, denyAll)
+	requirePolicy(t, allowToDNS)
+	resolveAPIServerByName(t)
+	fp, err := sys.Renew(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.WaitBundleHas(ctx, 3*time.Minute, fp); err != nil {
+		t.Fatalf("the syncer, finding the API server by name, did not sync a renewal with its DNS allow in place: %v", err)
+	}
+	logf("denyall: the syncer finds the API server by name and syncs a renewal")
+
+	restore := withoutPolicy(t, allowToDNS)
+	restartSyncerContainers(t)
+	if fp, err = sys.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checker := newChecker(t)
+	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
+	run, r, seen := checker.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
+		return result(r, check.IDSyncerLease).Status == check.StatusFail
+	})
+	if !seen {
+		t.Errorf("check never failed %s with the syncer unable to resolve the API server:\n%s", check.IDSyncerLease, run)
+	}
+	logf("denyall: without %s, %s: %s", allowToDNS, check.IDSyncerLease, result(r, check.IDSyncerLease).Message)
+	if bundleHas(t, fp) {
+		t.Errorf("the caBundle holds the renewed CA %s although no syncer can resolve the API server", fp)
+	}
+
+	healed := time.Now()
+	restore()
+	if err := sys.WaitBundleHas(ctx, 3*time.Minute, fp); err != nil {
+		t.Fatalf("the caBundle did not converge after the allow came back: %v", err)
+	}
+	logf("denyall: the caBundle holds the renewed CA %s after the DNS allow came back", time.Since(healed).Round(time.Millisecond))
+}
+
+// resolveAPIServerByName rolls the syncer out as Gardener runs it: with
+// KUBERNETES_SERVICE_HOST set to a DNS name of the kube-apiserver (one its
+// serving certificate carries), and the resolver the kubelet gives a Pod
+// under dnsPolicy ClusterFirst, the Service kube-dns. The real node's
+// kubelet gives Pods no resolver, so the Pod names it itself. At cleanup
+// the syncer rolls back to its shipped template.
+func resolveAPIServerByName(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	ns, ok := sys.(*nodeSystem)
+	if !ok {
+		t.Skipf("%T: the syncer resolves names as its cluster does", sys)
+	}
+	dns, err := sys.Clientset().CoreV1().Services("kube-system").Get(ctx, stack.KubeDNSService, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := sys.Clientset().AppsV1().Deployments(stack.Namespace)
+	d, err := deployments.Get(ctx, stack.SyncerName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := d.Spec.Template.DeepCopy()
+	pod := &d.Spec.Template.Spec
+	pod.DNSPolicy = corev1.DNSNone
+	pod.DNSConfig = &corev1.PodDNSConfig{
+		Nameservers: []string{dns.Spec.ClusterIP},
+		Searches:    []string{stack.Namespace + ".svc.cluster.local", "svc.cluster.local", "cluster.local"},
+		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("5")}},
+	}
+	for i := range pod.Containers {
+		pod.Containers[i].Env = append(pod.Containers[i].Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: "kubernetes.default.svc.cluster.local"})
+	}
+	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d, err := deployments.Get(ctx, stack.SyncerName, metav1.GetOptions{})
+		if err == nil {
+			d.Spec.Template = *shipped
+			_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+		}
+		if err == nil {
+			_, err = ns.waitRollout(ctx, stack.SyncerName)
+		}
+		if err != nil {
+			t.Errorf("roll the syncer back to its shipped template: %v", err)
+		}
+	})
+	if _, err := ns.waitRollout(ctx, stack.SyncerName); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Without its egress to the webhook's Pods the check Job cannot dial them,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,7 +45,7 @@ type nodeSystem struct {
 
 func newNodeSystem(ctx context.Context) (system, error) {
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    append([]string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage}, stack.MonitoringImages...),
+		Images:    slices.Concat([]string{"snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages, stack.MonitoringImages),
 		KymaNodes: 2, CustomerNodes: 2,
 		Progress: func(format string, args ...any) { logf("node: "+format, args...) },
 	})
@@ -52,7 +53,7 @@ func newNodeSystem(ctx context.Context) (system, error) {
 		return nil, err
 	}
 	s := &nodeSystem{cluster: cluster}
-	logf("node: installing the neighbours: the CRDs, Gardener cert-management, the Prometheus stack")
+	logf("node: installing the neighbours: CoreDNS, the CRDs, Gardener cert-management, the Prometheus stack")
 	if s.alerts, err = stack.StartAlertReceiver(); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}

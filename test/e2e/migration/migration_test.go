@@ -206,7 +206,7 @@ func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
 	// the load's Pods are never scheduled, and the node's taint would keep
 	// them off it anyway.
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
+		Images:    append([]string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages...),
 		KymaNodes: 3, CustomerNodes: 1,
 		Progress: e.progress,
 	})

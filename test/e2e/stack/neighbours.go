@@ -28,10 +28,24 @@ func NeighboursDir() (string, error) {
 	return filepath.Join(root, "bin", "neighbours"), nil
 }
 
+// The cluster DNS of test/e2e/neighbours/kube-dns.
+const (
+	KubeDNS = "test/e2e/neighbours/kube-dns"
+	// KubeDNSImage is the archive `make images` writes of CoreDNS, for
+	// realnode.ClusterOptions.Images.
+	KubeDNSImage = "coredns.tar"
+	// KubeDNSService is the Service in kube-system in front of CoreDNS.
+	KubeDNSService = "kube-dns"
+)
+
+// NeighbourImages are the archives of what InstallNeighbours runs, for
+// realnode.ClusterOptions.Images.
+var NeighbourImages = []string{CertManagementImage, KubeDNSImage}
+
 // InstallNeighbours installs what a Kyma runtime on Gardener runs before
-// deploy/ is applied: the CRDs of Gardener cert-management and
-// prometheus-operator from their modules, and cert-management itself,
-// which it waits for.
+// deploy/ is applied: the cluster DNS, the CRDs of Gardener cert-management
+// and prometheus-operator from their modules, and cert-management itself,
+// and waits for CoreDNS and cert-management.
 func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 	dir, err := NeighboursDir()
 	if err != nil {
@@ -45,7 +59,9 @@ func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 	steps := [][]string{
 		{"apply", "--server-side", "-f", crds},
 		{"wait", "--for=condition=Established", "--timeout=1m", "-f", crds},
+		{"apply", "--server-side", "-k", filepath.Join(root, KubeDNS)},
 		{"apply", "--server-side", "-k", filepath.Join(root, CertManagement)},
+		{"-n", "kube-system", "rollout", "status", "--timeout=3m", "deployment/coredns"},
 		{"-n", "cert-management", "rollout", "status", "--timeout=3m", "deployment/cert-controller-manager"},
 	}
 	for _, args := range steps {
@@ -68,7 +84,7 @@ func InstallMonitoring(ctx context.Context, kubeconfig string) error {
 	steps := [][]string{
 		{"apply", "--server-side", "-k", filepath.Join(root, Monitoring)},
 		append(ns, "rollout", "status", "--timeout=3m", "deployment/prometheus-operator", "deployment/kube-state-metrics"),
-		append(ns, "wait", "--for=condition=Available", "--timeout=4m", "prometheus/k8s", "alertmanager/main"),
+		append(ns, "wait", "--for=condition=Available", "--timeout=4m", "prometheus/k8s", "prometheus/shoot", "alertmanager/main"),
 	}
 	for _, args := range steps {
 		if _, err := Kubectl(ctx, kubeconfig, args...); err != nil {

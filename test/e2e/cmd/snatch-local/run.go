@@ -54,7 +54,7 @@ func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error
 	s := &session{out: out, begin: time.Now()}
 	fmt.Fprintf(out, "%s: KIM Snatch from deploy/ on a real node beside a local Kubernetes %s control plane\n", binaryName, framework.KubernetesVersion)
 	s.cluster, err = realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    []string{"snatch-webhook.tar", "cabundle-syncer.tar", stack.CertManagementImage},
+		Images:    append([]string{"snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages...),
 		KymaNodes: 2, CustomerNodes: 2,
 		Progress: s.progress,
 	})
