@@ -178,8 +178,8 @@ func failOpenPods(t *testing.T) func() {
 }
 
 // waitLeaderRefusedAgain waits until the leading syncer has been refused
-// one more caBundle write, so that its error counter rises between the
-// scrapes as it does while the fault lasts.
+// one more caBundle write, so that its error counter rises after the
+// break, as it does while the fault lasts.
 func waitLeaderRefusedAgain(t *testing.T) func() {
 	t.Helper()
 	lf, ok := sys.(leaderFinder)

@@ -93,8 +93,7 @@ func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 
 // Each item of the checklist, broken on its own: the check fails exactly
 // that item with a remediation, exactly the alerts that watch the item
-// have their condition hold on the live processes' metrics, and the check
-// passes again once the item is repaired.
+// fire, and the check passes again once the item is repaired.
 //
 // One item depends on another by design (pkg/check): an item that needs
 // what another item found unusable is SKIPped, pointing at that item,

@@ -42,8 +42,8 @@ func TestFrozenWebhook(t *testing.T) {
 	}
 
 	// The API server's counters of failed calls appear with the first
-	// failure, and a rate needs them in both scrapes: one short freeze
-	// first, so that the measured ones count from a scrape that has them.
+	// failure, and a rate needs two samples of them: one short freeze
+	// first, so that the measured ones count from a sample that has them.
 	thaw := freezeWebhooks(t)
 	createFor(t, ns, time.Second)
 	thaw()
