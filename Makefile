@@ -41,7 +41,9 @@ SYNCER_VERSION  ?= dev
 IMG_WEBHOOK     ?= snatch-webhook:$(WEBHOOK_VERSION)
 IMG_SYNCER      ?= cabundle-syncer:$(SYNCER_VERSION)
 
-GO_TEST_FLAGS   ?= -timeout 60m
+# Long enough for the end-to-end package, which waits for each break's
+# alerts to fire in Prometheus.
+GO_TEST_FLAGS   ?= -timeout 80m
 # The packages that run a real node: one node runs on a host at a time, so
 # make test runs them one after another. The others run meanwhile, one
 # package at a time: the node's packages mostly wait on the kubelet.
