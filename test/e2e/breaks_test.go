@@ -167,14 +167,7 @@ func failOpenPods(t *testing.T) func() {
 		created += burstSize
 	}
 	logf("fail-open after %d Pods: %v more", created, failOpen(t)-start)
-	return func() {
-		zero := int64(0)
-		err := sys.Clientset().CoreV1().Pods(ns).DeleteCollection(context.Background(),
-			metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-		if err != nil {
-			t.Errorf("delete the Pods of %s: %v", ns, err)
-		}
-	}
+	return deletePods(t, ns)
 }
 
 // waitLeaderRefusedAgain waits until the leading syncer has been refused
@@ -232,6 +225,11 @@ func podsUntilAlert(t *testing.T, watch *alertWatch, profile, alert string) func
 		}
 	}
 	logf("%d Pods created, and %s active in the %s profile", created, alert, profileTitles[profile])
+	return deletePods(t, ns)
+}
+
+// deletePods returns what deletes every Pod of ns at once.
+func deletePods(t *testing.T, ns string) func() {
 	return func() {
 		zero := int64(0)
 		err := sys.Clientset().CoreV1().Pods(ns).DeleteCollection(context.Background(),

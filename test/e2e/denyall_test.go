@@ -43,25 +43,7 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 	requirePolicy(t, denyAll)
 	restore := withoutPolicy(t, allowToAPIServer)
 
-	// Connections opened before the removal stay established; the
-	// restarted processes must open new ones.
-	restartSyncerContainers(t)
-	fp, err := sys.Renew(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checker := newChecker(t)
-	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
-	run, r, seen := checker.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
-		return result(r, check.IDSyncerLease).Status == check.StatusFail
-	})
-	if !seen {
-		t.Errorf("check never failed %s with the syncer cut off from the API server:\n%s", check.IDSyncerLease, run)
-	}
-	logf("denyall: %s: %s", check.IDSyncerLease, result(r, check.IDSyncerLease).Message)
-	if bundleHas(t, fp) {
-		t.Errorf("the caBundle holds the renewed CA %s although no syncer can reach the API server", fp)
-	}
+	fp := renewCutOff(t, "cut off from the API server")
 	if logs, completed := runCheckJob(t); completed {
 		t.Errorf("the check Job completed without its egress to the API server:\n%s", logs)
 	}
@@ -97,22 +79,7 @@ func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
 	logf("denyall: the syncer finds the API server by name and syncs a renewal")
 
 	restore := withoutPolicy(t, allowToDNS)
-	restartSyncerContainers(t)
-	if fp, err = sys.Renew(ctx); err != nil {
-		t.Fatal(err)
-	}
-	checker := newChecker(t)
-	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
-	run, r, seen := checker.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
-		return result(r, check.IDSyncerLease).Status == check.StatusFail
-	})
-	if !seen {
-		t.Errorf("check never failed %s with the syncer unable to resolve the API server:\n%s", check.IDSyncerLease, run)
-	}
-	logf("denyall: without %s, %s: %s", allowToDNS, check.IDSyncerLease, result(r, check.IDSyncerLease).Message)
-	if bundleHas(t, fp) {
-		t.Errorf("the caBundle holds the renewed CA %s although no syncer can resolve the API server", fp)
-	}
+	fp = renewCutOff(t, "unable to resolve the API server")
 
 	healed := time.Now()
 	restore()
@@ -120,6 +87,32 @@ func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
 		t.Fatalf("the caBundle did not converge after the allow came back: %v", err)
 	}
 	logf("denyall: the caBundle holds the renewed CA %s after the DNS allow came back", time.Since(healed).Round(time.Millisecond))
+}
+
+// renewCutOff restarts the syncer's containers, whose connections opened
+// before an allow was removed stay established, renews the CA, and waits
+// until check fails syncer-lease: the syncer, as why says, cannot hold the
+// Lease, so the renewed CA must not reach the caBundle. It returns the
+// renewed CA's fingerprint.
+func renewCutOff(t *testing.T, why string) string {
+	t.Helper()
+	restartSyncerContainers(t)
+	fp, err := sys.Renew(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
+	run, r, seen := newChecker(t).waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
+		return result(r, check.IDSyncerLease).Status == check.StatusFail
+	})
+	if !seen {
+		t.Errorf("check never failed %s with the syncer %s:\n%s", check.IDSyncerLease, why, run)
+	}
+	logf("denyall: syncer %s, %s: %s", why, check.IDSyncerLease, result(r, check.IDSyncerLease).Message)
+	if bundleHas(t, fp) {
+		t.Errorf("the caBundle holds the renewed CA %s although the syncer is %s", fp, why)
+	}
+	return fp
 }
 
 // resolveAPIServerByName rolls the syncer out as Gardener runs it: with
