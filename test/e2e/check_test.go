@@ -133,21 +133,26 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		// makes the fault show in the metrics, as traffic would, once the
 		// check has seen it; it returns what undoes its side effects.
 		// adjust, when set, drops from both what the break did not cause.
-		alerts, shoot []string
-		exercise      func(t *testing.T) (undo func())
-		adjust        func(alerts []string) []string
+		// maybe are alerts that may fire too, in either profile, and are
+		// not required.
+		alerts, shoot, maybe []string
+		exercise             func(t *testing.T) (undo func())
+		adjust               func(alerts []string) []string
 	}{
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
 			breakIt: deleteSecret,
 			// cabundle_syncer_errors_total counts each reconcile that
-			// finds the source invalid.
-			alerts: []string{alertSecretInvalid, alertSyncErrors}, shoot: []string{alertSecretInvalid, alertSyncErrors},
+			// finds the source invalid: one here, whose single rise did not
+			// always show as a rate in both Prometheus.
+			alerts: []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
+			maybe: []string{alertSyncErrors},
 		},
 		{
 			name: "ca_crt_garbled", item: check.IDCASecret, message: "is unparsable", others: skipCABundle,
 			breakIt: garbleCA,
-			alerts:  []string{alertSecretInvalid, alertSyncErrors}, shoot: []string{alertSecretInvalid, alertSyncErrors},
+			alerts:  []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
+			maybe: []string{alertSyncErrors},
 		},
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
@@ -317,7 +322,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				if !ok {
 					t.Fatalf("no panel in breakPanels shows the break %s", tt.name)
 				}
-				watch.await(t, tt.name, broken, alerts, change)
+				watch.await(t, tt.name, broken, alerts, tt.maybe, change)
 				undo()
 			}
 

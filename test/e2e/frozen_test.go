@@ -100,7 +100,7 @@ func TestFrozenWebhook(t *testing.T) {
 			// blackhole (the kubelet probes from the node): wait until
 			// every replica is available again.
 			waitWebhooksAvailable(t)
-			watch.await(t, fmt.Sprintf("frozen webhook, timeoutSeconds %d", timeout), broken, alerts, panelChange{})
+			watch.await(t, fmt.Sprintf("frozen webhook, timeoutSeconds %d", timeout), broken, alerts, nil, panelChange{})
 		})
 	}
 	watch.table()

@@ -94,7 +94,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 		}
 	}
 	if watch != nil {
-		watch.await(t, "Kyma pool full", broken, alerts, panelChange{})
+		watch.await(t, "Kyma pool full", broken, alerts, nil, panelChange{})
 		watch.table()
 	}
 }
@@ -152,7 +152,7 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 		}
 	}
 	if watch != nil {
-		watch.await(t, "no Kyma pool", broken, alerts, panelChange{})
+		watch.await(t, "no Kyma pool", broken, alerts, nil, panelChange{})
 		watch.table()
 	}
 }
