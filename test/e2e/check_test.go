@@ -245,7 +245,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// calls in 15: Kyma Pods are created until it does.
 			shoot: []string{alertAdmittedWithoutWebhook},
 			exercise: func(t *testing.T) func() {
-				return podsUntilAlert(t, watch, "shoot", alertAdmittedWithoutWebhook)
+				return podsUntilAlert(t, watch, stack.ProfileShoot, alertAdmittedWithoutWebhook)
 			},
 		},
 		{
@@ -277,7 +277,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			for id, st := range tt.others {
 				want[id] = st
 			}
-			alerts := map[string][]string{"apiserver": tt.alerts, "shoot": tt.shoot}
+			alerts := map[string][]string{stack.ProfileAPIServer: tt.alerts, stack.ProfileShoot: tt.shoot}
 			if watch != nil {
 				watch.quiet(t, alerts)
 			}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -66,7 +67,7 @@ var breakPanels = map[string]panelChange{
 // CA is renewed first, as a cluster's traffic and cert-management would,
 // so that rates and latency quantiles have samples.
 func TestDashboardsShowDataInPrometheus(t *testing.T) {
-	prom := monitored(t, "apiserver")
+	prom := monitored(t, stack.ProfileAPIServer)
 	// A renewal, as cert-management does it, so that the syncer
 	// reconciles. The overlap keeps the old CA trusted while the kubelet
 	// swaps the replicas' files.

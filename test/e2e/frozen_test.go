@@ -56,7 +56,7 @@ func TestFrozenWebhook(t *testing.T) {
 			// In the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
 			// stands in when the freeze goes on for minutes, far longer
 			// than this one.
-			alerts := map[string][]string{"apiserver": {alertFailingOpen, alertCallsSlow}}
+			alerts := map[string][]string{stack.ProfileAPIServer: {alertFailingOpen, alertCallsSlow}}
 			watch.quiet(t, alerts)
 			broken := time.Now()
 			rise := failOpen(t)

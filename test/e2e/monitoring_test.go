@@ -41,7 +41,7 @@ func monitored(t *testing.T, profile string) promv1.API {
 // Every running replica of both binaries is a target of the job its
 // ServiceMonitor names, and up.
 func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testing.T) {
-	prom := monitored(t, "apiserver")
+	prom := monitored(t, stack.ProfileAPIServer)
 	want := map[string]string{} // pod -> job
 	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
 		pods := runningPods(t, app)
@@ -80,7 +80,7 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 // the Shoot profile's has neither, while it scrapes both binaries.
 func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 	const guard = "apiserver_admission_controller_admission_duration_seconds_count"
-	for profile, want := range map[string]bool{"apiserver": true, "shoot": false} {
+	for profile, want := range map[string]bool{stack.ProfileAPIServer: true, stack.ProfileShoot: false} {
 		prom := monitored(t, profile)
 		var got map[string]bool
 		err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

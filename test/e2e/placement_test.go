@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -44,7 +45,7 @@ func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	c := newChecker(t)
 	watch := newAlertWatch(t)
-	alerts := map[string][]string{"apiserver": {alertPodsOffPool}, "shoot": {alertPodsOffPool}}
+	alerts := map[string][]string{stack.ProfileAPIServer: {alertPodsOffPool}, stack.ProfileShoot: {alertPodsOffPool}}
 	if watch != nil {
 		watch.quiet(t, alerts)
 	}
@@ -118,7 +119,7 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 	}
 	c := newChecker(t)
 	watch := newAlertWatch(t)
-	alerts := map[string][]string{"apiserver": {alertPoolHasNoNodes}, "shoot": {alertPoolHasNoNodes}}
+	alerts := map[string][]string{stack.ProfileAPIServer: {alertPoolHasNoNodes}, stack.ProfileShoot: {alertPoolHasNoNodes}}
 	if watch != nil {
 		watch.quiet(t, alerts)
 	}

@@ -32,7 +32,7 @@ import (
 
 // profileTitles name the monitoring profiles of docs/operations.md by the
 // external label of their Prometheus.
-var profileTitles = map[string]string{"apiserver": "API server scraped", "shoot": "Shoot"}
+var profileTitles = map[string]string{stack.ProfileAPIServer: "API server scraped", stack.ProfileShoot: "Shoot"}
 
 // alertWatch follows the alerts of both profiles for one scenario after
 // another, and keeps what it saw for the table.
@@ -76,7 +76,7 @@ func newAlertWatch(t *testing.T) *alertWatch {
 	// prometheus-operator hands Prometheus the rules a moment after the
 	// installation.
 	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		res, err := w.proms["apiserver"].Rules(ctx, nil)
+		res, err := w.proms[stack.ProfileAPIServer].Rules(ctx, nil)
 		if err != nil {
 			return false, nil
 		}
@@ -90,7 +90,7 @@ func newAlertWatch(t *testing.T) *alertWatch {
 		return len(w.loadedFor) > 0, nil
 	})
 	if err != nil {
-		t.Fatalf("Prometheus %s has loaded no alerting rule within 3m", stack.Profiles["apiserver"])
+		t.Fatalf("Prometheus %s has loaded no alerting rule within 3m", stack.Profiles[stack.ProfileAPIServer])
 	}
 	return w
 }
@@ -100,8 +100,8 @@ func newAlertWatch(t *testing.T) *alertWatch {
 // minutes and KimSnatchCABundleSyncErrors the syncer's errors of the last
 // 5, so each would still fire for the scenario before.
 var windowed = map[string][]string{
-	"apiserver": {fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
-	"shoot":     {"cabundle_syncer_errors_total"},
+	stack.ProfileAPIServer: {fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
+	stack.ProfileShoot:     {"cabundle_syncer_errors_total"},
 }
 
 // clearHistory deletes the history of the windowed counters, and waits
@@ -224,7 +224,7 @@ func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want
 			}
 		}
 		if !shown {
-			v, _, _, err := w.proms["apiserver"].Query(ctx, panel, time.Now())
+			v, _, _, err := w.proms[stack.ProfileAPIServer].Query(ctx, panel, time.Now())
 			shown = err == nil && hasData(v)
 		}
 		for _, r := range rows {
@@ -248,7 +248,7 @@ func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want
 				scenario, profileTitles[r.profile], r.alert, r.pending, r.firing, r.received)
 		}
 	}
-	if len(want["apiserver"])+len(want["shoot"]) == 0 {
+	if len(rows) == 0 {
 		w.rows = append(w.rows, alertRow{scenario: scenario})
 	}
 	if len(others) > 0 {

@@ -28,15 +28,18 @@ const (
 	MonitoringNamespace = "monitoring"
 )
 
-// The Prometheus of each monitoring profile of docs/operations.md, by the
-// value of their external label profile, which Alertmanager's
+// The monitoring profiles of docs/operations.md, by the value of the
+// external label profile of their Prometheus, which Alertmanager's
 // notifications carry.
-var Profiles = map[string]string{
-	// The API server scraped profile: the kube-apiserver is scraped too.
-	"apiserver": "k8s",
-	// The Shoot profile: the kube-apiserver is out of reach.
-	"shoot": "shoot",
-}
+const (
+	// ProfileAPIServer: the kube-apiserver is scraped too.
+	ProfileAPIServer = "apiserver"
+	// ProfileShoot: the kube-apiserver is out of reach.
+	ProfileShoot = "shoot"
+)
+
+// Profiles names the Prometheus of each profile.
+var Profiles = map[string]string{ProfileAPIServer: "k8s", ProfileShoot: "shoot"}
 
 // AlertReceiverAddr is where Alertmanager main sends notifications
 // (alertmanager.yaml there): the node's address.
