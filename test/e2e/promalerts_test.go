@@ -27,7 +27,7 @@ import (
 // loads the shipped rules through prometheus-operator, scrapes what its
 // profile reaches and sends to the Alertmanager main, whose receiver is
 // the suite. Each alert the suite's breaks raise has its `for` shortened
-// to 1m by the overlay's test-only patches (test/e2e/overlay,
+// to 40s by the overlay's test-only patches (test/e2e/overlay,
 // shorter-for-*.yaml); the table states both.
 
 // profileTitles name the monitoring profiles of docs/operations.md by the
@@ -95,51 +95,83 @@ func newAlertWatch(t *testing.T) *alertWatch {
 	return w
 }
 
-// windowed are the counters whose alerts look back over minutes, by
-// profile: KimSnatchWebhookFailingOpen counts the fail-opens of the last 10
-// minutes and KimSnatchCABundleSyncErrors the syncer's errors of the last
-// 5, so each would still fire for the scenario before.
-var windowed = map[string][]string{
-	stack.ProfileAPIServer: {fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
-	stack.ProfileShoot:     {"cabundle_syncer_errors_total"},
+// windowed are the counters whose alerts look back over minutes, and the
+// jobs that expose them, by profile: KimSnatchWebhookFailingOpen counts
+// the fail-opens of the last 10 minutes and KimSnatchCABundleSyncErrors the
+// syncer's errors of the last 5, so each would still fire for the
+// scenario before.
+var windowed = map[string]struct{ series, jobs []string }{
+	stack.ProfileAPIServer: {
+		series: []string{fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
+		jobs:   []string{"apiserver", "cabundle-syncer-metrics"},
+	},
+	stack.ProfileShoot: {series: []string{"cabundle_syncer_errors_total"}, jobs: []string{"cabundle-syncer-metrics"}},
 }
 
-// clearHistory deletes the history of the windowed counters, and waits
-// until every series of them has been scraped again, each target's, so
-// that a rise from now on shows. The counters go on from their current
-// values.
+// clearHistory deletes the history of the windowed counters in both
+// profiles, and waits until every target that exposes them has been
+// scraped again, so that a rise from now on shows. The counters go on from
+// their current values.
 func (w *alertWatch) clearHistory(t *testing.T) {
 	t.Helper()
-	for profile, prom := range w.proms {
-		series := map[string]int{}
-		for _, match := range windowed[profile] {
-			v, err := queryVector(t.Context(), prom, match)
-			if err != nil {
-				t.Fatalf("count %s in the %s profile: %v", match, profileTitles[profile], err)
-			}
-			series[match] = len(v)
-		}
-		if err := prom.DeleteSeries(t.Context(), windowed[profile], time.Unix(0, 0), time.Now()); err != nil {
-			t.Fatalf("clear the history of %v in the %s profile: %v", windowed[profile], profileTitles[profile], err)
-		}
-		for match, n := range series {
-			err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-				v, err := queryVector(ctx, prom, match)
-				return err == nil && len(v) >= n, nil
-			})
-			if err != nil {
-				t.Fatalf("the %s profile did not scrape the %d series of %s again within 2m", profileTitles[profile], n, match)
-			}
-		}
+	cleared := w.deleteHistory(t)
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return w.rescraped(ctx, cleared), nil
+	})
+	if err != nil {
+		t.Fatalf("the targets of the windowed counters were not all scraped within 2m of clearing them at %s", cleared.Format(time.TimeOnly))
 	}
 }
 
-// quiet clears the history and waits until no alert of want is active in
-// its profile, so that each fires anew for the next scenario.
+// deleteHistory deletes the history of the windowed counters in both
+// profiles and returns when.
+func (w *alertWatch) deleteHistory(t *testing.T) time.Time {
+	t.Helper()
+	at := time.Now()
+	for profile, prom := range w.proms {
+		if err := prom.DeleteSeries(t.Context(), windowed[profile].series, time.Unix(0, 0), at); err != nil {
+			t.Fatalf("clear the history of %v in the %s profile: %v", windowed[profile].series, profileTitles[profile], err)
+		}
+	}
+	return at
+}
+
+// rescraped reports whether each profile has scraped every target of the
+// windowed counters' jobs since cleared. A target's labels are those
+// Prometheus gives its series.
+func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) bool {
+	for profile, prom := range w.proms {
+		res, err := prom.Targets(ctx)
+		if err != nil {
+			return false
+		}
+		found := map[string]bool{}
+		for _, tgt := range res.Active {
+			job := string(tgt.Labels["job"])
+			if !slices.Contains(windowed[profile].jobs, job) {
+				continue
+			}
+			found[job] = true
+			if !tgt.LastScrape.After(cleared) {
+				return false
+			}
+		}
+		if len(found) != len(windowed[profile].jobs) {
+			return false
+		}
+	}
+	return true
+}
+
+// quiet waits until no alert of want is active in its profile, so that
+// each fires anew for the next scenario. Where one is still active, the
+// history of the windowed counters is cleared once, as a counter's window
+// would keep it active for minutes, and quiet waits until they are
+// scraped again too.
 func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 	t.Helper()
-	w.clearHistory(t)
 	var active map[string][]string
+	var cleared time.Time
 	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		active = map[string][]string{}
 		for profile, prom := range w.proms {
@@ -154,10 +186,13 @@ func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 				}
 			}
 		}
-		return len(active) == 0, nil
+		if len(active) > 0 && cleared.IsZero() {
+			cleared = w.deleteHistory(t)
+		}
+		return len(active) == 0 && (cleared.IsZero() || w.rescraped(ctx, cleared)), nil
 	})
 	if err != nil {
-		t.Fatalf("alerts of the scenario still active from before it: %v", active)
+		t.Fatalf("alerts of the scenario still active from before it, or their counters not scraped again: %v", active)
 	}
 }
 
