@@ -9,7 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -99,7 +98,7 @@ func TestFrozenWebhook(t *testing.T) {
 			// failed during the freeze is a trait of SIGSTOP, not of a
 			// blackhole (the kubelet probes from the node): wait until
 			// every replica is available again.
-			waitWebhooksAvailable(t)
+			waitWebhooksAvailable(t, time.Minute)
 			watch.await(t, fmt.Sprintf("frozen webhook, timeoutSeconds %d", timeout), broken, alerts, nil, panelChange{})
 		})
 	}
@@ -236,22 +235,5 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 	}
 	return func(ctx context.Context) error {
 		return update(ctx, func(*metav1.LabelSelector) *metav1.LabelSelector { return shipped })
-	}
-}
-
-// waitWebhooksAvailable waits until the webhook Deployment has every
-// replica available.
-func waitWebhooksAvailable(t *testing.T) {
-	t.Helper()
-	deploys := sys.Clientset().AppsV1().Deployments(stack.Namespace)
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		d, err := deploys.Get(ctx, stack.WebhookName, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return d.Spec.Replicas != nil && d.Status.AvailableReplicas == *d.Spec.Replicas, nil
-	})
-	if err != nil {
-		t.Fatalf("the webhook Deployment does not have every replica available within 1m of the thaw")
 	}
 }
