@@ -142,9 +142,11 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
 			breakIt: deleteSecret,
-			// cabundle_syncer_errors_total counts each reconcile that
-			// finds the source invalid: one here, whose single rise did not
-			// always show as a rate in both Prometheus.
+			// cabundle_syncer_errors_total counts the one reconcile that
+			// refuses the source. With the shipped `for` of 15m that single
+			// rise cannot fire KimSnatchCABundleSyncErrors (its rule test
+			// "one refused source does not page as sync errors"); the
+			// test-only 40s can, when the rise shows within the break.
 			alerts: []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
 			maybe: []string{alertSyncErrors},
 		},
