@@ -197,8 +197,8 @@ func waitLeaderRefusedAgain(t *testing.T) func() {
 // podsUntilAlert creates gated Pods in a Kyma namespace, a burst of 250
 // at a time, as a cluster whose operators keep deploying would, until
 // alert is active in the Prometheus of profile, and returns what deletes
-// them. After each burst it gives Prometheus 45 s, a few scrapes of
-// kube-state-metrics, to see them. Where the suite runs no Prometheus
+// them. After each burst it gives Prometheus 20 s to see them; the next
+// burst may then overshoot by the Pods of one scrape of kube-state-metrics. Where the suite runs no Prometheus
 // stack it creates one burst.
 func podsUntilAlert(t *testing.T, watch *alertWatch, profile, alert string) func() {
 	const burstSize, most = 250, 3000
@@ -214,7 +214,7 @@ func podsUntilAlert(t *testing.T, watch *alertWatch, profile, alert string) func
 		if watch == nil {
 			break
 		}
-		err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 45*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 			return watch.active(ctx, profile, alert), nil
 		})
 		if err == nil {

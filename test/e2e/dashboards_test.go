@@ -154,7 +154,9 @@ func panelQueries(t *testing.T) []panelQuery {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in deploy/components/dashboards (%v)", err)
 	}
-	out, err := exec.Command(bin, append([]string{"queries", "-namespace", "kyma-system"}, files...)...).Output()
+	// $__rate_interval as Grafana sets it for a recent range: four scrape
+	// intervals of the shipped ServiceMonitors (30 s).
+	out, err := exec.Command(bin, append([]string{"queries", "-namespace", "kyma-system", "-rate-interval", "2m"}, files...)...).Output()
 	if err != nil {
 		t.Fatalf("%s queries: %v", bin, err)
 	}
