@@ -36,7 +36,7 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 	}
 	watch.quiet(t, alerts)
 	broken := time.Now()
-	thaw := keepWebhooksFrozen(t)
+	thaw := freezeWebhooks(t)
 	// Calls wait out timeoutSeconds until the readiness probe has taken
 	// the replicas out, which may be slow enough for the p99 of
 	// KimSnatchWebhookCallsSlow.
@@ -64,10 +64,11 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 	watch.table()
 }
 
-// keepWebhooksFrozen stops every webhook process on this host, and every
+// freezeWebhooks stops every webhook process on this host, and every
 // one that starts after, until thaw, which continues them and returns how
-// many it stopped. t's cleanup thaws too.
-func keepWebhooksFrozen(t *testing.T) (thaw func() int) {
+// many it stopped. t's cleanup thaws too. A freeze shorter than the
+// liveness probe's patience stops the replicas' processes alone.
+func freezeWebhooks(t *testing.T) (thaw func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stopped []int

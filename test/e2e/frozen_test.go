@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -147,31 +145,6 @@ func createFor(t *testing.T, ns string, d time.Duration) createStats {
 		}
 	}
 	return s
-}
-
-// freezeWebhooks stops every webhook process on this host and returns what
-// continues them; t's cleanup continues them too, whatever happens.
-func freezeWebhooks(t *testing.T) (thaw func()) {
-	t.Helper()
-	pids := processesOf("/" + stack.WebhookName)
-	if len(pids) != sys.WebhookReplicas() {
-		t.Fatalf("%d webhook processes on this host, want %d", len(pids), sys.WebhookReplicas())
-	}
-	signal := func(sig syscall.Signal) {
-		for _, p := range pids {
-			pid, err := strconv.Atoi(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Kill(pid, sig); err != nil {
-				t.Errorf("signal %v to webhook process %d: %v", sig, pid, err)
-			}
-		}
-	}
-	thaw = func() { signal(syscall.SIGCONT) }
-	t.Cleanup(thaw)
-	signal(syscall.SIGSTOP)
-	return thaw
 }
 
 // setTimeout sets the webhook entry's timeoutSeconds and returns what
