@@ -198,8 +198,9 @@ func waitLeaderRefusedAgain(t *testing.T) func() {
 // at a time, as a cluster whose operators keep deploying would, until
 // alert is active in the Prometheus of profile, and returns what deletes
 // them. After each burst it gives Prometheus 20 s to see them; the next
-// burst may then overshoot by the Pods of one scrape of kube-state-metrics. Where the suite runs no Prometheus
-// stack it creates one burst.
+// burst may then overshoot by the Pods of one scrape of
+// kube-state-metrics. Where the suite runs no Prometheus stack it creates
+// one burst.
 func podsUntilAlert(t *testing.T, watch *alertWatch, profile, alert string) func() {
 	const burstSize, most = 250, 3000
 	t.Helper()
