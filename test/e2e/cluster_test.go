@@ -80,6 +80,10 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 	if err := c.WaitBundleHas(ctx, 2*time.Minute, stack.CurrentFingerprint(ctx, cs)); err != nil {
 		return nil, err
 	}
+	logf("cluster: waiting for the API server to call the webhook")
+	if err := stack.WaitAdmits(ctx, cs, 2*time.Minute); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -175,15 +179,7 @@ func (c *clusterSystem) StartWebhooks(ctx context.Context) error {
 	if _, err := c.waitRollout(ctx, stack.WebhookName); err != nil {
 		return err
 	}
-	ns := fmt.Sprintf("e2e-probe-%d", time.Now().UnixNano())
-	if err := stack.CreateNamespace(ctx, c.cs, ns, true); err != nil {
-		return err
-	}
-	defer func() { _ = c.cs.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), ns, metav1.DeleteOptions{}) }()
-	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		p, err := c.cs.CoreV1().Pods(ns).Create(ctx, gatedPod("probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err == nil && poolTerms(p) == 1, nil
-	})
+	return stack.WaitAdmits(ctx, c.cs, rolloutTimeout)
 }
 
 // RestartWebhook deletes webhook Pod i, as a rolling update or a node

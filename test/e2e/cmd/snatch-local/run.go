@@ -84,7 +84,8 @@ func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error
 // install installs the neighbours (the CRDs and Gardener
 // cert-management), applies deploy/ through the overlay, and waits until
 // cert-management has written the certificate Secret, both Deployments
-// are rolled out and the caBundle holds the CA.
+// are rolled out, the caBundle holds the CA and the API server calls the
+// webhook.
 func (s *session) install(ctx context.Context) error {
 	s.progress("installing Gardener cert-management and the CRDs")
 	if err := stack.InstallNeighbours(ctx, s.cluster.KubeconfigPath); err != nil {
@@ -112,7 +113,10 @@ func (s *session) install(ctx context.Context) error {
 	if err := stack.WaitBundleHas(ctx, cs, 2*time.Minute, fp); err != nil {
 		return err
 	}
-	s.progress("installed: both Deployments rolled out, caBundle written")
+	if err := stack.WaitAdmits(ctx, cs, 2*time.Minute); err != nil {
+		return err
+	}
+	s.progress("installed: both Deployments rolled out, caBundle written, the API server calls the webhook")
 	return nil
 }
 
