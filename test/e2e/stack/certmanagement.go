@@ -33,9 +33,15 @@ const requestedAtAnnotation = "cert.gardener.cloud/requestedAt"
 // CertificateResource is Gardener cert-management's Certificate.
 var CertificateResource = schema.GroupVersionResource{Group: "cert.gardener.cloud", Version: "v1alpha1", Resource: "certificates"}
 
-// renewTimeout bounds a renewal by the controller: it reschedules the
-// Certificate a second after it sees spec.renew, then issues.
-const renewTimeout = 2 * time.Minute
+// issueTimeout bounds an issuance or a renewal by the controller. It
+// reschedules the Certificate a second after it sees spec.renew, then
+// issues within seconds. But cert-management v0.19.0 marks a request
+// pending only after the goroutine that issues has started, and when that
+// goroutine finishes first the mark outlives it: the controller then
+// answers "challenge pending for at least one domain of certificate" and
+// rechecks every 30 s until the mark expires after 5 minutes
+// (pkg/shared/legobridge/pending.go in its module). The bound covers that.
+const issueTimeout = 5*time.Minute + 2*time.Minute
 
 // Renewal is what one renewal by Gardener cert-management did.
 type Renewal struct {
@@ -71,7 +77,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	if _, err := certs.Patch(ctx, certificate, types.MergePatchType, []byte(`{"spec":{"renew":true,"ensureRenewedAfter":null}}`), metav1.PatchOptions{}); err != nil {
 		return r, fmt.Errorf("set spec.renew of Certificate %s/%s: %w", ns, certificate, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, renewTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, issueTimeout, true, func(ctx context.Context) (bool, error) {
 		if r.SecretWritten.IsZero() {
 			if fp := Fingerprint(ctx, cs, ns, secret); fp != "" && fp != r.Before {
 				r.After, r.SecretWritten = fp, time.Now()
@@ -91,7 +97,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 		return !r.Ready.IsZero() && !r.SecretWritten.IsZero(), nil
 	})
 	if err != nil {
-		return r, fmt.Errorf("renew Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, renewTimeout, r.After, r.States, err)
+		return r, fmt.Errorf("renew Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, issueTimeout, r.After, r.States, err)
 	}
 	return r, nil
 }
@@ -157,7 +163,7 @@ func WaitIssued(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interf
 	certs := dyn.Resource(CertificateResource).Namespace(Namespace)
 	var fp string
 	nudged := false
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, issueTimeout, true, func(ctx context.Context) (bool, error) {
 		if fp = CurrentFingerprint(ctx, cs); fp != "" {
 			return true, nil
 		}
