@@ -156,6 +156,16 @@ $(git status --short)"
 	done
 }
 
+# stamp_runbooks points each alert's runbook_url, which the bases point at
+# the documents on main, at the documents of this release, its tag
+# <binary>/<version>: the cluster runs the release, and main may already
+# document another. The repository is the one of the module path in go.mod.
+stamp_runbooks() {
+	local repo
+	repo=https://$(sed -n 's/^module //p' go.mod)
+	sed -e "s|\(runbook_url: $repo/blob/\)main/|\1$binary/$version/|"
+}
+
 # write_manifests renders each kustomization of manifests into its file in
 # the directory $1, through a throwaway overlay that pins the image, and
 # adds the files to files.
@@ -178,7 +188,7 @@ write_manifests() {
 		} >"$overlay/kustomization.yaml"
 		{
 			echo "# $binary $version, $kustomization: kubectl apply --server-side -f $file"
-			"$kubectl" kustomize "$overlay"
+			"$kubectl" kustomize "$overlay" | stamp_runbooks
 		} >"$1/$file"
 		files+=("$file")
 	done

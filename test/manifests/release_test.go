@@ -135,6 +135,7 @@ func TestRelease(t *testing.T) {
 			dir := filepath.Join(repo, "dist", tt.binary, "v0.1.0")
 			for file, base := range tt.manifests {
 				assertPinnedManifest(t, filepath.Join(dir, file), filepath.Join(repo, base), tt.wantRef)
+				assertRunbooksAtTag(t, repo, filepath.Join(dir, file), tt.binary+"/v0.1.0")
 			}
 
 			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
