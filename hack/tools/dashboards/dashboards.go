@@ -18,7 +18,21 @@ const (
 	poolLabel        = "label_worker_gardener_cloud_pool"
 	defaultNamespace = "kyma-system"
 	syncerController = "cabundle-syncer"
+	// defaultClusterLabel is the label that tells the clusters of a fleet
+	// apart, as the external label each cluster's Prometheus sets; Kyma's
+	// fleet monitoring names it shoot (-cluster-label).
+	defaultClusterLabel = "cluster"
 )
+
+// workload is one of the two Deployments, as deploy/ names it and its
+// container: the fleet dashboard finds each in every cluster through
+// kube-state-metrics.
+type workload struct{ deployment, container string }
+
+var workloads = []workload{
+	{deployment: "snatch-webhook", container: "webhook"},
+	{deployment: "cabundle-syncer", container: "syncer"},
+}
 
 // Label matchers of the panels. $cluster is .* for All, which matches
 // series without a cluster label too.
@@ -37,12 +51,12 @@ type board struct {
 	builder *dashboard.DashboardBuilder
 }
 
-func boards() []board {
+func boards(clusterLabel string) []board {
 	return []board{
 		{file: "snatch-webhook.json", builder: webhookBoard()},
 		{file: "cabundle-syncer.json", builder: syncerBoard()},
 		{file: "placement.json", builder: placementBoard()},
-		{file: "fleet.json", builder: fleetBoard()},
+		{file: "fleet.json", builder: fleetBoard(clusterLabel)},
 	}
 }
 
@@ -171,12 +185,16 @@ func placementBoard() *dashboard.DashboardBuilder {
 			q(`sum(kube_pod_container_resource_requests{cluster=~"$cluster", resource="memory"} * on (cluster, node) group_left () `+nodes+`)`, "requested")),
 	)
 }
-func fleetBoard() *dashboard.DashboardBuilder {
+
+// fleetBoard reads the fleet records and, for the two Deployments, the
+// series of kube-state-metrics, with the clusters told apart by the label
+// l. Its variable keeps the name cluster whatever l is, as every dashboard's.
+func fleetBoard(l string) *dashboard.DashboardBuilder {
 	b := newBoard("kim-snatch-fleet", "KIM Snatch / fleet",
-		"Every cluster at once, from the fleet records (deploy/components/fleet) that each cluster's Prometheus sends with its external label cluster.").
-		Variables(variables(`label_values(kim_snatch:fleet_webhook_healthy, cluster)`, "", "", false))
-	const c = `{cluster=~"$cluster"}`
-	return withPanels(b,
+		"Every cluster at once, from the fleet records (deploy/components/fleet) that each cluster's Prometheus sends with its external label "+l+", and the two Deployments as kube-state-metrics sees them in each cluster.").
+		Variables(variables(`label_values(kim_snatch:fleet_webhook_healthy, `+l+`)`, "", "", false))
+	c := `{` + l + `=~"$cluster"}`
+	rows := []any{
 		"Health",
 		single("Unhealthy clusters", "Clusters whose webhook is not healthy or whose caBundle is out of sync.", "none",
 			q(`count(kim_snatch:fleet_webhook_healthy`+c+` == 0 or kim_snatch:fleet_cabundle_in_sync`+c+` == 0) or 0 * count(kim_snatch:fleet_webhook_healthy`+c+`)`, "unhealthy")),
@@ -187,10 +205,10 @@ func fleetBoard() *dashboard.DashboardBuilder {
 		single("Fail-open rate", "Pod admissions per second that failed open, across the fleet.", "reqps",
 			q(`sum(kim_snatch:fleet_fail_open:rate5m`+c+`)`, "fail-open")),
 		list("Cluster health", "Each cluster, worst first: 1 is healthy, 0 is not.", "none",
-			q(`sort(min by (cluster) (kim_snatch:fleet_webhook_healthy`+c+`))`, "webhook healthy"),
-			q(`sort(min by (cluster) (kim_snatch:fleet_cabundle_in_sync`+c+`))`, "caBundle in sync")),
+			q(`sort(min by (`+l+`) (kim_snatch:fleet_webhook_healthy`+c+`))`, "webhook healthy"),
+			q(`sort(min by (`+l+`) (kim_snatch:fleet_cabundle_in_sync`+c+`))`, "caBundle in sync")),
 		bars("Worst clusters by fail-open rate", "The ten clusters with the most Pod admissions that failed open, per second.", "reqps",
-			q(`topk(10, kim_snatch:fleet_fail_open:rate5m`+c+`)`, "{{cluster}}")),
+			q(`topk(10, kim_snatch:fleet_fail_open:rate5m`+c+`)`, "{{"+l+"}}")),
 		"Versions",
 		bars("snatch-webhook versions", "Clusters per snatch-webhook version.", "none",
 			q(`count by (version) (kim_snatch:fleet_webhook_version:info`+c+`)`, "{{version}}")),
@@ -198,8 +216,35 @@ func fleetBoard() *dashboard.DashboardBuilder {
 			q(`count by (version) (kim_snatch:fleet_syncer_version:info`+c+`)`, "{{version}}")),
 		"Service level objectives",
 		bars("Worst clusters: Kyma Pods without the term (1h)", "Error ratio of the first objective over the last hour: Pod creations that failed open, were rejected or hit a webhook error.", "percentunit",
-			q(`topk(10, kim_snatch:fleet_slo_term_errors:ratio_rate1h`+c+`)`, "{{cluster}}")),
+			q(`topk(10, kim_snatch:fleet_slo_term_errors:ratio_rate1h`+c+`)`, "{{"+l+"}}")),
 		bars("Worst clusters: slow admissions (1h)", "Error ratio of the second objective over the last hour: calls to the webhook slower than 100 ms.", "percentunit",
-			q(`topk(10, kim_snatch:fleet_slo_latency_errors:ratio_rate1h`+c+`)`, "{{cluster}}")),
-	)
+			q(`topk(10, kim_snatch:fleet_slo_latency_errors:ratio_rate1h`+c+`)`, "{{"+l+"}}")),
+	}
+	for _, w := range workloads {
+		rows = append(rows, deploymentPanels(l, w)...)
+	}
+	return withPanels(b, rows...)
+}
+
+// deploymentPanels are the four views of one Deployment across the fleet
+// that lifecycle-manager's dashboard of mandatory modules gave the single
+// Deployment of kim-snatch: how many clusters run it, the share of the
+// clusters that do, its unavailable replicas, and the images its Pods run.
+// They read kube-state-metrics' series of every cluster, where those meet
+// with the label l.
+func deploymentPanels(l string, w workload) []any {
+	sel := l + `=~"$cluster", namespace="` + defaultNamespace + `", deployment="` + w.deployment + `"`
+	all := `kube_deployment_status_replicas{` + l + `=~"$cluster"}`
+	pods := l + `=~"$cluster", namespace="` + defaultNamespace + `", pod=~"` + w.deployment + `-.+", container="` + w.container + `"`
+	return []any{
+		"Deployment " + w.deployment,
+		single(w.deployment+": Deployments", "Clusters with the Deployment "+defaultNamespace+"/"+w.deployment+" (kube-state-metrics).", "none",
+			q(`count(kube_deployment_status_replicas{`+sel+`})`, "Deployments")),
+		single(w.deployment+": clusters with it", "Share of the clusters whose kube-state-metrics reports any Deployment that report "+w.deployment+".", "percentunit",
+			q(`count(count by (`+l+`) (kube_deployment_status_replicas{`+sel+`})) / count(count by (`+l+`) (`+all+`))`, "with "+w.deployment)),
+		list(w.deployment+": unavailable replicas", "Each cluster's unavailable replicas of the Deployment, worst first: 0 is a ready Deployment.", "none",
+			q(`sort_desc(max by (`+l+`) (kube_deployment_status_replicas_unavailable{`+sel+`}))`, "unavailable")),
+		list(w.deployment+": images per cluster", "The images the Deployment's Pods run in each cluster, with the number of Pods: two images during a rollout.", "none",
+			q(`count by (`+l+`, image) (kube_pod_container_info{`+pods+`})`, "{{image}}")),
+	}
 }

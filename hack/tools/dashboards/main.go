@@ -1,7 +1,9 @@
 // Command dashboards generates the Grafana dashboards of KIM Snatch with
-// the Grafana Foundation SDK, and lists their queries:
+// the Grafana Foundation SDK, lists their queries, and writes the fleet
+// records:
 //
-//	dashboards generate -o DIR     write each dashboard as DIR/NAME.json
+//	dashboards generate [-cluster-label LABEL] -o DIR
+//	                               write each dashboard as DIR/NAME.json
 //	dashboards queries [flags] [FILE...]
 //	                               print every query of every panel as JSON:
 //	                               dashboard and panel titles, refId, the
@@ -9,10 +11,19 @@
 //	                               (template) and with its variables
 //	                               substituted (expr), ready for
 //	                               `promrules eval`
+//	dashboards fleet-rules [-cluster-label LABEL]
+//	                               print the PrometheusRule of
+//	                               deploy/components/fleet
+//
+// -cluster-label names the label that tells the clusters of a fleet apart,
+// cluster by default, shoot in Kyma's fleet monitoring: the fleet records
+// keep it in every aggregation and the fleet dashboard selects by it, one
+// setting for both.
 //
 // Without FILEs, queries reads the dashboards this command generates; with
 // them, those dashboard JSON files. deploy/components/dashboards ships the
-// generated files; `make dashboards` regenerates them, and a test in this
+// generated files, and deploy/components/fleet the fleet records, both with
+// the default label; `make dashboards` regenerates them, and a test in this
 // module fails when they differ from what the code generates.
 //
 // The SDK is the library Grafana keeps for dashboards as code: typed
@@ -48,23 +59,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return generateCmd(args[1:], stderr)
 	case "queries":
 		return queriesCmd(args[1:], stdout, stderr)
+	case "fleet-rules":
+		return fleetRulesCmd(args[1:], stdout, stderr)
 	default:
 		return usage(stderr)
 	}
 }
 
 func usage(stderr io.Writer) int {
-	fmt.Fprintln(stderr, `usage: dashboards generate -o DIR
-       dashboards queries [-namespace NS] [-cluster REGEX] [-rate-interval D] [FILE...]`)
+	fmt.Fprintln(stderr, `usage: dashboards generate [-cluster-label LABEL] -o DIR
+       dashboards queries [-namespace NS] [-cluster REGEX] [-rate-interval D] [FILE...]
+       dashboards fleet-rules [-cluster-label LABEL]`)
 	return 2
 }
 
 // render builds every dashboard and returns its JSON by file name, indented
 // and with a final newline, as the files are committed.
-func render() (map[string][]byte, []string, error) {
+func render(clusterLabel string) (map[string][]byte, []string, error) {
 	out := map[string][]byte{}
 	var names []string
-	for _, b := range boards() {
+	for _, b := range boards(clusterLabel) {
 		d, err := b.builder.Build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", b.file, err)
@@ -83,13 +97,18 @@ func generateCmd(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("o", "", "the `DIR` to write the dashboards to")
+	label := clusterLabelFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return usage(stderr)
 	}
-	files, names, err := render()
+	if err := validLabel(*label); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	files, names, err := render(*label)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -126,7 +145,7 @@ func queriesCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var sources []namedJSON
 	if fs.NArg() == 0 {
-		files, names, err := render()
+		files, names, err := render(defaultClusterLabel)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ const shipped = "../../../deploy/components/dashboards"
 // The committed dashboards are exactly what the code generates: run `make
 // dashboards` after changing the code.
 func TestShippedDashboardsAreGenerated(t *testing.T) {
-	files, names, err := render()
+	files, names, err := render(defaultClusterLabel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestShippedDashboardsAreGenerated(t *testing.T) {
 // variables, panels with unique titles that each query the datasource
 // variable, and every query substitutes to an expression without variables.
 func TestDashboardsAreWellFormed(t *testing.T) {
-	files, names, err := render()
+	files, names, err := render(defaultClusterLabel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +132,135 @@ func TestSubstitutions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shippedFleetRules is where the fleet records are committed.
+const shippedFleetRules = "../../../deploy/components/fleet/prometheusrule.yaml"
+
+// The committed fleet records are exactly what the code generates with the
+// default label.
+func TestShippedFleetRulesAreGenerated(t *testing.T) {
+	want, err := renderFleetRules(defaultClusterLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(shippedFleetRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from what the code generates; run make dashboards", shippedFleetRules)
+	}
+}
+
+// labelWord matches a label name as a whole word, not as part of another
+// name or of the variable $cluster.
+func labelWord(l string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^$\w])` + l + `($|\W)`)
+}
+
+// With another cluster label, neither the fleet records nor the fleet
+// dashboard's queries, variable or legends name cluster any more, and both
+// name the new label; the fleet dashboard's variable keeps its name.
+func TestClusterLabelReachesRulesAndFleetDashboard(t *testing.T) {
+	shipped, err := os.ReadFile(shippedFleetRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := renderFleetRules("shoot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := withoutComments(string(rules))
+	if labelWord("cluster").MatchString(body) {
+		t.Errorf("fleet rules with -cluster-label shoot still name cluster:\n%s", body)
+	}
+	for _, clause := range []string{"by (", "on ("} {
+		if got, want := strings.Count(body, clause+"shoot"), strings.Count(withoutComments(string(shipped)), clause+"cluster"); got != want || want == 0 {
+			t.Errorf("fleet rules with -cluster-label shoot: %d clauses %sshoot, want the %d %scluster of the shipped records", got, clause, want, clause)
+		}
+	}
+	files, _, err := render("shoot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := string(files["fleet.json"])
+	qs, err := queries(files["fleet.json"], substitutions{namespace: "kyma-system", cluster: ".*", rateInterval: "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if labelWord("cluster").MatchString(q.Template) {
+			t.Errorf("panel %q selects by cluster: %s", q.Panel, q.Template)
+		}
+		if !strings.Contains(q.Template, `shoot=~"$cluster"`) {
+			t.Errorf("panel %q does not select by shoot: %s", q.Panel, q.Template)
+		}
+	}
+	for _, want := range []string{`label_values(kim_snatch:fleet_webhook_healthy, shoot)`, `"legendFormat": "{{shoot}}"`, `"name": "cluster"`} {
+		if !strings.Contains(fleet, want) {
+			t.Errorf("fleet.json with -cluster-label shoot lacks %s", want)
+		}
+	}
+	if strings.Contains(fleet, `{{cluster}}`) {
+		t.Error("fleet.json with -cluster-label shoot keeps the legend {{cluster}}")
+	}
+	// The other dashboards read one cluster's series and keep cluster.
+	def, _, err := render(defaultClusterLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if name != "fleet.json" && !bytes.Equal(data, def[name]) {
+			t.Errorf("%s changes with -cluster-label", name)
+		}
+	}
+}
+
+func TestValidLabel(t *testing.T) {
+	tests := []struct {
+		name, label string
+		ok          bool
+	}{
+		{name: "default", label: "cluster", ok: true},
+		{name: "kyma_shoot", label: "shoot", ok: true},
+		{name: "underscore_inside", label: "kyma_runtime", ok: true},
+		{name: "empty", label: ""},
+		{name: "dash", label: "shoot-name"},
+		{name: "leading_digit", label: "1shoot"},
+		{name: "reserved", label: "__shoot"},
+		{name: "read_with_another_meaning", label: "namespace"},
+		{name: "version_of_the_records", label: "version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := validLabel(tt.label); (err == nil) != tt.ok {
+				t.Errorf("validLabel(%q) = %v, want ok %v", tt.label, err, tt.ok)
+			}
+		})
+	}
+}
+
+// fleet-rules refuses a bad label with the usage exit code and writes
+// nothing.
+func TestFleetRulesCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"fleet-rules", "-cluster-label", "shoot"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "max by (shoot)") {
+		t.Fatalf("fleet-rules -cluster-label shoot: exit %d, %s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"fleet-rules", "-cluster-label", "pod"}, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
+		t.Fatalf("fleet-rules -cluster-label pod: exit %d, wrote %q; want 2 and nothing", code, stdout.String())
+	}
+}
+
+// withoutComments drops the YAML comment lines of a rule file.
+func withoutComments(file string) string {
+	var out []string
+	for l := range strings.SplitSeq(file, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
