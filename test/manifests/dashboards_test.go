@@ -40,6 +40,9 @@ var dashboardSeries = map[string]string{
 	"apiserver_admission_webhook_admission_duration_seconds_bucket": "kube-apiserver",
 	"kube_node_status_allocatable":                                  "kube-state-metrics",
 	"kube_pod_container_resource_requests":                          "kube-state-metrics",
+	"kube_deployment_status_replicas":                               "kube-state-metrics",
+	"kube_deployment_status_replicas_unavailable":                   "kube-state-metrics",
+	"kube_pod_container_info":                                       "kube-state-metrics",
 	"controller_runtime_reconcile_time_seconds_bucket":              "cabundle-syncer (controller-runtime)",
 }
 
@@ -339,6 +342,48 @@ func TestDashboardsComponentShipsEveryDashboard(t *testing.T) {
 	for _, f := range files {
 		if !shipped[filepath.Base(f)] {
 			t.Errorf("no ConfigMap ships %s", filepath.Base(f))
+		}
+	}
+}
+
+// The fleet dashboard's panels of the two Deployments name them and their
+// containers as deploy/default renders them: a name the installation does
+// not use would leave the panels blank in every cluster.
+func TestFleetDashboardNamesTheDeployments(t *testing.T) {
+	qs, _ := shippedQueries(t)
+	objs := render(t, defaultInstall)
+	seen := map[string]bool{}
+	for _, q := range qs {
+		if q.Dashboard != "KIM Snatch / fleet" {
+			continue
+		}
+		for _, s := range querySelectors(t, q) {
+			m := map[string]string{}
+			for _, x := range s.Matchers {
+				m[x.Name] = x.Value
+			}
+			switch s.Metric {
+			case "kube_pod_container_info":
+				name, ok := strings.CutSuffix(m["pod"], "-.+")
+				if !ok {
+					t.Errorf("%s: selects Pods %q, not those of one Deployment", q, m["pod"])
+					continue
+				}
+				if got := container(t, deployment(t, objs, name)).Name; got != m["container"] {
+					t.Errorf("%s: selects container %q of %s, whose container is %q", q, m["container"], name, got)
+				}
+				seen[name] = true
+			case "kube_deployment_status_replicas", "kube_deployment_status_replicas_unavailable":
+				if name := m["deployment"]; name != "" {
+					deployment(t, objs, name)
+					seen[name] = true
+				}
+			}
+		}
+	}
+	for _, name := range []string{"snatch-webhook", "cabundle-syncer"} {
+		if !seen[name] {
+			t.Errorf("the fleet dashboard has no panel of the Deployment %s", name)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 const fleetComponent = "deploy/components/fleet"
@@ -126,4 +128,131 @@ func selectorsFromJSON(t *testing.T, data []byte) []rule {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// fleetShootDir holds the rule tests of the fleet records rendered with
+// the cluster label shoot, whose series also feed the fleet dashboard
+// rendered with it.
+const fleetShootDir = "testdata/fleet-shoot"
+
+// renderFleetShoot writes into a fresh directory the fleet records and the
+// dashboards as `dashboards` renders them with -cluster-label shoot, and a
+// copy of the rule tests of fleetShootDir beside the records.
+func renderFleetShoot(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	tool := dashboardsTool(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command(tool, "fleet-rules", "-cluster-label", "shoot")
+	cmd.Stderr = &stderr
+	rules, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dashboards fleet-rules -cluster-label shoot: %v\n%s", err, stderr.String())
+	}
+	tests, err := os.ReadFile(filepath.Join(fleetShootDir, "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"prometheusrule.yaml": rules, "rules.yaml": tests} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(tool, "generate", "-cluster-label", "shoot", "-o", dir).CombinedOutput(); err != nil {
+		t.Fatalf("dashboards generate -cluster-label shoot: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// Rendered with the label shoot, the fleet records keep every shoot apart
+// where two shoots' series meet in one Prometheus, even when the series
+// share a label cluster, and the rule checker accepts them.
+func TestFleetRecordsWithShoot(t *testing.T) {
+	dir := renderFleetShoot(t)
+	if out, err := exec.Command(promrules(t), "check", filepath.Join(dir, "prometheusrule.yaml")).CombinedOutput(); err != nil {
+		t.Fatalf("promrules check: %v\n%s", err, out)
+	}
+	out, err := exec.Command(promrules(t), "test", filepath.Join(dir, "rules.yaml")).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("SUCCESS")) {
+		t.Fatalf("promrules test of the fleet records with shoot: %v\n%s", err, out)
+	}
+	tests, err := os.ReadFile(filepath.Join(fleetShootDir, "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range selectorsOf(t, filepath.Join(dir, "prometheusrule.yaml")) {
+		if !bytes.Contains(tests, []byte("- expr: "+r.Record+"\n")) {
+			t.Errorf("%s/rules.yaml has no promql_expr_test of %s", fleetShootDir, r.Record)
+		}
+	}
+}
+
+// Rendered with the label shoot, every query of the fleet dashboard
+// returns data on the series of the rule tests above, after the records
+// rendered with shoot: its variable lists the shoots and no panel shows
+// "No data".
+func TestFleetDashboardWithShootReturnsData(t *testing.T) {
+	dir := renderFleetShoot(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command(dashboardsTool(t), "queries", filepath.Join(dir, "fleet.json"))
+	cmd.Stderr = &stderr
+	queries, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dashboards queries: %v\n%s", err, stderr.String())
+	}
+	var qs []panelQuery
+	if err := json.Unmarshal(queries, &qs); err != nil {
+		t.Fatal(err)
+	}
+	// The variable's query, as Grafana asks it: the values of shoot.
+	qs = append(qs, panelQuery{Dashboard: "KIM Snatch / fleet", Panel: "variable cluster", Expr: `count by (shoot) (kim_snatch:fleet_webhook_healthy)`})
+	queries, err = json.Marshal(qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf struct {
+		Tests []struct {
+			Interval    string `json:"interval"`
+			InputSeries []any  `json:"input_series"`
+		} `json:"tests"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &tf); err != nil || len(tf.Tests) != 1 {
+		t.Fatalf("%s/rules.yaml: %v, %d test groups, want 1", fleetShootDir, err, len(tf.Tests))
+	}
+	series, err := yaml.Marshal(map[string]any{"interval": tf.Tests[0].Interval, "input_series": tf.Tests[0].InputSeries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seriesFile, queriesFile := filepath.Join(dir, "series.yaml"), filepath.Join(dir, "queries.json")
+	for name, data := range map[string][]byte{seriesFile: series, queriesFile: queries} {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stderr.Reset()
+	cmd = exec.Command(promrules(t), "eval", "-series", seriesFile, "-at", "15m", "-interval", "1m", "-queries", queriesFile, filepath.Join(dir, "prometheusrule.yaml"))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var res evalResult
+	if jerr := json.Unmarshal(out, &res); jerr != nil {
+		t.Fatalf("promrules eval: %v, %v\n%s%s", err, jerr, out, stderr.String())
+	}
+	if len(res.Results) != len(qs) {
+		t.Fatalf("promrules eval answered %d of %d queries", len(res.Results), len(qs))
+	}
+	for _, r := range res.Results {
+		if r.Samples == 0 {
+			t.Errorf("%s shows No data with shoot: %s", r.panelQuery, r.Expr)
+		}
+		if r.Panel == "variable cluster" && r.Samples != 2 {
+			t.Errorf("the variable lists %d shoots, want the 2 that send the fleet records", r.Samples)
+		}
+	}
+	if err != nil || len(res.NoData) > 0 {
+		t.Errorf("promrules eval: %v, no data for %v", err, res.NoData)
+	}
 }
