@@ -236,7 +236,7 @@ $(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard
 	@echo ">> building promrules"
 	GOWORK=off go -C hack/tools/promrules build -trimpath -o $@ .
 
-$(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildcard hack/tools/dashboards/*.go)
+$(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildcard hack/tools/dashboards/*.go hack/tools/dashboards/*.tmpl)
 	@echo ">> building dashboards"
 	GOWORK=off go -C hack/tools/dashboards build -trimpath -o $@ .
 
