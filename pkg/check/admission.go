@@ -53,7 +53,7 @@ func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config
 	took := time.Since(start)
 	ms := took.Round(time.Millisecond)
 	switch {
-	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
 		return notPermitted(IDAdmission, "create Pods in "+ns, err)
 	case apierrors.IsNotFound(err):
 		return fail(IDAdmission, fmt.Sprintf("namespace %s, where the dry run goes, not found: %v", ns, err),

@@ -136,31 +136,41 @@ func mwcAbsent(cfg Config, err error) string {
 }
 
 // readFailure fails a check that could not read what, e.g. "Secret
-// kyma-system/x", whose first word names the resource.
+// kyma-system/x", whose first word names the resource, for a reason other
+// than access denied (see unreadable).
 func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
 	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
-	remediation := "Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get " + resource + ")."
-	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		remediation = "Grant the user running the check get/list on " + resource + ", or run it with a kubeconfig that has them."
-	}
-	return fail(id, fmt.Sprintf("could not read %s: %v", what, err), remediation)
+	return fail(id, fmt.Sprintf("could not read %s: %v", what, err),
+		"Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get "+resource+").")
 }
 
 // notPermitted skips a check whose read, op such as "list Pods in kyma-system",
-// the credentials may not make: the syncer's ServiceAccount, which check may
-// run as, may not read Pods or Namespaces, which says nothing of the installation.
+// the credentials may not make. One rule for every item: an identity that
+// may not read what an item needs cannot prove it healthy, nor broken, so
+// the item is not seen and the run is INCOMPLETE, which no gate accepts.
+// The syncer's ServiceAccount, which check may run as, may not read Pods or
+// Namespaces, which says nothing of the installation.
 func notPermitted(id, op string, err error) Result {
 	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
-		fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not, by design).", op))
+		permittedRemediation(op))
 }
+
+// permittedRemediation says how to include an item whose read op was denied.
+func permittedRemediation(op string) string {
+	return fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not read everything, by design).", op)
+}
+
+// denied reports whether err is the API server refusing the credentials
+// (401) or the request (403): the access-denied rule of notPermitted.
+func denied(err error) bool { return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) }
 
 // unreadable makes a failed read notPermitted's SKIP or readFailure's FAIL.
 func unreadable(id, op, what string, err error) (res Result, failed bool) {
 	switch {
 	case err == nil:
 		return Result{}, false
-	case apierrors.IsForbidden(err):
+	case denied(err):
 		return notPermitted(id, op, err), true
 	}
 	return readFailure(id, what, err), true

@@ -285,11 +285,41 @@ func TestRun(t *testing.T) {
 			name: "secret_read_error_fails_only_that_check",
 			react: func(cs *fake.Clientset) {
 				cs.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "kim-snatch-certificates", errors.New("no RBAC"))
+					return true, nil, errors.New("connection reset by peer")
 				})
 			},
 			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
-			wantMessage: map[string][]string{check.IDCASecret: {"could not read Secret kyma-system/kim-snatch-certificates", "forbidden"}},
+			wantMessage: map[string][]string{check.IDCASecret: {"could not read Secret kyma-system/kim-snatch-certificates", "connection reset"}},
+		},
+		// Access denied is one rule for every object: the item is not seen
+		// (SKIP) and the run is INCOMPLETE, never a PASS and never a FAIL
+		// of an installation the credentials cannot see.
+		{
+			name:        "secret_forbidden_skips",
+			react:       deny("get", "secrets", forbidden("secrets")),
+			want:        map[string]check.Status{check.IDCASecret: check.StatusSkip, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"these credentials may not get Secret kyma-system/kim-snatch-certificates", "forbidden"}},
+		},
+		{
+			name:  "webhook_configuration_forbidden_skips",
+			react: deny("get", "mutatingwebhookconfigurations", forbidden("mutatingwebhookconfigurations")),
+			want: map[string]check.Status{
+				check.IDWebhookConfiguration: check.StatusSkip, check.IDCABundle: check.StatusSkip,
+				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+			},
+			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"these credentials may not get MutatingWebhookConfiguration " + checktest.WebhookConfiguration}},
+		},
+		{
+			name:        "lease_forbidden_skips",
+			react:       deny("get", "leases", forbidden("leases")),
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"these credentials may not get Lease kyma-system/cabundle-syncer"}},
+		},
+		{
+			name:        "lease_unauthorized_skips",
+			react:       deny("get", "leases", apierrors.NewUnauthorized("token expired")),
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"these credentials may not get Lease", "token expired"}},
 		},
 		{
 			name: "pod_list_error_fails_the_checks_that_list_pods",
@@ -364,7 +394,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			// The syncer's ServiceAccount, as check runs in its Pod: no Pods.
-			name: "pods_forbidden_skips_webhook_pods_and_keeps_the_lease_verdict",
+			name: "pods_forbidden_skips_webhook_pods_and_the_lease_holder",
 			react: func(cs *fake.Clientset) {
 				forbidden := func(k8stesting.Action) (bool, runtime.Object, error) {
 					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC"))
@@ -372,7 +402,7 @@ func TestRun(t *testing.T) {
 				cs.PrependReactor("list", "pods", forbidden)
 				cs.PrependReactor("get", "pods", forbidden)
 			},
-			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDPlacement: check.StatusSkip},
+			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDSyncerLease: check.StatusSkip, check.IDPlacement: check.StatusSkip},
 			wantMessage: map[string][]string{
 				check.IDWebhookPods: {"these credentials may not list Pods in kyma-system, so this was not checked", "forbidden"},
 				check.IDSyncerLease: {"held by", "was not looked at: these credentials may not get Pods"},
@@ -668,4 +698,16 @@ func closedAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	_ = l.Close()
 	return addr
+}
+
+// deny makes the fake API server refuse verb on resource with err.
+func deny(verb, resource string, err error) func(*fake.Clientset) {
+	return func(cs *fake.Clientset) {
+		cs.PrependReactor(verb, resource, func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, err })
+	}
+}
+
+// forbidden is the API server's 403 for resource.
+func forbidden(resource string) error {
+	return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("no RBAC"))
 }

@@ -139,13 +139,15 @@ func (c *placementCount) result() Result {
 		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
 			c.pool, restartHint(c.offOwners)))
 	}
+	status := StatusWarn
 	if c.unjudged > 0 {
+		// Part of the item was not seen: what was found is reported, but
+		// the item is not judged (notPermitted's rule).
 		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", c.unjudged, c.unjudgedErr)
+		status = StatusSkip
+		remediation = append([]string{"Run check with a kubeconfig that may get and list Nodes to include this item."}, remediation...)
 	}
-	if c.lack == 0 && c.off == 0 {
-		return result(IDPlacement, StatusSkip, msg+suffix, "Run check with a kubeconfig that may get and list Nodes to include this item.")
-	}
-	res := warn(IDPlacement, msg+suffix, strings.Join(remediation, " "))
+	res := result(IDPlacement, status, msg+suffix, strings.Join(remediation, " "))
 	res.Details = c.details
 	return res
 }

@@ -87,7 +87,8 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 		return fail(IDSyncerLease, what+" not found: no cabundle-syncer has ever led, so nothing keeps the caBundle in step with the CA",
 			fmt.Sprintf("Deploy the syncer (kubectl apply -k deploy/syncer), check --leader-election-namespace/--leader-election-id, and look at its Pods: %s.", syncerPods))
 	case err != nil:
-		return readFailure(IDSyncerLease, what, err)
+		res, _ := unreadable(IDSyncerLease, fmt.Sprintf("get Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID), what, err)
+		return res
 	case lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "":
 		return fail(IDSyncerLease, what+" has no holder: the last leader released it and no replica took it; nothing keeps the caBundle in step with the CA",
 			fmt.Sprintf("Check that the syncer Deployment has running replicas and read their logs: %s.", syncerPods))
@@ -113,9 +114,12 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	case apierrors.IsNotFound(err):
 		return warn(IDSyncerLease, fmt.Sprintf("%s, but Pod %s/%s does not exist; the leader runs elsewhere", live, cfg.Namespace, podName),
 			fmt.Sprintf("Find the process that holds the Lease as %s; a syncer in this cluster sets POD_NAME (deploy/syncer) and runs in --namespace %s.", holder, cfg.Namespace))
-	case apierrors.IsForbidden(err):
-		// The Lease alone shows a leader renewing its term; see notPermitted.
-		return pass(IDSyncerLease, fmt.Sprintf("%s; its Pod %s/%s was not looked at: these credentials may not get Pods", live, cfg.Namespace, podName))
+	case denied(err):
+		// The Lease shows a leader renewing its term, but whether its Pod
+		// runs was not seen; see notPermitted.
+		op := "get Pods in " + cfg.Namespace
+		return result(IDSyncerLease, StatusSkip, fmt.Sprintf("%s; its Pod %s/%s was not looked at: these credentials may not get Pods: %v", live, cfg.Namespace, podName, err),
+			permittedRemediation(op))
 	case err != nil:
 		return readFailure(IDSyncerLease, fmt.Sprintf("Pod %s/%s, the holder of %s", cfg.Namespace, podName, what), err)
 	case podPhase(pod) != corev1.PodRunning || pod.DeletionTimestamp != nil:

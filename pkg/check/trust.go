@@ -27,7 +27,8 @@ func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) 
 		return fail(IDCASecret, what+" not found; the webhook has no certificate and the syncer no CA",
 			fmt.Sprintf("Check the Certificate that writes it (deploy/webhook/certificate.yaml) and cert-management: %s; or fix --secret-namespace/--secret-name.", certificates)), nil
 	case err != nil:
-		return readFailure(IDCASecret, what, err), nil
+		res, _ := unreadable(IDCASecret, fmt.Sprintf("get Secret %s/%s", cfg.SecretNamespace, cfg.SecretName), what, err)
+		return res, nil
 	}
 	data, ok := secret.Data[cfg.CAKey]
 	if !ok {

@@ -31,7 +31,8 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 	case apierrors.IsNotFound(err):
 		return fail(IDWebhookConfiguration, what+" not found; the API server calls no webhook for Pods", apply+"; or fix --webhook-configuration.")
 	case err != nil:
-		return readFailure(IDWebhookConfiguration, what, err)
+		res, _ := unreadable(IDWebhookConfiguration, "get MutatingWebhookConfiguration "+cfg.WebhookConfiguration, what, err)
+		return res
 	case len(mwc.Webhooks) == 0:
 		return fail(IDWebhookConfiguration, what+" has no webhook entries", apply+".")
 	}
@@ -208,9 +209,9 @@ func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebh
 	var broken, foreign, fine []string
 	for _, t := range targets {
 		switch {
-		case apierrors.IsForbidden(t.err) && !t.ours:
+		case denied(t.err) && !t.ours:
 			foreign = append(foreign, t.describe()+": Service not readable with these credentials")
-		case apierrors.IsForbidden(t.err):
+		case denied(t.err):
 			return notPermitted(IDWebhookEndpoints, "get Services and list EndpointSlices in "+t.ref.Namespace, t.err)
 		case t.err != nil:
 			return readFailure(IDWebhookEndpoints, "Service "+t.ref.Namespace+"/"+t.ref.Name, t.err)
