@@ -104,28 +104,30 @@ type checkCommand struct {
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
-// the report's exit code, or check.ExitCannotRun when the flags are wrong or
-// the cluster cannot be reached: a failing check is no error of the command.
+// the report's exit code, check.ExitUsage when the flags are wrong, or
+// check.ExitCannotRun when the cluster cannot be reached: a failing check
+// is no error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cannotRun := func(err error) error {
-		return cmdline.ExitError{Code: check.ExitCannotRun, Err: fmt.Errorf("check: %w", err)}
+	exit := func(code int) func(error) error {
+		return func(err error) error { return cmdline.ExitError{Code: code, Err: fmt.Errorf("check: %w", err)} }
 	}
+	usage, cannotRun := exit(check.ExitUsage), exit(check.ExitCannotRun)
 	var o checkOptions
 	fs := flag.NewFlagSet(binaryName+" check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.bindFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, checkUsage, binaryName)
+		fmt.Fprintf(stderr, checkUsage, binaryName, check.ExitCodesHelp())
 		fs.PrintDefaults()
 	}
 	if err := cmdline.ParseFlags(fs, args); errors.Is(err, flag.ErrHelp) {
 		return err
 	} else if err != nil {
-		return cannotRun(err)
+		return usage(err)
 	}
 	cfg, err := o.config()
 	if err != nil {
-		return cannotRun(err)
+		return usage(err)
 	}
 	cfg.InCluster = o.Kubeconfig == "" && c.inCluster()
 
@@ -158,11 +160,8 @@ served-certificate, admission (a dry-run Pod create), kyma-pool, placement
 and, with --target-namespace, namespace. Each check reports PASS, WARN, FAIL or SKIP with a message and,
 unless it passed, a remediation; -v lists each check's details.
 
-Exit codes: 0 every check passed, 1 at least one WARN and nothing skipped or
-failed, 2 at least one FAIL, 3 the checks could not run (bad flags, no
-cluster access), 4 INCOMPLETE: no FAIL, but at least one check was skipped
-(the credentials may not read what it needs), so the run did not see it.
-
+Exit codes (docs/operations.md, "Exit codes"):
+%s
 Flags:
 `
 

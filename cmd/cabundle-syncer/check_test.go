@@ -10,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
@@ -93,6 +97,8 @@ func TestCheckCommand(t *testing.T) {
 		// wantKubeconfig is what connect must be called with.
 		wantKubeconfig string
 		wantNoConnect  bool
+		// root: args are the binary's whole command line, not check's.
+		root bool
 	}{
 		{
 			name:       "healthy_table",
@@ -140,11 +146,27 @@ func TestCheckCommand(t *testing.T) {
 			wantCode:       0,
 			wantKubeconfig: "/tmp/kc",
 		},
+		{
+			name: "skipped_item_exits_4",
+			breakIt: func(t *testing.T, cs kubernetes.Interface) {
+				cs.(*fake.Clientset).PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no RBAC"))
+				})
+			},
+			wantCode:   4,
+			wantStdout: []string{"kyma-pool", "SKIP", "Status: INCOMPLETE"},
+		},
 		{name: "help_exits_0", args: []string{"-h"}, wantCode: 0, wantStderr: "Usage: cabundle-syncer check [flags]", wantNoConnect: true},
-		{name: "unknown_flag_exits_3", args: []string{"--strict"}, wantCode: 3, wantStderr: "flag provided but not defined", wantNoConnect: true},
-		{name: "argument_exits_3", args: []string{"extra"}, wantCode: 3, wantStderr: "unexpected arguments", wantNoConnect: true},
-		{name: "invalid_option_exits_3", args: []string{"-o", "yaml"}, wantCode: 3, wantStderr: `-o/--output "yaml"`, wantNoConnect: true},
+		{name: "help_lists_every_exit_code", args: []string{"-h"}, wantCode: 0, wantStderr: "  64  usage error:", wantNoConnect: true},
+		{name: "unknown_flag_exits_64", args: []string{"--strict"}, wantCode: 64, wantStderr: "flag provided but not defined", wantNoConnect: true},
+		{name: "argument_exits_64", args: []string{"extra"}, wantCode: 64, wantStderr: "unexpected arguments", wantNoConnect: true},
+		{name: "invalid_option_exits_64", args: []string{"-o", "yaml"}, wantCode: 64, wantStderr: `-o/--output "yaml"`, wantNoConnect: true},
 		{name: "no_cluster_exits_3", connectErr: errors.New("cannot reach the API server"), wantCode: 3, wantStderr: "cabundle-syncer: check: cannot reach the API server"},
+		// The whole command line, not only check's: a mistyped subcommand
+		// is a usage error, never a FAIL.
+		{name: "mistyped_subcommand_exits_64", args: []string{"chekc"}, root: true, wantCode: 64, wantStderr: `unknown command "chekc"`, wantNoConnect: true},
+		{name: "root_help_lists_every_exit_code", args: []string{"-h"}, root: true, wantCode: 0,
+			wantStderr: "exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run, 4 INCOMPLETE, 64 usage error", wantNoConnect: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,7 +200,11 @@ func TestCheckCommand(t *testing.T) {
 					inCluster: func() bool { return false },
 				}.run,
 			}
-			err := c.execute(context.Background(), append([]string{"check"}, tt.args...))
+			args := append([]string{"check"}, tt.args...)
+			if tt.root {
+				args = tt.args
+			}
+			err := c.execute(context.Background(), args)
 			code := cmdline.ExitCode(binaryName, err, &stderr)
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d (err %v)\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, err, stdout.String(), stderr.String())
@@ -191,16 +217,17 @@ func TestCheckCommand(t *testing.T) {
 					t.Errorf("stdout:\n%s\nwant it to contain %q", stdout.String(), w)
 				}
 			}
-			if tt.wantStderr == "" && code != 3 && stderr.Len() > 0 {
+			noReport := code == 3 || code == 64
+			if tt.wantStderr == "" && !noReport && stderr.Len() > 0 {
 				t.Errorf("stderr = %q, want it empty: the report is the output", stderr.String())
 			}
 			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
 			}
-			if code == 3 && stdout.Len() > 0 {
+			if noReport && stdout.Len() > 0 {
 				t.Errorf("stdout = %q, want nothing when the checks could not run", stdout.String())
 			}
-			if strings.Contains(strings.Join(tt.args, " "), "json") && code != 3 {
+			if strings.Contains(strings.Join(tt.args, " "), "json") && !noReport {
 				var r check.Report
 				if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 					t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout.String())

@@ -69,11 +69,11 @@ func TestExecute(t *testing.T) {
 		{name: "version", args: []string{"--version"}, wantStdout: version.String("cabundle-syncer") + "\n"},
 		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, wantStdout: version.String("cabundle-syncer") + "\n"},
 		{name: "help", args: []string{"--help"}, wantStderr: "Usage: cabundle-syncer [flags]"},
-		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, wantCode: 2, wantStderr: "CA overlap"},
-		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, wantCode: 2, wantStderr: `invalid boolean value "maybe" for -metrics-secure`},
-		{name: "unknown_flag", args: []string{"--overlap=1h"}, wantCode: 2, wantStderr: "flag provided but not defined"},
-		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, wantCode: 2, wantStderr: "unexpected arguments"},
-		{name: "unknown_command", args: []string{"chek"}, wantCode: 2, wantStderr: `unknown command "chek"`},
+		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, wantCode: 64, wantStderr: "CA overlap"},
+		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, wantCode: 64, wantStderr: `invalid boolean value "maybe" for -metrics-secure`},
+		{name: "unknown_flag", args: []string{"--overlap=1h"}, wantCode: 64, wantStderr: "flag provided but not defined"},
+		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, wantCode: 64, wantStderr: "unexpected arguments"},
+		{name: "unknown_command", args: []string{"chek"}, wantCode: 64, wantStderr: `unknown command "chek"`},
 		{name: "subcommand_gets_its_arguments", args: []string{"check", "--strict", "x"}, wantStdout: "check --strict x"},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	checkpkg "github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/validate"
@@ -36,7 +37,7 @@ type cli struct {
 
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
-	check := cmdline.Subcommand{Name: "check", Summary: "Run the operators' health checklist once (exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run)",
+	check := cmdline.Subcommand{Name: "check", Summary: "Run the operators' health checklist once (exit " + checkpkg.ExitCodesSummary() + ")",
 		Run: func(ctx context.Context, args []string) error { return c.runCheck(ctx, args, c.stdout, c.stderr) }}
 	return cmdline.NewRoot(binaryName, about, defaultOptions, c.runSyncer, check).Execute(ctx, args, c.stdout, c.stderr)
 }

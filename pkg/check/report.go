@@ -21,21 +21,8 @@ type Report struct {
 	Status Status `json:"status"`
 }
 
-// The exit codes of `cabundle-syncer check`. ExitCannotRun is the command's
-// own: the checks did not run at all. ExitIncomplete came last, so it has
-// the next free number, not one in the order of the statuses.
-const (
-	ExitPass       = 0
-	ExitWarn       = 1
-	ExitFail       = 2
-	ExitCannotRun  = 3
-	ExitIncomplete = 4
-)
-
 // rank orders the statuses, worst last; a check's SKIP makes the Report INCOMPLETE.
 var rank = map[Status]int{StatusPass: 0, StatusWarn: 1, StatusSkip: 2, StatusIncomplete: 2, StatusFail: 3}
-
-var exitCodes = map[Status]int{StatusPass: ExitPass, StatusWarn: ExitWarn, StatusIncomplete: ExitIncomplete, StatusFail: ExitFail}
 
 // NewReport collects results into a Report.
 func NewReport(results []Result) Report {
@@ -50,9 +37,6 @@ func NewReport(results []Result) Report {
 	}
 	return Report{SchemaVersion: SchemaVersion, Checks: results, Status: status}
 }
-
-// ExitCode maps the report's status to the command's exit code.
-func (r Report) ExitCode() int { return exitCodes[r.Status] }
 
 // WriteJSON writes the report as one indented JSON object.
 func (r Report) WriteJSON(w io.Writer) error {

@@ -130,8 +130,15 @@ func ValidateBindAddress(flagName, addr string) error {
 	return nil
 }
 
+// ExitUsage is the exit status of a UsageError: EX_USAGE of BSD's
+// sysexits.h. It is not 2, Go's flag package's choice, because a command's
+// own codes may give 2 a meaning, as `cabundle-syncer check` gives it FAIL:
+// a mistyped command must not read as a verdict.
+const ExitUsage = 64
+
 // UsageError marks a mistake on the command line: an unknown flag, a bad
-// value, or Options that do not validate. It exits with status 2.
+// value, an unknown subcommand, or Options that do not validate. It exits
+// with ExitUsage.
 type UsageError struct{ Err error }
 
 func (e UsageError) Error() string { return e.Err.Error() }
@@ -156,7 +163,7 @@ func (e ExitError) Unwrap() error { return e.Err }
 
 // ExitCode maps the outcome of a command to the exit status, and reports any
 // error on stderr after the binary's name: 0 for success and -h, the code of
-// an ExitError, 2 for a UsageError and 1 for anything else.
+// an ExitError, ExitUsage for a UsageError and 1 for anything else.
 func ExitCode(binary string, err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -168,7 +175,7 @@ func ExitCode(binary string, err error, stderr io.Writer) int {
 		}
 		code = ee.Code
 	} else if _, ok := errors.AsType[UsageError](err); ok {
-		code = 2
+		code = ExitUsage
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 	return code

@@ -62,8 +62,8 @@ func TestExitCode(t *testing.T) {
 	}{
 		{name: "success", err: nil, want: 0},
 		{name: "help", err: flag.ErrHelp, want: 0},
-		{name: "usage", err: UsageError{errors.New("bad flag")}, want: 2, wantStderr: "bin: bad flag\n"},
-		{name: "wrapped_usage", err: fmt.Errorf("parse: %w", UsageError{errors.New("bad flag")}), want: 2, wantStderr: "bin: parse: bad flag\n"},
+		{name: "usage", err: UsageError{errors.New("bad flag")}, want: 64, wantStderr: "bin: bad flag\n"},
+		{name: "wrapped_usage", err: fmt.Errorf("parse: %w", UsageError{errors.New("bad flag")}), want: 64, wantStderr: "bin: parse: bad flag\n"},
 		{name: "runtime", err: errors.New("listen: address in use"), want: 1, wantStderr: "bin: listen: address in use\n"},
 		{name: "exit_code_quiet", err: ExitError{Code: 2}, want: 2},
 		{name: "exit_code_with_message", err: ExitError{Code: 3, Err: errors.New("no cluster")}, want: 3, wantStderr: "bin: no cluster\n"},

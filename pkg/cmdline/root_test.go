@@ -50,11 +50,11 @@ func TestRootExecute(t *testing.T) {
 	}{
 		{name: "defaults_run", wantRun: &testOptions{Name: "default"}},
 		{name: "flags_run", args: []string{"--name=x"}, wantRun: &testOptions{Name: "x"}},
-		{name: "invalid_is_a_usage_error", args: []string{"--name="}, wantCode: 2, wantErr: "--name must not be empty"},
-		{name: "unknown_flag_is_a_usage_error", args: []string{"--nope"}, wantCode: 2, wantErr: "flag provided but not defined: -nope"},
-		{name: "positional_argument_is_a_usage_error", args: []string{"--name=x", "extra"}, wantCode: 2, wantErr: `unexpected arguments: ["extra"]`},
+		{name: "invalid_is_a_usage_error", args: []string{"--name="}, wantCode: 64, wantErr: "--name must not be empty"},
+		{name: "unknown_flag_is_a_usage_error", args: []string{"--nope"}, wantCode: 64, wantErr: "flag provided but not defined: -nope"},
+		{name: "positional_argument_is_a_usage_error", args: []string{"--name=x", "extra"}, wantCode: 64, wantErr: `unexpected arguments: ["extra"]`},
 		{name: "subcommand_gets_its_arguments", args: []string{"sub", "--a", "b"}, wantSub: []string{"--a", "b"}},
-		{name: "unknown_subcommand_shows_the_commands", args: []string{"other"}, wantCode: 2, wantErr: `unknown command "other"`, wantOut: "Commands:\n  sub        A verb."},
+		{name: "unknown_subcommand_shows_the_commands", args: []string{"other"}, wantCode: 64, wantErr: `unknown command "other"`, wantOut: "Commands:\n  sub        A verb."},
 		{name: "version_skips_validation", args: []string{"--version", "--name="}, wantOut: "tool"},
 		{name: "help_exits_0", args: []string{"-h"}, wantOut: "Usage: tool [flags]\n       tool <command> [flags]\n\nDoes one thing."},
 	}
