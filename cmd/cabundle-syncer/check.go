@@ -25,7 +25,8 @@ import (
 type checkOptions struct {
 	check.Config
 	WebhookSelectorText string // parsed into Config.WebhookSelector
-	Kubeconfig, Output  string
+	Cluster             clusterFlags
+	Output              string
 	Verbose             bool
 	Timeout             time.Duration
 }
@@ -34,7 +35,7 @@ type checkOptions struct {
 // standard install check needs no flags and looks at what the syncer keeps.
 func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	s := defaultOptions()
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster, then $KUBECONFIG and ~/.kube/config.")
+	o.Cluster.bind(fs)
 	fs.StringVar(&o.Namespace, "namespace", s.LeaderElectionNamespace, "Namespace of the webhook Pods, the syncer Pods and the Lease.")
 	fs.StringVar(&o.SecretNamespace, "secret-namespace", s.Syncer.SecretNamespace, "Namespace of the Secret that holds the CA.")
 	fs.StringVar(&o.SecretName, "secret-name", s.Syncer.SecretName, "Name of the Secret that holds the CA.")
@@ -98,7 +99,7 @@ func (o checkOptions) config() (check.Config, error) {
 // checkCommand is `cabundle-syncer check`: connectCluster, time.Now and
 // inCluster outside tests.
 type checkCommand struct {
-	connect   func(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error)
+	connect   func(ctx context.Context, cluster clusterFlags, timeout time.Duration) (kubernetes.Interface, check.Cluster, error)
 	now       func() time.Time
 	inCluster func() bool
 }
@@ -129,15 +130,16 @@ func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return usage(err)
 	}
-	cfg.InCluster = o.Kubeconfig == "" && c.inCluster()
+	cfg.InCluster = !o.Cluster.explicit() && c.inCluster()
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	client, err := c.connect(ctx, o.Kubeconfig, o.Timeout)
+	client, cluster, err := c.connect(ctx, o.Cluster, o.Timeout)
 	if err != nil {
 		return cannotRun(err)
 	}
 	report := check.Run(ctx, client, cfg, c.now())
+	report.Cluster = cluster
 	if o.Output == "json" {
 		err = report.WriteJSON(stdout)
 	} else {
@@ -165,22 +167,23 @@ Exit codes (docs/operations.md, "Exit codes"):
 Flags:
 `
 
-// connectCluster builds a clientset, each request bounded by timeout, and asks
-// for the version: no answer or refused credentials exit 3, not six FAILs.
-func connectCluster(ctx context.Context, kubeconfig string, timeout time.Duration) (kubernetes.Interface, error) {
-	cfg, err := restConfig(kubeconfig)
+// connectCluster builds a clientset for the cluster the flags select, each
+// request bounded by timeout, and asks for the version: no answer or
+// refused credentials exit 3, not six FAILs.
+func connectCluster(ctx context.Context, flags clusterFlags, timeout time.Duration) (kubernetes.Interface, check.Cluster, error) {
+	cfg, cluster, err := flags.load()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
+		return nil, cluster, fmt.Errorf("load kubeconfig: %w", err)
 	}
-	cfg.Timeout = timeout
+	withRateLimit(cfg).Timeout = timeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("create client: %w", err)
+		return nil, cluster, fmt.Errorf("create client: %w", err)
 	}
 	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
-		return nil, fmt.Errorf("cannot reach the API server at %s: %w", cfg.Host, err)
+		return nil, cluster, fmt.Errorf("cannot reach the API server %s of context %s: %w", cfg.Host, cluster.Context, err)
 	}
-	return cs, nil
+	return cs, cluster, nil
 }
 
 // inCluster reports whether check runs in a Pod, with the in-cluster

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
@@ -94,9 +97,9 @@ func TestCheckCommand(t *testing.T) {
 		wantCode   int
 		wantStdout []string
 		wantStderr string
-		// wantKubeconfig is what connect must be called with.
-		wantKubeconfig string
-		wantNoConnect  bool
+		// wantCluster is what connect must be called with.
+		wantCluster   clusterFlags
+		wantNoConnect bool
 		// root: args are the binary's whole command line, not check's.
 		root bool
 	}{
@@ -141,10 +144,28 @@ func TestCheckCommand(t *testing.T) {
 			wantStdout: []string{"Lease kyma-system/other not found"},
 		},
 		{
-			name:           "kubeconfig_is_passed_on",
-			args:           []string{"--kubeconfig=/tmp/kc"},
-			wantCode:       0,
-			wantKubeconfig: "/tmp/kc",
+			name:        "kubeconfig_is_passed_on",
+			args:        []string{"--kubeconfig=/tmp/kc"},
+			wantCode:    0,
+			wantCluster: clusterFlags{Kubeconfig: "/tmp/kc"},
+		},
+		{
+			name:     "kubectls_context_cluster_and_user_are_passed_on",
+			args:     []string{"--context=prod", "--cluster=prod-cluster", "--user=operator"},
+			wantCode: 0,
+			wantCluster: clusterFlags{Overrides: clientcmd.ConfigOverrides{CurrentContext: "prod",
+				Context: clientcmdapi.Context{Cluster: "prod-cluster", AuthInfo: "operator"}}},
+		},
+		{
+			name:       "the_table_names_the_cluster",
+			wantCode:   0,
+			wantStdout: []string{"Cluster: context test-context, API server https://127.0.0.1:6443\nStatus: PASS\n"},
+		},
+		{
+			name:       "the_json_names_the_cluster",
+			args:       []string{"-o", "json"},
+			wantCode:   0,
+			wantStdout: []string{`"cluster": {`, `"context": "test-context"`, `"server": "https://127.0.0.1:6443"`},
 		},
 		{
 			name: "skipped_item_exits_4",
@@ -186,15 +207,15 @@ func TestCheckCommand(t *testing.T) {
 					return nil
 				},
 				runCheck: checkCommand{
-					connect: func(_ context.Context, kubeconfig string, _ time.Duration) (kubernetes.Interface, error) {
+					connect: func(_ context.Context, cluster clusterFlags, _ time.Duration) (kubernetes.Interface, check.Cluster, error) {
 						connected = true
-						if kubeconfig != tt.wantKubeconfig {
-							t.Errorf("kubeconfig = %q, want %q", kubeconfig, tt.wantKubeconfig)
+						if !reflect.DeepEqual(cluster, tt.wantCluster) {
+							t.Errorf("cluster flags = %+v, want %+v", cluster, tt.wantCluster)
 						}
 						if tt.connectErr != nil {
-							return nil, tt.connectErr
+							return nil, check.Cluster{}, tt.connectErr
 						}
-						return cs, nil
+						return cs, check.Cluster{Context: "test-context", Server: "https://127.0.0.1:6443"}, nil
 					},
 					now:       func() time.Time { return now },
 					inCluster: func() bool { return false },

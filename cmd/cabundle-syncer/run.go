@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -162,14 +161,15 @@ func leaderLock(cfg *rest.Config, o Options, log logr.Logger) (*resourcelock.Lea
 // configuration, $KUBECONFIG and ~/.kube/config. The rate limit is
 // controller-runtime's (docs/benchmarks.md, "The syncer's client rate limit").
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := rest.InClusterConfig()
-	if kubeconfig != "" || err != nil {
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = kubeconfig
-		if cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig(); err != nil {
-			return nil, err
-		}
+	cfg, _, err := clusterFlags{Kubeconfig: kubeconfig}.load()
+	if err != nil {
+		return nil, err
 	}
+	return withRateLimit(cfg), nil
+}
+
+// withRateLimit sets controller-runtime's client rate limit on cfg.
+func withRateLimit(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst = 20, 30
-	return cfg, nil
+	return cfg
 }

@@ -12,9 +12,18 @@ import (
 // meaning takes the next version.
 const SchemaVersion = "v1"
 
+// Cluster names the cluster a run asked, so that an operator sees that the
+// verdict is about the cluster meant: the kubeconfig context (or
+// "in-cluster") and the API server's URL.
+type Cluster struct {
+	Context string `json:"context"`
+	Server  string `json:"server"`
+}
+
 // Report is the outcome of a run: every check in order and the worst status.
 type Report struct {
 	SchemaVersion string   `json:"schemaVersion"` // the SchemaVersion it was written in
+	Cluster       Cluster  `json:"cluster,omitzero"`
 	Checks        []Result `json:"checks"`
 	// Status is FAIL when a check failed, otherwise INCOMPLETE when one
 	// was skipped, otherwise WARN when one warned, otherwise PASS.
@@ -61,6 +70,10 @@ func (r Report) WriteTable(w io.Writer, verbose bool) error {
 			}
 		}
 	}
-	fmt.Fprintf(tw, "\nStatus: %s\n", r.Status)
+	fmt.Fprintln(tw)
+	if r.Cluster != (Cluster{}) {
+		fmt.Fprintf(tw, "Cluster: context %s, API server %s\n", r.Cluster.Context, r.Cluster.Server)
+	}
+	fmt.Fprintf(tw, "Status: %s\n", r.Status)
 	return tw.Flush()
 }

@@ -85,7 +85,7 @@ func canonicalFlag(f string) string {
 
 // The health command's flags, as its contract names them.
 var checkContractFlags = setOf(
-	"--kubeconfig", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
+	"--kubeconfig", "--context", "--cluster", "--user", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
 	"--webhook-service", "--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
 	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "--admission-namespace", "-o", "-v", "--timeout",
 )
