@@ -1,0 +1,390 @@
+package docs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// The sections of docs/operations.md whose kubectl commands remove the
+// installation, in the order "Remove both" runs them.
+const (
+	removeWebhook    = "Remove snatch-webhook"
+	removeSyncer     = "Remove cabundle-syncer"
+	removeComponents = "Remove both"
+)
+
+// partOf is the label every object of the installation carries.
+const partOf = "app.kubernetes.io/part-of=kim-snatch"
+
+// uninstallOverlay is deploy/default with every component that adds
+// objects of its own, as an installation's overlay may hold them.
+const uninstallOverlay = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../deploy/default
+components:
+  - ../deploy/components/prometheus
+  - ../deploy/components/dashboards
+  - ../deploy/components/fleet
+`
+
+// The uninstall of docs/operations.md, run as written against a real API
+// server with garbage collection: applied with every component, the
+// webhook's, the syncer's and the components' commands remove every object
+// the installation holds or wrote, leave nothing labelled part-of
+// kim-snatch, and never leave the MWC without the webhook's Service and
+// Deployment. Each command that deletes by label names exactly the kinds
+// its part of the installation renders. Removing the syncer alone leaves
+// the webhook and the MWC's caBundle as they are.
+func TestUninstallLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd, kube-apiserver and kube-controller-manager")
+	}
+	ops := readDoc(t, "docs/operations.md")
+	steps := map[string][][]string{}
+	for _, s := range []string{removeWebhook, removeSyncer, removeComponents} {
+		steps[s] = sectionKubectl(t, ops.section(t, s))
+	}
+
+	w := newWorkspace(t)
+	overlay := filepath.Join(w.dir, "uninstall")
+	if err := os.MkdirAll(overlay, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(uninstallOverlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rendered := map[string][]byte{}
+	for name, rel := range map[string]string{"webhook": "deploy/webhook", "syncer": "deploy/syncer", "default": "deploy/default", "all": "uninstall"} {
+		out, err := w.render("-k", rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rendered[name] = out
+		if err := os.WriteFile(filepath.Join(w.dir, name+".yaml"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c := framework.New(t, framework.Options{ControllerManager: true})
+	kubectl := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, w.kubectl, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
+		cmd.Dir = w.dir
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	must := func(t *testing.T, args ...string) string {
+		t.Helper()
+		out, err := kubectl(args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	must(t, "apply", "--server-side", "-f", filepath.Join(w.root, "test", "manifests", "testdata", "crds"))
+	must(t, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+	must(t, "create", "namespace", "kyma-system")
+
+	quiet := rest.CopyConfig(c.Config)
+	quiet.WarningHandler = rest.NoWarnings{} // deprecated kinds in the listing of every resource
+	dyn := dynamic.NewForConfigOrDie(quiet)
+	disc := discovery.NewDiscoveryClientForConfigOrDie(quiet)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+
+	t.Run("each_command_names_the_kinds_its_part_renders", func(t *testing.T) {
+		webhook := kindsOf(t, rendered["webhook"], func(u *unstructured.Unstructured) bool {
+			return u.GetKind() != "MutatingWebhookConfiguration" // removed first, by name
+		})
+		syncer := kindsOf(t, rendered["syncer"], func(u *unstructured.Unstructured) bool {
+			// The check's namespace goes by name, and its objects with it.
+			return u.GetKind() != "Namespace" && u.GetNamespace() != "kim-snatch-check"
+		})
+		inDefault := map[string]bool{}
+		for _, id := range objectIDs(t, rendered["default"]) {
+			inDefault[id] = true
+		}
+		// What the components add, but for what the syncer's labels select.
+		components := kindsOf(t, rendered["all"], func(u *unstructured.Unstructured) bool {
+			return !inDefault[objectID(u)] && u.GetLabels()["app.kubernetes.io/name"] != "cabundle-syncer"
+		})
+		for section, want := range map[string]map[string]bool{removeWebhook: webhook, removeSyncer: syncer, removeComponents: components} {
+			byLabel := 0
+			for _, args := range steps[section] {
+				if !slices.ContainsFunc(args, func(a string) bool { return a == "-l" || strings.HasPrefix(a, "--selector") }) {
+					continue
+				}
+				byLabel++
+				compareSets(t, section+": kind", deletedKinds(t, mapper, args), want)
+			}
+			if byLabel != 1 {
+				t.Errorf("%s: %d commands delete by label, want 1", section, byLabel)
+			}
+		}
+	})
+
+	must(t, "apply", "--server-side", "-k", "uninstall")
+	writtenByTheInstallation(t, c, must)
+
+	// The API server calls the webhook while the MWC exists: the Service
+	// and the Deployment it calls must outlive it.
+	neverAlone := func(t *testing.T, after string) {
+		t.Helper()
+		if _, err := kubectl("get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration"); err != nil {
+			return
+		}
+		for _, obj := range []string{"service/snatch-webhook", "deployment/snatch-webhook"} {
+			if _, err := kubectl("-n", "kyma-system", "get", obj); err != nil {
+				t.Fatalf("after `%s` the MWC exists without %s", after, obj)
+			}
+		}
+	}
+	run := func(t *testing.T, section string) {
+		t.Helper()
+		for _, args := range steps[section] {
+			line := "kubectl " + strings.Join(args, " ")
+			if out, err := kubectl(args...); err != nil {
+				t.Fatalf("%s: `%s`: %v\n%s", section, line, err, out)
+			}
+			neverAlone(t, line)
+		}
+	}
+
+	removed := t.Run("remove_both", func(t *testing.T) {
+		// Dependents too: the Deployments' ReplicaSets and Pods, and the
+		// check Job's Pod, all labelled through the Pod templates.
+		for deadline := time.Now().Add(time.Minute); !dependentsExist(labelled(t, dyn, disc)); time.Sleep(time.Second) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no ReplicaSet and Pod of the installation after a minute: %v", labelled(t, dyn, disc))
+			}
+		}
+		run(t, removeWebhook)
+		if out := must(t, "get", "-f", "syncer.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, rendered["syncer"])) {
+			t.Fatalf("removing snatch-webhook removed objects of cabundle-syncer; left:\n%s", out)
+		}
+		run(t, removeSyncer)
+		run(t, removeComponents)
+		left := waitForNothingLeft(t, dyn, disc)
+		if len(left) > 0 {
+			t.Fatalf("left after the uninstall: %v", left)
+		}
+		if out := must(t, "get", "-f", "all.yaml", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
+			t.Fatalf("objects of the installation left after the uninstall:\n%s", out)
+		}
+		for _, obj := range [][]string{
+			{"-n", "kyma-system", "get", "secret/kim-snatch-certificates", "lease/cabundle-syncer", "job/kim-snatch-check-now", "--ignore-not-found", "-o", "name"},
+			{"get", "namespace/kim-snatch-check", "--ignore-not-found", "-o", "name"},
+		} {
+			if out := must(t, obj...); strings.TrimSpace(out) != "" {
+				t.Fatalf("written by the installation and left after the uninstall:\n%s", out)
+			}
+		}
+	})
+
+	t.Run("remove_the_syncer_alone", func(t *testing.T) {
+		if !removed {
+			t.Skip("installs again what remove_both removed")
+		}
+		must(t, "apply", "--server-side", "-k", "uninstall")
+		writtenByTheInstallation(t, c, must)
+		const bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" // stands in for the syncer's write
+		must(t, "patch", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "--type=json",
+			"-p", `[{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"`+bundle+`"}]`)
+		run(t, removeSyncer)
+		if out := must(t, "get", "-f", "webhook.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, rendered["webhook"])) {
+			t.Fatalf("removing cabundle-syncer removed objects of snatch-webhook; left:\n%s", out)
+		}
+		got := must(t, "get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
+		if got != bundle {
+			t.Fatalf("the caBundle after removing the syncer is %q, want %q as it was", got, bundle)
+		}
+		if out := must(t, "-n", "kyma-system", "get", "secret/kim-snatch-certificates", "-o", "name"); strings.TrimSpace(out) == "" {
+			t.Fatal("removing cabundle-syncer removed the webhook's Secret")
+		}
+	})
+}
+
+// writtenByTheInstallation creates what a running installation writes
+// beside its manifests: the Secret that cert-management issues, the
+// syncer's Lease, and a check Job created from the CronJob.
+func writtenByTheInstallation(t *testing.T, c *framework.Cluster, must func(t *testing.T, args ...string) string) {
+	t.Helper()
+	must(t, "-n", "kyma-system", "create", "secret", "generic", "kim-snatch-certificates",
+		"--from-literal=ca.crt=stand-in", "--from-literal=tls.crt=stand-in", "--from-literal=tls.key=stand-in")
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kyma-system", Name: syncer.DefaultLeaseName},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("cabundle-syncer-0")},
+	}
+	if _, err := c.Clientset.CoordinationV1().Leases("kyma-system").Create(context.Background(), lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "-n", "kyma-system", "create", "job", "--from=cronjob/kim-snatch-check", "kim-snatch-check-now")
+}
+
+// sectionKubectl returns the kubectl commands of text's code blocks, in
+// order, as arguments after "kubectl".
+func sectionKubectl(t *testing.T, text string) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, l := range codeBlocks(text) {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "kubectl ") {
+			continue
+		}
+		words, err := shellWords(l)
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		out = append(out, words[1:])
+	}
+	if len(out) == 0 {
+		t.Fatal("a section of the uninstall has no kubectl command")
+	}
+	return out
+}
+
+// deletedKinds returns the group kinds of the resource list of a
+// `kubectl delete` command.
+func deletedKinds(t *testing.T, mapper *restmapper.DeferredDiscoveryRESTMapper, args []string) map[string]bool {
+	t.Helper()
+	i := slices.Index(args, "delete")
+	if i < 0 || i+1 >= len(args) {
+		t.Fatalf("kubectl %s deletes nothing", strings.Join(args, " "))
+	}
+	kinds := map[string]bool{}
+	for _, r := range strings.Split(args[i+1], ",") {
+		gr := schema.ParseGroupResource(r)
+		gvk, err := mapper.KindFor(gr.WithVersion(""))
+		if err != nil {
+			t.Fatalf("kubectl delete %s: %v", r, err)
+		}
+		kinds[gvk.GroupKind().String()] = true
+	}
+	return kinds
+}
+
+// decodeAll returns the objects of a YAML stream.
+func decodeAll(t *testing.T, stream []byte) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+// kindsOf returns the group kinds of the objects of stream that keep
+// accepts.
+func kindsOf(t *testing.T, stream []byte, keep func(*unstructured.Unstructured) bool) map[string]bool {
+	t.Helper()
+	kinds := map[string]bool{}
+	for _, u := range decodeAll(t, stream) {
+		if keep(u) {
+			kinds[u.GroupVersionKind().GroupKind().String()] = true
+		}
+	}
+	return kinds
+}
+
+func objectID(u *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s %s/%s", u.GroupVersionKind().GroupKind(), u.GetNamespace(), u.GetName())
+}
+
+func objectIDs(t *testing.T, stream []byte) []string {
+	t.Helper()
+	var out []string
+	for _, u := range decodeAll(t, stream) {
+		out = append(out, objectID(u))
+	}
+	return out
+}
+
+// waitForNothingLeft waits until no object of any listable resource
+// carries the label partOf, as garbage collection and the namespace
+// controller finish, and returns what is left after two minutes.
+func waitForNothingLeft(t *testing.T, dyn dynamic.Interface, disc discovery.DiscoveryInterface) []string {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		left = labelled(t, dyn, disc)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// dependentsExist reports whether objects lists a ReplicaSet and a Pod.
+func dependentsExist(objects []string) bool {
+	return slices.ContainsFunc(objects, func(o string) bool { return strings.HasPrefix(o, "ReplicaSet.apps ") }) &&
+		slices.ContainsFunc(objects, func(o string) bool { return strings.HasPrefix(o, "Pod ") })
+}
+
+func labelled(t *testing.T, dyn dynamic.Interface, disc discovery.DiscoveryInterface) []string {
+	t.Helper()
+	lists, err := disc.ServerPreferredResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.APIResources {
+			if !slices.Contains(r.Verbs, "list") {
+				continue
+			}
+			items, err := dyn.Resource(gv.WithResource(r.Name)).List(context.Background(), metav1.ListOptions{LabelSelector: partOf})
+			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("list %s: %v", r.Name, err)
+			}
+			for _, u := range items.Items {
+				left = append(left, objectID(&u))
+			}
+		}
+	}
+	return left
+}
