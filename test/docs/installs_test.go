@@ -116,7 +116,7 @@ func documentedKubectl(t *testing.T) []kubectlCall {
 	var out []kubectlCall
 	for _, d := range installDocuments(t) {
 		for _, l := range append(joinContinued(codeBlocks(d.text)), inlineSpans(d.text)...) {
-			filled := placeholder.ReplaceAllString(l, "placeholder")
+			filled := fillPlaceholders(l)
 			for _, loc := range kubectlWord.FindAllStringIndex(filled, -1) {
 				start := loc[0] + strings.Index(filled[loc[0]:loc[1]], "kubectl") + len("kubectl")
 				out = append(out, kubectlCall{doc: d.path, line: strings.TrimSpace(l), args: commandWords(filled[start:])})

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // kubectlCommand is one documented kubectl command line.
@@ -23,6 +19,12 @@ type kubectlCommand struct {
 }
 
 var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
+
+// fillPlaceholders fills the placeholders of a documented command line
+// with a word, so that it parses and names an object.
+func fillPlaceholders(line string) string {
+	return placeholder.ReplaceAllString(line, "placeholder")
+}
 
 // migrationGuide's commands are not dry-run here: they change the cluster
 // step by step, and TestMigrationUnderLoad in test/e2e/migration runs them
@@ -46,7 +48,7 @@ func kubectlCommands(t *testing.T) []kubectlCommand {
 				continue
 			}
 			cmd, _, _ := strings.Cut(l, " | ")
-			args, err := shellWords(placeholder.ReplaceAllString(cmd, "placeholder"))
+			args, err := shellWords(fillPlaceholders(cmd))
 			if err != nil {
 				t.Errorf("%s: %q: %v", d.path, l, err)
 				continue
@@ -146,37 +148,13 @@ func TestKubectlCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
 	}
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := repoRoot(t)
 	// What the apply commands name: the release files, rendered by
 	// hack/release.sh --manifests, beside a copy of deploy/.
 	w := newWorkspace(t)
-	c := framework.New(t, framework.Options{})
+	s := startAPIServer(t)
 	dir := root
-	run := func(args ...string) (string, string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
-		cmd.Dir = dir
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
-	setup := [][]string{
-		{"apply", "--server-side", "-f", filepath.Join("test", "manifests", "testdata", "crds")},
-		{"wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"},
-		{"create", "namespace", "kyma-system"},
-		{"apply", "--server-side", "-k", "deploy/default"},
-	}
-	for _, args := range setup {
-		if _, stderr, err := run(args...); err != nil {
-			t.Fatalf("kubectl %s: %v: %s", strings.Join(args, " "), err, stderr)
-		}
-	}
+	run := func(args ...string) (string, string, error) { return s.run(dir, args...) }
 
 	for _, cmd := range kubectlCommands(t) {
 		t.Run(cmd.doc+"/"+cmd.line, func(t *testing.T) {
