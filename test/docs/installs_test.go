@@ -86,7 +86,7 @@ func TestDocumentedCommandsApplyReleasedImages(t *testing.T) {
 		len(calls), named, applied, sortedKeys(deployed))
 	for _, d := range installDocuments(t) {
 		for _, u := range releaseLinks.FindAllString(d.text, -1) {
-			if _, err := w.provide(u); err != nil {
+			if _, err := w.provide(fillPlaceholders(u)); err != nil {
 				t.Errorf("%s downloads %s: %v", d.path, u, err)
 			}
 		}

@@ -20,9 +20,24 @@ type kubectlCommand struct {
 
 var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
 
-// fillPlaceholders fills the placeholders of a documented command line
-// with a word, so that it parses and names an object.
+// versionVariable is a release version that the documents set once, at the
+// top of a sequence, and their commands then use; documentedVersion stands
+// in for it, a version that hack/release.sh --manifests renders.
+var versionVariable = regexp.MustCompile(`\$(?:WEBHOOK_VERSION|SYNCER_VERSION)\b|\$\{(?:WEBHOOK_VERSION|SYNCER_VERSION)\}`)
+
+const documentedVersion = "v0.1.0"
+
+// yourOverlay is the operator's own overlay in the documents, and
+// exampleOverlay the overlay of the repository that stands in for it.
+const yourOverlay, exampleOverlay = "<your-overlay>", "deploy/examples/overlay"
+
+// fillPlaceholders fills the placeholders of a documented command line so
+// that it parses and names what it would in an installation: the release
+// versions with documentedVersion, the operator's overlay with the example
+// overlay, and every other <placeholder> with a word.
 func fillPlaceholders(line string) string {
+	line = versionVariable.ReplaceAllString(line, documentedVersion)
+	line = strings.ReplaceAll(line, yourOverlay, exampleOverlay)
 	return placeholder.ReplaceAllString(line, "placeholder")
 }
 
