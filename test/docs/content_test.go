@@ -86,11 +86,22 @@ var alertName = regexp.MustCompile(`\bKimSnatch[A-Za-z]+\b`)
 // deployedAlerts returns the alert names of deploy/*/prometheusrule.yaml.
 func deployedAlerts(t *testing.T) map[string]bool {
 	t.Helper()
+	alerts := map[string]bool{}
+	for a := range alertRunbookURLs(t) {
+		alerts[a] = true
+	}
+	return alerts
+}
+
+// alertRunbookURLs returns the runbook_url annotation of each alert of
+// deploy/*/prometheusrule.yaml, by alert name.
+func alertRunbookURLs(t *testing.T) map[string]string {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no deploy/*/prometheusrule.yaml: %v", err)
 	}
-	alerts := map[string]bool{}
+	alerts := map[string]string{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -100,7 +111,8 @@ func deployedAlerts(t *testing.T) map[string]bool {
 			Spec struct {
 				Groups []struct {
 					Rules []struct {
-						Alert string `json:"alert"`
+						Alert       string            `json:"alert"`
+						Annotations map[string]string `json:"annotations"`
 					} `json:"rules"`
 				} `json:"groups"`
 			} `json:"spec"`
@@ -111,7 +123,7 @@ func deployedAlerts(t *testing.T) map[string]bool {
 		for _, g := range pr.Spec.Groups {
 			for _, r := range g.Rules {
 				if r.Alert != "" {
-					alerts[r.Alert] = true
+					alerts[r.Alert] = r.Annotations["runbook_url"]
 				}
 			}
 		}
