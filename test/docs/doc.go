@@ -11,5 +11,8 @@
 // deploy/, the others with --help or a server-side dry run. What each
 // documented apply names is rendered, a release's files as
 // `hack/release.sh --manifests` writes them, and every image it runs must
-// be a released one (installs_test.go).
+// be a released one (installs_test.go), and no command pins a release
+// version (versions_test.go). Each alert's runbook gives a command that
+// confirms it, which the check Job's read-only identity may run, and one
+// that fixes it (runbooks_test.go).
 package docs
