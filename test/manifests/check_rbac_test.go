@@ -106,6 +106,11 @@ func TestCheckIdentityRBAC(t *testing.T) {
 		{name: "delete_the_network_policy", attrs: authorizationv1.ResourceAttributes{Group: "networking.k8s.io", Namespace: checkNamespace, Verb: "delete", Resource: "networkpolicies", Name: "kim-snatch-check-deny-all"}},
 		{name: "label_the_check_namespace", attrs: core("", "patch", "namespaces", checkNamespace)},
 		{name: "bind_roles_in_the_check_namespace", attrs: authorizationv1.ResourceAttributes{Group: "rbac.authorization.k8s.io", Namespace: checkNamespace, Verb: "create", Resource: "rolebindings"}},
+		// syncer-lease asks whether the leader may patch the MWC; a review
+		// only answers questions, it reads and writes nothing.
+		{name: "create_subjectaccessreviews", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Verb: "create", Resource: "subjectaccessreviews"}, want: true},
+		{name: "create_tokenreviews", attrs: authorizationv1.ResourceAttributes{Group: "authentication.k8s.io", Verb: "create", Resource: "tokenreviews"}},
+		{name: "patch_the_webhook_configuration", attrs: mwc("patch", webhookConfiguration)},
 		{name: "create_service_account_tokens", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "cabundle-syncer"}},
 	}
 	for _, tt := range tests {
