@@ -194,6 +194,7 @@ func TestCheckCommand(t *testing.T) {
 			in := checktest.Healthy(t, ns, checktest.WebhookConfiguration, now)
 			cs := fake.NewClientset(in.Objects()...)
 			checktest.Admit(cs)
+			in.Authorize(cs)
 			if tt.breakIt != nil {
 				tt.breakIt(t, cs)
 			}

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -68,6 +70,20 @@ func TestAccessDeniedSkipsAgainstARealAPIServer(t *testing.T) {
 			rules: reads("secrets", "mutatingwebhookconfigurations", "leases"),
 			skips: append([]string{check.IDSyncerLease, check.IDCASecret, check.IDWebhookConfiguration, check.IDAdmission}, needMWC...),
 		},
+		{
+			// Every read, but no SubjectAccessReview: whether the leader may
+			// patch the MWC was not asked, so syncer-lease is not seen.
+			name:  "subjectaccessreview_denied_skips_the_lease",
+			rules: reads(),
+			skips: []string{check.IDSyncerLease, check.IDAdmission},
+		},
+		{
+			name: "subjectaccessreview_allowed_passes_the_lease",
+			rules: append(reads(), rbacv1.PolicyRule{
+				APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"},
+			}),
+			skips: []string{check.IDAdmission},
+		},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,4 +124,18 @@ func grant(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.Po
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	}, metav1.CreateOptions{})
 	must(t, err)
+	// The authorizer learns of new RBAC objects from its informers: wait
+	// until it grants each rule, so that a case never runs before its grant.
+	for _, r := range rules {
+		attrs := &authorizationv1.ResourceAttributes{Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: r.Resources[0]}
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs},
+			}, metav1.CreateOptions{})
+			return err == nil && sar.Status.Allowed, nil
+		})
+		if err != nil {
+			t.Fatalf("the authorizer never granted %s %+v: %v", user, attrs, err)
+		}
+	}
 }

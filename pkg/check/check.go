@@ -92,7 +92,7 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	}
 	// The dry run goes first: it is the one item that waits on the
 	// webhook, and it must see the endpoints as the reads below do.
-	admission := checkAdmission(ctx, client, cfg, mwc)
+	admission := checkAdmission(ctx, client, cfg, mwc, mwcErr)
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
 	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,29 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDSyncerLease: {"no renewTime"}},
 		},
 		{
+			name:        "syncer_may_patch_the_webhook_configuration",
+			wantMessage: map[string][]string{check.IDSyncerLease: {"its ServiceAccount system:serviceaccount:kyma-system:cabundle-syncer may patch MutatingWebhookConfiguration kim-snatch-mutating-webhook-configuration"}},
+		},
+		{
+			name:        "syncer_without_its_binding_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.SyncerBinding = nil },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"may not patch MutatingWebhookConfiguration kim-snatch-mutating-webhook-configuration", "next CA rotation"}},
+		},
+		{
+			// A Pod that names no ServiceAccount runs as default.
+			name:        "syncer_pod_without_a_service_account_is_asked_for_default",
+			mutate:      func(_ *testing.T, in *checktest.Install) { in.SyncerPod.Spec.ServiceAccountName = "" },
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusFail},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"its ServiceAccount system:serviceaccount:kyma-system:default may not patch"}},
+		},
+		{
+			name:        "subjectaccessreview_forbidden_skips",
+			react:       deny("create", "subjectaccessreviews", forbidden("subjectaccessreviews")),
+			want:        map[string]check.Status{check.IDSyncerLease: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDSyncerLease: {"held by", "these credentials may not create SubjectAccessReviews"}},
+		},
+		{
 			name:        "holder_pod_missing_warns",
 			mutate:      func(_ *testing.T, in *checktest.Install) { in.Lease.Spec.HolderIdentity = ptr.To("laptop_0f6c") },
 			want:        map[string]check.Status{check.IDSyncerLease: check.StatusWarn},
@@ -182,8 +206,13 @@ func TestRun(t *testing.T) {
 			want: map[string]check.Status{
 				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip, check.IDNamespace: check.StatusSkip,
 				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+				// The API server calls no entry of ours, so another webhook added the term.
+				check.IDAdmission: check.StatusFail,
 			},
-			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"kim-snatch-mutating-webhook-configuration not found"}},
+			wantMessage: map[string][]string{
+				check.IDWebhookConfiguration: {"kim-snatch-mutating-webhook-configuration not found"},
+				check.IDAdmission:            {"does not exist: another webhook added it"},
+			},
 		},
 		{
 			name: "failure_policy_fail_fails_naming_the_entry",
@@ -306,8 +335,12 @@ func TestRun(t *testing.T) {
 			want: map[string]check.Status{
 				check.IDWebhookConfiguration: check.StatusSkip, check.IDCABundle: check.StatusSkip,
 				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+				check.IDAdmission: check.StatusSkip,
 			},
-			wantMessage: map[string][]string{check.IDWebhookConfiguration: {"these credentials may not get MutatingWebhookConfiguration " + checktest.WebhookConfiguration}},
+			wantMessage: map[string][]string{
+				check.IDWebhookConfiguration: {"these credentials may not get MutatingWebhookConfiguration " + checktest.WebhookConfiguration},
+				check.IDAdmission:            {"whose term it is was not seen"},
+			},
 		},
 		{
 			name:        "lease_forbidden_skips",
@@ -359,6 +392,7 @@ func TestRun(t *testing.T) {
 					p.Spec.Containers[0].Args = []string{"--cert-dir=/certs", "--worker-pool=cpu-worker-9"}
 				}
 			},
+			react:       admitTerms(poolTerm("cpu-worker-9", 10)),
 			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
 			wantMessage: map[string][]string{check.IDKymaPool: {"pool=cpu-worker-9", "from Pod snatch-webhook-", "pools present: cpu-worker-0 (2)"}},
 		},
@@ -370,6 +404,7 @@ func TestRun(t *testing.T) {
 					p.Spec.Containers[0].Args = []string{"--cert-dir", "/certs", "--worker-pool", "cpu-worker-9"}
 				}
 			},
+			react:       admitTerms(poolTerm("cpu-worker-9", 10)),
 			want:        map[string]check.Status{check.IDKymaPool: check.StatusFail},
 			wantMessage: map[string][]string{check.IDKymaPool: {"pool=cpu-worker-9", "from Pod snatch-webhook-", "pools present: cpu-worker-0 (2)"}},
 		},
@@ -381,6 +416,23 @@ func TestRun(t *testing.T) {
 			},
 			want:        map[string]check.Status{check.IDKymaPool: check.StatusWarn},
 			wantMessage: map[string][]string{check.IDKymaPool: {"2 Nodes, 0 Ready and schedulable"}},
+		},
+		{
+			name: "kyma_pool_tainted_nodes_are_not_room",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.Nodes[0].Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+				in.Nodes[1].Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
+			},
+			wantMessage: map[string][]string{check.IDKymaPool: {"2 Nodes, 1 Ready and schedulable; 1 Ready but tainted, not room for Kyma Pods: cpu-worker-0-1 (dedicated=gpu:NoSchedule)"}},
+		},
+		{
+			name: "kyma_pool_with_every_node_tainted_warns",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.Nodes[0].Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+				in.Nodes[1].Spec.Taints = []corev1.Taint{{Key: "draining", Effect: corev1.TaintEffectNoExecute}}
+			},
+			want:        map[string]check.Status{check.IDKymaPool: check.StatusWarn},
+			wantMessage: map[string][]string{check.IDKymaPool: {"2 Nodes, 0 Ready and schedulable; 2 Ready but tainted", "cpu-worker-0-2 (draining:NoExecute)"}},
 		},
 		{
 			name: "kyma_pool_nodes_forbidden_skips",
@@ -429,8 +481,9 @@ func TestRun(t *testing.T) {
 			want: map[string]check.Status{
 				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip,
 				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
+				check.IDAdmission: check.StatusSkip,
 			},
-			wantMessage: map[string][]string{check.IDCABundle: {"could not be read"}},
+			wantMessage: map[string][]string{check.IDCABundle: {"could not be read"}, check.IDAdmission: {"to tell whose term it is"}},
 		},
 		{
 			name:   "webhook_service_missing_fails",
@@ -546,6 +599,47 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDAdmission: {"came back without the term on worker.gardener.cloud/pool", "could not call the webhook"}},
 		},
 		{
+			name:        "admission_term_of_another_weight_passes",
+			react:       admitTerms(poolTerm(affinity.DefaultWorkerPool, 42)),
+			wantMessage: map[string][]string{check.IDAdmission: {"the webhook's term worker.gardener.cloud/pool In [cpu-worker-0] (weight 42)", "pool the default"}},
+		},
+		{
+			// The webhook Pods run with --worker-pool=cpu-worker-0 as deploy/
+			// ships; a term for another pool is not the webhook's.
+			name:        "admission_term_for_another_pool_fails",
+			react:       admitTerms(poolTerm("customer-pool", 10)),
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"with worker.gardener.cloud/pool In [customer-pool] (weight 10), not the webhook's term worker.gardener.cloud/pool In [cpu-worker-0]"}},
+		},
+		{
+			name:        "admission_two_terms_on_the_key_fail",
+			react:       admitTerms(poolTerm(affinity.DefaultWorkerPool, 10), poolTerm(affinity.DefaultWorkerPool, 10)),
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"2 preferred terms on worker.gardener.cloud/pool", "more than one webhook"}},
+		},
+		{
+			name: "admission_term_with_another_expression_fails",
+			react: func() func(*fake.Clientset) {
+				t := poolTerm(affinity.DefaultWorkerPool, 10)
+				t.Preference.MatchExpressions = append(t.Preference.MatchExpressions, corev1.NodeSelectorRequirement{Key: "disk", Operator: corev1.NodeSelectorOpExists})
+				return admitTerms(t)
+			}(),
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"disk Exists []", "not the webhook's term"}},
+		},
+		{
+			// Migration steps 2 to 5: the MWC's one entry still calls the old
+			// kim-snatch, whose term has the webhook's shape.
+			name: "admission_term_while_no_entry_calls_the_webhook_fails",
+			mutate: func(_ *testing.T, in *checktest.Install) {
+				in.MWC.Webhooks[0].Name = "mpod-v1.kb.io"
+				in.MWC.Webhooks[0].ClientConfig.Service.Name = "kim-snatch-webhook-service"
+			},
+			want: map[string]check.Status{check.IDAdmission: check.StatusFail, check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDAdmission: {
+				"no entry of MutatingWebhookConfiguration kim-snatch-mutating-webhook-configuration calls Service kyma-system/snatch-webhook", "another webhook added it"}},
+		},
+		{
 			name: "admission_forbidden_skips",
 			react: func(cs *fake.Clientset) {
 				cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -554,6 +648,12 @@ func TestRun(t *testing.T) {
 			},
 			want:        map[string]check.Status{check.IDAdmission: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDAdmission: {"these credentials may not create Pods in kyma-system"}},
+		},
+		{
+			name:        "admission_namespace_missing_fails",
+			react:       deny("create", "pods", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, testNamespace)),
+			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
+			wantMessage: map[string][]string{check.IDAdmission: {"where the dry run goes, not found"}},
 		},
 		{
 			name: "admission_refused_by_quota_fails",
@@ -576,6 +676,8 @@ func TestRun(t *testing.T) {
 			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"these credentials may not get Services and list EndpointSlices in kyma-system"}},
 		},
 	}
+	// failed collects the remediation of every FAIL the cases render.
+	failed := map[string][]string{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := checktest.Healthy(t, testNamespace, checktest.WebhookConfiguration, now)
@@ -585,6 +687,7 @@ func TestRun(t *testing.T) {
 			}
 			cs := fake.NewClientset(append(in.Objects(), tt.extra...)...)
 			checktest.Admit(cs)
+			in.Authorize(cs)
 			if tt.react != nil {
 				tt.react(cs)
 			}
@@ -599,6 +702,9 @@ func TestRun(t *testing.T) {
 			}
 			assertReport(t, report, ids, tt.want)
 			for _, r := range report.Checks {
+				if r.Status == check.StatusFail {
+					failed[r.ID] = append(failed[r.ID], r.Remediation)
+				}
 				for _, w := range tt.wantMessage[r.ID] {
 					if !strings.Contains(r.Message, w) {
 						t.Errorf("%s: message %q\nwant it to contain %q", r.ID, r.Message, w)
@@ -607,7 +713,21 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+	// assertReport holds every remediation to the rule; this makes sure
+	// that every item's FAIL was rendered and so held to it.
+	t.Run("every_item_fails_in_some_case", func(t *testing.T) {
+		for _, id := range append(allIDs[:len(allIDs):len(allIDs)], check.IDNamespace) {
+			if len(failed[id]) == 0 {
+				t.Errorf("no case makes %s FAIL, so its advice is not checked", id)
+			}
+		}
+	})
 }
+
+// appliesTheBases matches advice that applies the bases of deploy/, such as
+// kubectl apply -k deploy/webhook: their image is a placeholder that no
+// registry holds, so following it turns an outage into ImagePullBackOff.
+var appliesTheBases = regexp.MustCompile(`apply\b[^;.]*\s-(k|f|-kustomize|-filename)(\s+|=)deploy/`)
 
 // assertReport checks the order of the results, that the checks in want
 // have that status and every other one passes, the rules for messages and
@@ -649,6 +769,9 @@ func assertReport(t *testing.T, report check.Report, ids []string, want map[stri
 		}
 		if strings.Contains(r.Remediation, "\n") {
 			t.Errorf("%s: remediation %q spans lines", r.ID, r.Remediation)
+		}
+		if appliesTheBases.MatchString(r.Remediation) || strings.Contains(r.Remediation, "apply -k deploy/") {
+			t.Errorf("%s %s: remediation %q applies the bases of deploy/; advise applying the installed release again", r.ID, r.Status, r.Remediation)
 		}
 	}
 	if report.Status != wantOverall {
@@ -710,4 +833,23 @@ func deny(verb, resource string, err error) func(*fake.Clientset) {
 // forbidden is the API server's 403 for resource.
 func forbidden(resource string) error {
 	return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("no RBAC"))
+}
+
+// poolTerm is a preferred term on the pool key for pool, with weight.
+func poolTerm(pool string, weight int32) corev1.PreferredSchedulingTerm {
+	p := affinity.DefaultPolicy()
+	p.WorkerPool, p.Weight = pool, weight
+	return p.Term()
+}
+
+// admitTerms makes the fake API server answer a Pod create with terms, as
+// the webhooks in its way would have added them.
+func admitTerms(terms ...corev1.PreferredSchedulingTerm) func(*fake.Clientset) {
+	return func(cs *fake.Clientset) {
+		cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}}
+			return true, p, nil
+		})
+	}
 }

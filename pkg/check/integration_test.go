@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"cmp"
 	"context"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -69,6 +71,8 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 		breakIt func(t *testing.T)
 		restore func(t *testing.T)
 		fails   string
+		// status is the status of fails; FAIL when empty.
+		status check.Status
 		// skips are the checks that depend on what was broken.
 		skips []string
 	}{
@@ -162,17 +166,41 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 			},
 			fails: check.IDSyncerLease,
 		},
+		{
+			// RBAC decides: the API server's authorizer answers the
+			// SubjectAccessReview for the leader's ServiceAccount.
+			name: "unbind_the_syncers_role",
+			breakIt: func(t *testing.T) {
+				must(t, cs.RbacV1().ClusterRoleBindings().Delete(ctx, in.SyncerBinding.Name, metav1.DeleteOptions{}))
+				waitSyncerMayPatch(t, cs, in, false)
+			},
+			restore: func(t *testing.T) {
+				_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, in.SyncerBinding.DeepCopy(), metav1.CreateOptions{})
+				must(t, err)
+				waitSyncerMayPatch(t, cs, in, true)
+			},
+			fails: check.IDSyncerLease,
+		},
+		{
+			name: "taint_every_pool_node",
+			breakIt: func(t *testing.T) {
+				setPoolTaints(t, cs, []corev1.Taint{{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}})
+			},
+			restore: func(t *testing.T) { setPoolTaints(t, cs, nil) },
+			fails:   check.IDKymaPool,
+			status:  check.StatusWarn,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.breakIt(t)
-			want := map[string]check.Status{tt.fails: check.StatusFail, check.IDAdmission: check.StatusFail}
+			want := map[string]check.Status{tt.fails: cmp.Or(tt.status, check.StatusFail), check.IDAdmission: check.StatusFail}
 			for _, id := range tt.skips {
 				want[id] = check.StatusSkip
 			}
 			broken := run(t)
 			assertReport(t, broken, ids, want)
-			if broken.ExitCode() != check.ExitFail {
+			if broken.ExitCode() != check.ExitFail { // admission fails throughout
 				t.Errorf("exit code %d, want %d", broken.ExitCode(), check.ExitFail)
 			}
 			for _, r := range broken.Checks {
@@ -238,4 +266,31 @@ func setPodStatus(t *testing.T, cs kubernetes.Interface, want *corev1.Pod) {
 	p.Status = *want.Status.DeepCopy()
 	_, err = cs.CoreV1().Pods(itNamespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	must(t, err)
+}
+
+// setPoolTaints gives every Node of the Kyma pool taints, as a pool that
+// an operator dedicated to something else has.
+func setPoolTaints(t *testing.T, cs kubernetes.Interface, taints []corev1.Taint) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: affinity.DefaultPoolLabelKey + "=" + affinity.DefaultWorkerPool})
+	must(t, err)
+	if len(nodes.Items) == 0 {
+		t.Fatal("no Node in the Kyma pool")
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		n.Spec.Taints = taints
+		_, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		must(t, err)
+	}
+}
+
+// waitSyncerMayPatch waits until the authorizer answers want for the
+// syncer's patch of the MWC.
+func waitSyncerMayPatch(t *testing.T, cs kubernetes.Interface, in *checktest.Install, want bool) {
+	t.Helper()
+	if err := in.WaitAuthorized(context.Background(), cs, want); err != nil {
+		t.Fatal(err)
+	}
 }

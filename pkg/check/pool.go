@@ -23,13 +23,18 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 		return res
 	}
 	var members []*corev1.Node
+	var tainted []string
 	pools, usable := map[string]int{}, 0
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		pools[n.Labels[cfg.PoolLabelKey]]++
 		if n.Labels[cfg.PoolLabelKey] == pool {
 			members = append(members, n)
-			if schedulable(n) {
+			switch t := barringTaint(n); {
+			case !schedulable(n):
+			case t != nil:
+				tainted = append(tainted, n.Name+" ("+t.ToString()+")")
+			default:
 				usable++
 			}
 		}
@@ -47,10 +52,14 @@ func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config)
 			"Set the webhook's --worker-pool to the Kyma pool's name (kubectl get nodes -L "+cfg.PoolLabelKey+
 				"), or add the Kyma worker pool to the Shoot. Until then the term matches no node.")
 	}
-	msg := fmt.Sprintf("pool %s (%s): %d Nodes, %d Ready and schedulable; %s",
-		pool, from, len(members), usable, poolRoom(ctx, client, members))
+	slices.Sort(tainted)
+	msg := fmt.Sprintf("pool %s (%s): %d Nodes, %d Ready and schedulable", pool, from, len(members), usable)
+	if len(tainted) > 0 {
+		msg += fmt.Sprintf("; %d Ready but tainted, not room for Kyma Pods: %s", len(tainted), listNames(tainted))
+	}
+	msg += "; " + poolRoom(ctx, client, members)
 	if usable == 0 {
-		return warn(IDKymaPool, msg, "No Node of the Kyma pool takes Pods: check them with kubectl describe nodes -l "+cfg.PoolLabelKey+"="+pool+" (NotReady, cordoned).")
+		return warn(IDKymaPool, msg, "No Node of the Kyma pool takes Pods: check them with kubectl describe nodes -l "+cfg.PoolLabelKey+"="+pool+" (NotReady, cordoned, or tainted NoSchedule or NoExecute).")
 	}
 	return pass(IDKymaPool, msg)
 }
@@ -113,6 +122,22 @@ func addResources(sum, add corev1.ResourceList) {
 		v.Add(q)
 		sum[name] = v
 	}
+}
+
+// barringTaint returns n's first NoSchedule or NoExecute taint, or nil.
+// The rule is simple on purpose, without the tolerations of any one Pod:
+// Kyma's module Pods do not, as a rule, tolerate such taints (the
+// tolerations the API server adds to every Pod are for not-ready and
+// unreachable Nodes, which are not Ready anyway), so a Node that has one
+// is no room for them. A PreferNoSchedule taint still takes them.
+func barringTaint(n *corev1.Node) *corev1.Taint {
+	i := slices.IndexFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	})
+	if i < 0 {
+		return nil
+	}
+	return &n.Spec.Taints[i]
 }
 
 // schedulable reports whether n is Ready and not cordoned.

@@ -7,9 +7,12 @@ import (
 	"slices"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
@@ -26,7 +29,7 @@ func checkWebhookPods(ctx context.Context, client kubernetes.Interface, cfg Conf
 	}
 	if len(list.Items) == 0 {
 		return fail(IDWebhookPods, fmt.Sprintf("no Pods match %s in namespace %s; Pods in Kyma namespaces are created without the affinity", cfg.WebhookSelector, cfg.Namespace),
-			fmt.Sprintf("Deploy the webhook (kubectl apply -k deploy/webhook) and check the Deployment: kubectl -n %s get deployment,replicaset -l %s; or fix --webhook-selector.", cfg.Namespace, cfg.WebhookSelector))
+			fmt.Sprintf("Check the Deployment: kubectl -n %s get deployment,replicaset -l %s; if it is gone, %s; or fix --webhook-selector.", cfg.Namespace, cfg.WebhookSelector, reinstall("snatch-webhook")))
 	}
 	var ready, notReady []string
 	for i := range list.Items {
@@ -85,7 +88,7 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	switch {
 	case apierrors.IsNotFound(err):
 		return fail(IDSyncerLease, what+" not found: no cabundle-syncer has ever led, so nothing keeps the caBundle in step with the CA",
-			fmt.Sprintf("Deploy the syncer (kubectl apply -k deploy/syncer), check --leader-election-namespace/--leader-election-id, and look at its Pods: %s.", syncerPods))
+			fmt.Sprintf("Look at the syncer's Pods: %s; if they are gone, %s; or fix --leader-election-namespace/--leader-election-id.", syncerPods, reinstall("cabundle-syncer")))
 	case err != nil:
 		res, _ := unreadable(IDSyncerLease, fmt.Sprintf("get Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID), what, err)
 		return res
@@ -113,7 +116,7 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	switch {
 	case apierrors.IsNotFound(err):
 		return warn(IDSyncerLease, fmt.Sprintf("%s, but Pod %s/%s does not exist; the leader runs elsewhere", live, cfg.Namespace, podName),
-			fmt.Sprintf("Find the process that holds the Lease as %s; a syncer in this cluster sets POD_NAME (deploy/syncer) and runs in --namespace %s.", holder, cfg.Namespace))
+			fmt.Sprintf("Find the process that holds the Lease as %s; a syncer in this cluster sets POD_NAME (its Deployment does) and runs in --namespace %s.", holder, cfg.Namespace))
 	case denied(err):
 		// The Lease shows a leader renewing its term, but whether its Pod
 		// runs was not seen; see notPermitted.
@@ -122,13 +125,58 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 			permittedRemediation(op))
 	case err != nil:
 		return readFailure(IDSyncerLease, fmt.Sprintf("Pod %s/%s, the holder of %s", cfg.Namespace, podName, what), err)
-	case podPhase(pod) != corev1.PodRunning || pod.DeletionTimestamp != nil:
+	}
+	if res, ok := checkSyncerMayPatch(ctx, client, cfg, pod, live); !ok {
+		return res
+	}
+	may := fmt.Sprintf("%s; its ServiceAccount %s may patch MutatingWebhookConfiguration %s", live, syncerUser(pod), cfg.WebhookConfiguration)
+	if podPhase(pod) != corev1.PodRunning || pod.DeletionTimestamp != nil {
 		state := string(podPhase(pod))
 		if pod.DeletionTimestamp != nil {
 			state += ", terminating"
 		}
-		return warn(IDSyncerLease, fmt.Sprintf("%s, but its Pod %s/%s is %s", live, cfg.Namespace, podName, state),
+		return warn(IDSyncerLease, fmt.Sprintf("%s, but its Pod %s/%s is %s", may, cfg.Namespace, podName, state),
 			fmt.Sprintf("A standby takes over once the Lease expires; if none does, check the syncer replicas: kubectl -n %s describe pod %s.", cfg.Namespace, podName))
 	}
-	return pass(IDSyncerLease, fmt.Sprintf("%s; Pod %s/%s is Running", live, cfg.Namespace, podName))
+	return pass(IDSyncerLease, fmt.Sprintf("%s; Pod %s/%s is Running", may, cfg.Namespace, podName))
+}
+
+// checkSyncerMayPatch asks the API server's authorizer whether the leader's
+// ServiceAccount may patch the MWC, the one write of the syncer. It writes
+// only when the CA changes, so a lost binding or a narrowed role shows
+// nowhere else until the next rotation, whose caBundle then never arrives
+// and the API server stops trusting the webhook. It returns false with the
+// item's result when the answer is not yes.
+func checkSyncerMayPatch(ctx context.Context, client kubernetes.Interface, cfg Config, pod *corev1.Pod, live string) (Result, bool) {
+	user := syncerUser(pod)
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   user,
+		Groups: serviceaccount.MakeGroupNames(pod.Namespace),
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: "patch", Group: admissionregistrationv1.GroupName, Version: "v1",
+			Resource: "mutatingwebhookconfigurations", Name: cfg.WebhookConfiguration,
+		},
+	}}
+	what := fmt.Sprintf("may %s patch MutatingWebhookConfiguration %s", user, cfg.WebhookConfiguration)
+	got, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	switch {
+	case denied(err):
+		op := "create SubjectAccessReviews"
+		return result(IDSyncerLease, StatusSkip, fmt.Sprintf("%s; whether its ServiceAccount may patch the MWC was not asked: these credentials may not %s: %v", live, op, err),
+			permittedRemediation(op)), false
+	case err != nil:
+		return fail(IDSyncerLease, fmt.Sprintf("%s; could not ask the API server %s: %v", live, what, err),
+			"Check the connection to the API server and rerun check."), false
+	case !got.Status.Allowed:
+		return fail(IDSyncerLease, fmt.Sprintf("%s, but its ServiceAccount %s may not patch MutatingWebhookConfiguration %s (%s): the next CA rotation never reaches the caBundle, and the API server then stops trusting the webhook",
+			live, user, cfg.WebhookConfiguration, cmp.Or(got.Status.Reason, got.Status.EvaluationError, "no rule allows it")),
+			"Restore the syncer's RBAC, the ClusterRole and ClusterRoleBinding cabundle-syncer: "+reinstall("cabundle-syncer")+"; kubectl auth can-i patch mutatingwebhookconfigurations/"+cfg.WebhookConfiguration+" --as="+user+" then answers yes."), false
+	}
+	return Result{}, true
+}
+
+// syncerUser is the user name of the Pod's ServiceAccount; a Pod that names
+// none runs as default, which the API server fills in on create.
+func syncerUser(p *corev1.Pod) string {
+	return serviceaccount.MakeUsername(p.Namespace, cmp.Or(p.Spec.ServiceAccountName, "default"))
 }

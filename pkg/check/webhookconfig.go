@@ -22,11 +22,23 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
+// reinstall is check's one advice for putting back what an installation
+// shipped: apply again, server-side, what installed it, the release's
+// install.yaml or the operator's overlay of it, as docs/operations.md
+// ("Install") installs. It names no file of a checkout, since check runs
+// from the CronJob and the kubectl plugin, and never the bases in deploy/:
+// their image is a placeholder that no registry holds, so applying them
+// replaces a working Deployment with one that cannot pull its image.
+func reinstall(binary string) string {
+	return fmt.Sprintf("apply the %[1]s release you installed again, server-side: kubectl apply --server-side -f install.yaml of the GitHub release %[1]s/<version> you run, "+
+		"or kubectl apply --server-side -k <your overlay> if one installed it (docs/operations.md, \"Install\"); add --force-conflicts to take back fields changed by hand", binary)
+}
+
 // checkWebhookConfiguration checks what decides whether the API server calls
 // the webhook for a Kyma Pod, and what a failed call does; not the caBundle.
 func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, err error) Result {
 	what := "MutatingWebhookConfiguration " + cfg.WebhookConfiguration
-	apply := "Apply the webhook's manifests again (kubectl apply -k deploy/webhook); the syncer never creates or edits anything but the caBundle"
+	apply := "The syncer never creates or edits anything but the caBundle: " + reinstall("snatch-webhook")
 	switch {
 	case apierrors.IsNotFound(err):
 		return fail(IDWebhookConfiguration, what+" not found; the API server calls no webhook for Pods", apply+"; or fix --webhook-configuration.")
@@ -47,7 +59,7 @@ func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutating
 		}
 	}
 	if len(wrong) > 0 {
-		return fail(IDWebhookConfiguration, what+": "+strings.Join(wrong, "; "), apply+", or compare with deploy/webhook/mutatingwebhookconfiguration.yaml.")
+		return fail(IDWebhookConfiguration, what+": "+strings.Join(wrong, "; "), apply+", or compare the MWC with the one in that install.yaml.")
 	}
 	count := fmt.Sprintf("%d entries", len(mwc.Webhooks))
 	if len(mwc.Webhooks) == 1 {
@@ -226,11 +238,11 @@ func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebh
 	switch {
 	case len(broken) > 0:
 		return fail(IDWebhookEndpoints, strings.Join(broken, "; "),
-			"The API server admits these Pods without the term: apply deploy/webhook again (kubectl apply -k deploy/webhook) to restore the Service and the entries, "+
+			"The API server admits these Pods without the term: to restore the Service and the entries, "+reinstall("snatch-webhook")+"; "+
 				"and see \"Webhook unreachable\" in docs/troubleshooting.md for endpoints that are not ready.")
 	case !slices.ContainsFunc(targets, func(t entryTarget) bool { return t.ours }):
 		return fail(IDWebhookEndpoints, fmt.Sprintf("no entry of %s calls Service %s/%s", cfg.WebhookConfiguration, cfg.Namespace, cfg.WebhookService),
-			"Apply deploy/webhook again (kubectl apply -k deploy/webhook), or fix --webhook-service.")
+			reinstall("snatch-webhook")+"; or fix --webhook-service.")
 	case len(foreign) > 0:
 		return warn(IDWebhookEndpoints, fmt.Sprintf("%s; entries of another system: %s", strings.Join(fine, "; "), strings.Join(foreign, "; ")),
 			"Remove the other entries, such as an earlier installation's: kubectl edit mutatingwebhookconfiguration "+cfg.WebhookConfiguration+" (docs/migration.md).")
@@ -277,5 +289,5 @@ func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config
 		excluding = []string{"there are no webhook entries"}
 	}
 	return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s: excluded by %s", name, kyma, strings.Join(excluding, ", ")),
-		"The namespace is excluded on purpose (kube-system) or the selector was changed; compare with deploy/webhook/mutatingwebhookconfiguration.yaml. To exclude single Pods use "+optOut+" instead.")
+		"The namespace is excluded on purpose (kube-system) or the selector was changed; compare with the MWC in snatch-webhook's install.yaml. To exclude single Pods use "+optOut+" instead.")
 }

@@ -9,21 +9,25 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -67,6 +71,11 @@ type Install struct {
 	SyncerPod   *corev1.Pod
 	Lease       *coordinationv1.Lease
 	MWC         *admissionregistrationv1.MutatingWebhookConfiguration
+	// SyncerRole grants the syncer Pod's ServiceAccount what
+	// deploy/syncer/rbac.yaml grants it on the MWC, bound by SyncerBinding;
+	// Create leaves out whichever is nil.
+	SyncerRole    *rbacv1.ClusterRole
+	SyncerBinding *rbacv1.ClusterRoleBinding
 	// Nodes form the Kyma pool; the Pods run on the first.
 	Nodes []*corev1.Node
 	// Service is the webhook's Service from deploy/webhook, and
@@ -89,6 +98,8 @@ func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 		mwc.Webhooks[i].ClientConfig.Service.Namespace = namespace
 	}
 	syncer := RunningPod(namespace, "cabundle-syncer-7d9f8c6b5-x2k4q", map[string]string{NameLabel: SyncerName})
+	syncer.Spec.ServiceAccountName = SyncerName
+	role, binding := syncerRBAC(namespace, mwcName)
 	svc := DeployedWebhookService(t)
 	svc.Namespace = namespace
 	webhookPods := []*corev1.Pod{
@@ -118,8 +129,55 @@ func Healthy(t testing.TB, namespace, mwcName string, now time.Time) *Install {
 		SyncerPod:      syncer,
 		Lease:          HeldLease(namespace, LeaseName, syncer.Name+"_"+string(uuid.NewUUID()), now),
 		MWC:            mwc,
+		SyncerRole:     role,
+		SyncerBinding:  binding,
 		Nodes:          []*corev1.Node{PoolNode("cpu-worker-0-1", affinity.DefaultWorkerPool), PoolNode("cpu-worker-0-2", affinity.DefaultWorkerPool)},
 	}
+}
+
+// syncerRBAC is the ClusterRole of deploy/syncer/rbac.yaml on the MWC,
+// named for the install's namespace so that installs in one cluster keep
+// apart, bound to the ServiceAccount cabundle-syncer in namespace.
+func syncerRBAC(namespace, mwcName string) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	name := SyncerName + "-" + namespace
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"mutatingwebhookconfigurations"},
+			ResourceNames: []string{mwcName}, Verbs: []string{"get", "list", "watch", "patch"},
+		}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: SyncerName}},
+	}
+	return role, binding
+}
+
+// Authorize makes cs answer SubjectAccessReviews as RBAC would with the
+// install's SyncerRole and SyncerBinding alone: allowed when the binding
+// names the review's ServiceAccount and a rule of the role matches.
+func (in *Install) Authorize(cs *fake.Clientset) {
+	cs.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview).DeepCopy()
+		sar.Status.Allowed = in.allows(sar.Spec)
+		return true, sar, nil
+	})
+}
+
+func (in *Install) allows(spec authorizationv1.SubjectAccessReviewSpec) bool {
+	attrs := spec.ResourceAttributes
+	if in.SyncerRole == nil || in.SyncerBinding == nil || attrs == nil {
+		return false
+	}
+	bound := slices.ContainsFunc(in.SyncerBinding.Subjects, func(s rbacv1.Subject) bool {
+		return s.Kind == rbacv1.ServiceAccountKind && spec.User == "system:serviceaccount:"+s.Namespace+":"+s.Name
+	})
+	return bound && slices.ContainsFunc(in.SyncerRole.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.Verbs, attrs.Verb) && slices.Contains(r.APIGroups, attrs.Group) && slices.Contains(r.Resources, attrs.Resource) &&
+			(len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, attrs.Name))
+	})
 }
 
 // Config is the check configuration that looks at this install, as the
@@ -214,8 +272,45 @@ func (in *Install) Create(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("create lease: %w", err)
 		}
 	}
+	if in.SyncerRole != nil {
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, in.SyncerRole, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create clusterrole: %w", err)
+		}
+	}
+	if in.SyncerBinding != nil {
+		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, in.SyncerBinding, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create clusterrolebinding: %w", err)
+		}
+	}
+	if in.SyncerRole != nil && in.SyncerBinding != nil {
+		if err := in.WaitAuthorized(ctx, cs, true); err != nil {
+			return err
+		}
+	}
 	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, in.MWC); err != nil {
 		return fmt.Errorf("create mutatingwebhookconfiguration: %w", err)
+	}
+	return nil
+}
+
+// WaitAuthorized waits until the API server's authorizer, which learns of
+// RBAC objects from its informers, answers want to whether the syncer
+// Pod's ServiceAccount may patch the MWC.
+func (in *Install) WaitAuthorized(ctx context.Context, cs kubernetes.Interface, want bool) error {
+	spec := authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:" + in.SyncerPod.Namespace + ":" + in.SyncerPod.Spec.ServiceAccountName,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: "patch", Group: admissionregistrationv1.GroupName, Resource: "mutatingwebhookconfigurations", Name: in.MWC.Name,
+		},
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		last = err
+		return err == nil && sar.Status.Allowed == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the authorizer never answered %v to %s patching MutatingWebhookConfiguration %s: %w (last error %v)", want, spec.User, in.MWC.Name, err, last)
 	}
 	return nil
 }
