@@ -192,7 +192,7 @@ func (d *dialled) result(cfg Config) Result {
 		return warn(IDServedCertificate, fmt.Sprintf("%d of %d endpoints could not be reached from where check runs: %s; %d verify",
 			len(d.unreachable), n, strings.Join(d.unreachable, ", "), len(d.good)),
 			"Pod addresses are reachable only inside the cluster: run the check there (kubectl -n "+cfg.Namespace+
-				" create job --from=cronjob/kim-snatch-check kim-snatch-check-now), or see \"Webhook unreachable\" in docs/troubleshooting.md.")
+				" create job --from=cronjob/kim-snatch-check kim-snatch-check-$(date -u +%Y%m%d%H%M%S), docs/operations.md \"Run the check in the cluster\"), or see \"Webhook unreachable\" in docs/troubleshooting.md.")
 	}
 	return pass(IDServedCertificate, fmt.Sprintf("%d endpoints serve certificates that verify for %s against the caBundle: %s", n, svc, strings.Join(d.good, "; ")))
 }
