@@ -18,7 +18,10 @@ type kubectlCommand struct {
 	args []string // after "kubectl", placeholders filled in
 }
 
-var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
+// placeholder matches what a reader fills in, <name>, and a shell
+// variable that a documented script sets, such as "$job": each stands
+// for a name the cluster need not hold.
+var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?`)
 
 // versionVariable is a release version that the documents set once, at the
 // top of a sequence, and their commands then use; documentedVersion stands
@@ -48,7 +51,8 @@ func fillPlaceholders(line string) string {
 const migrationGuide = "docs/migration.md"
 
 // kubectlCommands returns every kubectl command of the documents' code
-// blocks and code spans, cut at the first pipe, except migrationGuide's.
+// blocks and code spans, cut at the first pipe, except migrationGuide's; a
+// line that captures a kubectl command's output, x=$(kubectl ...), counts.
 func kubectlCommands(t *testing.T) []kubectlCommand {
 	t.Helper()
 	var out []kubectlCommand
@@ -59,6 +63,9 @@ func kubectlCommands(t *testing.T) []kubectlCommand {
 		lines := append(codeBlocks(d.text), inlineSpans(d.text)...)
 		for _, l := range lines {
 			l = strings.TrimSpace(l)
+			if i := strings.Index(l, "$(kubectl "); i >= 0 {
+				l = l[i+len("$("):] // shellWords stops at the closing parenthesis
+			}
 			if !strings.HasPrefix(l, "kubectl ") || strings.Contains(l, "...") {
 				continue
 			}
