@@ -33,6 +33,9 @@ type Config struct {
 	UnrelatedSecrets, SecretSize int
 	// Settle is how long the syncer rests before its memory is read.
 	Settle time.Duration
+	// CheckPods Pods over CheckNodes Nodes are what `cabundle-syncer check`
+	// reads; CheckRuns is how often it and its baseline run.
+	CheckPods, CheckNodes, CheckRuns int
 	// Sections selects what runs; empty means all of SectionNames.
 	Sections []string
 	// WorkDir holds the built binaries, certificates and process logs; a
@@ -49,10 +52,11 @@ const (
 	SectionHandler   = "handler"
 	SectionAPIServer = "apiserver"
 	SectionSyncer    = "syncer"
+	SectionCheck     = "check"
 )
 
 // SectionNames are all sections, in the order they run.
-var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer}
+var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer, SectionCheck}
 
 // Full is the scale of `make bench`: about ten minutes on two cores.
 func Full() Config {
@@ -68,6 +72,9 @@ func Full() Config {
 		UnrelatedSecrets: 2000,
 		SecretSize:       32 << 10,
 		Settle:           3 * time.Second,
+		CheckPods:        30_000,
+		CheckNodes:       300,
+		CheckRuns:        3,
 	}
 }
 
@@ -86,6 +93,9 @@ func Smoke() Config {
 		UnrelatedSecrets: 100,
 		SecretSize:       32 << 10,
 		Settle:           500 * time.Millisecond,
+		CheckPods:        1200,
+		CheckNodes:       20,
+		CheckRuns:        1,
 	}
 }
 
@@ -108,6 +118,9 @@ func (c Config) Validate() error {
 	}
 	if c.Rotations < 1 || c.UnrelatedSecrets < 0 || c.SecretSize < 1 {
 		errs = append(errs, errors.New("want at least one rotation, no negative Secret count and a positive Secret size"))
+	}
+	if c.CheckNodes < 1 || c.CheckPods < 0 || c.CheckRuns < 1 {
+		errs = append(errs, fmt.Errorf("want at least one Node and one check run, and no negative Pod count, got %d Nodes, %d runs, %d Pods", c.CheckNodes, c.CheckRuns, c.CheckPods))
 	}
 	for _, s := range c.Sections {
 		if !contains(SectionNames, s) {
@@ -165,6 +178,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{SectionHandler, r.handlerSection},
 		{SectionAPIServer, r.apiServerSection},
 		{SectionSyncer, r.syncerSection},
+		{SectionCheck, r.checkSection},
 	}
 	for _, s := range sections {
 		if !cfg.runs(s.name) {

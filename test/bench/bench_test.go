@@ -100,6 +100,12 @@ func TestHarnessSmoke(t *testing.T) {
 	} else if s.Samples != cfg.Rotations || s.PropagationP99Ms.Value <= 0 || s.PropagationP99Ms.Baseline <= 0 || s.RSSMiB.Value <= 0 || s.RSSMiB.Baseline <= 0 {
 		t.Errorf("syncer figures = %+v, want %d samples, latencies and RSS", s, cfg.Rotations)
 	}
+	if c := back.Check; c == nil {
+		t.Error("no check figures")
+	} else if len(c.CheckRuns) != cfg.CheckRuns || len(c.BaselineRuns) != cfg.CheckRuns || c.KymaPods == 0 ||
+		c.PeakRSSMiB.Value <= 0 || c.PeakRSSMiB.Baseline <= 0 || c.MedianSeconds.Value <= 0 || c.MemoryLimitMiB <= 0 {
+		t.Errorf("check figures = %+v, want %d runs of each, Kyma Pods, RSS, times and the Job's limit", c, cfg.CheckRuns)
+	}
 	if len(back.Targets) == 0 {
 		t.Error("no target was checked")
 	}

@@ -12,7 +12,10 @@
 //     MutatingAdmissionPolicy, in interleaved rounds;
 //   - syncer: the cabundle-syncer binary's Secret-to-caBundle propagation
 //     against a plain watch, and its memory with and without many unrelated
-//     Secrets.
+//     Secrets;
+//   - check: `cabundle-syncer check` against a control plane that holds
+//     tens of thousands of Pods, its peak RSS and wall time against the
+//     unpaginated Pod reads it once made (cmd/unpaged-pods).
 //
 // Run builds the binaries, starts every process it needs as a child with
 // PR_SET_PDEATHSIG, and returns a Results that WriteJSON and WriteTable

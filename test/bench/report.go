@@ -15,8 +15,8 @@ func (r *Results) WriteTable(out io.Writer) error {
 	fmt.Fprintf(out, "machine: %d × %s, %s, %s, kernel %s, load average at start %.2f %.2f %.2f\n",
 		m.CPUs, m.CPUModel, m.GoVersion, m.OSArch, m.Kernel, m.LoadAvg[0], m.LoadAvg[1], m.LoadAvg[2])
 	s := r.Scale
-	fmt.Fprintf(out, "scale: %s per webhook cell, benchtime %s, %d Pods per arm in %d rounds × %d creators, %d rotations, %d × %d KiB Secrets\n",
-		s.CellDuration, s.BenchTime, s.Pods, s.Rounds, s.Creators, s.Rotations, s.UnrelatedSecrets, s.SecretSize>>10)
+	fmt.Fprintf(out, "scale: %s per webhook cell, benchtime %s, %d Pods per arm in %d rounds × %d creators, %d rotations, %d × %d KiB Secrets, check over %d Pods on %d Nodes × %d runs\n",
+		s.CellDuration, s.BenchTime, s.Pods, s.Rounds, s.Creators, s.Rotations, s.UnrelatedSecrets, s.SecretSize>>10, s.CheckPods, s.CheckNodes, s.CheckRuns)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(cells ...any) {
 		parts := make([]string, len(cells))
@@ -88,6 +88,21 @@ func (r *Results) WriteTable(out io.Writer) error {
 		line("Secret write → caBundle visible p50 ms", f1(sy.PropagationP50Ms.Value), f1(sy.PropagationP50Ms.Baseline), f2(sy.PropagationP50Ms.Ratio))
 		line("Secret write → caBundle visible p99 ms", f1(sy.PropagationP99Ms.Value), f1(sy.PropagationP99Ms.Baseline), f2(sy.PropagationP99Ms.Ratio))
 		line(fmt.Sprintf("RSS MiB, %d × %d KiB Secrets vs none", sy.UnrelatedSecrets, sy.SecretSize>>10), f1(sy.RSSMiB.Value), f1(sy.RSSMiB.Baseline), f3(sy.RSSMiB.Ratio))
+		flush()
+	}
+	if c := r.Check; c != nil {
+		fmt.Fprintf(out, "\n[check] cabundle-syncer check -o json over %d Pods (%d Kyma Pods) on %d Nodes, created in %.1f s (%.0f Pods/s, %d creators); baseline = %s\n",
+			c.Pods, c.KymaPods, c.Nodes, c.CreateSeconds, c.CreatePodsPerSecond, c.Creators, c.Baseline)
+		line("process", "run", "wall s", "cpu s", "peak RSS MiB")
+		for _, x := range []struct {
+			name string
+			runs []MeasuredRun
+		}{{"check", c.CheckRuns}, {"baseline", c.BaselineRuns}} {
+			for i, m := range x.runs {
+				line(x.name, i+1, f2(m.Seconds), f2(m.CPUSeconds), f1(m.MaxRSSMiB))
+			}
+		}
+		line("ratio", "", f3(c.MedianSeconds.Ratio)+" (median)", "", f3(c.PeakRSSMiB.Ratio)+" (peak)")
 		flush()
 	}
 	if len(r.Targets) > 0 {

@@ -19,6 +19,7 @@ type Results struct {
 	Handler   *HandlerResults   `json:"handler,omitempty"`
 	APIServer *APIServerResults `json:"apiserver,omitempty"`
 	Syncer    *SyncerResults    `json:"syncer,omitempty"`
+	Check     *CheckResults     `json:"check,omitempty"`
 
 	// Targets compare the figures with the project's targets.
 	Targets []Target `json:"targets,omitempty"`
@@ -46,6 +47,9 @@ type Scale struct {
 	Rotations        int    `json:"rotations"`
 	UnrelatedSecrets int    `json:"unrelated_secrets"`
 	SecretSize       int    `json:"secret_size_bytes"`
+	CheckPods        int    `json:"check_pods"`
+	CheckNodes       int    `json:"check_nodes"`
+	CheckRuns        int    `json:"check_runs"`
 }
 
 func scaleOf(c Config) Scale {
@@ -53,6 +57,7 @@ func scaleOf(c Config) Scale {
 		CellDuration: c.CellDuration.String(), CellMaxReviews: c.CellMaxReviews, Concurrency: c.Concurrency,
 		BenchTime: c.BenchTime, Pods: c.Pods, Rounds: c.Rounds, Creators: c.Creators,
 		Rotations: c.Rotations, UnrelatedSecrets: c.UnrelatedSecrets, SecretSize: c.SecretSize,
+		CheckPods: c.CheckPods, CheckNodes: c.CheckNodes, CheckRuns: c.CheckRuns,
 	}
 }
 
@@ -218,6 +223,39 @@ type SyncerResults struct {
 	RSSMiB           Figure `json:"rss_mib"`
 	UnrelatedSecrets int    `json:"unrelated_secrets"`
 	SecretSize       int    `json:"secret_size_bytes"`
+}
+
+// CheckResults are the figures of `cabundle-syncer check` in a large
+// cluster.
+type CheckResults struct {
+	Pods     int `json:"pods"`
+	Nodes    int `json:"nodes"`
+	KymaPods int `json:"kyma_pods"`
+	Creators int `json:"creators"`
+	Runs     int `json:"runs"`
+	// Baseline names the baseline command.
+	Baseline string `json:"baseline"`
+	// NodesSeconds and CreateSeconds are how long creating the Nodes and
+	// the Pods took.
+	NodesSeconds        float64       `json:"nodes_seconds"`
+	CreateSeconds       float64       `json:"create_seconds"`
+	CreatePodsPerSecond float64       `json:"create_pods_per_second"`
+	CheckRuns           []MeasuredRun `json:"check_runs"`
+	BaselineRuns        []MeasuredRun `json:"baseline_runs"`
+	// PeakRSSMiB is the largest over the runs, MedianSeconds the median
+	// wall time, of check against the baseline.
+	PeakRSSMiB    Figure `json:"peak_rss_mib"`
+	MedianSeconds Figure `json:"median_seconds"`
+	// MemoryLimitMiB is the check Job's limit in deploy/syncer/check.yaml.
+	MemoryLimitMiB float64 `json:"job_memory_limit_mib"`
+}
+
+// MeasuredRun is one process run to its end.
+type MeasuredRun struct {
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	MaxRSSMiB  float64 `json:"max_rss_mib"`
+	ExitCode   int     `json:"exit_code"`
 }
 
 // Target is a figure checked against the project's target.

@@ -73,5 +73,10 @@ func targetsOf(r *Results) []Target {
 			Reference: "-", Target: "within ±10%", Measured: s.RSSMiB.Ratio, Unit: "ratio",
 			Met: math.Abs(s.RSSMiB.Ratio-1) <= 0.10, Source: "syncer"})
 	}
+	if c := r.Check; c != nil {
+		ts = append(ts, Target{Figure: fmt.Sprintf("check: peak RSS over %d Pods on %d Nodes", c.Pods, c.Nodes), Reference: "-",
+			Target: fmt.Sprintf("≤ %.0f MiB (the Job's limit)", c.MemoryLimitMiB), Measured: c.PeakRSSMiB.Value, Unit: "MiB",
+			Met: c.PeakRSSMiB.Value <= c.MemoryLimitMiB, Source: fmt.Sprintf("check, largest of %d runs", len(c.CheckRuns))})
+	}
 	return ts
 }

@@ -39,7 +39,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	genericBin, err := buildGeneric(ctx, r.dir)
+	genericBin, err := buildCommand(ctx, r.dir, "generic-webhook")
 	if err != nil {
 		return err
 	}
@@ -137,19 +137,19 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	return nil
 }
 
-// buildGeneric builds the reference server with the flags of
-// hack/build-binary.sh.
-func buildGeneric(ctx context.Context, dir string) (string, error) {
+// buildCommand builds the baseline ./test/bench/cmd/<name> with the flags
+// of hack/build-binary.sh.
+func buildCommand(ctx context.Context, dir, name string) (string, error) {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "generic-webhook")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./test/bench/cmd/generic-webhook")
+	out := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./test/bench/cmd/"+name)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build generic-webhook: %w\n%s", err, b)
+		return "", fmt.Errorf("build %s: %w\n%s", name, err, b)
 	}
 	return out, nil
 }

@@ -40,6 +40,9 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&scale.Creators, "creators", 0, fmt.Sprintf("Concurrent Pod creators (default %d).", cfg.Creators))
 	fs.IntVar(&scale.Rotations, "rotations", 0, fmt.Sprintf("CA rotations propagated by the syncer (default %d).", cfg.Rotations))
 	fs.IntVar(&scale.UnrelatedSecrets, "unrelated-secrets", -1, fmt.Sprintf("Unrelated Secrets for the syncer's memory figure (default %d).", cfg.UnrelatedSecrets))
+	fs.IntVar(&scale.CheckPods, "check-pods", 0, fmt.Sprintf("Pods the check section's cluster holds (default %d).", cfg.CheckPods))
+	fs.IntVar(&scale.CheckNodes, "check-nodes", 0, fmt.Sprintf("Nodes the check section's Pods are bound to (default %d).", cfg.CheckNodes))
+	fs.IntVar(&scale.CheckRuns, "check-runs", 0, fmt.Sprintf("Runs of check and of its baseline (default %d).", cfg.CheckRuns))
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "Keep binaries, certificates and process logs here instead of a temporary directory.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,6 +61,9 @@ func run(ctx context.Context, args []string) error {
 	overrideInt(&cfg.Rounds, scale.Rounds)
 	overrideInt(&cfg.Creators, scale.Creators)
 	overrideInt(&cfg.Rotations, scale.Rotations)
+	overrideInt(&cfg.CheckPods, scale.CheckPods)
+	overrideInt(&cfg.CheckNodes, scale.CheckNodes)
+	overrideInt(&cfg.CheckRuns, scale.CheckRuns)
 	if scale.UnrelatedSecrets >= 0 {
 		cfg.UnrelatedSecrets = scale.UnrelatedSecrets
 	}

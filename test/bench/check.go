@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+const checkBaseline = "unpaged-pods (test/bench/cmd/unpaged-pods): the Pod reads of check before they were paged, two unpaginated JSON lists and nothing else"
+
+// The check section's cluster: a tenth of the Nodes in the Kyma pool, the
+// Pods spread over every Node in turn, those on the Kyma pool in Kyma
+// namespaces with the term, the others in customer namespaces.
+const (
+	checkNamespaces     = 10 // of each kind
+	checkKymaNodeShare  = 10 // one Node in this many is in the Kyma pool
+	checkKymaNamespace  = "bench-kyma-"
+	checkOtherNamespace = "bench-customer-"
+)
+
+// checkJob is the CronJob of deploy/syncer/check.yaml: its memory limit is
+// what the check's peak RSS is held against.
+const checkJob = "kim-snatch-check"
+
+func (r *runner) checkSection(ctx context.Context) error {
+	syncerBin, err := process.Build(ctx, "cabundle-syncer", r.dir)
+	if err != nil {
+		return err
+	}
+	baseBin, err := buildCommand(ctx, r.dir, "unpaged-pods")
+	if err != nil {
+		return err
+	}
+	peakRSS, err := buildCommand(ctx, r.dir, "peak-rss")
+	if err != nil {
+		return err
+	}
+	limit, err := checkJobMemoryLimit()
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, framework.Options{})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start the control plane: %w", err)
+	}
+	defer func() { _ = cluster.Stop() }()
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	res := &CheckResults{Pods: r.cfg.CheckPods, Nodes: r.cfg.CheckNodes, Creators: r.cfg.Creators, Runs: r.cfg.CheckRuns,
+		Baseline: checkBaseline, MemoryLimitMiB: mib(limit)}
+	start := time.Now()
+	kymaNodes := max(1, r.cfg.CheckNodes/checkKymaNodeShare)
+	kyma, err := cluster.CreateNodes(ctx, framework.KymaPool, kymaNodes)
+	if err != nil {
+		return err
+	}
+	others, err := cluster.CreateNodes(ctx, framework.CustomerPool, r.cfg.CheckNodes-kymaNodes)
+	if err != nil {
+		return err
+	}
+	res.NodesSeconds = time.Since(start).Seconds()
+	for i := range checkNamespaces {
+		for _, ns := range []*corev1.Namespace{
+			{ObjectMeta: metav1.ObjectMeta{Name: checkKymaNamespace + strconv.Itoa(i), Labels: map[string]string{managedByLabel: "kyma"}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: checkOtherNamespace + strconv.Itoa(i)}},
+		} {
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+	}
+	r.progress("%d Nodes (%d in %s) in %.1f s", r.cfg.CheckNodes, kymaNodes, framework.KymaPool, res.NodesSeconds)
+	start = time.Now()
+	res.KymaPods, err = createBoundPods(ctx, cs, append(kyma, others...), kymaNodes, r.cfg.CheckPods, r.cfg.Creators)
+	if err != nil {
+		return err
+	}
+	res.CreateSeconds = time.Since(start).Seconds()
+	res.CreatePodsPerSecond = float64(r.cfg.CheckPods) / res.CreateSeconds
+	r.progress("%d Pods (%d Kyma Pods) created in %.1f s, %.0f Pods/s", r.cfg.CheckPods, res.KymaPods, res.CreateSeconds, res.CreatePodsPerSecond)
+
+	checkArgs := []string{"check", "--kubeconfig=" + cluster.KubeconfigPath, "-o", "json", "--timeout=5m"}
+	baseArgs := []string{"--kubeconfig=" + cluster.KubeconfigPath}
+	for i := range r.cfg.CheckRuns {
+		// The two take turns going first.
+		order := []string{"check", "baseline"}
+		if i%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, which := range order {
+			log := filepath.Join(r.dir, fmt.Sprintf("check-%s-%d.log", which, i))
+			if which == "baseline" {
+				run, out, err := runMeasured(ctx, peakRSS, baseBin, baseArgs, log)
+				if err != nil {
+					return fmt.Errorf("baseline: %w", err)
+				}
+				if want := fmt.Sprintf("%d bound Pods, %d Pods", r.cfg.CheckPods, r.cfg.CheckPods); !strings.Contains(string(out), want) {
+					return fmt.Errorf("baseline read %q, want %q", strings.TrimSpace(string(out)), want)
+				}
+				res.BaselineRuns = append(res.BaselineRuns, run)
+				continue
+			}
+			run, out, err := runMeasured(ctx, peakRSS, syncerBin, checkArgs, log)
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			if err := verifyCheckReport(out, res.KymaPods, kymaNodes); err != nil {
+				return fmt.Errorf("check run %d: %w (log %s)", i, err, log)
+			}
+			res.CheckRuns = append(res.CheckRuns, run)
+		}
+		r.progress("run %d/%d: check %.2f s, %.1f MiB; baseline %.2f s, %.1f MiB", i+1, r.cfg.CheckRuns,
+			res.CheckRuns[i].Seconds, res.CheckRuns[i].MaxRSSMiB, res.BaselineRuns[i].Seconds, res.BaselineRuns[i].MaxRSSMiB)
+	}
+	res.PeakRSSMiB = figure(maxOf(res.CheckRuns, func(m MeasuredRun) float64 { return m.MaxRSSMiB }),
+		maxOf(res.BaselineRuns, func(m MeasuredRun) float64 { return m.MaxRSSMiB }))
+	res.MedianSeconds = figure(medianOf(res.CheckRuns, func(m MeasuredRun) float64 { return m.Seconds }),
+		medianOf(res.BaselineRuns, func(m MeasuredRun) float64 { return m.Seconds }))
+	r.res.Check = res
+	return nil
+}
+
+// createBoundPods creates n Pods, bound through spec.nodeName to nodes in
+// turn, with conc creators, and returns how many are Kyma Pods: those on
+// the first kymaNodes Nodes, in Kyma namespaces and with the term.
+func createBoundPods(ctx context.Context, cs kubernetes.Interface, nodes []corev1.Node, kymaNodes, n, conc int) (int, error) {
+	term := affinity.DefaultPolicy().Term()
+	next := make(chan int)
+	errs := make(chan error, conc)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				node := i % len(nodes)
+				p := benchPod(fmt.Sprintf("p-%06d", i))
+				p.Spec.NodeName = nodes[node].Name
+				ns := checkOtherNamespace + strconv.Itoa(i%checkNamespaces)
+				if node < kymaNodes {
+					ns = checkKymaNamespace + strconv.Itoa(i%checkNamespaces)
+					p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term},
+					}}
+				}
+				if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	kyma := 0
+	for i := range n {
+		if i%len(nodes) < kymaNodes {
+			kyma++
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	select {
+	case err := <-errs:
+		return 0, fmt.Errorf("create Pods: %w", err)
+	default:
+		return kyma, nil
+	}
+}
+
+// verifyCheckReport checks the two items that read every Pod: placement
+// counted every Kyma Pod, all on the pool, and kyma-pool found the pool.
+func verifyCheckReport(out []byte, kymaPods, kymaNodes int) error {
+	var report check.Report
+	if err := json.Unmarshal(out, &report); err != nil {
+		return fmt.Errorf("decode the report: %w; output %q", err, out)
+	}
+	want := map[string]string{
+		check.IDPlacement: fmt.Sprintf("%d Kyma Pods in %d namespaces; all carry the term", kymaPods, checkNamespaces),
+		check.IDKymaPool:  fmt.Sprintf("%d Nodes, %d Ready and schedulable", kymaNodes, kymaNodes),
+	}
+	var errs []error
+	for _, c := range report.Checks {
+		if w, ok := want[c.ID]; ok {
+			if c.Status != check.StatusPass || !strings.Contains(c.Message, w) {
+				errs = append(errs, fmt.Errorf("%s: %s %q, want PASS with %q", c.ID, c.Status, c.Message, w))
+			}
+			delete(want, c.ID)
+		}
+	}
+	for id := range want {
+		errs = append(errs, fmt.Errorf("%s: not in the report", id))
+	}
+	return errors.Join(errs...)
+}
+
+// runMeasured runs a command to its end under peak-rss and returns its
+// wall time, CPU time and peak resident set as the kernel counted them,
+// and its stdout; stderr goes to logPath. An exit code other than 0 is
+// not an error here.
+func runMeasured(ctx context.Context, peakRSS, path string, args []string, logPath string) (MeasuredRun, []byte, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return MeasuredRun{}, nil, err
+	}
+	defer func() { _ = logFile.Close() }()
+	usagePath := logPath + ".usage.json"
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, peakRSS, append([]string{"-o", usagePath, "--", path}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil && !errors.As(err, new(*exec.ExitError)) {
+		return MeasuredRun{}, nil, err
+	}
+	b, err := os.ReadFile(usagePath)
+	if err != nil {
+		return MeasuredRun{}, nil, fmt.Errorf("%s wrote no usage: %w; log %s", filepath.Base(path), err, logPath)
+	}
+	var u struct {
+		Seconds    float64 `json:"seconds"`
+		CPUSeconds float64 `json:"cpu_seconds"`
+		MaxRSSKiB  int64   `json:"max_rss_kib"`
+		ExitCode   int     `json:"exit_code"`
+	}
+	if err := json.Unmarshal(b, &u); err != nil {
+		return MeasuredRun{}, nil, fmt.Errorf("%s: %w", usagePath, err)
+	}
+	return MeasuredRun{Seconds: u.Seconds, CPUSeconds: u.CPUSeconds, MaxRSSMiB: float64(u.MaxRSSKiB) / 1024, ExitCode: u.ExitCode}, stdout.Bytes(), nil
+}
+
+// checkJobMemoryLimit reads the check container's memory limit from
+// deploy/syncer/check.yaml, the one place it is set.
+func checkJobMemoryLimit() (int64, error) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return 0, err
+	}
+	path := filepath.Join(root, "deploy", "syncer", "check.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var job batchv1.CronJob
+		if err := yaml.Unmarshal([]byte(doc), &job); err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if job.Kind != "CronJob" || job.Name != checkJob {
+			continue
+		}
+		for _, c := range job.Spec.JobTemplate.Spec.Template.Spec.Containers {
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+				return q.Value(), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s: no memory limit on CronJob %s", path, checkJob)
+}
+
+func maxOf(runs []MeasuredRun, f func(MeasuredRun) float64) float64 {
+	v := 0.0
+	for _, r := range runs {
+		v = max(v, f(r))
+	}
+	return v
+}
+
+func medianOf(runs []MeasuredRun, f func(MeasuredRun) float64) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	vs := make([]float64, len(runs))
+	for i, r := range runs {
+		vs[i] = f(r)
+	}
+	slices.Sort(vs)
+	return vs[len(vs)/2]
+}
