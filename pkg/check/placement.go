@@ -32,18 +32,21 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	if res, failed := unreadable(IDPlacement, "list Namespaces", "Namespace list", err); failed {
 		return res
 	}
-	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	nodes, err := newPoolNodes(ctx, client, cfg.PoolLabelKey, pool)
 	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
 		return res
 	}
-	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{},
-		nodes:      newPoolNodes(ctx, client, cfg.PoolLabelKey, pool, pods.Items),
+	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{}, nodes: nodes,
 		lackOwners: map[string]podOwner{}, offOwners: map[string]podOwner{}, causes: map[string]int{}}
 	for _, ns := range nsList.Items {
 		c.managed[ns.Name] = true
 	}
-	for i := range pods.Items {
-		c.add(&pods.Items[i])
+	// Every Pod, a page at a time: the rule counts the Kyma Pods across the
+	// cluster, and a list per managed namespace would be judged by
+	// different permissions.
+	err = eachPod(ctx, client, "", metav1.ListOptions{}, c.add)
+	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
+		return res
 	}
 	slices.Sort(c.details)
 	return c.result()
@@ -193,8 +196,11 @@ type poolNodes struct {
 	requested map[string]corev1.ResourceList // by Node, of the Pods bound to it
 }
 
-func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string, pods []corev1.Pod) *poolNodes {
-	pn := &poolNodes{requested: requestsByNode(pods)}
+// newPoolNodes reads the pool's Nodes and the requests of the Pods on them.
+// Nodes that cannot be read are pn.err, for the Pods to be judged without
+// them; its error is the Pods' that could not be read.
+func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool string) (*poolNodes, error) {
+	pn := &poolNodes{}
 	nodes, errs := map[string]*corev1.Node{}, map[string]error{} // each Node read; nil for one gone
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: key + "=" + pool})
 	if pn.err = err; err == nil {
@@ -202,6 +208,9 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 			pn.members = append(pn.members, &list.Items[i])
 			nodes[list.Items[i].Name] = &list.Items[i]
 		}
+	}
+	if pn.requested, err = requestsOn(ctx, client, pn.members); err != nil {
+		return nil, err
 	}
 	// A Pod on a Node outside the pool, or on any Node when the pool's could
 	// not be listed, needs its Node: one read per Node.
@@ -216,7 +225,7 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 		nodes[name], errs[name] = node, err
 		return node, err
 	}
-	return pn
+	return pn, nil
 }
 
 // spillCause judges why a Pod with the term would not be placed on the

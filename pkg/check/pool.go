@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
@@ -84,13 +83,10 @@ func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (
 // counts them, against their allocatable resources. It is extra information:
 // unread Pods leave the pool's existence to decide the item.
 func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) string {
-	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
-	})
+	byNode, err := requestsOn(ctx, client, members)
 	if err != nil {
 		return "requests not read: " + err.Error()
 	}
-	byNode := requestsByNode(pods.Items)
 	allocatable, requested := corev1.ResourceList{}, corev1.ResourceList{}
 	for _, n := range members {
 		addResources(allocatable, n.Status.Allocatable)
@@ -98,22 +94,6 @@ func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev
 	}
 	return fmt.Sprintf("CPU requested %s of %s allocatable, memory %s of %s",
 		requested.Cpu(), allocatable.Cpu(), requested.Memory(), allocatable.Memory())
-}
-
-// requestsByNode sums the requests of the bound, unfinished Pods by Node.
-func requestsByNode(pods []corev1.Pod) map[string]corev1.ResourceList {
-	byNode := map[string]corev1.ResourceList{}
-	for i := range pods {
-		p := &pods[i]
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if byNode[p.Spec.NodeName] == nil {
-			byNode[p.Spec.NodeName] = corev1.ResourceList{}
-		}
-		addResources(byNode[p.Spec.NodeName], resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
-	}
-	return byNode
 }
 
 func addResources(sum, add corev1.ResourceList) {
