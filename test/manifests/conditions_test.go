@@ -97,6 +97,8 @@ kube_pod_info{namespace="kyma-system",pod="snatch-webhook-a",node="k1",created_b
 kube_pod_status_phase{namespace="kyma-system",pod="snatch-webhook-a",phase="Running"} 1
 # TYPE kube_pod_labels gauge
 kube_pod_labels{namespace="kyma-system",pod="snatch-webhook-a"} 1
+# TYPE kube_pod_nodeselectors gauge
+kube_pod_nodeselectors{namespace="kyma-system",pod="snatch-webhook-a"} 1
 `
 	healthyAPIServer = `# TYPE apiserver_request_total counter
 apiserver_request_total{code="200",resource="pods",verb="GET"} 1234

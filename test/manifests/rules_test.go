@@ -45,6 +45,7 @@ var externalSeries = map[string]string{
 	"kube_pod_info":                             "kube_pod_info",
 	"kube_pod_status_phase":                     "kube_pod_status_phase",
 	"kube_pod_labels":                           "kube_pod_labels",
+	"kube_pod_nodeselectors":                    "kube_pod_nodeselectors",
 	"kube_node_labels":                          "kube_node_labels",
 	"kube_namespace_labels":                     "kube_namespace_labels",
 	// The same collector as kube_pod_info serves it for every Pod.

@@ -183,8 +183,8 @@ func kubeStateMetricsLabel(key string) string {
 }
 
 // The placement rules name the pool the webhook prefers (its --worker-pool
-// and --pool-label-key), the namespaces its configuration selects and its
-// opt-out label.
+// and --pool-label-key), the namespaces its configuration selects, its
+// opt-out label, and the pool label in a Pod's own nodeSelector.
 func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 	objs := render(t, defaultInstall)
 	f := flags(t, container(t, deployment(t, objs, "snatch-webhook")))
@@ -203,7 +203,10 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 		t.Fatalf("the webhook configuration does not select namespaces by %s", managedByLabel)
 	}
 	optOut := kubeStateMetricsLabel(optOutLabel)
-	var pools, namespaces, optOuts int
+	// kube_pod_nodeselectors names a Pod's nodeSelector keys as
+	// kube_*_labels names labels, with the prefix nodeselector_.
+	selfPinned := "nodeselector_" + strings.TrimPrefix(poolLabel, "label_")
+	var pools, namespaces, optOuts, pinned int
 	for _, r := range alerts(t) {
 		for _, s := range r.Selectors {
 			for _, m := range s.Matchers {
@@ -217,6 +220,11 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 						if m.Value != f["worker-pool"] {
 							t.Errorf("rule %s%s selects pool %q, but the webhook prefers --worker-pool=%s", r.Alert, r.Record, m.Value, f["worker-pool"])
 						}
+					}
+				case strings.HasPrefix(m.Name, "nodeselector_"):
+					pinned++
+					if m.Name != selfPinned || m.Op != "!=" || m.Value != "" {
+						t.Errorf("rule %s%s selects %s%s%q, want the Pods whose nodeSelector names the pool label: %s!=\"\"", r.Alert, r.Record, m.Name, m.Op, m.Value, selfPinned)
 					}
 				case m.Name == optOut:
 					optOuts++
@@ -235,8 +243,9 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 			}
 		}
 	}
-	if pools == 0 || namespaces == 0 || optOuts == 0 {
-		t.Fatalf("no rule selects the pool (%d), the Kyma namespaces (%d) or the opted-out Pods (%d)", pools, namespaces, optOuts)
+	if pools == 0 || namespaces == 0 || optOuts == 0 || pinned == 0 {
+		t.Fatalf("no rule selects the pool (%d), the Kyma namespaces (%d), the opted-out Pods (%d) or the Pods that pin a pool themselves (%d)",
+			pools, namespaces, optOuts, pinned)
 	}
 }
 

@@ -32,6 +32,9 @@ import (
 //   - kube_pod_status_phase{namespace, pod, uid, phase}, 1 for the Pod's
 //     phase and 0 for the others
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
+//   - kube_pod_nodeselectors{namespace, pod, uid, nodeselector_<key>...}, one
+//     label per key of the Pod's nodeSelector, opted in as
+//     --metric-opt-in-list=kube_pod_nodeselectors does (no allowlist)
 //   - kube_pod_created{namespace, pod, uid}, the creation time in seconds
 //   - kube_deployment_spec_replicas{namespace, deployment} and
 //     kube_deployment_status_replicas_available{namespace, deployment}
@@ -85,6 +88,10 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	fmt.Fprintln(&b, "# TYPE kube_pod_labels gauge")
 	for _, p := range pods.Items {
 		series(&b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+	fmt.Fprintln(&b, "# TYPE kube_pod_nodeselectors gauge")
+	for _, p := range pods.Items {
+		series(&b, "kube_pod_nodeselectors", 1, prefixed("nodeselector_", p.Spec.NodeSelector), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
 	}
 	fmt.Fprintln(&b, "# TYPE kube_pod_created gauge")
 	for _, p := range pods.Items {
@@ -148,6 +155,16 @@ func allowlisted(objLabels map[string]string, keys ...string) []string {
 		if v, ok := objLabels[k]; ok {
 			out = append(out, "label_"+invalidLabelChars.ReplaceAllString(k, "_"), v)
 		}
+	}
+	return out
+}
+
+// prefixed returns every key of m as prefix<sanitized key>, value pairs,
+// as kube-state-metrics turns a map of the object into labels.
+func prefixed(prefix string, m map[string]string) []string {
+	out := make([]string, 0, 2*len(m))
+	for k, v := range m {
+		out = append(out, prefix+invalidLabelChars.ReplaceAllString(k, "_"), v)
 	}
 	return out
 }
