@@ -16,11 +16,6 @@ var releaseVersion = regexp.MustCompile(`(?:(?:snatch-webhook|cabundle-syncer)/|
 // and why.
 var mayNameVersions = map[string]string{
 	"docs/releasing.md": "its examples cut, tag, upgrade and roll back a release by its version",
-	// test/e2e/migration runs the guide's commands as written, and renders
-	// each release from the literal dist/<binary>/<version>/ that a step
-	// names (writeReleases in its workspace_test.go); a variable there
-	// would need that runner to set it.
-	migrationGuide: "test/e2e/migration runs its commands as written",
 }
 
 // No documented command or manifest names a literal release version, apart

@@ -283,7 +283,7 @@ func (e *env) run(ctx context.Context, t *testing.T, st step) error {
 	}
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", st.script)
 	cmd.Dir = e.workspace
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cluster.KubeconfigPath, "PATH="+e.path)
+	cmd.Env = append(append(os.Environ(), guideEnv()...), "KUBECONFIG="+e.cluster.KubeconfigPath, "PATH="+e.path)
 	out, err := cmd.CombinedOutput()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		t.Logf("    %s", line)

@@ -114,9 +114,24 @@ func asList(v any) []any {
 	return l
 }
 
-// releaseDir matches a release's directory as the guide names it:
-// dist/<binary>/<version>/, where `make release` writes its files.
+// releaseDir matches a release's directory as the guide names it, once
+// its version variables are expanded: dist/<binary>/<version>/, where
+// `make release` writes its files.
 var releaseDir = regexp.MustCompile(`\bdist/(snatch-webhook|cabundle-syncer)/([^/\s]+)/`)
+
+// guideVersions are the release versions the scenario installs, in the
+// variables that the guide's "Before you start" has the operator export
+// and its steps read. Each step runs with them in its environment.
+var guideVersions = map[string]string{"WEBHOOK_VERSION": "v0.1.0", "SYNCER_VERSION": "v0.1.0"}
+
+// guideEnv returns guideVersions as environment entries.
+func guideEnv() []string {
+	var env []string
+	for k, v := range guideVersions {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
 
 // writeReleases writes the manifests of each release whose files the
 // steps name into the workspace's dist/, with `hack/release.sh --manifests`
@@ -141,7 +156,13 @@ func (e *env) writeReleases(ctx context.Context, root string, steps []step) erro
 	}
 	written := map[string]bool{}
 	for _, st := range steps {
-		for _, m := range releaseDir.FindAllStringSubmatch(st.script, -1) {
+		script := os.Expand(st.script, func(name string) string {
+			if v, ok := guideVersions[name]; ok {
+				return v
+			}
+			return "$" + name
+		})
+		for _, m := range releaseDir.FindAllStringSubmatch(script, -1) {
 			dir := filepath.Join(e.workspace, "dist", m[1], m[2])
 			if written[dir] {
 				continue
