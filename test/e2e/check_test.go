@@ -159,8 +159,10 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
-			// back without the term.
-			others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail},
+			// back without the term. The leader's lost right to patch the
+			// MWC is what syncer-lease proves with a SubjectAccessReview.
+			others: map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail,
+				check.IDSyncerLease: check.StatusFail},
 			breakIt: wipeCABundleWithoutPatch,
 			// Far longer than the leader takes to repair a wipe it may
 			// write (tens of milliseconds): the caBundle stays empty.

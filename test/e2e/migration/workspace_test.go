@@ -151,6 +151,15 @@ func (e *env) writeReleases(ctx context.Context, root string, steps []step) erro
 	if err := writeFile(release, script); err != nil {
 		return err
 	}
+	// The script takes the repository of the runbook links from go.mod, as
+	// in the checkout the guide runs in.
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(e.workspace, "go.mod"), gomod); err != nil {
+		return err
+	}
 	if err := os.Chmod(release, 0o755); err != nil {
 		return err
 	}
