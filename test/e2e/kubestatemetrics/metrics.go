@@ -36,8 +36,11 @@ import (
 //     label per key of the Pod's nodeSelector, opted in as
 //     --metric-opt-in-list=kube_pod_nodeselectors does (no allowlist)
 //   - kube_pod_created{namespace, pod, uid}, the creation time in seconds
-//   - kube_deployment_spec_replicas{namespace, deployment} and
-//     kube_deployment_status_replicas_available{namespace, deployment}
+//   - kube_pod_container_info{namespace, pod, uid, container, image_spec,
+//     image, image_id, container_id}, one per container status
+//   - kube_deployment_spec_replicas, kube_deployment_status_replicas,
+//     kube_deployment_status_replicas_available and
+//     kube_deployment_status_replicas_unavailable, each {namespace, deployment}
 //   - kube_node_status_allocatable{node, resource, unit} and
 //     kube_pod_container_resource_requests{namespace, pod, uid, container,
 //     node, resource, unit}, for cpu (core) and memory (byte)
@@ -97,20 +100,44 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	for _, p := range pods.Items {
 		series(&b, "kube_pod_created", int(p.CreationTimestamp.Unix()), nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
 	}
+	writeContainers(&b, pods.Items)
 	deployments, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_deployment_spec_replicas gauge")
-	for _, d := range deployments.Items {
-		series(&b, "kube_deployment_spec_replicas", int(replicas(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
-	}
-	fmt.Fprintln(&b, "# TYPE kube_deployment_status_replicas_available gauge")
-	for _, d := range deployments.Items {
-		series(&b, "kube_deployment_status_replicas_available", int(d.Status.AvailableReplicas), nil, "namespace", d.Namespace, "deployment", d.Name)
+	for _, m := range []struct {
+		name  string
+		value func(*appsv1.Deployment) int32
+	}{
+		{"kube_deployment_spec_replicas", replicas},
+		{"kube_deployment_status_replicas", func(d *appsv1.Deployment) int32 { return d.Status.Replicas }},
+		{"kube_deployment_status_replicas_available", func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }},
+		{"kube_deployment_status_replicas_unavailable", func(d *appsv1.Deployment) int32 { return d.Status.UnavailableReplicas }},
+	} {
+		fmt.Fprintf(&b, "# TYPE %s gauge\n", m.name)
+		for _, d := range deployments.Items {
+			series(&b, m.name, int(m.value(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
+		}
 	}
 	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
+}
+
+// writeContainers writes kube_pod_container_info for each container status
+// of each Pod, as kube-state-metrics does: image_spec is the image the spec
+// asks for, image and image_id what the kubelet reports it runs.
+func writeContainers(b *bytes.Buffer, pods []corev1.Pod) {
+	fmt.Fprintln(b, "# TYPE kube_pod_container_info gauge")
+	for _, p := range pods {
+		spec := make(map[string]string, len(p.Spec.Containers))
+		for _, c := range p.Spec.Containers {
+			spec[c.Name] = c.Image
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			series(b, "kube_pod_container_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
+				"container", cs.Name, "image_spec", spec[cs.Name], "image", cs.Image, "image_id", cs.ImageID, "container_id", cs.ContainerID)
+		}
+	}
 }
 
 // units are kube-state-metrics' units of the resources it reports.
