@@ -80,14 +80,21 @@ func TestDashboardsShowDataInPrometheus(t *testing.T) {
 	}
 	qs := panelQueries(t)
 	var empty []string
-	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Each round asks every query under a deadline of its own, not the
+	// poll's: a round cut short by the poll's deadline would report every
+	// query empty and hide the ones that are.
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Second, 5*time.Minute, true, func(context.Context) (bool, error) {
 		kymaTraffic(t)
-		empty = empty[:0]
+		var round []string
 		for _, q := range qs {
-			if v, _, _, err := prom.Query(ctx, q.Expr, time.Now()); err != nil || !hasData(v) {
-				empty = append(empty, fmt.Sprintf("%q / %q %s: %s (%v)", q.Dashboard, q.Panel, q.RefID, q.Expr, err))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			v, _, _, err := prom.Query(ctx, q.Expr, time.Now())
+			cancel()
+			if err != nil || !hasData(v) {
+				round = append(round, fmt.Sprintf("%q / %q %s: %s (%v)", q.Dashboard, q.Panel, q.RefID, q.Expr, err))
 			}
 		}
+		empty = round
 		return len(empty) == 0, nil
 	})
 	if err != nil {
