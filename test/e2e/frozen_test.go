@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +16,7 @@ import (
 
 // The unresponsive webhook: every replica reachable, none answering, as
 // behind a network blackhole or a stalled VPN between the API server and
-// the cluster. Each replica's process is stopped (SIGSTOP); the kernel
+// the cluster. Each replica's Pod is frozen (freezeWebhooks); the kernel
 // still accepts its connections. Kyma Pods created meanwhile wait out
 // timeoutSeconds and are admitted without the term; none fails. The
 // kubelet's readiness probe takes the replicas out of the endpoints after
@@ -97,7 +94,7 @@ func TestFrozenWebhook(t *testing.T) {
 			}
 			// The replicas answer again and are scraped as before; the API
 			// server's counters kept the freeze. A readiness probe that
-			// failed during the freeze is a trait of SIGSTOP, not of a
+			// failed during the freeze is a trait of the freeze, not of a
 			// blackhole (the kubelet probes from the node): wait until
 			// every replica is available again.
 			waitWebhooksAvailable(t, time.Minute)
@@ -216,8 +213,8 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 }
 
 // A webhook frozen for good, as a deadlock on every start would leave it:
-// each replica's process is stopped (SIGSTOP), and so is every process the
-// kubelet starts after the liveness probe has failed. The readiness probe
+// each replica's Pod is frozen (freezeWebhooks) until the alerts and the
+// check have shown it, so no restart by the kubelet answers either. The readiness probe
 // takes the replicas out of the endpoints, so calls fail at once, and open.
 //
 // The short freeze of TestFrozenWebhook shows only to the kube-apiserver.
@@ -253,65 +250,11 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 			t.Errorf("%s = %s %q with every replica frozen for good, want FAIL", id, res.Status, res.Message)
 		}
 	}
-	frozen := thaw()
-	logf("webhook frozen for good: %d processes stopped, the first %d and every one the kubelet started after", frozen, sys.WebhookReplicas())
-	if frozen < sys.WebhookReplicas() {
-		t.Errorf("%d webhook processes stopped, want at least the %d replicas'", frozen, sys.WebhookReplicas())
-	}
+	logf("webhook frozen for good: %d Pods frozen", thaw())
 	// A container the liveness probe killed restarts after the kubelet's
 	// back-off.
 	waitWebhooksAvailable(t, 3*time.Minute)
 	watch.table()
-}
-
-// freezeWebhooks stops every webhook process on this host, and every
-// one that starts after, until thaw, which continues them and returns how
-// many it stopped. t's cleanup thaws too. A freeze shorter than the
-// liveness probe's patience stops the replicas' processes alone.
-func freezeWebhooks(t *testing.T) (thaw func() int) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stopped []int
-	freeze := func() {
-		for _, p := range processesOf("/" + stack.WebhookName) {
-			pid, err := strconv.Atoi(p)
-			if err != nil || slices.Contains(stopped, pid) {
-				continue
-			}
-			if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
-				stopped = append(stopped, pid)
-			}
-		}
-	}
-	freeze()
-	if len(stopped) != sys.WebhookReplicas() {
-		t.Fatalf("%d webhook processes stopped on this host, want %d", len(stopped), sys.WebhookReplicas())
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Every 50 ms: a process the kubelet starts is stopped about as
-		// soon as it runs, before a readiness probe is likely to pass.
-		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, false, func(context.Context) (bool, error) {
-			freeze()
-			return false, nil
-		})
-	}()
-	thawed := false
-	thaw = func() int {
-		if thawed {
-			return len(stopped)
-		}
-		thawed = true
-		cancel()
-		<-done
-		for _, pid := range stopped {
-			_ = syscall.Kill(pid, syscall.SIGCONT) // one the kubelet killed is gone
-		}
-		return len(stopped)
-	}
-	t.Cleanup(func() { thaw() })
-	return thaw
 }
 
 // waitWebhooksAvailable waits until the webhook Deployment has every
