@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -62,19 +61,11 @@ func (r *runner) checkSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("start the control plane: %w", err)
-	}
-	defer func() { _ = cluster.Stop() }()
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
+	cluster, cs, err := startControlPlane(ctx)
 	if err != nil {
 		return err
 	}
+	defer func() { _ = cluster.Stop() }()
 
 	res := &CheckResults{Pods: r.cfg.CheckPods, Nodes: r.cfg.CheckNodes, Creators: r.cfg.Creators, Runs: r.cfg.CheckRuns,
 		Baseline: checkBaseline, MemoryLimitMiB: mib(limit)}

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
@@ -46,19 +45,11 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("start the control plane: %w", err)
-	}
-	defer func() { _ = cluster.Stop() }()
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
+	cluster, cs, err := startControlPlane(ctx)
 	if err != nil {
 		return err
 	}
+	defer func() { _ = cluster.Stop() }()
 
 	if err := syncertest.CreateNamespace(ctx, cs, syncerNamespace); err != nil {
 		return err

@@ -1,0 +1,32 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// startControlPlane starts a local control plane for a section, and a
+// client without client-side rate limits, so that the section's own
+// requests do not pace what it measures. The caller stops the cluster.
+func startControlPlane(ctx context.Context) (*framework.Cluster, kubernetes.Interface, error) {
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, framework.Options{})
+	cancel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+	}
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		_ = cluster.Stop()
+		return nil, nil, err
+	}
+	return cluster, cs, nil
+}
