@@ -28,6 +28,7 @@ import (
 // Ready, so that the syncer, which watches the Secret alone, is never
 // behind the Certificate's status.
 func TestCertManagementWritesWhatTheDesignAssumes(t *testing.T) {
+	servedAfter(t)
 	ctx := context.Background()
 	cs := sys.Clientset()
 	before := secretFacts(t)
@@ -56,6 +57,21 @@ func TestCertManagementWritesWhatTheDesignAssumes(t *testing.T) {
 	if err := sys.WaitBundleHas(ctx, time.Minute, after.fingerprint); err != nil {
 		t.Error(err)
 	}
+}
+
+// servedAfter has t's cleanup wait until every webhook replica serves the
+// Secret's certificate. A test that has cert-management renew it leaves
+// no replica behind on the old one: replicas that serve certificates of
+// different expiry are what KimSnatchWebhookReplicasServeDifferentCertificates
+// reports, and the next test's alert watch would count it as its own.
+func servedAfter(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := sys.WaitServed(ctx, stack.CurrentFingerprint(ctx, sys.Clientset())); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // certFacts are what the checks of the test need of one Secret.

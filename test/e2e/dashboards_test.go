@@ -68,6 +68,7 @@ var breakPanels = map[string]panelChange{
 // so that rates and latency quantiles have samples.
 func TestDashboardsShowDataInPrometheus(t *testing.T) {
 	prom := monitored(t, stack.ProfileAPIServer)
+	servedAfter(t)
 	// A renewal, as cert-management does it, so that the syncer
 	// reconciles. The overlap keeps the old CA trusted while the kubelet
 	// swaps the replicas' files.

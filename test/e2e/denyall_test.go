@@ -39,6 +39,7 @@ const (
 // caBundle converges without anyone's help.
 func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 	c := enforcingCluster(t)
+	servedAfter(t)
 	ctx := context.Background()
 	requirePolicy(t, denyAll)
 	restore := withoutPolicy(t, allowToAPIServer)
@@ -65,6 +66,7 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 // converges without anyone's help.
 func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
 	enforcingCluster(t)
+	servedAfter(t)
 	ctx := context.Background()
 	requirePolicy(t, denyAll)
 	requirePolicy(t, allowToDNS)
