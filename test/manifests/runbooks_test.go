@@ -29,20 +29,14 @@ func assertRunbooksAtTag(t *testing.T, repo, path, tag string) {
 		if o.GetKind() != "PrometheusRule" {
 			continue
 		}
-		groups, _, _ := unstructured.NestedSlice(o.Object, "spec", "groups")
-		for _, g := range groups {
-			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
-			for _, r := range rules {
-				rule := r.(map[string]any)
-				alert, _ := rule["alert"].(string)
-				if alert == "" {
-					continue
-				}
-				n++
-				url, _, _ := unstructured.NestedString(rule, "annotations", "runbook_url")
-				if !strings.HasPrefix(url, want) {
-					t.Errorf("%s: alert %s has runbook_url %q, want one under %s", filepath.Base(path), alert, url, want)
-				}
+		for name, rule := range rulesByName(t, o) {
+			if _, ok := rule["alert"]; !ok {
+				continue
+			}
+			n++
+			url, _, _ := unstructured.NestedString(rule, "annotations", "runbook_url")
+			if !strings.HasPrefix(url, want) {
+				t.Errorf("%s: alert %s has runbook_url %q, want one under %s", filepath.Base(path), name, url, want)
 			}
 		}
 	}
