@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +22,8 @@ import (
 const freezerRoot = "/sys/fs/cgroup/freezer"
 
 // freezeWebhooks freezes every webhook Pod on this host with the cgroup
-// freezer of its Pod cgroup, until thaw, which returns how many Pods it
-// froze. t's cleanup thaws too.
+// freezer of its Pod cgroup, until thaw. t's cleanup thaws too; a second
+// thaw does nothing.
 //
 // The kernel freezes every process in the Pod cgroup, and every process
 // that enters it later: a container the kubelet starts after the liveness
@@ -31,7 +32,7 @@ const freezerRoot = "/sys/fs/cgroup/freezer"
 // kernel still accepts connections on the replicas' sockets. A kill of a
 // frozen container waits for the thaw, so the kubelet restarts nothing
 // meanwhile.
-func freezeWebhooks(t *testing.T) (thaw func() int) {
+func freezeWebhooks(t *testing.T) (thaw func()) {
 	t.Helper()
 	var pods []string
 	for _, pid := range processesOf("/" + stack.WebhookName) {
@@ -46,19 +47,14 @@ func freezeWebhooks(t *testing.T) (thaw func() int) {
 	if len(pods) != sys.WebhookReplicas() {
 		t.Fatalf("%d webhook Pods on this host (%v), want %d", len(pods), pods, sys.WebhookReplicas())
 	}
-	thawed := false
-	thaw = func() int {
-		if !thawed {
-			thawed = true
-			for _, dir := range pods {
-				if err := setFreezer(dir, "THAWED"); err != nil {
-					t.Error(err)
-				}
+	thaw = sync.OnceFunc(func() {
+		for _, dir := range pods {
+			if err := setFreezer(dir, "THAWED"); err != nil {
+				t.Error(err)
 			}
 		}
-		return len(pods)
-	}
-	t.Cleanup(func() { thaw() })
+	})
+	t.Cleanup(thaw)
 	for _, dir := range pods {
 		if err := setFreezer(dir, "FROZEN"); err != nil {
 			t.Fatal(err)

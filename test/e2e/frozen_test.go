@@ -214,8 +214,9 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 
 // A webhook frozen for good, as a deadlock on every start would leave it:
 // each replica's Pod is frozen (freezeWebhooks) until the alerts and the
-// check have shown it, so no restart by the kubelet answers either. The readiness probe
-// takes the replicas out of the endpoints, so calls fail at once, and open.
+// check have shown it, so no container the kubelet restarts answers
+// either. The readiness probe takes the replicas out of the endpoints, so
+// calls fail at once, and open.
 //
 // The short freeze of TestFrozenWebhook shows only to the kube-apiserver.
 // This one shows inside a shoot too: no replica is available, which
@@ -250,9 +251,10 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 			t.Errorf("%s = %s %q with every replica frozen for good, want FAIL", id, res.Status, res.Message)
 		}
 	}
-	logf("webhook frozen for good: %d Pods frozen", thaw())
-	// A container the liveness probe killed restarts after the kubelet's
-	// back-off.
+	thaw()
+	logf("webhook frozen for good: %d Pods frozen, then thawed", sys.WebhookReplicas())
+	// The kill of the container whose liveness probe failed completes at
+	// the thaw; the kubelet restarts it after its back-off.
 	waitWebhooksAvailable(t, 3*time.Minute)
 	watch.table()
 }
