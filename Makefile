@@ -6,13 +6,19 @@
 # generator (hack/tools/dashboards) and the linter
 # (hack/tools/lint), and the neighbours a Kyma runtime runs beside KIM Snatch
 # (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
-# must be installed.
+# must be installed: every go command below runs the toolchain that go.mod
+# names, which the go command fetches from the module proxy on first use.
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 .DEFAULT_GOAL := help
 
 K8S_VERSION     ?= v1.36.3
+# The one toolchain of the builds, tests, tools, images and releases: go.mod's
+# toolchain line (docs/releasing.md, "The toolchain"). Exported so that it
+# wins over GOTOOLCHAIN=local, which Go's own go.env sets.
+GO_TOOLCHAIN    := $(shell sed -n 's/^toolchain //p' go.mod)
+export GOTOOLCHAIN := $(GO_TOOLCHAIN)
 BIN             := $(CURDIR)/bin
 K8S_BIN         := $(BIN)/k8s-$(K8S_VERSION)
 K8S_STAMP       := $(K8S_BIN)/.built

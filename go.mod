@@ -2,6 +2,11 @@ module github.com/kyma-project/kim-snatch
 
 go 1.26.0
 
+// The toolchain of every build, test, image and release (docs/releasing.md,
+// "The toolchain"): the Makefile and hack/build-binary.sh run it, whatever
+// Go is installed.
+toolchain go1.26.10
+
 require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v1.27.2

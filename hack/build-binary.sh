@@ -41,6 +41,18 @@ for value in "VERSION=$version" "REVISION=$revision"; do
 	esac
 done
 
+# The toolchain is go.mod's, whatever the environment says (the builder
+# image sets GOTOOLCHAIN=local): the go command fetches it from the module
+# proxy and checks it against the checksum database, so every build of a
+# commit has one compiler and standard library (docs/releasing.md, "The
+# toolchain").
+toolchain=$(sed -n 's/^toolchain //p' go.mod)
+if [ -z "$toolchain" ]; then
+	echo "$0: go.mod names no toolchain; run from the repository root" >&2
+	exit 2
+fi
+export GOTOOLCHAIN="$toolchain"
+
 # CGO_ENABLED=0: a static binary for the distroless static base, which has no
 #   libc.
 # -trimpath: no build machine paths in the binary, so builds reproduce.

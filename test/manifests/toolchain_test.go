@@ -1,0 +1,114 @@
+package manifests
+
+import (
+	"debug/buildinfo"
+	"encoding/json"
+	"go/version"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goMod is what the go command itself reads from go.mod.
+type goMod struct {
+	Go        string
+	Toolchain string
+}
+
+func readGoMod(t *testing.T) goMod {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var m goMod
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// pinnedToolchain is go.mod's toolchain line, the one place that names the
+// toolchain of the builds, the images and the releases.
+func pinnedToolchain(t *testing.T) string {
+	t.Helper()
+	m := readGoMod(t)
+	if !version.IsValid(m.Toolchain) || version.Lang(m.Toolchain) == m.Toolchain {
+		t.Fatalf("go.mod's toolchain is %q, want a released toolchain such as go1.26.10", m.Toolchain)
+	}
+	return m.Toolchain
+}
+
+// The builder image: a Go release pinned by version and digest.
+var builderImage = regexp.MustCompile(`^golang:(\d+\.\d+\.\d+)@sha256:[0-9a-f]{64}$`)
+
+// Both Dockerfiles start their build from one image, pinned so that it
+// cannot move under a commit, with a Go that can read go.mod; the toolchain
+// itself is go.mod's (TestBinariesAreBuiltWithThePinnedToolchain).
+func TestDockerfilesPinTheBuilderImage(t *testing.T) {
+	root := repoRoot(t)
+	m := readGoMod(t)
+	froms := map[string]string{}
+	for _, img := range images {
+		stages := parseDockerfile(t, filepath.Join(root, img.dockerfile))
+		from := stages[0].from
+		froms[img.dockerfile] = from
+		sm := builderImage.FindStringSubmatch(from)
+		if sm == nil {
+			t.Errorf("%s: builder FROM %s, want golang:<version>@sha256:<digest>", img.dockerfile, from)
+			continue
+		}
+		if v := "go" + sm[1]; version.Compare(v, "go"+m.Go) < 0 {
+			t.Errorf("%s: the builder image has %s, older than go.mod's go %s: it cannot read go.mod", img.dockerfile, v, m.Go)
+		}
+	}
+	if froms["Dockerfile.webhook"] != froms["Dockerfile.syncer"] {
+		t.Errorf("the Dockerfiles build on different images: %q", froms)
+	}
+}
+
+// Every go command of the Makefile runs go.mod's toolchain, also where the
+// environment, like Go's own go.env, says GOTOOLCHAIN=local.
+func TestMakefileRunsThePinnedToolchain(t *testing.T) {
+	want := pinnedToolchain(t)
+	cmd := exec.Command("make", "--no-print-directory", "--eval", "print-toolchain: ; @go env GOVERSION", "print-toolchain")
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("the Makefile's go commands run %s, go.mod names %s", got, want)
+	}
+}
+
+// The binaries, built as the images build them (under the builder image's
+// GOTOOLCHAIN=local) and as make build and make release build them, carry
+// go.mod's toolchain: its standard library is the one govulncheck checks.
+func TestBinariesAreBuiltWithThePinnedToolchain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	want := pinnedToolchain(t)
+	root := repoRoot(t)
+	out := t.TempDir()
+	cmd := exec.Command("sh", buildScript, "snatch-webhook", out)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", buildScript, err, b)
+	}
+	info, err := buildinfo.ReadFile(filepath.Join(out, "snatch-webhook"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GoVersion != want {
+		t.Errorf("the binary was built with %s, go.mod names %s", info.GoVersion, want)
+	}
+}
