@@ -28,6 +28,7 @@ DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
+GOVULNCHECK     := $(BIN)/govulncheck
 NETPOL          := $(BIN)/kube-network-policies
 # The neighbours, each built unmodified from its own module in hack/tools,
 # and their CRDs, copied from their modules.
@@ -113,7 +114,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: vuln $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
@@ -123,6 +124,29 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME); } || rest=$$?; \
 	wait $$node || { echo "make test: the node's packages failed" >&2; exit 1; }; \
 	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
+
+# make vuln builds both binaries as a release does and runs govulncheck on
+# them, offline, against the database of the golang.org/x/vulndb version
+# that hack/tools/vulndb/go.mod pins (downloaded once through the module
+# proxy and checked against go.sum). It fails on a vulnerability whose code
+# a binary contains, in the standard library or a module; one only in a
+# package it imports is listed but does not fail (docs/releasing.md,
+# "Vulnerabilities").
+VULN_BIN        := $(BIN)/vuln
+
+.PHONY: vuln
+vuln: $(GOVULNCHECK) ## Check both binaries for known vulnerabilities they reach, offline, against the pinned database (hack/tools/vulndb).
+	@mkdir -p $(VULN_BIN)
+	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(VULN_BIN)
+	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(VULN_BIN)
+	GOWORK=off go -C hack/tools/vulndb mod download golang.org/x/vulndb
+	db=$$(GOWORK=off go -C hack/tools/vulndb list -m -f '{{.Dir}}' golang.org/x/vulndb)/data/osv; \
+	echo ">> vulnerability database: golang.org/x/vulndb@$$(GOWORK=off go -C hack/tools/vulndb list -m -f '{{.Version}}' golang.org/x/vulndb)"; \
+	rc=0; for b in snatch-webhook cabundle-syncer; do \
+		echo ">> govulncheck $$b ($$(go version $(VULN_BIN)/$$b | cut -d' ' -f2))"; \
+		$(GOVULNCHECK) -db "file://$$db" -mode binary $(VULN_BIN)/$$b || rc=$$?; \
+	done; \
+	[ $$rc -eq 0 ] || { echo "make vuln: a binary reaches a known vulnerability (above); docs/releasing.md, \"Vulnerabilities\"" >&2; exit 1; }
 
 .PHONY: e2e
 e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
@@ -221,7 +245,7 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release o
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(GOVULNCHECK) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -257,6 +281,10 @@ $(IMAGETOOL): hack/tools/images/go.mod hack/tools/images/go.sum $(wildcard hack/
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"
 	GOWORK=off go -C hack/tools/lint build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(GOVULNCHECK): hack/tools/vuln/go.mod hack/tools/vuln/go.sum
+	@echo ">> building govulncheck"
+	GOWORK=off go -C hack/tools/vuln build -trimpath -o $@ golang.org/x/vuln/cmd/govulncheck
 
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"
