@@ -29,6 +29,8 @@ DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
 GOVULNCHECK     := $(BIN)/govulncheck
+COSIGN          := $(BIN)/cosign
+CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
 NETPOL          := $(BIN)/kube-network-policies
 # The neighbours, each built unmodified from its own module in hack/tools,
 # and their CRDs, copied from their modules.
@@ -68,6 +70,8 @@ export SNATCH_PROMRULES := $(PROMRULES)
 export SNATCH_DESCHEDULER_POLICY := $(DESCHEDULER_POLICY)
 export SNATCH_DASHBOARDS := $(DASHBOARDS)
 export SNATCH_NEIGHBOURS := $(NEIGHBOURS)
+export SNATCH_COSIGN := $(COSIGN)
+export SNATCH_CYCLONEDX_GOMOD := $(CYCLONEDX_GOMOD)
 
 ##@ General
 
@@ -114,7 +118,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: vuln $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: vuln $(K8S_STAMP) $(COSIGN) $(CYCLONEDX_GOMOD) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
@@ -237,15 +241,16 @@ docker-build: ## Build both images (needs a Docker engine).
 KUBECTL ?= $(K8S_BIN)/kubectl
 
 .PHONY: release
-release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 [DIGEST=sha256:...] [REVISION=<commit>] [PUSH=1] (docs/releasing.md).
-	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z>"; exit 2; }
+release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) $(COSIGN) $(CYCLONEDX_GOMOD) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 COSIGN_KEY=<key> [DIGEST=sha256:...] [REVISION=<commit>] [PUSH=1] (docs/releasing.md).
+	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z> COSIGN_KEY=<key>"; exit 2; }
 	KUBECTL=$(KUBECTL) DIGEST=$(DIGEST) REVISION=$(REVISION) PUSH=$(PUSH) RELEASE_TAG_AT_HEAD=$(RELEASE_TAG_AT_HEAD) \
+		COSIGN=$(COSIGN) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) COSIGN_KEY=$(COSIGN_KEY) \
 		hack/release.sh $(BINARY) $(VERSION)
 
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(GOVULNCHECK) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(GOVULNCHECK) $(COSIGN) $(CYCLONEDX_GOMOD) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -285,6 +290,16 @@ $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 $(GOVULNCHECK): hack/tools/vuln/go.mod hack/tools/vuln/go.sum
 	@echo ">> building govulncheck"
 	GOWORK=off go -C hack/tools/vuln build -trimpath -o $@ golang.org/x/vuln/cmd/govulncheck
+
+# cosign signs the release's binaries and image digests (hack/release.sh);
+# its first build takes about six minutes on two cores.
+$(COSIGN): hack/tools/cosign/go.mod hack/tools/cosign/go.sum
+	@echo ">> building cosign"
+	GOWORK=off go -C hack/tools/cosign build -trimpath -o $@ github.com/sigstore/cosign/v2/cmd/cosign
+
+$(CYCLONEDX_GOMOD): hack/tools/sbom/go.mod hack/tools/sbom/go.sum
+	@echo ">> building cyclonedx-gomod"
+	GOWORK=off go -C hack/tools/sbom build -trimpath -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"

@@ -13,8 +13,24 @@
 #                             docs/migration.md
 #   <binary>-linux-amd64      static binaries, built by hack/build-binary.sh
 #   <binary>-linux-arm64      with REVISION (default: git rev-parse HEAD)
-#   SHA256SUMS                of every file but the notes
+#   <binary>-<os>-<arch>.cdx.json
+#                             the CycloneDX SBOM of each binary, written by
+#                             cyclonedx-gomod from the binary itself
+#   <binary>-<os>-<arch>.sigstore.json
+#                             the cosign signature (a bundle) of each binary
+#   cosign.pub                the public half of the signing key
+#   SHA256SUMS                of every file but the notes and the signatures
+#   SHA256SUMS.sigstore.json  the cosign signature of SHA256SUMS
 #   RELEASE_NOTES.md          the version's section of CHANGELOG.md
+#
+# COSIGN_KEY is the signing key, as cosign takes it: a file of
+# `cosign generate-key-pair`, or env://<VAR> (the release workflow's secret);
+# COSIGN_PASSWORD its password. COSIGN and CYCLONEDX_GOMOD name the tools
+# (the Makefile builds them into bin/). Signatures are made with the key
+# alone, not logged in a transparency log, and verify offline
+# (docs/releasing.md, "Verifying a release"). With DIGEST, the image
+# <registry>/<binary>@<DIGEST> is signed as well, in its registry, and
+# carries each linux binary's SBOM as a signed CycloneDX attestation.
 #
 # and for cabundle-syncer, whose `check` operators run from their own
 # machines, also:
@@ -105,7 +121,10 @@ krew_plugin() {
 binary=$1
 version=$2
 kubectl=${KUBECTL:-kubectl}
-registry=${REGISTRY:-europe-docker.pkg.dev/kyma-project/prod}
+# The bases name the images in the project's registry; REGISTRY moves a
+# release to another (a mirror, or the tests' registry on loopback).
+base_registry=europe-docker.pkg.dev/kyma-project/prod
+registry=${REGISTRY:-$base_registry}
 
 # manifests: each file of the release and the kustomization it renders.
 case $binary in
@@ -179,7 +198,8 @@ write_manifests() {
 			echo "resources:"
 			echo "  - ../../$kustomization"
 			echo "images:"
-			echo "  - name: $image"
+			echo "  - name: $base_registry/$binary"
+			echo "    newName: $image"
 			if [ -n "$digest" ]; then
 				echo "    digest: $digest"
 			else
@@ -200,7 +220,7 @@ digest=${DIGEST:-}
 if [ -n "$digest" ]; then
 	[[ $digest =~ ^sha256:[0-9a-f]{64}$ ]] || die "DIGEST '$digest' is not sha256:<64 hex digits>"
 fi
-files=()
+files=() binaries=()
 
 if [ -n "$manifests_only" ]; then
 	mkdir -p "$manifests_only" dist
@@ -213,6 +233,13 @@ fi
 
 release_checks
 revision=${REVISION:-$(git rev-parse HEAD)}
+cosign=${COSIGN:-cosign}
+cyclonedx=${CYCLONEDX_GOMOD:-cyclonedx-gomod}
+key=${COSIGN_KEY:-}
+[ -n "$key" ] || die "COSIGN_KEY is not set: every release is signed (docs/releasing.md, \"Signing\"); for a local check, sign with a throwaway key of \`cosign generate-key-pair\`"
+for tool in "$cosign" "$cyclonedx"; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; make release builds it into bin/"
+done
 
 out="dist/$binary/$version"
 rm -rf "$out"
@@ -227,13 +254,43 @@ for platform in $platforms; do
 	GOOS=$os GOARCH=$arch VERSION=$version REVISION=$revision hack/build-binary.sh "$binary" "$overlay/$os-$arch"
 	mv "$overlay/$os-$arch/$binary" "$out/$binary-$os-$arch"
 	files+=("$binary-$os-$arch")
+	binaries+=("$binary-$os-$arch")
 done
 if [ "$binary" = cabundle-syncer ]; then
 	krew_plugin
 fi
 
+# The SBOMs list the modules and the Go toolchain each binary was built
+# from, read back from the binary's build information, so that they describe
+# exactly what ships. -noserial and -notimestamp keep them reproducible.
+for f in "${binaries[@]}"; do
+	"$cyclonedx" bin -json -std -noserial -notimestamp -version "$version" -output "$out/$f.cdx.json" "$out/$f"
+	files+=("$f.cdx.json")
+done
+"$cosign" public-key --key "$key" --outfile "$out/cosign.pub"
+files+=(cosign.pub)
+
 (cd "$out" && sha256sum "${files[@]}" >SHA256SUMS)
 printf '# %s %s\n\n%s\n' "$binary" "$version" "$notes" >"$out/RELEASE_NOTES.md"
+
+# sign_blob signs one file of the release with the key alone, offline.
+sign_blob() {
+	"$cosign" sign-blob --yes --key "$key" --tlog-upload=false --bundle "$out/$1.sigstore.json" "$out/$1" >/dev/null
+}
+for f in "${binaries[@]}" SHA256SUMS; do
+	sign_blob "$f"
+done
+# cosign writes its files for the owner only; the release publishes them.
+chmod 0644 "$out"/*.sigstore.json "$out/cosign.pub"
+
+# The image is signed by its digest, never by its tag, which can move; the
+# signature and the attestations are stored beside it in its registry.
+if [ -n "$digest" ]; then
+	"$cosign" sign --yes --key "$key" --tlog-upload=false "$image@$digest"
+	for f in "$out/$binary"-linux-*.cdx.json; do
+		"$cosign" attest --yes --key "$key" --tlog-upload=false --type cyclonedx --predicate "$f" "$image@$digest"
+	done
+fi
 
 build=(docker buildx build --platform linux/amd64,linux/arm64 -f "$dockerfile" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" -t "$ref" --push .)
 if [ "${PUSH:-}" = 1 ]; then

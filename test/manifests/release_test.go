@@ -54,10 +54,11 @@ func TestRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := cloneForRelease(t)
+	key := throwawayKey(t)
 	release := func(binary, version string, env ...string) (string, error) {
 		cmd := exec.Command("hack/release.sh", binary, version)
 		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), append([]string{"KUBECTL=" + kubectl}, env...)...)
+		cmd.Env = append(os.Environ(), append(append([]string{"KUBECTL=" + kubectl}, releaseEnv(t, key)...), env...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -110,18 +111,24 @@ func TestRelease(t *testing.T) {
 		}
 	})
 
-	digest := "sha256:" + strings.Repeat("ab", 32)
+	// The image of a release with DIGEST, as the workflow pushes it, and
+	// another one that the release must not sign, in a registry on loopback.
+	registry := startRegistry(t) + "/kyma-project/prod"
+	digest := pushImage(t, registry+"/cabundle-syncer:v0.1.0")
+	unsigned := pushImage(t, registry+"/cabundle-syncer:other")
 	for _, tt := range []struct {
 		binary, other string
 		manifests     map[string]string // file -> the kustomization it renders
 		env           []string
 		wantRef       string
+		image         string // the image the release signs, if any
 	}{
 		{binary: "snatch-webhook", other: "cabundle-syncer",
 			manifests: map[string]string{"install.yaml": "deploy/webhook", "migration.yaml": migrationWebhook},
 			wantRef:   "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0"},
-		{binary: "cabundle-syncer", other: "snatch-webhook", manifests: map[string]string{"install.yaml": "deploy/syncer"}, env: []string{"DIGEST=" + digest},
-			wantRef: "europe-docker.pkg.dev/kyma-project/prod/cabundle-syncer@" + digest},
+		{binary: "cabundle-syncer", other: "snatch-webhook", manifests: map[string]string{"install.yaml": "deploy/syncer"},
+			env:     []string{"DIGEST=" + digest, "REGISTRY=" + registry},
+			wantRef: registry + "/cabundle-syncer@" + digest, image: registry + "/cabundle-syncer"},
 	} {
 		t.Run(tt.binary, func(t *testing.T) {
 			otherBefore := treeHash(t, filepath.Join(repo, "dist", tt.other))
@@ -139,12 +146,19 @@ func TestRelease(t *testing.T) {
 			}
 
 			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
-			wantFiles := []string{tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			binaries := []string{tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
+			if tt.binary == "cabundle-syncer" {
+				binaries = append(binaries, tt.binary+"-darwin-amd64", tt.binary+"-darwin-arm64")
+			}
+			wantFiles := []string{"cosign.pub"}
+			for _, b := range binaries {
+				wantFiles = append(wantFiles, b, b+".cdx.json")
+			}
 			for file := range tt.manifests {
 				wantFiles = append(wantFiles, file)
 			}
 			if tt.binary == "cabundle-syncer" {
-				wantFiles = append(wantFiles, tt.binary+"-darwin-amd64", tt.binary+"-darwin-arm64", "kim-snatch.yaml")
+				wantFiles = append(wantFiles, "kim-snatch.yaml")
 				for _, p := range krewPlatforms {
 					wantFiles = append(wantFiles, "kubectl-kim_snatch-"+p+".tar.gz")
 				}
@@ -205,6 +219,19 @@ func TestRelease(t *testing.T) {
 			section := changelogSection(t, filepath.Join(repo, "CHANGELOG.md"), tt.binary, "v0.1.0")
 			if !strings.Contains(string(notes), section) || !strings.HasPrefix(string(notes), "# "+tt.binary+" v0.1.0") {
 				t.Errorf("RELEASE_NOTES.md:\n%s\nwant the title and the CHANGELOG section:\n%s", notes, section)
+			}
+			// Each binary and SHA256SUMS, which covers every other file,
+			// verify against the release's key offline, and each binary's
+			// SBOM lists what the binary links.
+			assertBlobSignatures(t, dir, append(binaries, "SHA256SUMS"))
+			for _, b := range binaries {
+				assertSBOM(t, filepath.Join(dir, b), "v0.1.0")
+			}
+			if tt.image != "" {
+				assertImageSigned(t, dir, tt.image, digest, unsigned)
+			}
+			if got, want := readFile(t, filepath.Join(dir, "cosign.pub")), publicKey(t, key); got != want {
+				t.Errorf("the release's cosign.pub is not the signing key's public half:\n%s\nwant:\n%s", got, want)
 			}
 			if treeHash(t, filepath.Join(repo, "dist", tt.other)) != otherBefore {
 				t.Errorf("releasing %s changed dist/%s", tt.binary, tt.other)
