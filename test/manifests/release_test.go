@@ -24,11 +24,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
 // A tag is mutable unless it names a release: latest, main, the bases'
 // placeholder, or no tag at all.
-var releasedImage = regexp.MustCompile(`^[a-z0-9./-]+(:v\d+\.\d+\.\d+[0-9A-Za-z.+-]*|@sha256:[0-9a-f]{64})$`)
+var releasedImage = regexp.MustCompile(`^([a-z0-9.-]+:[0-9]+/)?[a-z0-9./-]+(:v\d+\.\d+\.\d+[0-9A-Za-z.+-]*|@sha256:[0-9a-f]{64})$`)
 
 // The bases reference no tag that could change under an installation; the
 // one tag they carry is the placeholder that make release replaces.
@@ -54,11 +55,11 @@ func TestRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := cloneForRelease(t)
-	key := throwawayKey(t)
+	key := supplychain.ThrowawayKey(t)
 	release := func(binary, version string, env ...string) (string, error) {
 		cmd := exec.Command("hack/release.sh", binary, version)
 		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), append(append([]string{"KUBECTL=" + kubectl}, releaseEnv(t, key)...), env...)...)
+		cmd.Env = append(os.Environ(), append(append([]string{"KUBECTL=" + kubectl}, supplychain.ReleaseEnv(t, key)...), env...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -113,9 +114,9 @@ func TestRelease(t *testing.T) {
 
 	// The image of a release with DIGEST, as the workflow pushes it, and
 	// another one that the release must not sign, in a registry on loopback.
-	registry := startRegistry(t) + "/kyma-project/prod"
-	digest := pushImage(t, registry+"/cabundle-syncer:v0.1.0")
-	unsigned := pushImage(t, registry+"/cabundle-syncer:other")
+	registry := supplychain.StartRegistry(t) + "/kyma-project/prod"
+	digest := supplychain.PushRandomImage(t, registry+"/cabundle-syncer:v0.1.0")
+	unsigned := supplychain.PushRandomImage(t, registry+"/cabundle-syncer:other")
 	for _, tt := range []struct {
 		binary, other string
 		manifests     map[string]string // file -> the kustomization it renders

@@ -3,113 +3,14 @@ package manifests
 import (
 	"debug/buildinfo"
 	"encoding/json"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
-
-// The tools of the release, which the Makefile builds into bin/ and names
-// in these variables.
-const (
-	CosignEnv         = "SNATCH_COSIGN"
-	CycloneDXGomodEnv = "SNATCH_CYCLONEDX_GOMOD"
-)
-
-func toolFromEnv(t testing.TB, env string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		t.Fatalf("%s is not set; make test builds the tool into bin/ and sets it", env)
-	}
-	return p
-}
-
-// offlineEnv keeps cosign on this machine: it asks the Sigstore TUF
-// repository for a trusted root even when it verifies with a key, so every
-// connection but those to loopback goes to a proxy on a closed loopback
-// port and fails at once; the in-process registry is reached directly.
-func offlineEnv() []string {
-	return []string{"HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1", "NO_PROXY=127.0.0.1,localhost", "COSIGN_PASSWORD="}
-}
-
-// cosign runs bin/cosign offline and returns its combined output.
-func cosign(t testing.TB, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(toolFromEnv(t, CosignEnv), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), offlineEnv()...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// throwawayKey writes a cosign key pair without a password into a new
-// directory and returns the private key's path.
-func throwawayKey(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := cosign(t, dir, "generate-key-pair"); err != nil {
-		t.Fatalf("cosign generate-key-pair: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "cosign.key")
-}
-
-// releaseEnv is what make release passes to hack/release.sh besides
-// KUBECTL: the tools and a throwaway key.
-func releaseEnv(t testing.TB, key string) []string {
-	return append([]string{
-		"COSIGN=" + toolFromEnv(t, CosignEnv),
-		"CYCLONEDX_GOMOD=" + toolFromEnv(t, CycloneDXGomodEnv),
-		"COSIGN_KEY=" + key,
-	}, offlineEnv()...)
-}
-
-// startRegistry serves go-containerregistry's in-memory registry on
-// loopback for the duration of the test and returns its host:port.
-func startRegistry(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: time.Minute}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String()
-}
-
-// pushImage pushes a random image to ref and returns its digest.
-func pushImage(t testing.TB, ref string) string {
-	t.Helper()
-	img, err := random.Image(512, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.String()
-}
 
 // assertBlobSignatures verifies each file's bundle with the release's
 // cosign.pub, offline, and checks that one changed byte fails it.
@@ -117,7 +18,7 @@ func assertBlobSignatures(t *testing.T, dir string, signed []string) {
 	t.Helper()
 	for _, f := range signed {
 		bundle := f + ".sigstore.json"
-		if out, err := cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", f); err != nil {
+		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", f); err != nil {
 			t.Errorf("cosign verify-blob %s: %v\n%s", f, err, out)
 			continue
 		}
@@ -130,7 +31,7 @@ func assertBlobSignatures(t *testing.T, dir string, signed []string) {
 		if err := os.WriteFile(changed, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", changed); err == nil {
+		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", changed); err == nil {
 			t.Errorf("cosign verify-blob accepts %s with one byte changed:\n%s", f, out)
 		}
 	}
@@ -199,17 +100,17 @@ func assertSBOM(t *testing.T, binaryPath, version string) {
 func assertImageSigned(t *testing.T, dir, image, digest, unsignedDigest string) {
 	t.Helper()
 	ref := image + "@" + digest
-	if out, err := cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", ref); err != nil {
+	if out, err := supplychain.Cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", ref); err != nil {
 		t.Errorf("cosign verify %s: %v\n%s", ref, err, out)
 	}
-	out, err := cosign(t, dir, "verify-attestation", "--key", "cosign.pub", "--insecure-ignore-tlog=true", "--type", "cyclonedx", ref)
+	out, err := supplychain.Cosign(t, dir, "verify-attestation", "--key", "cosign.pub", "--insecure-ignore-tlog=true", "--type", "cyclonedx", ref)
 	if err != nil {
 		t.Errorf("cosign verify-attestation %s: %v\n%s", ref, err, out)
-	} else if !strings.Contains(out, "CycloneDX") && !strings.Contains(out, "cyclonedx") {
-		t.Errorf("the attestation of %s holds no CycloneDX SBOM:\n%s", ref, out)
+	} else if boms := attestedSBOMs(t, out); len(boms) == 0 {
+		t.Errorf("the attestations of %s hold no CycloneDX SBOM:\n%s", ref, out)
 	}
 	other := image + "@" + unsignedDigest
-	if out, err := cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", other); err == nil {
+	if out, err := supplychain.Cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", other); err == nil {
 		t.Errorf("cosign verify accepts %s, which the release did not sign:\n%s", other, out)
 	}
 }
@@ -227,4 +128,33 @@ func readFile(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// attestedSBOMs decodes the in-toto statements that cosign
+// verify-attestation prints, one DSSE envelope a line, and returns the
+// CycloneDX documents among their predicates.
+func attestedSBOMs(t *testing.T, out string) []cycloneDX {
+	t.Helper()
+	var boms []cycloneDX
+	for line := range strings.Lines(out) {
+		var env struct {
+			PayloadType string `json:"payloadType"`
+			Payload     []byte `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &env) != nil || env.PayloadType != "application/vnd.in-toto+json" {
+			continue
+		}
+		var st struct {
+			PredicateType string    `json:"predicateType"`
+			Predicate     cycloneDX `json:"predicate"`
+		}
+		if err := json.Unmarshal(env.Payload, &st); err != nil {
+			t.Errorf("an attestation's statement: %v", err)
+			continue
+		}
+		if st.PredicateType == "https://cyclonedx.org/bom" && st.Predicate.BOMFormat == "CycloneDX" {
+			boms = append(boms, st.Predicate)
+		}
+	}
+	return boms
 }

@@ -1,0 +1,113 @@
+package supplychain
+
+import (
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// The tools of a release, which the Makefile builds into bin/ and names in
+// these variables.
+const (
+	CosignEnv         = "SNATCH_COSIGN"
+	CycloneDXGomodEnv = "SNATCH_CYCLONEDX_GOMOD"
+)
+
+// Tool returns the path in env, and fails the test where it is unset.
+func Tool(t testing.TB, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		t.Fatalf("%s is not set; make test builds the tool into bin/ and sets it", env)
+	}
+	return p
+}
+
+// OfflineEnv keeps cosign on this machine: it asks the Sigstore TUF
+// repository for a trusted root even when it verifies with a key, so every
+// connection but those to loopback goes to a proxy on a closed loopback
+// port and fails at once, and the registry on loopback is reached directly.
+// The throwaway keys have no password.
+func OfflineEnv() []string {
+	return []string{"HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1", "NO_PROXY=127.0.0.1,localhost", "COSIGN_PASSWORD="}
+}
+
+// Cosign runs cosign offline in dir and returns its combined output.
+func Cosign(t testing.TB, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(Tool(t, CosignEnv), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), OfflineEnv()...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// ThrowawayKey writes a cosign key pair without a password into a new
+// directory and returns the private key's path; the public key is beside
+// it as cosign.pub.
+func ThrowawayKey(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := Cosign(t, dir, "generate-key-pair"); err != nil {
+		t.Fatalf("cosign generate-key-pair: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "cosign.key")
+}
+
+// ReleaseEnv is what make release passes to hack/release.sh besides
+// KUBECTL: the tools and the key.
+func ReleaseEnv(t testing.TB, key string) []string {
+	t.Helper()
+	return append([]string{
+		"COSIGN=" + Tool(t, CosignEnv),
+		"CYCLONEDX_GOMOD=" + Tool(t, CycloneDXGomodEnv),
+		"COSIGN_KEY=" + key,
+	}, OfflineEnv()...)
+}
+
+// StartRegistry serves an in-memory registry on loopback until the test
+// ends and returns its host:port.
+func StartRegistry(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
+}
+
+// PushRandomImage pushes a small random image to ref and returns its
+// digest.
+func PushRandomImage(t testing.TB, ref string) string {
+	t.Helper()
+	img, err := random.Image(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
