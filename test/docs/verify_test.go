@@ -28,6 +28,13 @@ path=${url#https://github.com/kyma-project/kim-snatch/releases/download/}
 mkdir -p "$(dirname "$out")" && cp "$RELEASES/$path" "$out"
 `
 
+// The commands with which operators verify a release before they install
+// it: the first code block under this heading of this document.
+const (
+	verificationDoc     = "deploy/README.md"
+	verificationHeading = "## Verifying a release"
+)
+
 // fencedBlock returns the first fenced code block of text after the
 // heading, whole.
 func fencedBlock(t *testing.T, text, heading string) string {
@@ -47,7 +54,7 @@ func fencedBlock(t *testing.T, text, heading string) string {
 	return block
 }
 
-// The commands with which deploy/README.md has operators verify a release
+// The commands with which verificationDoc has operators verify a release
 // before they install it pass on a release made and signed here, with its
 // image signed in a registry on loopback, and fail once one byte of a
 // downloaded file differs from what was signed.
@@ -59,11 +66,11 @@ func TestDocumentedVerificationOfARelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), filepath.FromSlash(verificationDoc)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := fencedBlock(t, string(readme), "## Verifying a release")
+	block := fencedBlock(t, string(readme), verificationHeading)
 
 	// A release of snatch-webhook v0.1.0 from a clone, as the workflow
 	// makes it: the image pushed first, then make release with its digest.
