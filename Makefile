@@ -118,9 +118,10 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: vuln $(K8S_STAMP) $(COSIGN) $(CYCLONEDX_GOMOD) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(GOVULNCHECK) $(K8S_STAMP) $(COSIGN) $(CYCLONEDX_GOMOD) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
+	$(MAKE) --no-print-directory vuln && \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
 	GOWORK=off go -C hack/tools/images test ./... && \
 	GOWORK=off go -C hack/tools/dashboards test ./... && \
@@ -129,26 +130,28 @@ test: vuln $(K8S_STAMP) $(COSIGN) $(CYCLONEDX_GOMOD) $(PROMRULES) $(DESCHEDULER_
 	wait $$node || { echo "make test: the node's packages failed" >&2; exit 1; }; \
 	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
 
-# make vuln builds both binaries as a release does and runs govulncheck on
-# them, offline, against the database of the golang.org/x/vulndb version
-# that hack/tools/vulndb/go.mod pins (downloaded once through the module
-# proxy and checked against go.sum). It fails on a vulnerability whose code
-# a binary contains, in the standard library or a module; one only in a
-# package it imports is listed but does not fail (docs/releasing.md,
-# "Vulnerabilities").
+# make vuln builds both binaries as a release does, for every platform the
+# release ships (hack/release.sh --platforms), and runs govulncheck on them,
+# offline, against the database of the golang.org/x/vulndb version that
+# hack/tools/vulndb/go.mod pins (downloaded once through the module proxy and
+# checked against go.sum). It fails on a vulnerability whose code a binary
+# contains, in the standard library or a module; one only in a package it
+# imports is listed but does not fail (docs/releasing.md, "Vulnerabilities").
 VULN_BIN        := $(BIN)/vuln
 
 .PHONY: vuln
-vuln: $(GOVULNCHECK) ## Check both binaries for known vulnerabilities they reach, offline, against the pinned database (hack/tools/vulndb).
-	@mkdir -p $(VULN_BIN)
-	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(VULN_BIN)
-	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(VULN_BIN)
+vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for known vulnerabilities they reach, offline, against the pinned database (hack/tools/vulndb).
 	GOWORK=off go -C hack/tools/vulndb mod download golang.org/x/vulndb
 	db=$$(GOWORK=off go -C hack/tools/vulndb list -m -f '{{.Dir}}' golang.org/x/vulndb)/data/osv; \
 	echo ">> vulnerability database: golang.org/x/vulndb@$$(GOWORK=off go -C hack/tools/vulndb list -m -f '{{.Version}}' golang.org/x/vulndb)"; \
 	rc=0; for b in snatch-webhook cabundle-syncer; do \
-		echo ">> govulncheck $$b ($$(go version $(VULN_BIN)/$$b | cut -d' ' -f2))"; \
-		$(GOVULNCHECK) -db "file://$$db" -mode binary $(VULN_BIN)/$$b || rc=$$?; \
+		case $$b in snatch-webhook) v=$(WEBHOOK_VERSION) ;; *) v=$(SYNCER_VERSION) ;; esac; \
+		for p in $$(hack/release.sh --platforms $$b); do \
+			dir=$(VULN_BIN)/$${p%/*}-$${p#*/}; mkdir -p $$dir; \
+			GOOS=$${p%/*} GOARCH=$${p#*/} VERSION=$$v hack/build-binary.sh $$b $$dir || exit 1; \
+			echo ">> govulncheck $$b $$p ($$(go version $$dir/$$b | cut -d' ' -f2))"; \
+			$(GOVULNCHECK) -db "file://$$db" -mode binary $$dir/$$b || rc=$$?; \
+		done; \
 	done; \
 	[ $$rc -eq 0 ] || { echo "make vuln: a binary reaches a known vulnerability (above); docs/releasing.md, \"Vulnerabilities\"" >&2; exit 1; }
 

@@ -61,7 +61,29 @@
 # work tree, the CHANGELOG and the tag, and without building anything. The
 # tests of test/docs render with it what the documented commands apply, and
 # the migration scenario of test/e2e/migration the files its guide names.
+#
+#   hack/release.sh --platforms <binary>
+#
+# prints the platforms a release of that binary ships binaries for, as
+# GOOS/GOARCH; make vuln checks each of them.
 set -euo pipefail
+
+# platforms_of prints the platforms of binary $1's release.
+platforms_of() {
+	case $1 in
+	snatch-webhook) echo "linux/amd64 linux/arm64" ;;
+	cabundle-syncer) echo "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64" ;;
+	*) return 1 ;;
+	esac
+}
+
+if [ "${1:-}" = --platforms ]; then
+	if [ $# -ne 2 ] || ! platforms_of "$2"; then
+		echo "usage: $0 --platforms <snatch-webhook|cabundle-syncer>" >&2
+		exit 2
+	fi
+	exit 0
+fi
 
 manifests_only=
 if [ "${1:-}" = --manifests ]; then
@@ -130,14 +152,15 @@ registry=${REGISTRY:-$base_registry}
 case $binary in
 snatch-webhook)
 	manifests="install.yaml:deploy/webhook migration.yaml:deploy/migration/webhook"
-	dockerfile=Dockerfile.webhook platforms="linux/amd64 linux/arm64"
+	dockerfile=Dockerfile.webhook
 	;;
 cabundle-syncer)
 	manifests="install.yaml:deploy/syncer"
-	dockerfile=Dockerfile.syncer platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"
+	dockerfile=Dockerfile.syncer
 	;;
 *) die "unknown binary '$binary'; want snatch-webhook or cabundle-syncer" ;;
 esac
+platforms=$(platforms_of "$binary")
 
 # Semantic Versioning 2.0.0, with the v of the tags.
 semver='^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
