@@ -48,8 +48,9 @@ func pinnedToolchain(t *testing.T) string {
 var builderImage = regexp.MustCompile(`^golang:(\d+\.\d+\.\d+)@sha256:[0-9a-f]{64}$`)
 
 // Both Dockerfiles start their build from one image, pinned so that it
-// cannot move under a commit, with a Go that can read go.mod; the toolchain
-// itself is go.mod's (TestBinariesAreBuiltWithThePinnedToolchain).
+// cannot move under a commit, with a Go that can read go.mod, on the
+// toolchain's release line; the toolchain itself is go.mod's
+// (TestBinariesAreBuiltWithThePinnedToolchain).
 func TestDockerfilesPinTheBuilderImage(t *testing.T) {
 	root := repoRoot(t)
 	m := readGoMod(t)
@@ -63,8 +64,14 @@ func TestDockerfilesPinTheBuilderImage(t *testing.T) {
 			t.Errorf("%s: builder FROM %s, want golang:<version>@sha256:<digest>", img.dockerfile, from)
 			continue
 		}
-		if v := "go" + sm[1]; version.Compare(v, "go"+m.Go) < 0 {
+		v := "go" + sm[1]
+		if version.Compare(v, "go"+m.Go) < 0 {
 			t.Errorf("%s: the builder image has %s, older than go.mod's go %s: it cannot read go.mod", img.dockerfile, v, m.Go)
+		}
+		// The image moves with the toolchain: on its release line, and
+		// never past it, where its own Go would be the newer one.
+		if version.Lang(v) != version.Lang(m.Toolchain) || version.Compare(v, m.Toolchain) > 0 {
+			t.Errorf("%s: the builder image has %s, want a release of %s no newer than go.mod's toolchain %s", img.dockerfile, v, version.Lang(m.Toolchain), m.Toolchain)
 		}
 	}
 	if froms["Dockerfile.webhook"] != froms["Dockerfile.syncer"] {
