@@ -295,7 +295,7 @@ $(GOVULNCHECK): hack/tools/vuln/go.mod hack/tools/vuln/go.sum
 	GOWORK=off go -C hack/tools/vuln build -trimpath -o $@ golang.org/x/vuln/cmd/govulncheck
 
 # cosign signs the release's binaries and image digests (hack/release.sh);
-# its first build takes about six minutes on two cores.
+# its first build takes several minutes on two cores.
 $(COSIGN): hack/tools/cosign/go.mod hack/tools/cosign/go.sum
 	@echo ">> building cosign"
 	GOWORK=off go -C hack/tools/cosign build -trimpath -o $@ github.com/sigstore/cosign/v2/cmd/cosign
