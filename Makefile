@@ -14,11 +14,17 @@ SHELL := /usr/bin/env bash -o pipefail
 .DEFAULT_GOAL := help
 
 K8S_VERSION     ?= v1.36.3
-# The one toolchain of the builds, tests, tools, images and releases: go.mod's
-# toolchain line (docs/releasing.md, "The toolchain"). Exported so that it
-# wins over GOTOOLCHAIN=local, which Go's own go.env sets.
+# The one toolchain of what this repository builds, tests and releases, and
+# of the release tools: go.mod's toolchain line (docs/releasing.md, "The
+# toolchain"). Exported so that it wins over GOTOOLCHAIN=local, which Go's
+# own go.env may set. The other projects' components that the tests run
+# beside KIM Snatch (the control plane, the neighbours, the linters) are
+# built as their projects build them, with the Go the environment chooses:
+# THIRD_PARTY_GO.
+HOST_GOTOOLCHAIN := $(GOTOOLCHAIN)
 GO_TOOLCHAIN    := $(shell sed -n 's/^toolchain //p' go.mod)
 export GOTOOLCHAIN := $(GO_TOOLCHAIN)
+THIRD_PARTY_GO  := GOTOOLCHAIN='$(HOST_GOTOOLCHAIN)' GOWORK=off go
 BIN             := $(CURDIR)/bin
 K8S_BIN         := $(BIN)/k8s-$(K8S_VERSION)
 K8S_STAMP       := $(K8S_BIN)/.built
@@ -261,10 +267,10 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 	@mkdir -p $(K8S_BIN)
 	@echo ">> building the Kubernetes $(K8S_VERSION) control plane into $(K8S_BIN) (first time: about 10 minutes)"
 	@echo ">> [1/7] etcd"
-	cd hack/tools && GOWORK=off go build -trimpath -ldflags '-s -w' -o $(K8S_BIN)/etcd ./etcd
+	cd hack/tools && $(THIRD_PARTY_GO) build -trimpath -ldflags '-s -w' -o $(K8S_BIN)/etcd ./etcd
 	@i=2; for c in $(K8S_COMPONENTS); do \
 		echo ">> [$$i/7] $$c"; \
-		(cd hack/tools && GOWORK=off go build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/$$c k8s.io/kubernetes/cmd/$$c); \
+		(cd hack/tools && $(THIRD_PARTY_GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/$$c k8s.io/kubernetes/cmd/$$c); \
 		i=$$((i+1)); \
 	done
 	$(K8S_BIN)/kube-apiserver --version
@@ -288,7 +294,7 @@ $(IMAGETOOL): hack/tools/images/go.mod hack/tools/images/go.sum $(wildcard hack/
 
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"
-	GOWORK=off go -C hack/tools/lint build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	$(THIRD_PARTY_GO) -C hack/tools/lint build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 $(GOVULNCHECK): hack/tools/vuln/go.mod hack/tools/vuln/go.sum
 	@echo ">> building govulncheck"
@@ -306,18 +312,18 @@ $(CYCLONEDX_GOMOD): hack/tools/sbom/go.mod hack/tools/sbom/go.sum
 
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"
-	GOWORK=off go -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
+	$(THIRD_PARTY_GO) -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
 # kube-network-policies, unmodified, enforces NetworkPolicies on the real node
 # of test/realnode.
 $(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
 	@echo ">> building kube-network-policies"
-	GOWORK=off go -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd
+	$(THIRD_PARTY_GO) -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd
 # Gardener cert-management, unmodified, runs on the real node of test/e2e
 # as a container (test/e2e/neighbours/cert-management).
 $(CERTMGMT): hack/tools/certmgmt/go.mod hack/tools/certmgmt/go.sum
 	@echo ">> building Gardener cert-management"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/certmgmt build -trimpath -ldflags '-s -w' -o $@ github.com/gardener/cert-management/cmd/cert-controller-manager
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/certmgmt build -trimpath -ldflags '-s -w' -o $@ github.com/gardener/cert-management/cmd/cert-controller-manager
 
 # Prometheus, prometheus-operator with its config-reloader, and
 # Alertmanager, unmodified, run on the real node of test/e2e as
@@ -326,13 +332,13 @@ $(CERTMGMT): hack/tools/certmgmt/go.mod hack/tools/certmgmt/go.sum
 # version is stamped as upstream's builds stamp it.
 $(PROMETHEUS): hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
 	@echo ">> building Prometheus (first time: several minutes)"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/prometheus build -trimpath \
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/prometheus build -trimpath \
 		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,prometheus,github.com/prometheus/prometheus)' \
 		-o $@ github.com/prometheus/prometheus/cmd/prometheus
 
 $(PROM_OPERATOR): hack/tools/promoperator/go.mod hack/tools/promoperator/go.sum
 	@echo ">> building prometheus-operator and its config-reloader"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/promoperator build -trimpath -ldflags '-s -w' -o $(NEIGHBOURS)/ \
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/promoperator build -trimpath -ldflags '-s -w' -o $(NEIGHBOURS)/ \
 		github.com/prometheus-operator/prometheus-operator/cmd/operator \
 		github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
 
@@ -340,13 +346,13 @@ $(PROM_RELOADER): $(PROM_OPERATOR)
 
 $(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
 	@echo ">> building Alertmanager"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/alertmanager build -trimpath \
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/alertmanager build -trimpath \
 		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)' \
 		-o $@ github.com/prometheus/alertmanager/cmd/alertmanager
 
 $(COREDNS): hack/tools/coredns/go.mod hack/tools/coredns/go.sum
 	@echo ">> building CoreDNS"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/coredns build -trimpath -ldflags '-s -w' -o $@ github.com/coredns/coredns
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/coredns build -trimpath -ldflags '-s -w' -o $@ github.com/coredns/coredns
 
 # modversion is the version of module $(2) that hack/tools/$(1) requires,
 # without its v: Prometheus's module v0.316.0 is Prometheus 3.16.0.
