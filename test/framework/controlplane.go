@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // defaultStartTimeout bounds each of etcd's and kube-apiserver's start when
@@ -38,6 +39,13 @@ type planeComponent struct {
 	logPath string
 	log     *os.File
 	proc    *os.Process // nil until the component has started
+
+	// Set by Kill, for Revive (faults.go).
+	argv, env []string
+	// child is the process Revive started in place of envtest's, and
+	// starts how many it started.
+	child  *process.Process
+	starts int
 }
 
 // exited reports whether the component has ended and been reaped. On Linux
@@ -281,8 +289,14 @@ func (c *Cluster) waitReadyz(ctx context.Context) error {
 }
 
 // stopControlPlane stops kube-apiserver, then etcd, and returns once both
-// have been reaped.
+// have been reaped. It stops the processes Revive started before envtest's.
 func (c *Cluster) stopControlPlane() {
+	// Revive's processes are the framework's own, kube-apiserver first.
+	for _, p := range slices.Backward(c.plane) {
+		if p.child != nil {
+			p.child.Stop(stopGrace)
+		}
+	}
 	if c.env != nil {
 		// envtest SIGKILLs a component that outlives StopTimeout; its error
 		// then only says that it had to, which is all Stop promises.

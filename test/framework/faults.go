@@ -1,0 +1,123 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// The control plane's components that the platform-fault scenarios of the
+// end-to-end suite crash, stop and stall, as a seed's maintenance or an
+// overloaded etcd does to a Gardener shoot's control plane.
+const (
+	Etcd      = etcdBinary
+	APIServer = apiServerBinary
+)
+
+// Kill ends a component of the control plane with sig, SIGKILL for a crash
+// or SIGTERM for a shutdown, and returns once it has exited. Revive starts
+// it again.
+func (c *Cluster) Kill(name string, sig syscall.Signal) error {
+	p, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	if p.exited() {
+		return fmt.Errorf("%s is not running", name)
+	}
+	// What Revive runs again: the process's own command line and
+	// environment, as a supervisor such as the kubelet of a static Pod
+	// would start it.
+	if p.argv, err = procStrings(p.proc.Pid, "cmdline"); err != nil {
+		return err
+	}
+	if p.env, err = procStrings(p.proc.Pid, "environ"); err != nil {
+		return err
+	}
+	_ = p.proc.Signal(syscall.SIGCONT) // a frozen process handles no signal but SIGKILL
+	if err := p.proc.Signal(sig); err != nil {
+		return fmt.Errorf("signal %s to %s: %w", sig, name, err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 2*stopGrace, true, func(context.Context) (bool, error) {
+		return p.exited(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s has not exited within %s of %s", name, 2*stopGrace, sig)
+	}
+	return nil
+}
+
+// Revive starts a component that Kill ended with the command line and
+// environment it ran with, and waits until kube-apiserver is ready again.
+// Its output goes to <name>.<n>.log beside the first log.
+func (c *Cluster) Revive(ctx context.Context, name string) error {
+	p, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	if p.argv == nil || !p.exited() {
+		return fmt.Errorf("%s was not killed", name)
+	}
+	p.starts++
+	child, err := process.Start(process.Options{
+		Name: name, Path: p.argv[0], Args: p.argv[1:], Env: p.env,
+		LogPath: strings.TrimSuffix(p.logPath, ".log") + "." + strconv.Itoa(p.starts) + ".log",
+	})
+	if err != nil {
+		return err
+	}
+	p.child = child
+	if p.proc, err = os.FindProcess(child.PID()); err != nil {
+		return err
+	}
+	p.argv, p.env = nil, nil
+	return c.waitReadyz(ctx)
+}
+
+// Freeze stops a component with SIGSTOP, as a stalled disk or a full CPU
+// stalls etcd; the returned thaw continues it with SIGCONT.
+func (c *Cluster) Freeze(name string) (thaw func() error, err error) {
+	p, err := c.component(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.proc.Signal(syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("freeze %s: %w", name, err)
+	}
+	return func() error { return p.proc.Signal(syscall.SIGCONT) }, nil
+}
+
+func (c *Cluster) component(name string) (*planeComponent, error) {
+	if c.external {
+		return nil, errors.New("the control plane of an existing cluster is not the tests' to break")
+	}
+	for _, p := range c.plane {
+		if p.name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no control-plane component %q", name)
+}
+
+// procStrings reads a NUL-separated file of /proc/<pid>, such as cmdline.
+func procStrings(pid int, file string) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for f := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte{0}), []byte{0}) {
+		out = append(out, string(f))
+	}
+	return out, nil
+}
