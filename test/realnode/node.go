@@ -63,6 +63,10 @@ type Node struct {
 	// runs: both would use the same devices, ranges and paths.
 	lock  *os.File
 	procs []*process.Process // containerd, kubelet, kube-proxy
+	// started holds how each of procs was started, and restarts how often
+	// Restart started it again.
+	started  map[string]process.Options
+	restarts map[string]int
 }
 
 // Prepare cleans up what an earlier run left, records the host and routes
@@ -185,11 +189,16 @@ func (n *Node) waitFor(ctx context.Context, what string, cond func() bool) error
 
 func (n *Node) startProcess(name, path string, args ...string) error {
 	n.progress("starting %s", name)
-	p, err := process.Start(process.Options{Name: name, Path: path, Args: args, LogPath: filepath.Join(n.dir, name+".log")})
+	o := process.Options{Name: name, Path: path, Args: args, LogPath: filepath.Join(n.dir, name+".log")}
+	p, err := process.Start(o)
 	if err != nil {
 		return err
 	}
 	n.procs = append(n.procs, p)
+	if n.started == nil {
+		n.started = map[string]process.Options{}
+	}
+	n.started[name] = o
 	return nil
 }
 

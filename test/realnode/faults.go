@@ -1,0 +1,66 @@
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/test/process"
+)
+
+// restartGrace is how long a restarted component may take to stop after
+// SIGTERM, as systemd's default stop timeout would allow it, shortened.
+const restartGrace = 10 * time.Second
+
+// Restart stops one of the node's components, "containerd", "kubelet" or
+// "kube-proxy", as `systemctl restart` does: SIGTERM, and SIGKILL after
+// restartGrace. It starts it again with the same command line, its output
+// in <name>.<n>.log, and returns once the Node is Ready again. The
+// containers live on through a restart of containerd or the kubelet, as
+// they do on a real node.
+func (n *Node) Restart(ctx context.Context, name string) error {
+	i := slices.IndexFunc(n.procs, func(p *process.Process) bool { return p.Name == name })
+	if i < 0 {
+		return fmt.Errorf("the node runs no %s", name)
+	}
+	n.procs[i].Stop(restartGrace)
+	if n.restarts == nil {
+		n.restarts = map[string]int{}
+	}
+	n.restarts[name]++
+	o := n.started[name]
+	o.LogPath = filepath.Join(n.dir, fmt.Sprintf("%s.%d.log", name, n.restarts[name]))
+	p, err := process.Start(o)
+	if err != nil {
+		return err
+	}
+	n.procs[i] = p
+	return n.waitReady(ctx)
+}
+
+// InsertRule inserts an iptables rule at the head of chain in table, for a
+// fault of the node's network, and returns what deletes it again.
+func InsertRule(table, chain string, rule ...string) (remove func() error, err error) {
+	if _, err := run(append([]string{"iptables", "-w", "-t", table, "-I", chain, "1"}, rule...)...); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := run(append([]string{"iptables", "-w", "-t", table, "-D", chain}, rule...)...)
+		return err
+	}, nil
+}
+
+// ForgetConnections deletes the kernel's connection tracking entries of
+// the TCP connections to dst:port, so that the NAT rules in force now
+// apply to their next packets as to a new connection's.
+func ForgetConnections(dst string, port int) error {
+	out, err := run("conntrack", "-D", "-p", "tcp", "--orig-dst", dst, "--orig-port-dst", strconv.Itoa(port))
+	if err != nil && !strings.Contains(err.Error(), "0 flow entries") {
+		return fmt.Errorf("%w%s", err, out)
+	}
+	return nil
+}
