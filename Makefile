@@ -48,6 +48,8 @@ PROM_RELOADER   := $(NEIGHBOURS)/prometheus-config-reloader
 ALERTMANAGER    := $(NEIGHBOURS)/alertmanager
 COREDNS         := $(NEIGHBOURS)/coredns
 NEIGHBOUR_CRDS  := $(NEIGHBOURS)/crds/.copied
+# Toxiproxy, unmodified, for the platform-fault scenarios of test/e2e.
+TOXIPROXY       := $(BIN)/toxiproxy-server
 
 # Each binary has its own version and image, so one can be released without
 # the other.
@@ -78,6 +80,7 @@ export SNATCH_DASHBOARDS := $(DASHBOARDS)
 export SNATCH_NEIGHBOURS := $(NEIGHBOURS)
 export SNATCH_COSIGN := $(COSIGN)
 export SNATCH_CYCLONEDX_GOMOD := $(CYCLONEDX_GOMOD)
+export SNATCH_TOXIPROXY := $(TOXIPROXY)
 
 ##@ General
 
@@ -124,7 +127,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
 	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
 	rest=0; { \
 	$(MAKE) --no-print-directory $(COSIGN) $(CYCLONEDX_GOMOD) vuln && \
@@ -162,7 +165,7 @@ vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for kno
 	[ $$rc -eq 0 ] || { echo "make vuln: a binary reaches a known vulnerability (above); docs/releasing.md, \"Vulnerabilities\"" >&2; exit 1; }
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
+e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
 	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
 .PHONY: e2e-kind
@@ -349,6 +352,10 @@ $(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
 	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/alertmanager build -trimpath \
 		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)' \
 		-o $@ github.com/prometheus/alertmanager/cmd/alertmanager
+
+$(TOXIPROXY): hack/tools/toxiproxy/go.mod hack/tools/toxiproxy/go.sum
+	@echo ">> building Toxiproxy"
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/toxiproxy build -trimpath -ldflags '-s -w' -o $@ github.com/Shopify/toxiproxy/v2/cmd/server
 
 $(COREDNS): hack/tools/coredns/go.mod hack/tools/coredns/go.sum
 	@echo ">> building CoreDNS"
