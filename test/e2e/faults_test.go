@@ -1,0 +1,494 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
+)
+
+// Faults of the platform: kube-apiserver, etcd, containerd and the kubelet
+// fail while Kyma Pods are created at 20 a second, once during a CA
+// rotation and once under steady load. Whatever the platform does, the
+// webhook must not fail or slow a create, every Pod without the term must
+// be one the API server counted as failed open, the caBundle must never
+// lose the CA the replicas serve, and after the heal the syncer leads
+// again, the caBundle converges and `check` passes. The table at the end
+// is the one of docs/operations.md, "Faults of the platform".
+
+// faultRate is the Pods created per second during a scenario.
+const faultRate = 20
+
+// platformFault is one scenario. prepare runs before the load starts and
+// returns the fault: it calls renew at the moment the scenario renews the
+// certificate (a no-op under steady load), breaks the platform, heals it,
+// and returns when the heal began.
+type platformFault struct {
+	name    string
+	prepare func(t *testing.T, s *nodeSystem) (inject func(renew func()) (healed time.Time))
+}
+
+// renewFirst is a fault that the renewal precedes: the platform fails in
+// the middle of the rotation, while the replicas still serve the old
+// certificate.
+func renewFirst(fault func() time.Time) func(renew func()) time.Time {
+	return func(renew func()) time.Time {
+		renew()
+		return fault()
+	}
+}
+
+func platformFaults() []platformFault {
+	plane := func(s *nodeSystem) *framework.Cluster { return s.cluster.Cluster }
+	latency := func(ms int) platformFault {
+		return platformFault{fmt.Sprintf("path to the webhook +%s", time.Duration(ms)*time.Millisecond), func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			tp := slowPath(t)
+			return renewFirst(func() time.Time {
+				remove, err := tp.toxic(t.Context(), "latency", "latency", "downstream", 1, map[string]any{"latency": ms})
+				must(t, err)
+				time.Sleep(30 * time.Second)
+				healed := time.Now()
+				must(t, remove())
+				return healed
+			})
+		}}
+	}
+	return []platformFault{
+		{"kube-apiserver killed", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				must(t, plane(s).Kill(framework.APIServer, syscall.SIGKILL))
+				healed := time.Now()
+				must(t, plane(s).Revive(t.Context(), framework.APIServer))
+				return healed
+			})
+		}},
+		{"kube-apiserver stopped 60s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				must(t, plane(s).Kill(framework.APIServer, syscall.SIGTERM))
+				time.Sleep(60 * time.Second)
+				healed := time.Now()
+				must(t, plane(s).Revive(t.Context(), framework.APIServer))
+				return healed
+			})
+		}},
+		{"etcd stalled 30s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				thaw, err := plane(s).Freeze(framework.Etcd)
+				must(t, err)
+				time.Sleep(30 * time.Second)
+				healed := time.Now()
+				must(t, thaw())
+				return healed
+			})
+		}},
+		{"etcd restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				must(t, plane(s).Kill(framework.Etcd, syscall.SIGKILL))
+				healed := time.Now()
+				must(t, plane(s).Revive(t.Context(), framework.Etcd))
+				return healed
+			})
+		}},
+		{"containerd restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				healed := time.Now()
+				must(t, s.cluster.Node.Restart(t.Context(), "containerd"))
+				return healed
+			})
+		}},
+		{"kubelet restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				healed := time.Now()
+				must(t, s.cluster.Node.Restart(t.Context(), "kubelet"))
+				return healed
+			})
+		}},
+		latency(500), latency(1500), latency(3000),
+		{"path to the webhook resets 30% of connections", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			tp := slowPath(t)
+			return renewFirst(func() time.Time {
+				remove, err := tp.toxic(t.Context(), "reset", "reset_peer", "upstream", 0.3, map[string]any{"timeout": 0})
+				must(t, err)
+				time.Sleep(30 * time.Second)
+				healed := time.Now()
+				must(t, remove())
+				return healed
+			})
+		}},
+		// The cut spans the renewal: the syncer cannot see the new CA
+		// until the heal.
+		{"syncers cut off from kube-apiserver 30s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return func(renew func()) time.Time {
+				heal := cutSyncersOff(t)
+				time.Sleep(5 * time.Second)
+				renew()
+				time.Sleep(25 * time.Second)
+				healed := time.Now()
+				heal()
+				return healed
+			}
+		}},
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// faultRow is one scenario's line of the table.
+type faultRow struct {
+	scenario, load            string
+	created, missing          int
+	platformErrors            int
+	failOpenRise              float64
+	p99, max                  time.Duration
+	bundle, leader, checkPass time.Duration // from the heal
+	alerts, checks            []string
+	quiet                     time.Duration // from the heal until no alert fires
+	rssBefore, rssAfter       int64
+}
+
+func TestPlatformFaults(t *testing.T) {
+	s, ok := sys.(*nodeSystem)
+	if !ok {
+		t.Skipf("%T's platform is not the suite's to break", sys)
+	}
+	c := newChecker(t)
+	var rows []faultRow
+	for _, f := range platformFaults() {
+		for _, rotate := range []bool{true, false} {
+			load := map[bool]string{true: "rotation", false: "steady"}[rotate]
+			t.Run(strings.ReplaceAll(f.name, " ", "_")+"/"+load, func(t *testing.T) {
+				rows = append(rows, runFault(t, s, c, f, rotate))
+			})
+		}
+	}
+	// A second renewal before the kubelet has projected the first.
+	t.Run("secret_renewed_twice/rotation", func(t *testing.T) {
+		twice := platformFault{"Secret renewed twice", func(*testing.T, *nodeSystem) func(func()) time.Time {
+			return func(renew func()) time.Time {
+				renew()
+				renew()
+				return time.Now()
+			}
+		}}
+		rows = append(rows, runFault(t, s, c, twice, true))
+	})
+	logf("faults of the platform, %d Pods/s:\n%s", faultRate, faultTable(rows))
+}
+
+// runFault runs one scenario: load, then (with rotate) a renewal, the
+// fault right after it, the heal, and the load on until the replicas
+// serve the renewed certificate.
+func runFault(t *testing.T, s *nodeSystem, c checker, f platformFault, rotate bool) faultRow {
+	const lead = 5 * time.Second
+	row := faultRow{scenario: f.name, load: map[bool]string{true: "rotation", false: "steady"}[rotate]}
+	ns := namespace(t, "e2e-fault", true)
+	inUse := secretCAFingerprint(t)
+	row.rssBefore = webhookRSS(t)
+	inject := f.prepare(t, s)
+
+	watch := startFaultWatch(inUse, c.bin)
+	defer watch.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan loadResult)
+	go func() { done <- createLoad(ctx, ns, faultRate) }()
+	time.Sleep(lead)
+
+	renew := func() {}
+	if rotate {
+		renew = func() {
+			if _, err := sys.Renew(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	healed := inject(renew)
+
+	// The CA the Secret holds after the heal, which the replicas serve
+	// once the kubelet has projected it.
+	fp := secretCAFingerprint(t)
+	row.bundle = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
+		mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+		return err == nil && syncertest.EveryBundleHas(mwc, fp)
+	}))
+	row.leader = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
+		l, err := sys.Clientset().CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(healed)
+	}))
+	if rotate {
+		if err := sys.WaitServed(t.Context(), fp); err != nil {
+			t.Error(err)
+		}
+	}
+	time.Sleep(lead)
+	cancel()
+	res := <-done
+	rise, samples, lostCA, alerts, checks := watch.stop()
+	row.failOpenRise, row.alerts, row.checks = rise, alerts, checks
+
+	row.checkPass = sinceOr(healed, waitFor(3*time.Minute, func(context.Context) bool {
+		return c.run(t, nil, "--kubeconfig", sys.KubeconfigPath()).code == check.ExitPass
+	}))
+	row.quiet = sinceOr(healed, waitFor(5*time.Minute, func(ctx context.Context) bool {
+		firing, err := firingAlerts(ctx, s)
+		return err == nil && len(firing) == 0
+	}))
+	row.rssAfter = webhookRSS(t)
+
+	row.created = len(res.created)
+	for _, l := range res.latency {
+		row.max = max(row.max, l)
+	}
+	row.p99 = res.percentile(0.99)
+	var missing []string
+	missing, _ = withoutTerm(t, ns)
+	row.missing = len(missing)
+	for _, err := range res.errors {
+		if byWebhook(err) {
+			t.Errorf("a create failed because of the webhook: %v", err)
+		} else {
+			row.platformErrors++
+		}
+	}
+
+	if row.created == 0 {
+		t.Error("no Pod was created")
+	}
+	if float64(row.missing) > row.failOpenRise {
+		t.Errorf("%d Pods lack the term, but the API server counted %v fail-opens: some were admitted without a call", row.missing, row.failOpenRise)
+	}
+	if samples == 0 {
+		t.Error("the caBundle could not be read once during the scenario")
+	}
+	if lostCA != "" {
+		t.Errorf("the caBundle lost the CA the replicas served: %s", lostCA)
+	}
+	for what, d := range map[string]time.Duration{"the caBundle did not converge": row.bundle, "no syncer led again": row.leader, "check did not pass": row.checkPass} {
+		if d < 0 {
+			t.Errorf("%s after the heal", what)
+		}
+	}
+	if row.rssAfter > 2*row.rssBefore {
+		t.Errorf("the webhook replicas' memory grew from %d to %d bytes", row.rssBefore, row.rssAfter)
+	}
+	logf("%s under %s load: %s", f.name, row.load, row.String())
+	return row
+}
+
+// byWebhook tells a create the webhook failed from one the platform did:
+// the API server names an admission webhook in the errors it causes.
+func byWebhook(err error) bool {
+	return strings.Contains(err.Error(), "admission webhook") || apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
+}
+
+// waitFor polls cond every 250 ms and returns when it first held, or the
+// zero time if it did not within timeout.
+func waitFor(timeout time.Duration, cond func(context.Context) bool) time.Time {
+	var at time.Time
+	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if cond(ctx) {
+			at = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	return at
+}
+
+// sinceOr is at - from, or -1 when at is zero.
+func sinceOr(from, at time.Time) time.Duration {
+	if at.IsZero() {
+		return -1
+	}
+	return max(at.Sub(from), 0)
+}
+
+// firingAlerts lists the project's alerts firing in either profile.
+func firingAlerts(ctx context.Context, s *nodeSystem) ([]string, error) {
+	var names []string
+	for profile := range stack.Profiles {
+		prom, err := stack.Prometheus(ctx, sys.Clientset(), stack.Profiles[profile])
+		if err != nil {
+			return nil, err
+		}
+		v, err := queryVector(ctx, prom, `ALERTS{alertstate="firing", alertname=~"KimSnatch.*"}`)
+		if err != nil {
+			return nil, err
+		}
+		for _, smp := range v {
+			names = append(names, profileTitles[profile]+": "+string(smp.Metric["alertname"]))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// faultWatch samples, every second, the API server's fail-open count, the
+// caBundle and the alerts, whatever the platform answers.
+type faultWatch struct {
+	stopOnce func()
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	// rise adds up the increases of the fail-open count; a count lower
+	// than the last is a restarted API server's, counted from 0.
+	rise, last float64
+	seen       bool
+	samples    int
+	lostCA     string
+	alerts     map[string]bool
+	// checks are what `check` said during the scenario: the items that
+	// did not pass, or its exit code where it wrote no report.
+	checks   map[string]bool
+	checkBin string
+}
+
+func startFaultWatch(inUse, checkBin string) *faultWatch {
+	w := &faultWatch{alerts: map[string]bool{}, checks: map[string]bool{}, checkBin: checkBin}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopOnce = sync.OnceFunc(func() { cancel(); w.wg.Wait() })
+	s := sys.(*nodeSystem)
+	w.wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			w.sample(ctx, s, inUse)
+			if i%5 == 0 {
+				w.check(ctx)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return w
+}
+
+func (w *faultWatch) sample(ctx context.Context, s *nodeSystem, inUse string) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if v, err := stack.FailOpenCount(rctx, sys.Clientset(), stack.WebhookEntryName); err == nil {
+		w.mu.Lock()
+		switch {
+		case !w.seen:
+		case v >= w.last:
+			w.rise += v - w.last
+		default:
+			w.rise += v
+		}
+		w.last, w.seen = v, true
+		w.mu.Unlock()
+	}
+	if mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(rctx, stack.WebhookConfigName, metav1.GetOptions{}); err == nil {
+		w.mu.Lock()
+		w.samples++
+		if !syncertest.EveryBundleHas(mwc, inUse) && w.lostCA == "" {
+			w.lostCA = fmt.Sprintf("at %s no longer trusted %s", time.Now().Format(time.TimeOnly), inUse[:16])
+		}
+		w.mu.Unlock()
+	}
+	if firing, err := firingAlerts(rctx, s); err == nil {
+		w.mu.Lock()
+		for _, a := range firing {
+			w.alerts[a] = true
+		}
+		w.mu.Unlock()
+	}
+}
+
+// check runs `check -o json` and notes the items that did not pass.
+func (w *faultWatch) check(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, w.checkBin, "check", "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
+	out, _ := cmd.Output()
+	if rctx.Err() != nil {
+		return
+	}
+	var said []string
+	if r, err := decodeReport(string(out), false); err == nil {
+		for _, res := range r.Checks {
+			if res.Status != check.StatusPass {
+				said = append(said, res.ID+" "+string(res.Status))
+			}
+		}
+	} else {
+		said = append(said, "exit "+strconv.Itoa(cmd.ProcessState.ExitCode()))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range said {
+		w.checks[s] = true
+	}
+}
+
+// stop ends the sampling and returns what it saw.
+func (w *faultWatch) stop() (rise float64, samples int, lostCA string, alerts, checks []string) {
+	w.stopOnce()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rise, w.samples, w.lostCA, slices.Sorted(maps.Keys(w.alerts)), slices.Sorted(maps.Keys(w.checks))
+}
+
+// webhookRSS adds up the resident memory of the webhook's processes.
+func webhookRSS(t *testing.T) int64 {
+	t.Helper()
+	var total int64
+	for _, pid := range processesOf("/snatch-webhook") {
+		b, err := os.ReadFile("/proc/" + pid + "/status")
+		if err != nil {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(procField(string(b), "VmRSS:"), " kB"), 10, 64)
+		if err == nil {
+			total += kb << 10
+		}
+	}
+	if total == 0 {
+		t.Error("no webhook process found")
+	}
+	return total
+}
+
+func (r faultRow) String() string {
+	d := func(d time.Duration) string {
+		if d < 0 {
+			return "never"
+		}
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("%d Pods, %d without the term, fail-open +%v, %d platform errors, create p99 %s max %s; after the heal: caBundle %s, leader %s, check passes %s, alerts quiet %s; check said %v; alerts %v; webhook RSS %d → %d KiB",
+		r.created, r.missing, r.failOpenRise, r.platformErrors, r.p99.Round(time.Millisecond), r.max.Round(time.Millisecond),
+		d(r.bundle), d(r.leader), d(r.checkPass), d(r.quiet), r.checks, r.alerts, r.rssBefore>>10, r.rssAfter>>10)
+}
+
+func faultTable(rows []faultRow) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.scenario, r.load, r.String())
+	}
+	return b.String()
+}
