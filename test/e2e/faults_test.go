@@ -251,7 +251,7 @@ func runFault(t *testing.T, s *nodeSystem, c checker, f platformFault, rotate bo
 	row.checkPass = sinceOr(healed, waitFor(3*time.Minute, func(context.Context) bool {
 		return c.run(t, nil, "--kubeconfig", sys.KubeconfigPath()).code == check.ExitPass
 	}))
-	row.quiet = sinceOr(healed, waitFor(5*time.Minute, func(ctx context.Context) bool {
+	row.quiet = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
 		firing, err := firingAlerts(ctx, s)
 		return err == nil && len(firing) == 0
 	}))
@@ -372,15 +372,23 @@ func startFaultWatch(inUse, checkBin string) *faultWatch {
 	w.wg.Go(func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		for i := 0; ; i++ {
+		for {
 			w.sample(ctx, s, inUse)
-			if i%5 == 0 {
-				w.check(ctx)
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+			}
+		}
+	})
+	// check on its own, so that its runs do not space out the samples.
+	w.wg.Go(func() {
+		for {
+			w.check(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Second):
 			}
 		}
 	})
