@@ -166,6 +166,18 @@ type faultRow struct {
 	alerts, checks            []string
 	quiet                     time.Duration // from the heal until no alert fires
 	rssBefore, rssAfter       int64
+	webhookRestarts           int32
+	syncerRestarts            int32
+}
+
+// restarts adds up the container restarts of app's Pods.
+func restarts(t *testing.T, app string) int32 {
+	t.Helper()
+	var n int32
+	for _, p := range runningPods(t, app) {
+		n += restartCount(p)
+	}
+	return n
 }
 
 func TestPlatformFaults(t *testing.T) {
@@ -206,6 +218,8 @@ func runFault(t *testing.T, s *nodeSystem, c checker, f platformFault, rotate bo
 	ns := namespace(t, "e2e-fault", true)
 	inUse := secretCAFingerprint(t)
 	row.rssBefore = webhookRSS(t)
+	restartsBefore := restarts(t, stack.WebhookName)
+	syncerRestartsBefore := restarts(t, stack.SyncerName)
 	inject := f.prepare(t, s)
 
 	watch := startFaultWatch(inUse, c.bin)
@@ -256,6 +270,8 @@ func runFault(t *testing.T, s *nodeSystem, c checker, f platformFault, rotate bo
 		return err == nil && len(firing) == 0
 	}))
 	row.rssAfter = webhookRSS(t)
+	row.webhookRestarts = restarts(t, stack.WebhookName) - restartsBefore
+	row.syncerRestarts = restarts(t, stack.SyncerName) - syncerRestartsBefore
 
 	row.created = len(res.created)
 	for _, l := range res.latency {
@@ -289,6 +305,9 @@ func runFault(t *testing.T, s *nodeSystem, c checker, f platformFault, rotate bo
 		if d < 0 {
 			t.Errorf("%s after the heal", what)
 		}
+	}
+	if row.webhookRestarts != 0 {
+		t.Errorf("the webhook's containers restarted %d times", row.webhookRestarts)
 	}
 	if row.rssAfter > 2*row.rssBefore {
 		t.Errorf("the webhook replicas' memory grew from %d to %d bytes", row.rssBefore, row.rssAfter)
@@ -488,9 +507,9 @@ func (r faultRow) String() string {
 		}
 		return d.Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("%d Pods, %d without the term, fail-open +%v, %d platform errors, create p99 %s max %s; after the heal: caBundle %s, leader %s, check passes %s, alerts quiet %s; check said %v; alerts %v; webhook RSS %d → %d KiB",
+	return fmt.Sprintf("%d Pods, %d without the term, fail-open +%v, %d platform errors, create p99 %s max %s; after the heal: caBundle %s, leader %s, check passes %s, alerts quiet %s; check said %v; alerts %v; webhook RSS %d → %d KiB, restarts: webhook %d, syncer %d",
 		r.created, r.missing, r.failOpenRise, r.platformErrors, r.p99.Round(time.Millisecond), r.max.Round(time.Millisecond),
-		d(r.bundle), d(r.leader), d(r.checkPass), d(r.quiet), r.checks, r.alerts, r.rssBefore>>10, r.rssAfter>>10)
+		d(r.bundle), d(r.leader), d(r.checkPass), d(r.quiet), r.checks, r.alerts, r.rssBefore>>10, r.rssAfter>>10, r.webhookRestarts, r.syncerRestarts)
 }
 
 func faultTable(rows []faultRow) string {
