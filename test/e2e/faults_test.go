@@ -56,41 +56,51 @@ func renewFirst(fault func() time.Time) func(renew func()) time.Time {
 }
 
 func platformFaults() []platformFault {
-	plane := func(s *nodeSystem) *framework.Cluster { return s.cluster.Cluster }
-	latency := func(ms int) platformFault {
-		return platformFault{fmt.Sprintf("path to the webhook +%s", time.Duration(ms)*time.Millisecond), func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+	// downFor kills a control-plane component with sig, leaves it down for
+	// d and starts it again; the heal is the start.
+	downFor := func(name string, sig syscall.Signal, d time.Duration) func(*testing.T, *nodeSystem) func(func()) time.Time {
+		return func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				must(t, s.cluster.Kill(name, sig))
+				time.Sleep(d)
+				healed := time.Now()
+				must(t, s.cluster.Revive(t.Context(), name))
+				return healed
+			})
+		}
+	}
+	// restart restarts one of the node's components; the heal is the
+	// restart's start.
+	restart := func(name string) func(*testing.T, *nodeSystem) func(func()) time.Time {
+		return func(t *testing.T, s *nodeSystem) func(func()) time.Time {
+			return renewFirst(func() time.Time {
+				healed := time.Now()
+				must(t, s.cluster.Node.Restart(t.Context(), name))
+				return healed
+			})
+		}
+	}
+	// toxic puts a toxic on the path from kube-apiserver to the webhook
+	// for 30 s.
+	toxic := func(typ, stream string, toxicity float64, attrs map[string]any) func(*testing.T, *nodeSystem) func(func()) time.Time {
+		return func(t *testing.T, _ *nodeSystem) func(func()) time.Time {
 			tp := slowPath(t)
 			return renewFirst(func() time.Time {
-				remove, err := tp.toxic(t.Context(), "latency", "latency", "downstream", 1, map[string]any{"latency": ms})
+				remove, err := tp.toxic(t.Context(), typ, typ, stream, toxicity, attrs)
 				must(t, err)
 				time.Sleep(30 * time.Second)
 				healed := time.Now()
 				must(t, remove())
 				return healed
 			})
-		}}
+		}
 	}
 	return []platformFault{
-		{"kube-apiserver killed", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				must(t, plane(s).Kill(framework.APIServer, syscall.SIGKILL))
-				healed := time.Now()
-				must(t, plane(s).Revive(t.Context(), framework.APIServer))
-				return healed
-			})
-		}},
-		{"kube-apiserver stopped 60s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				must(t, plane(s).Kill(framework.APIServer, syscall.SIGTERM))
-				time.Sleep(60 * time.Second)
-				healed := time.Now()
-				must(t, plane(s).Revive(t.Context(), framework.APIServer))
-				return healed
-			})
-		}},
+		{"kube-apiserver killed", downFor(framework.APIServer, syscall.SIGKILL, 0)},
+		{"kube-apiserver stopped 60s", downFor(framework.APIServer, syscall.SIGTERM, 60*time.Second)},
 		{"etcd stalled 30s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
 			return renewFirst(func() time.Time {
-				thaw, err := plane(s).Freeze(framework.Etcd)
+				thaw, err := s.cluster.Freeze(framework.Etcd)
 				must(t, err)
 				time.Sleep(30 * time.Second)
 				healed := time.Now()
@@ -98,40 +108,13 @@ func platformFaults() []platformFault {
 				return healed
 			})
 		}},
-		{"etcd restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				must(t, plane(s).Kill(framework.Etcd, syscall.SIGKILL))
-				healed := time.Now()
-				must(t, plane(s).Revive(t.Context(), framework.Etcd))
-				return healed
-			})
-		}},
-		{"containerd restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				healed := time.Now()
-				must(t, s.cluster.Node.Restart(t.Context(), "containerd"))
-				return healed
-			})
-		}},
-		{"kubelet restarted", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				healed := time.Now()
-				must(t, s.cluster.Node.Restart(t.Context(), "kubelet"))
-				return healed
-			})
-		}},
-		latency(500), latency(1500), latency(3000),
-		{"path to the webhook resets 30% of connections", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			tp := slowPath(t)
-			return renewFirst(func() time.Time {
-				remove, err := tp.toxic(t.Context(), "reset", "reset_peer", "upstream", 0.3, map[string]any{"timeout": 0})
-				must(t, err)
-				time.Sleep(30 * time.Second)
-				healed := time.Now()
-				must(t, remove())
-				return healed
-			})
-		}},
+		{"etcd restarted", downFor(framework.Etcd, syscall.SIGKILL, 0)},
+		{"containerd restarted", restart("containerd")},
+		{"kubelet restarted", restart("kubelet")},
+		{"path to the webhook +500ms", toxic("latency", "downstream", 1, map[string]any{"latency": 500})},
+		{"path to the webhook +1.5s", toxic("latency", "downstream", 1, map[string]any{"latency": 1500})},
+		{"path to the webhook +3s", toxic("latency", "downstream", 1, map[string]any{"latency": 3000})},
+		{"path to the webhook resets 30% of connections", toxic("reset_peer", "upstream", 0.3, map[string]any{"timeout": 0})},
 		// The cut spans the renewal: the syncer cannot see the new CA
 		// until the heal.
 		{"syncers cut off from kube-apiserver 30s", func(t *testing.T, s *nodeSystem) func(func()) time.Time {
