@@ -355,7 +355,7 @@ $(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
 
 $(TOXIPROXY): hack/tools/toxiproxy/go.mod hack/tools/toxiproxy/go.sum
 	@echo ">> building Toxiproxy"
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/toxiproxy build -trimpath -ldflags '-s -w' -o $@ github.com/Shopify/toxiproxy/v2/cmd/server
+	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/toxiproxy build -trimpath -ldflags '-s -w' -o $@ github.com/Shopify/toxiproxy/v2/cmd/server
 
 $(COREDNS): hack/tools/coredns/go.mod hack/tools/coredns/go.sum
 	@echo ">> building CoreDNS"
