@@ -48,13 +48,37 @@ func (c *Cluster) Kill(name string, sig syscall.Signal) error {
 	if err := p.proc.Signal(sig); err != nil {
 		return fmt.Errorf("signal %s to %s: %w", sig, name, err)
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 2*stopGrace, true, func(context.Context) (bool, error) {
-		return p.exited(), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s has not exited within %s of %s", name, 2*stopGrace, sig)
+	// kube-apiserver drains its requests on SIGTERM, each bounded by its
+	// --request-timeout (60 s by default).
+	grace := 2 * stopGrace
+	if sig != syscall.SIGKILL {
+		grace = 90 * time.Second
 	}
-	return nil
+	exited := func() error {
+		return wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, grace, true, func(context.Context) (bool, error) {
+			return p.exited(), nil
+		})
+	}
+	if exited() == nil {
+		return nil
+	}
+	// Leave it down all the same, so that Revive can start it.
+	err = fmt.Errorf("%s has not exited within %s of %s", name, grace, sig)
+	if sig != syscall.SIGKILL {
+		_ = p.proc.Signal(syscall.SIGKILL)
+		grace = 2 * stopGrace
+		if exited() == nil {
+			return err
+		}
+	}
+	return errors.Join(err, fmt.Errorf("%s has not exited after SIGKILL either", name))
+}
+
+// Down reports whether Kill ended the component and Revive has not started
+// it again.
+func (c *Cluster) Down(name string) bool {
+	p, err := c.component(name)
+	return err == nil && p.argv != nil && p.exited()
 }
 
 // Revive starts a component that Kill ended with the command line and
