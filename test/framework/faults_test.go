@@ -12,7 +12,7 @@ import (
 
 // A killed kube-apiserver is unreachable until Revive starts it again on
 // the same address, and the data in etcd outlives it; a frozen etcd holds
-// writes until it is thawed; a killed etcd comes back with its data.
+// writes until it is thawed; a stopped etcd comes back with its data.
 func TestControlPlaneFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -42,8 +42,14 @@ func TestControlPlaneFaults(t *testing.T) {
 	if err := create("while-down", 2*time.Second); err == nil {
 		t.Error("a create succeeded while kube-apiserver was down")
 	}
+	if !c.Down(APIServer) || c.Down(Etcd) {
+		t.Errorf("Down: kube-apiserver %v, etcd %v after kube-apiserver was killed", c.Down(APIServer), c.Down(Etcd))
+	}
 	if err := c.Revive(ctx, APIServer); err != nil {
 		t.Fatal(err)
+	}
+	if c.Down(APIServer) {
+		t.Error("Down: kube-apiserver still down after Revive")
 	}
 	if err := c.Revive(ctx, APIServer); err == nil {
 		t.Error("Revive started kube-apiserver a second time")
@@ -61,8 +67,12 @@ func TestControlPlaneFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := c.Kill(Etcd, syscall.SIGKILL); err != nil {
+	// A shutdown this time, as a maintenance stops it.
+	if err := c.Kill(Etcd, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	if !c.Down(Etcd) {
+		t.Error("Down: etcd not down after it was stopped")
 	}
 	if err := c.Revive(ctx, Etcd); err != nil {
 		t.Fatal(err)
