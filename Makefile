@@ -168,6 +168,13 @@ vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for kno
 e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
 	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
 
+# make test and make e2e run the platform-fault scenarios that
+# test/e2e/faults_test.go marks as smoke; make chaos runs each scenario under
+# both loads (docs/benchmarks.md, "Faults of the platform").
+.PHONY: chaos
+chaos: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## The platform-fault scenarios on the real node, each during a CA rotation and under steady load (root, Debian).
+	SNATCH_FAULTS=all hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v -timeout 90m -run '^TestPlatformFaults$$' ./test/e2e
+
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) $(NEIGHBOUR_CRDS) images ## The same suite on kind with the images and deploy/ (needs a Docker engine).
 	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
