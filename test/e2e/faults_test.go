@@ -226,19 +226,20 @@ func TestPlatformFaults(t *testing.T) {
 				continue
 			}
 			t.Run(strings.ReplaceAll(f.name, " ", "_")+"/"+load, func(t *testing.T) {
-				rows = append(rows, runFault(t, s, c, aw, f, load == loadRotation))
+				rows = append(rows, runFault(t, s, c, aw, f, load))
 			})
 		}
 	}
 	logf("faults of the platform, %d Pods/s:\n%s", faultRate, faultTable(rows))
 }
 
-// runFault runs one scenario: load, then (with rotate) a renewal, the
+// runFault runs one scenario: load, then (under loadRotation) a renewal, the
 // fault right after it, the heal, and the load on until the replicas
 // serve the renewed certificate.
-func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platformFault, rotate bool) faultRow {
+func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platformFault, load string) faultRow {
 	const lead = 5 * time.Second
-	row := faultRow{scenario: f.name, load: map[bool]string{true: loadRotation, false: loadSteady}[rotate]}
+	rotate := load == loadRotation
+	row := faultRow{scenario: f.name, load: load}
 	ns := namespace(t, "e2e-fault", true)
 	inUse := secretCAFingerprint(t)
 	row.rssBefore = webhookRSS(t)
