@@ -48,19 +48,9 @@ var leaseFlags = []string{
 
 var webhookNames = []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io"}
 
-// built is the binary, built once per test run on first use.
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
+	process.RemoveBuilt()
 	os.Exit(code)
 }
 
@@ -71,16 +61,7 @@ func binary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("process test: builds the binary and needs the control plane from `make tools`")
 	}
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "cabundle-syncer-bin-"); built.err != nil {
-			return
-		}
-		built.path, built.err = process.Build(context.Background(), "cabundle-syncer", built.dir)
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
+	return process.Binary(t, "cabundle-syncer")
 }
 
 // syncerProcess is one running cabundle-syncer.

@@ -33,13 +33,14 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // applyRBAC creates every object of deploy/syncer/rbac.yaml, the manifest
 // the Deployment uses, as the cluster admin.
 func applyRBAC(t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 const checkBaseline = "unpaged-pods (test/bench/cmd/unpaged-pods): the Pod reads of check before they were paged, two unpaginated JSON lists and nothing else"
@@ -259,7 +260,7 @@ func runMeasured(ctx context.Context, peakRSS, path string, args []string, logPa
 // checkJobMemoryLimit reads the check container's memory limit from
 // deploy/syncer/check.yaml, the one place it is set.
 func checkJobMemoryLimit() (int64, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return 0, err
 	}

@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The variant of BenchmarkHandler that is the baseline of the others.
 const genericVariant = "generic"
 
 func (r *runner) handlerSection(ctx context.Context) error {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

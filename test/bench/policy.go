@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The admission configurations of arms B and C.
@@ -27,7 +27,7 @@ const (
 // with a url clientConfig for a webhook outside the cluster, trusted
 // through caBundle.
 func webhookConfiguration(url string, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func webhookConfiguration(url string, caBundle []byte) (*admissionregistrationv1
 // policyLabel=true instead of the Kyma-managed ones, so that arm C's Pods
 // meet the policy alone and arm B's the webhook alone.
 func mutatingPolicy() (*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // payloads are the reviews of pkg/admission/testdata, the same as the
@@ -77,7 +78,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 		}()
 	}
 
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 // buildCommand builds the baseline ./test/bench/cmd/<name> with the flags
 // of hack/build-binary.sh.
 func buildCommand(ctx context.Context, dir, name string) (string, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return "", err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The documents under test, relative to the repository root.
@@ -21,7 +21,7 @@ var documents = []string{
 
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

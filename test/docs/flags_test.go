@@ -2,58 +2,20 @@ package docs
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-)
 
-// The binaries, built once for all tests by hack/build-binary.sh, as the
-// images build them.
-var built struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+	"github.com/kyma-project/kim-snatch/test/process"
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
+	process.RemoveBuilt()
 	os.Exit(code)
-}
-
-func binary(t testing.TB, name string) string {
-	t.Helper()
-	built.once.Do(func() {
-		root, err := os.Getwd()
-		if err != nil {
-			built.err = err
-			return
-		}
-		root = filepath.Join(root, "..", "..")
-		if built.dir, built.err = os.MkdirTemp("", "kim-snatch-docs-"); built.err != nil {
-			return
-		}
-		for _, b := range []string{"snatch-webhook", "cabundle-syncer"} {
-			cmd := exec.Command("sh", filepath.Join(root, "hack", "build-binary.sh"), b, built.dir)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "VERSION=docs-test")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				built.err = fmt.Errorf("build %s: %w: %s", b, err, out)
-				return
-			}
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return filepath.Join(built.dir, name)
 }
 
 var helpFlag = regexp.MustCompile(`(?m)^  (-{1,2}[a-z0-9][a-z0-9-]*)\b`)
@@ -62,7 +24,7 @@ var helpFlag = regexp.MustCompile(`(?m)^  (-{1,2}[a-z0-9][a-z0-9-]*)\b`)
 // with two dashes except single-letter ones, and the output.
 func flagsOf(t testing.TB, name string, args ...string) (map[string]bool, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t, name), append(args, "--help")...)
+	cmd := exec.Command(process.Binary(t, name), append(args, "--help")...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	_ = cmd.Run() // --help exits non-zero with the flag package; the output is what counts

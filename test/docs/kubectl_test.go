@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // kubectlCommand is one documented kubectl command line.
@@ -271,7 +273,7 @@ func checkInImage(t *testing.T, command []string) {
 	if len(args) != 1 || args[0] != "--version" {
 		args = append(args, "--help")
 	}
-	out, err := exec.Command(binary(t, name), args...).CombinedOutput()
+	out, err := exec.Command(process.Binary(t, name), args...).CombinedOutput()
 	if err != nil && !bytes.Contains(out, []byte("Usage")) || bytes.Contains(out, []byte("flag provided but not defined")) {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // DashboardsEnv names the dashboard generator that `make tools` builds from
@@ -154,7 +154,7 @@ func panelQueries(t *testing.T) []panelQuery {
 	if bin == "" {
 		t.Fatalf("$%s is not set: run the suite with make e2e, which builds it", DashboardsEnv)
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

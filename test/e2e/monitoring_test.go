@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
-	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The Prometheus stack of test/e2e/neighbours/monitoring, on the real
@@ -164,7 +164,7 @@ func ruleState(r any) (string, promv1.RuleHealth, string) {
 // the fleet component), sorted, each as often as it is defined.
 func shippedRuleNames(t *testing.T) []string {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
-	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The shipped NetworkPolicies (deploy/webhook/networkpolicy.yaml and
@@ -65,7 +65,7 @@ func enforcingCluster(t *testing.T) *realnode.Cluster {
 		t.Fatal(err)
 	}
 	probeImported.Do(func() {
-		root, err := framework.RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			probeImportErr = err
 			return
@@ -450,7 +450,7 @@ func firstServiceIP(t *testing.T) string {
 // image.
 func buildProbe(t *testing.T) string {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

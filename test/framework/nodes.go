@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // PoolLabel is the label Gardener puts on every Node of a worker pool.
@@ -75,7 +77,7 @@ func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...N
 				LastHeartbeatTime:  now,
 				LastTransitionTime: now,
 			}},
-			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: KubernetesVersion},
+			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: tools.KubernetesVersion},
 		}
 		WithCapacity(DefaultCapacity())(node)
 		for _, opt := range opts {

@@ -23,6 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Kustomizations under test, relative to the repository root.
@@ -76,7 +77,7 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-func repoRootE() (string, error) { return framework.RepoRoot() }
+func repoRootE() (string, error) { return tools.RepoRoot() }
 
 var renders sync.Map // kustomization dir -> renderResult
 
@@ -110,7 +111,7 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The system node: the one real node, in the Kyma pool. Its taint keeps
@@ -57,7 +58,7 @@ type Cluster struct {
 // control plane at NodeIP, then the node, and creates the kubelet-less
 // Nodes. On error it stops what it started.
 func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 // Apply applies a kustomization folder, relative to the repository, with
 // kubectl's server-side apply, as an operator would.
 func (c *Cluster) Apply(ctx context.Context, dir string) error {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // NetworkPolicies are enforced on the node by kube-network-policies
@@ -106,7 +106,7 @@ type NetworkPolicies struct {
 // queues new connections to it and starts it. It returns once it listens
 // on the queue.
 func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (*NetworkPolicies, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

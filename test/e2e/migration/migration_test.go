@@ -24,6 +24,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The names both installations share are the stack's; the old entry is
@@ -86,7 +87,7 @@ func TestMigrationUnderLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
 	defer cancel()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

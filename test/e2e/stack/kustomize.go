@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Kustomize renders deploy/<base> with kubectl kustomize, as
@@ -16,7 +17,7 @@ func Kustomize(base string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // NeighboursEnv names the folder where `make tools` puts the neighbours
@@ -21,7 +22,7 @@ func NeighboursDir() (string, error) {
 	if dir := os.Getenv(NeighboursEnv); dir != "" {
 		return dir, nil
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -51,7 +52,7 @@ func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 // kube-prometheus does, and waits until its Prometheus and Alertmanager
 // are available.
 func InstallMonitoring(ctx context.Context, kubeconfig string) error {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/realnode"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // overlay is how deploy/ is installed here, as the end-to-end suite does.
@@ -52,7 +53,7 @@ func (s *session) progress(format string, args ...any) {
 // left running.
 func start(ctx context.Context, o Options, out io.Writer) (_ *session, err error) {
 	s := &session{out: out, begin: time.Now()}
-	fmt.Fprintf(out, "%s: KIM Snatch from deploy/ on a real node beside a local Kubernetes %s control plane\n", binaryName, framework.KubernetesVersion)
+	fmt.Fprintf(out, "%s: KIM Snatch from deploy/ on a real node beside a local Kubernetes %s control plane\n", binaryName, tools.KubernetesVersion)
 	s.cluster, err = realnode.StartCluster(ctx, realnode.ClusterOptions{
 		Images:    append([]string{"snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages...),
 		KymaNodes: 2, CustomerNodes: 2,
@@ -170,7 +171,7 @@ func (s *session) writeHints() {
 	if err != nil {
 		kubectl = "kubectl"
 	}
-	root, _ := framework.RepoRoot()
+	root, _ := tools.RepoRoot()
 	fmt.Fprintf(s.out, `
 In another shell:
   export KUBECONFIG=%[1]s
