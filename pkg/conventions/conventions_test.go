@@ -2,62 +2,26 @@ package conventions
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 )
 
 const (
 	maxFunctionLines   = 60
 	maxPackageDocLines = 15
+	maxFileLines       = 600
 )
 
-// productionFiles parses every non-test Go file under pkg/ and cmd/ outside
-// the test helper packages, whose names end in "test" (pkg/certtest,
-// pkg/syncer/syncertest, pkg/check/checktest).
-func productionFiles(t *testing.T) (*token.FileSet, map[string]*ast.File) {
-	t.Helper()
-	fset := token.NewFileSet()
-	files := map[string]*ast.File{}
-	for _, root := range []string{"../../pkg", "../../cmd"} {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-			if err != nil {
-				return err
-			}
-			if !strings.HasSuffix(f.Name.Name, "test") {
-				files[strings.TrimPrefix(path, "../../")] = f
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(files) < 40 {
-		t.Fatalf("found %d production files under pkg/ and cmd/, want all of them", len(files))
-	}
-	return fset, files
-}
-
-func lines(fset *token.FileSet, n ast.Node) int {
-	return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1
-}
-
 // A function reads as a straight sequence of named steps when it fits on a
-// screen.
+// screen. Outside production code a table of cases may be long, as long
+// as the code that runs it is not: its lines do not count, while each
+// function literal in it is a function of its own.
 func TestFunctionsAreShort(t *testing.T) {
-	fset, files := productionFiles(t)
-	for path, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
+	fset, files := sources(t)
+	for _, src := range files {
+		ast.Inspect(src.file, func(n ast.Node) bool {
 			name := "a function literal"
 			switch fn := n.(type) {
 			case *ast.FuncDecl:
@@ -66,23 +30,71 @@ func TestFunctionsAreShort(t *testing.T) {
 			default:
 				return true
 			}
-			if l := lines(fset, n); l > maxFunctionLines {
+			l := lines(fset, n)
+			if !src.production {
+				l -= tableLines(fset, n)
+			}
+			if l > maxFunctionLines {
 				t.Errorf("%s:%d: %s has %d lines, more than %d: split it into named steps",
-					path, fset.Position(n.Pos()).Line, name, l, maxFunctionLines)
+					src.path, fset.Position(n.Pos()).Line, name, l, maxFunctionLines)
 			}
 			return true
 		})
 	}
 }
 
+// tableLines counts the lines of fn's tables of cases: slice, array or map
+// literals whose elements are all composite literals.
+func tableLines(fset *token.FileSet, fn ast.Node) int {
+	n := 0
+	ast.Inspect(fn, func(node ast.Node) bool {
+		if lit, ok := node.(*ast.CompositeLit); ok && isTable(lit) {
+			n += lines(fset, lit)
+			return false
+		}
+		return true
+	})
+	return n
+}
+
+func isTable(lit *ast.CompositeLit) bool {
+	switch lit.Type.(type) {
+	case *ast.ArrayType, *ast.MapType:
+	default:
+		return false
+	}
+	if len(lit.Elts) < 2 {
+		return false
+	}
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			e = kv.Value
+		}
+		if _, ok := e.(*ast.CompositeLit); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// A file holds one concern; past this many lines it holds several.
+func TestFilesAreShort(t *testing.T) {
+	fset, files := sources(t)
+	for _, src := range files {
+		if l := fset.File(src.file.Pos()).LineCount(); l > maxFileLines {
+			t.Errorf("%s has %d lines, more than %d: split it along what it proves or does", src.path, l, maxFileLines)
+		}
+	}
+}
+
 // A package doc says what the package is for and what it promises; the
-// reasoning behind it belongs in docs/architecture.md.
+// reasoning behind it belongs in docs/.
 func TestPackageDocsAreShort(t *testing.T) {
-	fset, files := productionFiles(t)
-	for path, f := range files {
-		if f.Doc != nil && lines(fset, f.Doc) > maxPackageDocLines {
-			t.Errorf("%s: the package doc has %d lines, more than %d: move the reasoning to docs/architecture.md",
-				path, lines(fset, f.Doc), maxPackageDocLines)
+	fset, files := sources(t)
+	for _, src := range files {
+		if doc := src.file.Doc; doc != nil && lines(fset, doc) > maxPackageDocLines {
+			t.Errorf("%s: the package doc has %d lines, more than %d: move the reasoning to docs/",
+				src.path, lines(fset, doc), maxPackageDocLines)
 		}
 	}
 }
@@ -96,13 +108,13 @@ var measurement = regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b|\d[\d.,]*\s?(µs|us|m
 // Figures live in docs/benchmarks.md, where make bench keeps them true; a
 // comment names the section instead.
 func TestCommentsHoldNoMeasurements(t *testing.T) {
-	fset, files := productionFiles(t)
-	for path, f := range files {
-		for _, cg := range f.Comments {
+	fset, files := sources(t)
+	for _, src := range files {
+		for _, cg := range src.file.Comments {
 			for _, c := range cg.List {
 				if m := measurement.FindString(c.Text); m != "" {
 					t.Errorf("%s:%d: the comment holds the figure %q: move it to docs/benchmarks.md and name the section",
-						path, fset.Position(c.Pos()).Line, m)
+						src.path, fset.Position(c.Pos()).Line, m)
 				}
 			}
 		}
@@ -131,10 +143,10 @@ func keyArgs(call *ast.CallExpr) []ast.Expr {
 // pkg/logkeys for those of docs/operations.md ("Keys"), a constant beside
 // the one line that uses it for the others.
 func TestLogKeysAreConstants(t *testing.T) {
-	fset, files := productionFiles(t)
+	fset, files := sources(t)
 	checked := 0
-	for path, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
+	for _, src := range production(files) {
+		ast.Inspect(src.file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
@@ -144,7 +156,7 @@ func TestLogKeysAreConstants(t *testing.T) {
 				if lit, ok := k.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 					key, _ := strconv.Unquote(lit.Value)
 					t.Errorf("%s:%d: the log key %q is a literal: use the constant of pkg/logkeys, or name one",
-						path, fset.Position(lit.Pos()).Line, key)
+						src.path, fset.Position(lit.Pos()).Line, key)
 				}
 			}
 			return true

@@ -1,4 +1,6 @@
-// Package conventions holds no code: its tests check rules that hold for
-// all production code under pkg/ and cmd/, the test helper packages
-// (certtest, syncertest, checktest) and tests excluded.
+// Package conventions holds no code: its tests check the rules that hold
+// for all Go code of the repository. Production code (pkg/ and cmd/,
+// without tests and the test helper packages) follows all of them; tests,
+// test helpers, test/ and hack/ follow the same rules, with room for a
+// long table of cases (docs/development.md, "Conventions").
 package conventions
