@@ -25,7 +25,7 @@ import (
 
 const ourTerm = `{"weight":10,"preference":{"matchExpressions":[{"key":"worker.gardener.cloud/pool","operator":"In","values":["cpu-worker-0"]}]}}`
 
-func TestHandlerDecisions(t *testing.T) {
+func TestHandlerPatchesOnlyPodsThatLackThePoolKey(t *testing.T) {
 	h, metrics := newTestHandler(t)
 	tests := []struct {
 		name    string
@@ -106,7 +106,7 @@ func TestHandlerDecisions(t *testing.T) {
 	}
 }
 
-func TestHandlerMalformedRequests(t *testing.T) {
+func TestHandlerAnswersMalformedRequestsWithA4xx(t *testing.T) {
 	h, metrics := newTestHandler(t, func(o *Options) { o.MaxBodyBytes = 64 << 10 })
 	valid := reviewOf(t, "uid-ok", "CREATE", podKind, goldenPod(t, "no-affinity.yaml"))
 	tests := []struct {
@@ -174,7 +174,7 @@ func TestHandlerMalformedRequests(t *testing.T) {
 	}
 }
 
-func TestHandlerContentTypeWithParameters(t *testing.T) {
+func TestHandlerAcceptsAContentTypeWithParameters(t *testing.T) {
 	h, _ := newTestHandler(t)
 	body := reviewOf(t, "uid-ct", "CREATE", podKind, goldenPod(t, "no-affinity.yaml"))
 	if rec := post(h, "application/json; charset=utf-8", body); rec.Code != http.StatusOK {
@@ -197,7 +197,7 @@ func TestHandlerLogsOneLinePerDecision(t *testing.T) {
 	}
 }
 
-func TestHandlerRealisticReviews(t *testing.T) {
+func TestHandlerPatchesRealisticReviews(t *testing.T) {
 	h, _ := newTestHandler(t)
 	for _, file := range []string{"review-pod-5k5.json", "review-pod-8k8-managed-fields.json"} {
 		t.Run(strings.TrimSuffix(file, ".json"), func(t *testing.T) {

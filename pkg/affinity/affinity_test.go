@@ -22,7 +22,7 @@ const (
 	expectedPatch  = "testing.kim-snatch.kyma-project.io/expected-patch"
 )
 
-func TestDecideGoldenPods(t *testing.T) {
+func TestDecideGivesEachGoldenPodItsExpectedReasonAndPatch(t *testing.T) {
 	m := mustMutator(t, DefaultPolicy())
 	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
 	if err != nil || len(files) < 10 {
@@ -52,7 +52,7 @@ func TestDecideGoldenPods(t *testing.T) {
 	}
 }
 
-func TestDecideOrder(t *testing.T) {
+func TestDecideLetsTheFirstApplicableReasonWin(t *testing.T) {
 	m := mustMutator(t, DefaultPolicy())
 	tests := []struct {
 		name  string
@@ -74,7 +74,7 @@ func TestDecideOrder(t *testing.T) {
 	}
 }
 
-func TestMutatorCustomPolicy(t *testing.T) {
+func TestMutatorWithACustomPolicyAddsThatPolicysTerm(t *testing.T) {
 	m := mustMutator(t, Policy{PoolLabelKey: "example.com/pool", WorkerPool: "system", Weight: 100})
 	d := m.Decide(Facts{HasAffinity: true, HasNodeAffinity: true, HasPreferredTerms: true})
 	want := `[{"op":"add","path":"/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/-","value":{"weight":100,"preference":{"matchExpressions":[{"key":"example.com/pool","operator":"In","values":["system"]}]}}}]`
@@ -86,7 +86,7 @@ func TestMutatorCustomPolicy(t *testing.T) {
 	}
 }
 
-func TestPolicyValidate(t *testing.T) {
+func TestPolicyValidateRefusesOutOfRangeWeightsAndInvalidLabels(t *testing.T) {
 	tests := []struct {
 		name    string
 		policy  Policy
@@ -179,15 +179,25 @@ func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
 		t.Fatalf("patched Pod has preferred terms %+v for %s, want exactly %+v", found, p.PoolLabelKey, p.Term())
 	}
 
-	// Undo the one addition the patch claims to make: what is left must
-	// equal the input, so nothing else was changed or replaced.
+	assertOnlyTheTermAdded(t, before, after, d.Patch)
+
+	if again := m.Decide(p.FactsOf(pod)); again.Patched() || again.Reason != ReasonAlreadySet {
+		t.Fatalf("second pass = %q with patch %s, want %q and no patch", again.Reason, again.Patch, ReasonAlreadySet)
+	}
+}
+
+// assertOnlyTheTermAdded undoes the one addition the patch claims to make:
+// what is left of after must equal before, so nothing else was changed or
+// replaced.
+func assertOnlyTheTermAdded(t testing.TB, before, after, patchJSON []byte) {
+	t.Helper()
 	var beforeDoc, afterDoc map[string]any
 	mustUnmarshal(t, before, &beforeDoc)
 	mustUnmarshal(t, after, &afterDoc)
 	var ops []patch.Operation
-	mustUnmarshal(t, d.Patch, &ops)
+	mustUnmarshal(t, patchJSON, &ops)
 	if len(ops) != 1 || ops[0].Op != "add" {
-		t.Fatalf("patch %s is not a single add", d.Patch)
+		t.Fatalf("patch %s is not a single add", patchJSON)
 	}
 	spec := afterDoc["spec"].(map[string]any)
 	switch ops[0].Path {
@@ -207,10 +217,6 @@ func checkPatched(t testing.TB, m *Mutator, before []byte, d Decision) {
 	if !reflect.DeepEqual(beforeDoc, afterDoc) {
 		b, _ := json.Marshal(afterDoc)
 		t.Fatalf("the patch changed more than the term:\nbefore %s\nafter  %s", before, b)
-	}
-
-	if again := m.Decide(p.FactsOf(pod)); again.Patched() || again.Reason != ReasonAlreadySet {
-		t.Fatalf("second pass = %q with patch %s, want %q and no patch", again.Reason, again.Patch, ReasonAlreadySet)
 	}
 }
 

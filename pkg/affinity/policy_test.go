@@ -2,7 +2,7 @@ package affinity
 
 import "testing"
 
-func TestWorkerPoolFromArgs(t *testing.T) {
+func TestWorkerPoolFromArgsFindsTheLastWorkerPoolFlag(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string

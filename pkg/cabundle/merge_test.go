@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func TestMerge(t *testing.T) {
+func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 	const overlap = time.Hour
 	caA := newCA(t, "ca-a", 60*24*time.Hour) // the CA before the last rotation
 	caB := newCA(t, "ca-b", time.Hour)       // the CA in the source

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func TestValidate(t *testing.T) {
+func TestValidateRefusesAnythingButCACertificates(t *testing.T) {
 	caA := newCA(t, "ca-a", 48*time.Hour)
 	caB := newCA(t, "ca-b", time.Hour)
 	leaf := newCert(t, "webhook.kyma-system.svc", now.Add(-time.Hour), now.Add(24*time.Hour), true)
@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestEqual(t *testing.T) {
+func TestEqualIgnoresWhitespaceButNotOrder(t *testing.T) {
 	caA := newCA(t, "ca-a", 48*time.Hour)
 	caB := newCA(t, "ca-b", time.Hour)
 	tests := []struct {
@@ -93,7 +93,7 @@ func TestEqual(t *testing.T) {
 	}
 }
 
-func TestEncodeRoundTrip(t *testing.T) {
+func TestEncodeGivesBackTheParsedBundle(t *testing.T) {
 	caA := newCA(t, "ca-a", 48*time.Hour)
 	caB := newCA(t, "ca-b", time.Hour)
 	certs, err := Parse(join(caA.pem, caB.pem))

@@ -134,30 +134,12 @@ func create(o Options, isCA bool, signer *Cert) (*Cert, error) {
 	if err != nil {
 		return nil, err
 	}
-	serial := big.NewInt(o.Serial)
-	if o.Serial == 0 {
-		// 127 random bits, positive and non-zero, as RFC 5280 asks.
-		if serial, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127)); err != nil {
-			return nil, err
-		}
-		serial.Add(serial, big.NewInt(1))
+	serial, err := serialOf(o)
+	if err != nil {
+		return nil, err
 	}
-	now := time.Now()
-	notBefore, notAfter := o.NotBefore, o.NotAfter
-	if notBefore.IsZero() {
-		notBefore = now.Add(-time.Hour)
-	}
-	if notAfter.IsZero() {
-		notAfter = now.Add(DefaultValidity)
-	}
-	cn := o.CommonName
-	switch {
-	case cn != "":
-	case len(o.DNSNames) > 0:
-		cn = o.DNSNames[0]
-	default:
-		cn = "kim-snatch test"
-	}
+	notBefore, notAfter := validityOf(o)
+	cn := commonNameOf(o)
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: cn},
@@ -181,6 +163,12 @@ func create(o Options, isCA bool, signer *Cert) (*Cert, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certtest: create certificate %q: %w", cn, err)
 	}
+	return encode(der, key, signer)
+}
+
+// encode parses der and keeps it with key in the PEM encodings a Cert
+// carries; its CA is signer, or itself when signer is nil.
+func encode(der []byte, key *ecdsa.PrivateKey, signer *Cert) (*Cert, error) {
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, err
@@ -200,6 +188,45 @@ func create(o Options, isCA bool, signer *Cert) (*Cert, error) {
 		c.CAPEM = signer.CertPEM
 	}
 	return c, nil
+}
+
+// serialOf is o's serial number, or 127 random bits, positive and non-zero,
+// as RFC 5280 asks.
+func serialOf(o Options) (*big.Int, error) {
+	if o.Serial != 0 {
+		return big.NewInt(o.Serial), nil
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, err
+	}
+	return serial.Add(serial, big.NewInt(1)), nil
+}
+
+// validityOf is o's validity, from an hour ago for DefaultValidity where
+// o leaves it unset.
+func validityOf(o Options) (notBefore, notAfter time.Time) {
+	now := time.Now()
+	notBefore, notAfter = o.NotBefore, o.NotAfter
+	if notBefore.IsZero() {
+		notBefore = now.Add(-time.Hour)
+	}
+	if notAfter.IsZero() {
+		notAfter = now.Add(DefaultValidity)
+	}
+	return notBefore, notAfter
+}
+
+// commonNameOf is o's common name, else its first DNS name.
+func commonNameOf(o Options) string {
+	switch {
+	case o.CommonName != "":
+		return o.CommonName
+	case len(o.DNSNames) > 0:
+		return o.DNSNames[0]
+	default:
+		return "kim-snatch test"
+	}
 }
 
 // must turns a constructor's error into a failure of t.

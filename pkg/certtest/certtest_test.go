@@ -86,7 +86,7 @@ func TestIssueSignsAServingCertificate(t *testing.T) {
 	}
 }
 
-func TestFingerprints(t *testing.T) {
+func TestFingerprintsKeepTheBundlesOrder(t *testing.T) {
 	a, b := MustCA(t, Options{}), MustCA(t, Options{})
 	if got, want := Fingerprints(append(append([]byte{}, b.CertPEM...), a.CertPEM...)), []string{b.Fingerprint(), a.Fingerprint()}; !slices.Equal(got, want) {
 		t.Errorf("Fingerprints = %v, want %v", got, want)

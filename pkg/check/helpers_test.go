@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func TestCoversPodCreate(t *testing.T) {
+func TestCoversPodCreateOnlyForCreateOfNamespacedCorePods(t *testing.T) {
 	rule := func(ops []admissionregistrationv1.OperationType, groups, versions, resources []string, scope *admissionregistrationv1.ScopeType) admissionregistrationv1.RuleWithOperations {
 		return admissionregistrationv1.RuleWithOperations{Operations: ops, Rule: admissionregistrationv1.Rule{APIGroups: groups, APIVersions: versions, Resources: resources, Scope: scope}}
 	}
@@ -38,7 +38,7 @@ func TestCoversPodCreate(t *testing.T) {
 	}
 }
 
-func TestFormatDuration(t *testing.T) {
+func TestFormatDurationCountsDaysAboveADayAndRoundsBelow(t *testing.T) {
 	tests := []struct {
 		d    time.Duration
 		want string

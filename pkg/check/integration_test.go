@@ -26,10 +26,10 @@ const (
 	itMWC       = "kim-snatch-check-mutating-webhook-configuration"
 )
 
-// TestChecklistAgainstARealAPIServer starts from a healthy install, breaks
+// TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer starts from a healthy install, breaks
 // one item at a time and restores it: each fault fails exactly its own
 // check, with a remediation, and the cluster is healthy again afterwards.
-func TestChecklistAgainstARealAPIServer(t *testing.T) {
+func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the control plane from `make tools`")
 	}
@@ -66,16 +66,7 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 	}
 
 	secrets := cs.CoreV1().Secrets(itNamespace)
-	tests := []struct {
-		name    string
-		breakIt func(t *testing.T)
-		restore func(t *testing.T)
-		fails   string
-		// status is the status of fails; FAIL when empty.
-		status check.Status
-		// skips are the checks that depend on what was broken.
-		skips []string
-	}{
+	tests := []checklistFault{
 		{
 			name: "delete_the_secret",
 			breakIt: func(t *testing.T) {
@@ -192,30 +183,47 @@ func TestChecklistAgainstARealAPIServer(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.breakIt(t)
-			want := map[string]check.Status{tt.fails: cmp.Or(tt.status, check.StatusFail), check.IDAdmission: check.StatusFail}
-			for _, id := range tt.skips {
-				want[id] = check.StatusSkip
-			}
-			broken := run(t)
-			assertReport(t, broken, ids, want)
-			if broken.ExitCode() != check.ExitFail { // admission fails throughout
-				t.Errorf("exit code %d, want %d", broken.ExitCode(), check.ExitFail)
-			}
-			for _, r := range broken.Checks {
-				if r.ID == tt.fails {
-					t.Logf("%s %s: %s\n  → %s", r.ID, r.Status, r.Message, r.Remediation)
-				}
-			}
+		t.Run(tt.name, func(t *testing.T) { breakAndRestore(t, run, ids, noWebhook, tt) })
+	}
+}
 
-			tt.restore(t)
-			restored := run(t)
-			assertReport(t, restored, ids, noWebhook)
-			if restored.ExitCode() != check.ExitFail {
-				t.Fatalf("after restoring: exit code %d; the next cases would start broken", restored.ExitCode())
-			}
-		})
+// checklistFault breaks one item of a healthy install and restores it.
+type checklistFault struct {
+	name    string
+	breakIt func(t *testing.T)
+	restore func(t *testing.T)
+	fails   string
+	// status is the status of fails; FAIL when empty.
+	status check.Status
+	// skips are the checks that depend on what was broken.
+	skips []string
+}
+
+// breakAndRestore applies tt: while it is broken, exactly its check fails
+// (or warns) and the checks that depend on it skip; once restored, the
+// report is healthy again but for noWebhook.
+func breakAndRestore(t *testing.T, run func(*testing.T) check.Report, ids []string, noWebhook map[string]check.Status, tt checklistFault) {
+	tt.breakIt(t)
+	want := map[string]check.Status{tt.fails: cmp.Or(tt.status, check.StatusFail), check.IDAdmission: check.StatusFail}
+	for _, id := range tt.skips {
+		want[id] = check.StatusSkip
+	}
+	broken := run(t)
+	assertReport(t, broken, ids, want)
+	if broken.ExitCode() != check.ExitFail { // admission fails throughout
+		t.Errorf("exit code %d, want %d", broken.ExitCode(), check.ExitFail)
+	}
+	for _, r := range broken.Checks {
+		if r.ID == tt.fails {
+			t.Logf("%s %s: %s\n  → %s", r.ID, r.Status, r.Message, r.Remediation)
+		}
+	}
+
+	tt.restore(t)
+	restored := run(t)
+	assertReport(t, restored, ids, noWebhook)
+	if restored.ExitCode() != check.ExitFail {
+		t.Fatalf("after restoring: exit code %d; the next cases would start broken", restored.ExitCode())
 	}
 }
 

@@ -35,43 +35,7 @@ func TestPodsAreReadInPagesAndNoneIsLost(t *testing.T) {
 		t.Skip("creates Nodes, which needs a cluster started by the framework")
 	}
 	ctx := context.Background()
-	kyma, err := c.CreateNodes(ctx, framework.KymaPool, 2)
-	must(t, err)
-	customer, err := c.CreateNodes(ctx, framework.CustomerPool, 1)
-	must(t, err)
-	const kymaNS, customerNS = "paging-kyma", "paging-customer"
-	for _, ns := range []*corev1.Namespace{
-		{ObjectMeta: metav1.ObjectMeta{Name: kymaNS, Labels: map[string]string{ManagedByLabel: ManagedByValue}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: customerNS}},
-	} {
-		_, err := c.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-		must(t, err)
-	}
-
-	// 1,100 Kyma Pods on the pool, 550 on each Node; 3 off it; 5 finished
-	// ones on the pool, which count nowhere; 200 customer Pods.
-	const onPool, offPool, finished, others = 1100, 3, 5, 200
-	term := affinity.DefaultPolicy().Term()
-	var pods []*corev1.Pod
-	for i := range onPool {
-		pods = append(pods, pagingPod(kymaNS, "on-"+strconv.Itoa(i), kyma[i%2].Name, &term))
-	}
-	for i := range offPool {
-		pods = append(pods, pagingPod(kymaNS, "off-"+strconv.Itoa(i), customer[0].Name, &term))
-	}
-	for i := range others {
-		pods = append(pods, pagingPod(customerNS, "other-"+strconv.Itoa(i), customer[0].Name, nil))
-	}
-	createAll(t, c.Clientset, pods)
-	for i := range finished {
-		p := pagingPod(kymaNS, "done-"+strconv.Itoa(i), kyma[0].Name, &term)
-		created, err := c.Clientset.CoreV1().Pods(kymaNS).Create(ctx, p, metav1.CreateOptions{})
-		must(t, err)
-		created.Status.Phase = corev1.PodSucceeded
-		_, err = c.Clientset.CoreV1().Pods(kymaNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		must(t, err)
-	}
-
+	fillPagingCluster(t, c)
 	rec := &listRecorder{}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { rec.next = rt; return rec })
@@ -92,16 +56,66 @@ func TestPodsAreReadInPagesAndNoneIsLost(t *testing.T) {
 		t.Errorf("kyma-pool = %s %q, want PASS with %q", pool.Status, pool.Message, want)
 	}
 	placement := checkPlacement(runCtx, cs, checkCfg)
-	if want := fmt.Sprintf("%d Kyma Pods in 1 namespaces: 0 lack the term, %d carry it but run off pool %s", onPool+offPool, offPool, framework.KymaPool); placement.Status != StatusWarn || !strings.Contains(placement.Message, want) {
+	if want := fmt.Sprintf("%d Kyma Pods in 1 namespaces: 0 lack the term, %d carry it but run off pool %s", pagingOnPool+pagingOffPool, pagingOffPool, framework.KymaPool); placement.Status != StatusWarn || !strings.Contains(placement.Message, want) {
 		t.Errorf("placement = %s %q, want WARN with %q", placement.Status, placement.Message, want)
 	}
-	if len(placement.Details) != offPool {
-		t.Errorf("placement details = %q, want the %d Pods off the pool", placement.Details, offPool)
+	if len(placement.Details) != pagingOffPool {
+		t.Errorf("placement details = %q, want the %d Pods off the pool", placement.Details, pagingOffPool)
 	}
 
-	// Every list of all namespaces' Pods asked for a page, and each
-	// followed continue tokens to the end.
-	all := onPool + offPool + finished + others
+	assertPaged(t, rec, pagingOnPool+pagingOffPool+pagingFinished+pagingOthers)
+}
+
+// The Pods of the paging test: 1,100 Kyma Pods on the pool, 550 on each
+// Node; 3 off it; 5 finished ones on the pool, which count nowhere; 200
+// customer Pods.
+const pagingOnPool, pagingOffPool, pagingFinished, pagingOthers = 1100, 3, 5, 200
+
+// fillPagingCluster creates two Kyma Nodes and a customer Node, a Kyma and
+// a customer namespace, and the Pods of the paging test on them.
+func fillPagingCluster(t *testing.T, c *framework.Cluster) {
+	ctx := context.Background()
+	kyma, err := c.CreateNodes(ctx, framework.KymaPool, 2)
+	must(t, err)
+	customer, err := c.CreateNodes(ctx, framework.CustomerPool, 1)
+	must(t, err)
+	const kymaNS, customerNS = "paging-kyma", "paging-customer"
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: kymaNS, Labels: map[string]string{ManagedByLabel: ManagedByValue}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: customerNS}},
+	} {
+		_, err := c.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		must(t, err)
+	}
+
+	term := affinity.DefaultPolicy().Term()
+	var pods []*corev1.Pod
+	for i := range pagingOnPool {
+		pods = append(pods, pagingPod(kymaNS, "on-"+strconv.Itoa(i), kyma[i%2].Name, &term))
+	}
+	for i := range pagingOffPool {
+		pods = append(pods, pagingPod(kymaNS, "off-"+strconv.Itoa(i), customer[0].Name, &term))
+	}
+	for i := range pagingOthers {
+		pods = append(pods, pagingPod(customerNS, "other-"+strconv.Itoa(i), customer[0].Name, nil))
+	}
+	createAll(t, c.Clientset, pods)
+	for i := range pagingFinished {
+		p := pagingPod(kymaNS, "done-"+strconv.Itoa(i), kyma[0].Name, &term)
+		created, err := c.Clientset.CoreV1().Pods(kymaNS).Create(ctx, p, metav1.CreateOptions{})
+		must(t, err)
+		created.Status.Phase = corev1.PodSucceeded
+		_, err = c.Clientset.CoreV1().Pods(kymaNS).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		must(t, err)
+	}
+
+}
+
+// assertPaged holds the recorded Pod lists to the page size: every list of
+// all namespaces' Pods asked for a page, and each followed continue tokens
+// to the end.
+func assertPaged(t *testing.T, rec *listRecorder, all int) {
+	t.Helper()
 	var cluster, perNode, continued int
 	for _, q := range rec.queries() {
 		if q.Get("limit") != strconv.Itoa(podPageSize) {

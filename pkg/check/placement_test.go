@@ -29,21 +29,26 @@ const (
 	plRoomNow = "pool has room now (it was full or missing when the Pod was scheduled)"
 )
 
-func TestPlacement(t *testing.T) {
-	tests := []struct {
-		name string
-		// nodes replaces the default: kyma-1 and kyma-2 of the pool
-		// (4 CPU, 8Gi each) and customer-1 of pool customer.
-		nodes []*corev1.Node
-		pods  []*corev1.Pod
-		react func(cs *fake.Clientset)
-		want  Status
-		// wantMessage lists strings the message must contain; wantOnce
-		// strings it must contain exactly once.
-		wantMessage, wantOnce []string
-		wantDetails           []string
-		wantRemediation       []string
-	}{
+// placementCase is one run of checkPlacement against a fake cluster.
+type placementCase struct {
+	name string
+	// nodes replaces the default: kyma-1 and kyma-2 of the pool
+	// (4 CPU, 8Gi each) and customer-1 of pool customer.
+	nodes []*corev1.Node
+	pods  []*corev1.Pod
+	react func(cs *fake.Clientset)
+	want  Status
+	// wantMessage lists strings the message must contain; wantOnce
+	// strings it must contain exactly once.
+	wantMessage, wantOnce []string
+	wantDetails           []string
+	wantRemediation       []string
+}
+
+// Kyma Pods without the webhook's term, or with it but off the pool, warn
+// with the cause; the item never writes to the cluster.
+func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
+	tests := []placementCase{
 		{
 			name: "healthy_passes",
 			pods: []*corev1.Pod{
@@ -305,64 +310,76 @@ func TestPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			nodes := tt.nodes
-			if nodes == nil {
-				nodes = []*corev1.Node{plNode("kyma-1", plPool, "4", "8Gi"), plNode("kyma-2", plPool, "4", "8Gi"), plNode("customer-1", "customer", "4", "8Gi")}
-			}
-			objects := []runtime.Object{
-				plNamespace("kyma-system", true), plNamespace("istio-system", true), plNamespace("shop", false), plNamespace("kube-system", true),
-			}
-			for _, n := range nodes {
-				objects = append(objects, n)
-			}
-			for _, p := range tt.pods {
-				objects = append(objects, p)
-			}
-			cs := fake.NewClientset(objects...)
-			if tt.react != nil {
-				tt.react(cs)
-			}
-			cfg := Config{
-				Namespace:       "kyma-system",
-				WebhookSelector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "snatch-webhook"}),
-				PoolLabelKey:    plPoolKey,
-				WorkerPool:      plPool,
-			}
-			got := checkPlacement(context.Background(), cs, cfg)
-
-			if got.ID != IDPlacement || got.Status != tt.want {
-				t.Errorf("result = %s %s (%s), want %s %s", got.ID, got.Status, got.Message, IDPlacement, tt.want)
-			}
-			if strings.Contains(got.Message, "\n") {
-				t.Errorf("message spans lines: %q", got.Message)
-			}
-			for _, s := range tt.wantMessage {
-				if !strings.Contains(got.Message, s) {
-					t.Errorf("message %q\ndoes not contain %q", got.Message, s)
-				}
-			}
-			for _, s := range tt.wantOnce {
-				if n := strings.Count(got.Message, s); n != 1 {
-					t.Errorf("message %q contains %q %d times, want once", got.Message, s, n)
-				}
-			}
-			if !slices.Equal(got.Details, tt.wantDetails) {
-				t.Errorf("details =\n%s\nwant\n%s", strings.Join(got.Details, "\n"), strings.Join(tt.wantDetails, "\n"))
-			}
-			if (got.Status == StatusPass) != (got.Remediation == "") || strings.Contains(got.Remediation, "\n") {
-				t.Errorf("remediation %q does not fit status %s", got.Remediation, got.Status)
-			}
-			for _, s := range tt.wantRemediation {
-				if !strings.Contains(got.Remediation, s) {
-					t.Errorf("remediation %q\ndoes not contain %q", got.Remediation, s)
-				}
-			}
+			got, cs := runPlacement(tt)
+			assertPlacement(t, tt, got)
 			for _, a := range cs.Actions() {
 				if v := a.GetVerb(); v != "get" && v != "list" {
 					t.Errorf("the check wrote to the cluster: %s %s", v, a.GetResource().Resource)
 				}
 			}
 		})
+	}
+}
+
+// runPlacement runs checkPlacement against the case's Pods and Nodes, with
+// namespaces of Kyma and of a customer beside them.
+func runPlacement(tt placementCase) (Result, *fake.Clientset) {
+	nodes := tt.nodes
+	if nodes == nil {
+		nodes = []*corev1.Node{plNode("kyma-1", plPool, "4", "8Gi"), plNode("kyma-2", plPool, "4", "8Gi"), plNode("customer-1", "customer", "4", "8Gi")}
+	}
+	objects := []runtime.Object{
+		plNamespace("kyma-system", true), plNamespace("istio-system", true), plNamespace("shop", false), plNamespace("kube-system", true),
+	}
+	for _, n := range nodes {
+		objects = append(objects, n)
+	}
+	for _, p := range tt.pods {
+		objects = append(objects, p)
+	}
+	cs := fake.NewClientset(objects...)
+	if tt.react != nil {
+		tt.react(cs)
+	}
+	cfg := Config{
+		Namespace:       "kyma-system",
+		WebhookSelector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "snatch-webhook"}),
+		PoolLabelKey:    plPoolKey,
+		WorkerPool:      plPool,
+	}
+	return checkPlacement(context.Background(), cs, cfg), cs
+}
+
+// assertPlacement holds the result to the case: its status, message,
+// details and remediation.
+func assertPlacement(t *testing.T, tt placementCase, got Result) {
+	t.Helper()
+	if got.ID != IDPlacement || got.Status != tt.want {
+		t.Errorf("result = %s %s (%s), want %s %s", got.ID, got.Status, got.Message, IDPlacement, tt.want)
+	}
+	if strings.Contains(got.Message, "\n") {
+		t.Errorf("message spans lines: %q", got.Message)
+	}
+	for _, s := range tt.wantMessage {
+		if !strings.Contains(got.Message, s) {
+			t.Errorf("message %q\ndoes not contain %q", got.Message, s)
+		}
+	}
+	for _, s := range tt.wantOnce {
+		if n := strings.Count(got.Message, s); n != 1 {
+			t.Errorf("message %q contains %q %d times, want once", got.Message, s, n)
+		}
+	}
+	if !slices.Equal(got.Details, tt.wantDetails) {
+		t.Errorf("details =\n%s\nwant\n%s", strings.Join(got.Details, "\n"), strings.Join(tt.wantDetails, "\n"))
+	}
+	if (got.Status == StatusPass) != (got.Remediation == "") || strings.Contains(got.Remediation, "\n") {
+		t.Errorf("remediation %q does not fit status %s", got.Remediation, got.Status)
+	}
+	for _, s := range tt.wantRemediation {
+		if !strings.Contains(got.Remediation, s) {
+			t.Errorf("remediation %q\ndoes not contain %q", got.Remediation, s)
+		}
 	}
 }
 

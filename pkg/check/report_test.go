@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestNewReportStatusAndExitCode(t *testing.T) {
+func TestReportStatusIsTheWorstWithSkipAboveWarn(t *testing.T) {
 	tests := []struct {
 		name     string
 		statuses []Status
@@ -44,7 +44,7 @@ var sample = NewReport([]Result{
 	{ID: IDPlacement, Status: StatusWarn, Message: "1 lack the term", Remediation: "Restart.", Details: []string{"lacks the term: ns/a", "lacks the term: ns/b"}},
 })
 
-func TestWriteTable(t *testing.T) {
+func TestWriteTableAlignsOneLinePerCheck(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sample.WriteTable(&buf, false); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ Status: FAIL
 }
 
 // -v lists the details under the remediation.
-func TestWriteTableVerbose(t *testing.T) {
+func TestWriteTableVerboseListsTheDetails(t *testing.T) {
 	var buf bytes.Buffer
 	if err := NewReport(sample.Checks[3:]).WriteTable(&buf, true); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ Status: WARN
 	}
 }
 
-func TestWriteJSON(t *testing.T) {
+func TestWriteJSONKeepsTheV1Schema(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sample.WriteJSON(&buf); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestParseFlags(t *testing.T) {
+func TestParseFlagsRefusesUnknownFlagsAndArguments(t *testing.T) {
 	tests := []struct {
 		name      string
 		args      []string
@@ -53,7 +53,7 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
+func TestExitCodeFollowsTheKindOfError(t *testing.T) {
 	tests := []struct {
 		name       string
 		err        error

@@ -38,7 +38,7 @@ func testRoot(ran *testOptions, sub *[]string) Root[testOptions, *testOptions] {
 		}})
 }
 
-func TestRootExecute(t *testing.T) {
+func TestRootExecuteRunsValidOptionsOrFailsWithAUsageError(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
@@ -86,7 +86,7 @@ func TestRootExecute(t *testing.T) {
 	}
 }
 
-func TestValidateBindAddress(t *testing.T) {
+func TestValidateBindAddressAcceptsOnlyHostPortPortOrZero(t *testing.T) {
 	for addr, want := range map[string]string{
 		"0":              "",
 		":8080":          "",

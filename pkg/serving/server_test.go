@@ -84,23 +84,27 @@ func startServer(t *testing.T, dir string, ca *certtest.Cert, opts ...serverOpti
 	ctx, cancel := context.WithCancel(context.Background())
 	ts.cancel = cancel
 	go func() { ts.done <- ts.Serve(ctx) }()
-	t.Cleanup(func() {
-		select {
-		case <-ts.released:
-		default:
-			close(ts.released)
-		}
-		cancel()
-		select {
-		case err := <-ts.done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(eventually):
-			t.Error("the server did not stop")
-		}
-	})
+	t.Cleanup(func() { ts.stop(t) })
 	return ts
+}
+
+// stop releases the slow requests, stops the server and waits until Serve
+// returned without an error.
+func (ts *testServer) stop(t *testing.T) {
+	select {
+	case <-ts.released:
+	default:
+		close(ts.released)
+	}
+	ts.cancel()
+	select {
+	case err := <-ts.done:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(eventually):
+		t.Error("the server did not stop")
+	}
 }
 
 // servedSerial makes a TLS handshake and returns the served serial, or an
@@ -317,7 +321,7 @@ func TestServerPicksUpADirectoryCreatedLaterByPolling(t *testing.T) {
 	ts.waitSerial(t, 6)
 }
 
-func TestServerProtocols(t *testing.T) {
+func TestServerSpeaksHTTP2OnlyWhenEnabledAndRefusesTLS11(t *testing.T) {
 	tests := []struct {
 		name    string
 		http2   bool
@@ -471,7 +475,7 @@ func TestServerRetiresKeptAliveConnectionsDuringTheShutdownDelay(t *testing.T) {
 	}
 }
 
-func TestServerMetricsEndpoint(t *testing.T) {
+func TestServerMetricsEndpointExportsTheCertificateMetrics(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())

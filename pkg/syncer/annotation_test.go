@@ -9,7 +9,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 )
 
-func TestStateAnnotation(t *testing.T) {
+func TestStateAnnotationDecodesEveryVersionAndRefusesUnknownOnes(t *testing.T) {
 	fpA := strings.Repeat("a", 64)
 	fpB := strings.Repeat("0123456789abcdef", 4)
 	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)

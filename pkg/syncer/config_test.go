@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestConfigValidate(t *testing.T) {
+func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
 	valid := Config{
 		SecretNamespace:      "kyma-system",
 		SecretName:           "kim-snatch-certificates",

@@ -209,23 +209,29 @@ func names(mwc *admissionregistrationv1.MutatingWebhookConfiguration) []string {
 	return out
 }
 
+// deployCase is two deploys of the shipped manifest, the syncer running
+// between them.
+type deployCase struct {
+	name string
+	// first is the change to the shipped manifest of the first deploy,
+	// next the one of the deploy under test.
+	first, next func(*admissionregistrationv1.MutatingWebhookConfiguration)
+	// recreate deletes the object before the deploy under test.
+	recreate bool
+	// oldSyncer: before the syncer starts, the syncer of the previous
+	// release has written the caBundle and its state with server-side
+	// apply.
+	oldSyncer bool
+}
+
+// Every deployer can add, rename and remove entries of the configuration
+// the syncer writes to, and the syncer fills what the deploy left empty.
 func TestDeployersAreNeverBlocked(t *testing.T) {
 	const (
 		extra   = "extra.kim-snatch.kyma-project.io"
 		renamed = "renamed.kim-snatch.kyma-project.io"
 	)
-	tests := []struct {
-		name string
-		// first is the change to the shipped manifest of the first deploy,
-		// next the one of the deploy under test.
-		first, next func(*admissionregistrationv1.MutatingWebhookConfiguration)
-		// recreate deletes the object before the deploy under test.
-		recreate bool
-		// oldSyncer: before the syncer starts, the syncer of the previous
-		// release has written the caBundle and its state with server-side
-		// apply.
-		oldSyncer bool
-	}{
+	tests := []deployCase{
 		{name: "reapply_unchanged", first: unchanged, next: unchanged},
 		{name: "add_entry", first: unchanged, next: withEntry(extra)},
 		{name: "rename_entry", first: unchanged, next: renamedTo(renamed)},
@@ -240,84 +246,101 @@ func TestDeployersAreNeverBlocked(t *testing.T) {
 	for _, d := range deployers() {
 		t.Run(d.name, func(t *testing.T) {
 			for _, tt := range tests {
-				t.Run(tt.name, func(t *testing.T) {
-					ctx := context.Background()
-					h := newEmptyHarness(t, time.Hour)
-					ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
-					h.putCA(ctx, ca.CertPEM)
-
-					first := shippedManifest(t, h.cfg.WebhookConfiguration)
-					tt.first(first)
-					if _, err := d.deploy(t, h, first, false); err != nil {
-						t.Fatalf("first deploy: %v", err)
-					}
-					next := shippedManifest(t, h.cfg.WebhookConfiguration)
-					tt.next(next)
-
-					if tt.oldSyncer {
-						upgradeFromOldSyncer(ctx, t, h, d, ca, next)
-					} else {
-						h.start()
-					}
-					h.waitMWC(ctx, "the caBundle after the first deploy", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-						return syncertest.EveryBundleIs(m, ca.Fingerprint())
-					})
-					before := h.mwc(ctx)
-
-					if tt.recreate {
-						if err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, h.cfg.WebhookConfiguration, metav1.DeleteOptions{}); err != nil {
-							t.Fatal(err)
-						}
-					}
-					got, err := d.deploy(t, h, next, false)
-					if err != nil {
-						t.Fatalf("the deploy was refused: %v", err)
-					}
-					if !slices.Equal(names(got), names(next)) {
-						t.Fatalf("after the deploy the entries are %v, want the manifest's %v", names(got), names(next))
-					}
-
-					// What the deploy itself did to the caBundle of each entry.
-					var kept, blanked []string
-					for _, wh := range got.Webhooks {
-						stayed := !tt.recreate && slices.Contains(names(before), wh.Name)
-						has := slices.Equal(certtest.Fingerprints(wh.ClientConfig.CABundle), []string{ca.Fingerprint()})
-						switch {
-						case has:
-							kept = append(kept, wh.Name)
-						case len(wh.ClientConfig.CABundle) == 0:
-							blanked = append(blanked, wh.Name)
-						default:
-							t.Errorf("entry %s: the deploy left a caBundle that is neither the CA nor empty", wh.Name)
-						}
-						if wantKept := stayed && d.keepsCABundle; has != wantKept {
-							t.Errorf("entry %s (existed before: %v): caBundle kept by the deploy = %v, want %v", wh.Name, stayed, has, wantKept)
-						}
-					}
-					t.Logf("%s %s: caBundle kept by the deploy in %v, left empty in %v", d.name, tt.name, kept, blanked)
-
-					// The syncer fills what the deploy left empty.
-					after, _ := h.waitMWC(ctx, "every entry of the deployed manifest with the caBundle", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-						return slices.Equal(names(m), names(next)) && syncertest.EveryBundleIs(m, ca.Fingerprint())
-					})
-					if len(blanked) == 0 && after.ResourceVersion != got.ResourceVersion {
-						// Nothing to fill: the syncer must not have written.
-						t.Errorf("nothing was left empty, yet the object was written after the deploy: resourceVersion %s -> %s", got.ResourceVersion, after.ResourceVersion)
-					}
-					assertOwnsOnlyCABundle(t, after, names(next))
-					if hasOldApplyEntry(after) {
-						t.Error("the old server-side apply entry of the syncer is still there")
-					}
-					// The deployer can keep deploying: the same manifest again
-					// is accepted.
-					if _, err := d.deploy(t, h, next, true); err != nil {
-						t.Errorf("deploying the manifest once more (dry run) was refused: %v", err)
-					}
-					h.running()
-				})
+				t.Run(tt.name, func(t *testing.T) { deployTwice(t, d, tt) })
 			}
 		})
 	}
+}
+
+// deployTwice deploys tt's first manifest, lets the syncer write the
+// caBundle, deploys the next one and holds both the deploy and the syncer
+// to what each may do.
+func deployTwice(t *testing.T, d deployer, tt deployCase) {
+	ctx := context.Background()
+	h := newEmptyHarness(t, time.Hour)
+	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
+	h.putCA(ctx, ca.CertPEM)
+
+	first := shippedManifest(t, h.cfg.WebhookConfiguration)
+	tt.first(first)
+	if _, err := d.deploy(t, h, first, false); err != nil {
+		t.Fatalf("first deploy: %v", err)
+	}
+	next := shippedManifest(t, h.cfg.WebhookConfiguration)
+	tt.next(next)
+
+	if tt.oldSyncer {
+		upgradeFromOldSyncer(ctx, t, h, d, ca, next)
+	} else {
+		h.start()
+	}
+	h.waitMWC(ctx, "the caBundle after the first deploy", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+	before := h.mwc(ctx)
+
+	if tt.recreate {
+		if err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, h.cfg.WebhookConfiguration, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.deploy(t, h, next, false)
+	if err != nil {
+		t.Fatalf("the deploy was refused: %v", err)
+	}
+	if !slices.Equal(names(got), names(next)) {
+		t.Fatalf("after the deploy the entries are %v, want the manifest's %v", names(got), names(next))
+	}
+	blanked := assertDeployKeptCABundle(t, d, tt, before, got, ca)
+	assertSyncerFillsTheRest(ctx, t, h, d, got, next, ca, len(blanked) == 0)
+}
+
+// assertDeployKeptCABundle checks what the deploy itself did to the
+// caBundle of each entry: an entry that existed before keeps it exactly
+// when d keeps it. It returns the entries the deploy left empty.
+func assertDeployKeptCABundle(t *testing.T, d deployer, tt deployCase, before, got *admissionregistrationv1.MutatingWebhookConfiguration, ca *certtest.Cert) []string {
+	t.Helper()
+	var kept, blanked []string
+	for _, wh := range got.Webhooks {
+		stayed := !tt.recreate && slices.Contains(names(before), wh.Name)
+		has := slices.Equal(certtest.Fingerprints(wh.ClientConfig.CABundle), []string{ca.Fingerprint()})
+		switch {
+		case has:
+			kept = append(kept, wh.Name)
+		case len(wh.ClientConfig.CABundle) == 0:
+			blanked = append(blanked, wh.Name)
+		default:
+			t.Errorf("entry %s: the deploy left a caBundle that is neither the CA nor empty", wh.Name)
+		}
+		if wantKept := stayed && d.keepsCABundle; has != wantKept {
+			t.Errorf("entry %s (existed before: %v): caBundle kept by the deploy = %v, want %v", wh.Name, stayed, has, wantKept)
+		}
+	}
+	t.Logf("%s %s: caBundle kept by the deploy in %v, left empty in %v", d.name, tt.name, kept, blanked)
+	return blanked
+}
+
+// assertSyncerFillsTheRest waits until the syncer has filled what the
+// deploy left empty, writing nothing when nothing was (nothingBlank), and
+// owning only the caBundle; the deployer can then deploy again.
+func assertSyncerFillsTheRest(ctx context.Context, t *testing.T, h *harness, d deployer, got, next *admissionregistrationv1.MutatingWebhookConfiguration, ca *certtest.Cert, nothingBlank bool) {
+	t.Helper()
+	after, _ := h.waitMWC(ctx, "every entry of the deployed manifest with the caBundle", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return slices.Equal(names(m), names(next)) && syncertest.EveryBundleIs(m, ca.Fingerprint())
+	})
+	if nothingBlank && after.ResourceVersion != got.ResourceVersion {
+		// Nothing to fill: the syncer must not have written.
+		t.Errorf("nothing was left empty, yet the object was written after the deploy: resourceVersion %s -> %s", got.ResourceVersion, after.ResourceVersion)
+	}
+	assertOwnsOnlyCABundle(t, after, names(next))
+	if hasOldApplyEntry(after) {
+		t.Error("the old server-side apply entry of the syncer is still there")
+	}
+	// The deployer can keep deploying: the same manifest again is accepted.
+	if _, err := d.deploy(t, h, next, true); err != nil {
+		t.Errorf("deploying the manifest once more (dry run) was refused: %v", err)
+	}
+	h.running()
 }
 
 // upgradeFromOldSyncer brings the object into the state the previous

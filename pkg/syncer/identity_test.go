@@ -2,7 +2,7 @@ package syncer
 
 import "testing"
 
-func TestHolderPodName(t *testing.T) {
+func TestHolderPodNameIsTheIdentityBeforeTheLastUnderscore(t *testing.T) {
 	tests := []struct{ name, identity, want string }{
 		{name: "pod_and_uuid", identity: "cabundle-syncer-7d9f8c6b5-x2k4q_0b6f1c3e-5d7a-4f0e-9c8b-2a1d3e4f5a6b", want: "cabundle-syncer-7d9f8c6b5-x2k4q"},
 		{name: "last_underscore_wins", identity: "a_b_c", want: "a_b"},
@@ -20,7 +20,7 @@ func TestHolderPodName(t *testing.T) {
 
 // The identity LeaderIdentity makes gives its Pod back, also for a Pod
 // name longer than a hostname may be.
-func TestLeaderIdentityRoundTrip(t *testing.T) {
+func TestLeaderIdentityGivesItsPodBack(t *testing.T) {
 	for _, pod := range []string{"cabundle-syncer-7d9f8c6b5-x2k4q", "cabundle-syncer-long-long-long-long-long-long-long-long-long-long-7d9f8c6b5-x2k4q"} {
 		id := LeaderIdentity(pod)
 		if got := HolderPodName(id); got != pod {

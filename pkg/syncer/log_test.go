@@ -32,42 +32,8 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 	ctx := logf.IntoContext(context.Background(), zapr.NewLogger(zap.New(core)))
 	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 
-	// sync runs one reconcile and returns its one sync line.
-	sync := func(t *testing.T, r *Reconciler, wantErr bool) observer.LoggedEntry {
-		t.Helper()
-		logs.TakeAll()
-		_, err := r.Reconcile(ctx, reconcile.Request{})
-		if (err != nil) != wantErr {
-			t.Fatalf("Reconcile error = %v, want an error: %v", err, wantErr)
-		}
-		var lines []observer.LoggedEntry
-		for _, e := range logs.TakeAll() {
-			if slices.Contains([]string{MsgWritten, MsgStateRecorded, MsgUnchanged, MsgRefused, MsgFailed}, e.Message) {
-				lines = append(lines, e)
-			}
-		}
-		if len(lines) != 1 {
-			t.Fatalf("got %d sync lines, want 1: %v", len(lines), lines)
-		}
-		got := lines[0].ContextMap()
-		if got[logkeys.Secret] != h.cfg.SecretNamespace+"/"+h.cfg.SecretName || got[logkeys.WebhookConfiguration] != h.cfg.WebhookConfiguration {
-			t.Errorf("line %q names secret %v and webhookConfiguration %v, want %s/%s and %s", lines[0].Message,
-				got[logkeys.Secret], got[logkeys.WebhookConfiguration], h.cfg.SecretNamespace, h.cfg.SecretName, h.cfg.WebhookConfiguration)
-		}
-		return lines[0]
-	}
-	expect := func(t *testing.T, e observer.LoggedEntry, msg, outcome string, want map[string]any) {
-		t.Helper()
-		got := e.ContextMap()
-		if e.Message != msg || got[logkeys.Outcome] != outcome {
-			t.Errorf("line %q with outcome %v, want %q with %q", e.Message, got[logkeys.Outcome], msg, outcome)
-		}
-		for k, v := range want {
-			if gv, ok := got[k]; !ok || !equalValue(gv, v) {
-				t.Errorf("%q: %s = %#v, want %#v", e.Message, k, gv, v)
-			}
-		}
-	}
+	l := syncLog{h: h, ctx: ctx, logs: logs}
+	sync, expect := l.sync, expectLine
 
 	t.Run("secret_missing_is_refused", func(t *testing.T) {
 		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: ReasonSecretNotFound})
@@ -98,26 +64,79 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 		})
 	})
 	t.Run("read_error_is_an_error_line", func(t *testing.T) {
-		c, err := client.NewWithWatch(h.cluster.Config, client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		failing := interceptor.NewClient(c, interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
-				return errors.New("the API server is away")
-			},
-		})
-		m, err := NewMetrics(prometheus.NewRegistry())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr := NewReconciler(failing, events.NewFakeRecorder(10), m, h.cfg)
+		fr := failingReconciler(t, h)
 		e := sync(t, fr, true)
 		expect(t, e, MsgFailed, OutcomeError, map[string]any{logkeys.Reason: ReasonReadFailed})
 		if e.Level != zapcore.ErrorLevel {
 			t.Errorf("%q at level %s, want error", e.Message, e.Level)
 		}
 	})
+}
+
+// syncLog reads the sync lines a reconcile logs to logs.
+type syncLog struct {
+	h    *harness
+	ctx  context.Context
+	logs *observer.ObservedLogs
+}
+
+// sync runs one reconcile and returns its one sync line, which names the
+// Secret and the webhook configuration.
+func (l syncLog) sync(t *testing.T, r *Reconciler, wantErr bool) observer.LoggedEntry {
+	t.Helper()
+	l.logs.TakeAll()
+	_, err := r.Reconcile(l.ctx, reconcile.Request{})
+	if (err != nil) != wantErr {
+		t.Fatalf("Reconcile error = %v, want an error: %v", err, wantErr)
+	}
+	var lines []observer.LoggedEntry
+	for _, e := range l.logs.TakeAll() {
+		if slices.Contains([]string{MsgWritten, MsgStateRecorded, MsgUnchanged, MsgRefused, MsgFailed}, e.Message) {
+			lines = append(lines, e)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("got %d sync lines, want 1: %v", len(lines), lines)
+	}
+	got, cfg := lines[0].ContextMap(), l.h.cfg
+	if got[logkeys.Secret] != cfg.SecretNamespace+"/"+cfg.SecretName || got[logkeys.WebhookConfiguration] != cfg.WebhookConfiguration {
+		t.Errorf("line %q names secret %v and webhookConfiguration %v, want %s/%s and %s", lines[0].Message,
+			got[logkeys.Secret], got[logkeys.WebhookConfiguration], cfg.SecretNamespace, cfg.SecretName, cfg.WebhookConfiguration)
+	}
+	return lines[0]
+}
+
+// expectLine checks that e has message msg, outcome and the keys of want.
+func expectLine(t *testing.T, e observer.LoggedEntry, msg, outcome string, want map[string]any) {
+	t.Helper()
+	got := e.ContextMap()
+	if e.Message != msg || got[logkeys.Outcome] != outcome {
+		t.Errorf("line %q with outcome %v, want %q with %q", e.Message, got[logkeys.Outcome], msg, outcome)
+	}
+	for k, v := range want {
+		if gv, ok := got[k]; !ok || !equalValue(gv, v) {
+			t.Errorf("%q: %s = %#v, want %#v", e.Message, k, gv, v)
+		}
+	}
+}
+
+// failingReconciler is a Reconciler for h whose every read fails.
+func failingReconciler(t *testing.T, h *harness) *Reconciler {
+	t.Helper()
+	c, err := client.NewWithWatch(h.cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := interceptor.NewClient(c, interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("the API server is away")
+		},
+	})
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewReconciler(failing, events.NewFakeRecorder(10), m, h.cfg)
 }
 
 // equalValue compares a logged value with a wanted one; ContextMap turns a

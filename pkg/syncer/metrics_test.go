@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-func TestNewMetrics(t *testing.T) {
+func TestNewMetricsRegistersEveryMetricWithEveryErrorReason(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	if _, err := NewMetrics(reg); err != nil {
 		t.Fatal(err)

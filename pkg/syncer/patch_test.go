@@ -18,7 +18,7 @@ import (
 // The patch is applied here with an RFC 6902 implementation, the one the API
 // server uses, and the result is compared with the object as it should be:
 // the bundle in every entry, the annotation set, every other field as read.
-func TestCABundlePatch(t *testing.T) {
+func TestCABundlePatchWritesOnlyWhatDiffersBehindAPrecondition(t *testing.T) {
 	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
 	old := certtest.MustCA(t, certtest.Options{CommonName: "old"})
 	const state = `{"v":1,"cas":{}}`
@@ -71,30 +71,38 @@ func TestCABundlePatch(t *testing.T) {
 			}
 			want.Annotations[StateAnnotation] = state
 
-			doc, err := json.Marshal(tt.read)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := jsonpatch.DecodePatch(data)
-			if err != nil {
-				t.Fatalf("not a JSON patch: %v: %s", err, data)
-			}
-			out, err := p.Apply(doc)
-			if err != nil {
-				t.Fatalf("apply %s: %v", data, err)
-			}
-			var got admissionregistrationv1.MutatingWebhookConfiguration
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatal(err)
-			}
-			if !equality.Semantic.DeepEqual(&got, want) {
+			got, out := applyJSONPatch(t, tt.read, data)
+			if !equality.Semantic.DeepEqual(got, want) {
 				t.Errorf("patched object\n  %s\nwant the read object with the bundle and the state", out)
 			}
 		})
 	}
 }
 
-func TestEscapePointer(t *testing.T) {
+// applyJSONPatch applies data to read with an RFC 6902 implementation, the
+// one the API server uses, and returns the result and its JSON.
+func applyJSONPatch(t *testing.T, read *admissionregistrationv1.MutatingWebhookConfiguration, data []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, []byte) {
+	t.Helper()
+	doc, err := json.Marshal(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		t.Fatalf("not a JSON patch: %v: %s", err, data)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		t.Fatalf("apply %s: %v", data, err)
+	}
+	var got admissionregistrationv1.MutatingWebhookConfiguration
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return &got, out
+}
+
+func TestEscapePointerEscapesTheSlashOfTheAnnotation(t *testing.T) {
 	if got, want := escapePointer(StateAnnotation), "cabundle-syncer.kyma-project.io~1ca-state"; got != want {
 		t.Errorf("escapePointer(%q) = %q, want %q", StateAnnotation, got, want)
 	}

@@ -51,7 +51,7 @@ func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistratio
 	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
 
-func TestApplyPreconditions(t *testing.T) {
+func TestApplyWritesAFreshReadAndRefusesAStaleOne(t *testing.T) {
 	ctx := context.Background()
 	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
 	tests := []struct {
@@ -259,26 +259,8 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
-	cs := h.cluster.Clientset
 	h.putCA(ctx, certtest.MustCA(t, certtest.Options{CommonName: "ca"}).CertPEM)
-	// Neighbours the cache must not see: Secrets next to the one it reads,
-	// a Secret of the same name elsewhere, another webhook configuration.
-	for i := range 20 {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: fmt.Sprintf("other-%d", i)}}
-		if _, err := cs.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := cs.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: h.cfg.SecretName}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	other := uniqueName(t)
-	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(other, "a.kim-snatch.kyma-project.io")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), other, metav1.DeleteOptions{})
-	})
+	createNeighbours(ctx, t, h)
 
 	c, err := cache.New(h.cluster.Config, CacheOptions(h.cfg))
 	if err != nil {
@@ -319,6 +301,30 @@ func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
 	if err := c.List(ctx, &cms); !errors.As(err, &notCached) {
 		t.Errorf("List ConfigMaps = %v, want ErrResourceNotCached", err)
 	}
+}
+
+// createNeighbours creates what the cache must not see: Secrets next to
+// the one it reads, a Secret of the same name elsewhere, another webhook
+// configuration.
+func createNeighbours(ctx context.Context, t *testing.T, h *harness) {
+	t.Helper()
+	cs := h.cluster.Clientset
+	for i := range 20 {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: fmt.Sprintf("other-%d", i)}}
+		if _, err := cs.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cs.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: h.cfg.SecretName}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	other := uniqueName(t)
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(other, "a.kim-snatch.kyma-project.io")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), other, metav1.DeleteOptions{})
+	})
 }
 
 func expectEvent(t *testing.T, rec *events.FakeRecorder, eventType, reason string) {

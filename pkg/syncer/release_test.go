@@ -74,7 +74,7 @@ func (w writeAfterRead) Get(ctx context.Context, key client.ObjectKey, obj clien
 	return err
 }
 
-func TestReleaseApplyEntry(t *testing.T) {
+func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 	ctx := context.Background()
 	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
@@ -157,15 +157,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			released, err := releaseApplyEntry(ctx, reader, c, h.cfg.WebhookConfiguration)
 			after := h.mwc(ctx)
 			if tt.wantConflict {
-				if !apierrors.IsConflict(err) {
-					t.Fatalf("release = %v, want a conflict", err)
-				}
-				if !hasOldApplyEntry(after) {
-					t.Error("a release based on a stale read removed the entry")
-				}
-				if *after.Webhooks[0].TimeoutSeconds == *before.Webhooks[0].TimeoutSeconds {
-					t.Error("the other manager's write is lost")
-				}
+				assertStaleReleaseConflicts(t, err, before, after)
 				return
 			}
 			if err != nil {
@@ -177,22 +169,7 @@ func TestReleaseApplyEntry(t *testing.T) {
 			if !tt.wantReleased && after.ResourceVersion != before.ResourceVersion {
 				t.Errorf("nothing to release, but the object was written: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
 			}
-			// Exactly the old Apply entry is gone; every other entry, and
-			// the object itself, are as they were.
-			var want []managerEntry
-			for _, e := range managerEntries(before) {
-				if e.Manager != FieldManager || e.Operation != string(metav1.ManagedFieldsOperationApply) {
-					want = append(want, e)
-				}
-			}
-			if got := managerEntries(after); !slices.Equal(got, want) {
-				t.Errorf("managedFields after the release\n  %v\nwant\n  %v", got, want)
-			}
-			b, _ := json.Marshal(before.Webhooks)
-			a, _ := json.Marshal(after.Webhooks)
-			if string(a) != string(b) || after.Annotations[StateAnnotation] != before.Annotations[StateAnnotation] {
-				t.Errorf("the release changed the object:\n  %s\nwas\n  %s", a, b)
-			}
+			assertReleasedOnlyTheApplyEntry(t, before, after)
 		})
 	}
 
@@ -210,4 +187,39 @@ func TestReleaseApplyEntry(t *testing.T) {
 			t.Errorf("Get after the release = %v, want NotFound", err)
 		}
 	})
+}
+
+// assertStaleReleaseConflicts checks that a release based on a stale read
+// failed with a conflict and wrote nothing over the other manager's write.
+func assertStaleReleaseConflicts(t *testing.T, err error, before, after *admissionregistrationv1.MutatingWebhookConfiguration) {
+	t.Helper()
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("release = %v, want a conflict", err)
+	}
+	if !hasOldApplyEntry(after) {
+		t.Error("a release based on a stale read removed the entry")
+	}
+	if *after.Webhooks[0].TimeoutSeconds == *before.Webhooks[0].TimeoutSeconds {
+		t.Error("the other manager's write is lost")
+	}
+}
+
+// assertReleasedOnlyTheApplyEntry checks that exactly the old Apply entry
+// is gone; every other entry, and the object itself, are as they were.
+func assertReleasedOnlyTheApplyEntry(t *testing.T, before, after *admissionregistrationv1.MutatingWebhookConfiguration) {
+	t.Helper()
+	var want []managerEntry
+	for _, e := range managerEntries(before) {
+		if e.Manager != FieldManager || e.Operation != string(metav1.ManagedFieldsOperationApply) {
+			want = append(want, e)
+		}
+	}
+	if got := managerEntries(after); !slices.Equal(got, want) {
+		t.Errorf("managedFields after the release\n  %v\nwant\n  %v", got, want)
+	}
+	b, _ := json.Marshal(before.Webhooks)
+	a, _ := json.Marshal(after.Webhooks)
+	if string(a) != string(b) || after.Annotations[StateAnnotation] != before.Annotations[StateAnnotation] {
+		t.Errorf("the release changed the object:\n  %s\nwas\n  %s", a, b)
+	}
 }

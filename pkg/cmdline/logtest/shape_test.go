@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestShape(t *testing.T) {
+func TestShapeListsEveryKeyWithItsTypeInOrder(t *testing.T) {
 	tests := []struct {
 		name    string
 		line    string
@@ -33,7 +33,7 @@ func TestShape(t *testing.T) {
 	}
 }
 
-func TestCheckTime(t *testing.T) {
+func TestCheckTimeAcceptsOnlyMillisecondsInUTC(t *testing.T) {
 	tests := []struct {
 		name, line string
 		wantErr    bool
@@ -53,7 +53,7 @@ func TestCheckTime(t *testing.T) {
 	}
 }
 
-func TestDocumentedLine(t *testing.T) {
+func TestDocumentedLineIsTheJSONBlockLineWithTheMessage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "doc.md")
 	doc := "text {\"msg\":\"A\"}\n\n```json\n{\"msg\":\"B\"}\n{\"msg\":\"A\",\"k\":1}\n```\n\n```sh\n{\"msg\":\"A\"}\n```\n"
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
