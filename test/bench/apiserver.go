@@ -43,71 +43,21 @@ type arm struct {
 	latencies []time.Duration
 }
 
+// apiServerSection measures Pod creation through a real kube-apiserver in
+// three arms: A with no mutation, B with the webhook, and C with an
+// equivalent MutatingAdmissionPolicy, in interleaved rounds. It fails the
+// run unless B and C mutate every Pod and A none.
 func (r *runner) apiServerSection(ctx context.Context) error {
-	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
-	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(r.dir, "apiserver-webhook-certs")
-	_, caPEM, err := writeServingCert(certDir)
-	if err != nil {
-		return err
-	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{APIServerArgs: policyAPIServerArgs})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("start the control plane: %w", err)
-	}
-	defer func() { _ = cluster.Stop() }()
-	r.progress("control plane up in %s", cluster.Dir)
-
-	if err := servesPolicies(cluster.Clientset); err != nil {
-		return err
-	}
-	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay)
-	if err != nil {
-		return err
-	}
-	defer wh.proc.Stop(10 * time.Second)
-
-	// The framework's client is rate limited; the creators must not be.
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	arms := []*arm{
 		{name: "A", namespace: "bench-a-plain"},
 		{name: "B", namespace: "bench-b-webhook", labels: map[string]string{managedByLabel: "kyma"}, mutated: true},
 		{name: "C", namespace: "bench-c-policy", labels: map[string]string{policyLabel: "true"}, mutated: true},
 	}
-	for _, a := range arms {
-		a.stats.Namespace = a.namespace
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.namespace, Labels: a.labels}}
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-	}
-	mwc, err := webhookConfiguration(wh.url, caPEM)
+	cs, stop, err := r.startAPIServerBench(ctx, arms)
 	if err != nil {
 		return err
 	}
-	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create the webhook configuration: %w", err)
-	}
-	policy, binding, err := mutatingPolicy()
-	if err != nil {
-		return err
-	}
-	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create the MutatingAdmissionPolicy: %w", err)
-	}
-	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create the MutatingAdmissionPolicyBinding: %w", err)
-	}
-
+	defer stop()
 	term := affinity.DefaultPolicy().Term()
 	// The API server picks the configurations up asynchronously: wait until
 	// a Pod in each arm comes out as that arm should.
@@ -132,62 +82,161 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 			return err
 		}
 	}
-
 	res := &APIServerResults{PolicyAPI: policyAPI, APIServerArgs: policyAPIServerArgs, Creators: r.cfg.Creators, Rounds: r.cfg.Rounds, DifferentialCases: agreed}
+	if res.Order, err = r.runRounds(ctx, cs, arms, term); err != nil {
+		return err
+	}
+	for _, a := range arms {
+		a.summarize()
+		r.progress("arm %s (%s): %d Pods, %.0f Pods/s, p50 %.2f ms, p99 %.2f ms, %d with the term",
+			a.name, a.namespace, a.stats.Pods, a.stats.PodsPerSecond, a.stats.P50Ms, a.stats.P99Ms, a.stats.WithTerm)
+	}
+	res.A, res.B, res.C = arms[0].stats, arms[1].stats, arms[2].stats
+	res.BOverA, res.COverA, res.BOverC = compare(res.B, res.A), compare(res.C, res.A), compare(res.B, res.C)
+	r.res.APIServer = res
+	// The outcome the comparison rests on: B and C mutated every Pod, A
+	// none. It fails the run.
+	var errs []error
+	for _, a := range arms {
+		errs = append(errs, a.outcome())
+	}
+	return errors.Join(errs...)
+}
+
+// startAPIServerBench starts a control plane that serves policyAPI and the
+// webhook, creates the arms' namespaces, the webhook's configuration and
+// the policy of deploy/examples/policy, and returns a client that is not
+// rate limited and the function that stops what it started.
+func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (_ kubernetes.Interface, stop func(), err error) {
+	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	certDir := filepath.Join(r.dir, "apiserver-webhook-certs")
+	_, caPEM, err := writeServingCert(certDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, framework.Options{APIServerArgs: policyAPIServerArgs})
+	cancel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+	}
+	var wh *server
+	stop = func() {
+		if wh != nil {
+			wh.proc.Stop(10 * time.Second)
+		}
+		_ = cluster.Stop()
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	r.progress("control plane up in %s", cluster.Dir)
+	if err := servesPolicies(cluster.Clientset); err != nil {
+		return nil, nil, err
+	}
+	if wh, err = r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay); err != nil {
+		return nil, nil, err
+	}
+	// The framework's client is rate limited; the creators must not be.
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, stop, createMutations(ctx, cs, arms, wh.url, caPEM)
+}
+
+// createMutations creates the arms' namespaces, the webhook's
+// configuration and the MutatingAdmissionPolicy with its binding.
+func createMutations(ctx context.Context, cs kubernetes.Interface, arms []*arm, url string, caPEM []byte) error {
+	for _, a := range arms {
+		a.stats.Namespace = a.namespace
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.namespace, Labels: a.labels}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	mwc, err := webhookConfiguration(url, caPEM)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the webhook configuration: %w", err)
+	}
+	policy, binding, err := mutatingPolicy()
+	if err != nil {
+		return err
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the MutatingAdmissionPolicy: %w", err)
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the MutatingAdmissionPolicyBinding: %w", err)
+	}
+	return nil
+}
+
+// runRounds creates cfg.Pods Pods in each arm over cfg.Rounds rounds,
+// rotating the arms' order every round (ABC, BCA, CAB, ...), and returns
+// the orders.
+func (r *runner) runRounds(ctx context.Context, cs kubernetes.Interface, arms []*arm, term corev1.PreferredSchedulingTerm) ([]string, error) {
+	var orders []string
 	perRound := r.cfg.Pods / r.cfg.Rounds
 	for round := range r.cfg.Rounds {
 		n := perRound
 		if round == r.cfg.Rounds-1 {
 			n = r.cfg.Pods - perRound*(r.cfg.Rounds-1)
 		}
-		// Rotate the order every round: ABC, BCA, CAB, ...
 		order := ""
 		for i := range arms {
 			a := arms[(round+i)%len(arms)]
 			order += a.name
 			d, err := createPods(ctx, cs, a, "r"+strconv.Itoa(round), n, r.cfg.Creators, term)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			a.stats.Seconds += d.Seconds()
 			if err := deletePods(ctx, cs, a.namespace); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		res.Order = append(res.Order, order)
+		orders = append(orders, order)
 		r.progress("round %d/%d (%s): %d Pods per arm", round+1, r.cfg.Rounds, order, n)
 	}
-	for _, a := range arms {
-		s := &a.stats
-		slices.Sort(a.latencies)
-		if s.Seconds > 0 {
-			s.PodsPerSecond = float64(s.Pods) / s.Seconds
-		}
-		s.P50Ms, s.P99Ms = ms(percentile(a.latencies, 50)), ms(percentile(a.latencies, 99))
-		if len(a.latencies) > 0 {
-			s.MaxMs = ms(a.latencies[len(a.latencies)-1])
-		}
-		r.progress("arm %s (%s): %d Pods, %.0f Pods/s, p50 %.2f ms, p99 %.2f ms, %d with the term",
-			a.name, a.namespace, s.Pods, s.PodsPerSecond, s.P50Ms, s.P99Ms, s.WithTerm)
-	}
-	res.A, res.B, res.C = arms[0].stats, arms[1].stats, arms[2].stats
-	res.BOverA, res.COverA, res.BOverC = compare(res.B, res.A), compare(res.C, res.A), compare(res.B, res.C)
-	r.res.APIServer = res
+	return orders, nil
+}
 
-	// The outcome the comparison rests on: B and C mutated every Pod, A
-	// none. It fails the run.
-	var errs []error
-	for _, a := range arms {
-		want := 0
-		if a.mutated {
-			want = a.stats.Pods
-		}
-		if a.stats.WithTerm != want || a.stats.Errors > 0 {
-			errs = append(errs, fmt.Errorf("arm %s: %d of %d Pods carry exactly the term, want %d; %d creates failed",
-				a.name, a.stats.WithTerm, a.stats.Pods, want, a.stats.Errors))
-		}
+// summarize sets the arm's rate and latency figures from its samples.
+func (a *arm) summarize() {
+	s := &a.stats
+	slices.Sort(a.latencies)
+	if s.Seconds > 0 {
+		s.PodsPerSecond = float64(s.Pods) / s.Seconds
 	}
-	return errors.Join(errs...)
+	s.P50Ms, s.P99Ms = ms(percentile(a.latencies, 50)), ms(percentile(a.latencies, 99))
+	if len(a.latencies) > 0 {
+		s.MaxMs = ms(a.latencies[len(a.latencies)-1])
+	}
+}
+
+// outcome is nil when every Pod of a mutated arm, and none of another,
+// carries exactly the term, and every create succeeded.
+func (a *arm) outcome() error {
+	want := 0
+	if a.mutated {
+		want = a.stats.Pods
+	}
+	if a.stats.WithTerm != want || a.stats.Errors > 0 {
+		return fmt.Errorf("arm %s: %d of %d Pods carry exactly the term, want %d; %d creates failed",
+			a.name, a.stats.WithTerm, a.stats.Pods, want, a.stats.Errors)
+	}
+	return nil
 }
 
 // servesPolicies checks that the API server serves MutatingAdmissionPolicy
@@ -251,37 +300,8 @@ func hasExactlyTheTerm(p *corev1.Pod, term corev1.PreferredSchedulingTerm) bool 
 // returns the wall time. Latencies, errors and the term are recorded on
 // the arm, except for the warm-up (prefix "warm").
 func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) (time.Duration, error) {
-	next := make(chan int)
-	type result struct {
-		lat      time.Duration
-		err      error
-		withTerm bool
-	}
-	results := make([]result, n)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t0 := time.Now()
-				created, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
-				results[i] = result{lat: time.Since(t0), err: err}
-				if err == nil {
-					results[i].withTerm = hasExactlyTheTerm(created, term)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
+	results := createConcurrently(ctx, cs, a.namespace, prefix, n, conc, term)
 	elapsed := time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -310,6 +330,50 @@ func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix str
 		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
 	}
 	return elapsed, nil
+}
+
+// created is the outcome of one Pod's create.
+type created struct {
+	lat      time.Duration
+	err      error
+	withTerm bool
+}
+
+// createConcurrently creates the Pods <prefix>-0 to <prefix>-<n-1> in
+// namespace with conc creators, until ctx ends.
+func createConcurrently(ctx context.Context, cs kubernetes.Interface, namespace, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) []created {
+	results := make([]created, n)
+	forEach(ctx, n, conc, func(i int) {
+		t0 := time.Now()
+		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
+		results[i] = created{lat: time.Since(t0), err: err}
+		if err == nil {
+			results[i].withTerm = hasExactlyTheTerm(pod, term)
+		}
+	})
+	return results
+}
+
+// forEach calls do for 0 to n-1 on conc goroutines, and returns once they
+// are done; once ctx ends, it hands out no more.
+func forEach(ctx context.Context, n, conc int, do func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for i := range next {
+				do(i)
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
 }
 
 // deletePods deletes the arm's Pods, so that later rounds do not run

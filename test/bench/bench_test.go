@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// TestHarnessSmoke runs every section of the harness at smoke scale and
-// asserts outcomes only: every section produced figures from a non-zero
-// number of samples, the JSON is valid, and every Pod in arms B and C
-// carried exactly the preferred term (the run fails otherwise). Timing is
-// never asserted: this machine is shared, and `make bench` is where the
-// figures mean something.
-func TestHarnessSmoke(t *testing.T) {
+// TestSmokeRunFillsEverySection runs every section of the harness at smoke
+// scale and asserts outcomes only: every section produced figures from a
+// non-zero number of samples, the JSON is valid, and every Pod in arms B
+// and C carried exactly the preferred term (the run fails otherwise).
+// Timing is never asserted: this machine is shared, and `make bench` is
+// where the figures mean something.
+func TestSmokeRunFillsEverySection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and starts two control planes")
 	}
@@ -28,7 +28,31 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("harness ran in %s", time.Since(start).Round(time.Second))
+	back := roundTrip(t, res)
+	if back.Machine.CPUs < 1 || back.Machine.GoVersion == "" {
+		t.Errorf("machine = %+v, want CPUs and a Go version", back.Machine)
+	}
+	checkWebhookFigures(t, back.Webhook, cfg)
+	checkHandlerFigures(t, back.Handler)
+	checkAPIServerFigures(t, back.APIServer, cfg)
+	if s := back.Syncer; s == nil {
+		t.Error("no syncer figures")
+	} else if s.Samples != cfg.Rotations || s.PropagationP99Ms.Value <= 0 || s.PropagationP99Ms.Baseline <= 0 || s.RSSMiB.Value <= 0 || s.RSSMiB.Baseline <= 0 {
+		t.Errorf("syncer figures = %+v, want %d samples, latencies and RSS", s, cfg.Rotations)
+	}
+	if c := back.Check; c == nil {
+		t.Error("no check figures")
+	} else if len(c.CheckRuns) != cfg.CheckRuns || len(c.BaselineRuns) != cfg.CheckRuns || c.KymaPods == 0 ||
+		c.PeakRSSMiB.Value <= 0 || c.PeakRSSMiB.Baseline <= 0 || c.MedianSeconds.Value <= 0 || c.MemoryLimitMiB <= 0 {
+		t.Errorf("check figures = %+v, want %d runs of each, Kyma Pods, RSS, times and the Job's limit", c, cfg.CheckRuns)
+	}
+	if len(back.Targets) == 0 {
+		t.Error("no target was checked")
+	}
+}
 
+// roundTrip writes res as JSON, reads it back and logs its table.
+func roundTrip(t *testing.T, res *Results) Results {
 	path := filepath.Join(t.TempDir(), "results.json")
 	if err := res.WriteJSON(path); err != nil {
 		t.Fatal(err)
@@ -46,68 +70,63 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + table.String())
+	return back
+}
 
-	if back.Machine.CPUs < 1 || back.Machine.GoVersion == "" {
-		t.Errorf("machine = %+v, want CPUs and a Go version", back.Machine)
-	}
-	if w := back.Webhook; w == nil {
+func checkWebhookFigures(t *testing.T, w *WebhookResults, cfg Config) {
+	t.Helper()
+	if w == nil {
 		t.Error("no webhook figures")
-	} else {
-		if want := len(payloads) * len(cfg.Concurrency); len(w.Cells) != want {
-			t.Errorf("%d webhook cells, want %d", len(w.Cells), want)
-		}
-		for _, c := range w.Cells {
-			for name, s := range map[string]LoadStats{"snatch": c.Snatch, "generic": c.Generic} {
-				if s.Reviews == 0 || s.ReviewsPerSecond <= 0 || s.P99Ms <= 0 || s.RSSMiB <= 0 {
-					t.Errorf("%s %s concurrency %d: %+v, want reviews, a rate, a p99 and an RSS", name, c.Payload, c.Concurrency, s)
-				}
-				if s.Errors != 0 {
-					t.Errorf("%s %s concurrency %d: %d reviews failed", name, c.Payload, c.Concurrency, s.Errors)
-				}
+		return
+	}
+	if want := len(payloads) * len(cfg.Concurrency); len(w.Cells) != want {
+		t.Errorf("%d webhook cells, want %d", len(w.Cells), want)
+	}
+	for _, c := range w.Cells {
+		for name, s := range map[string]LoadStats{"snatch": c.Snatch, "generic": c.Generic} {
+			if s.Reviews == 0 || s.ReviewsPerSecond <= 0 || s.P99Ms <= 0 || s.RSSMiB <= 0 {
+				t.Errorf("%s %s concurrency %d: %+v, want reviews, a rate, a p99 and an RSS", name, c.Payload, c.Concurrency, s)
+			}
+			if s.Errors != 0 {
+				t.Errorf("%s %s concurrency %d: %d reviews failed", name, c.Payload, c.Concurrency, s.Errors)
 			}
 		}
-		if w.Reviews["snatch_webhook_admission_total_patched"] == 0 {
-			t.Error("the webhook counted no patched review")
-		}
 	}
-	if h := back.Handler; h == nil || len(h.Rows) == 0 || len(h.Compare) == 0 {
+	if w.Reviews["snatch_webhook_admission_total_patched"] == 0 {
+		t.Error("the webhook counted no patched review")
+	}
+}
+
+func checkHandlerFigures(t *testing.T, h *HandlerResults) {
+	t.Helper()
+	if h == nil || len(h.Rows) == 0 || len(h.Compare) == 0 {
 		t.Errorf("handler figures = %+v, want rows and comparisons", h)
-	} else {
-		for _, b := range h.Rows {
-			if b.Iterations == 0 || b.NsPerOp <= 0 {
-				t.Errorf("handler %s/%s: %+v, want iterations and ns/op", b.Payload, b.Variant, b)
-			}
+		return
+	}
+	for _, b := range h.Rows {
+		if b.Iterations == 0 || b.NsPerOp <= 0 {
+			t.Errorf("handler %s/%s: %+v, want iterations and ns/op", b.Payload, b.Variant, b)
 		}
 	}
-	if a := back.APIServer; a == nil {
+}
+
+func checkAPIServerFigures(t *testing.T, a *APIServerResults, cfg Config) {
+	t.Helper()
+	if a == nil {
 		t.Error("no API-server figures")
-	} else {
-		for name, s := range map[string]ArmStats{"A": a.A, "B": a.B, "C": a.C} {
-			if s.Pods != cfg.Pods || s.Errors != 0 || s.PodsPerSecond <= 0 {
-				t.Errorf("arm %s: %+v, want %d Pods created without error", name, s, cfg.Pods)
-			}
-		}
-		if want := len(diffCases()); a.DifferentialCases != want {
-			t.Errorf("the webhook and the policy agree on %d differential Pods, want all %d", a.DifferentialCases, want)
-		}
-		if a.B.WithTerm != a.B.Pods || a.C.WithTerm != a.C.Pods || a.A.WithTerm != 0 {
-			t.Errorf("Pods with exactly the term: A %d, B %d of %d, C %d of %d; want none in A and all in B and C",
-				a.A.WithTerm, a.B.WithTerm, a.B.Pods, a.C.WithTerm, a.C.Pods)
+		return
+	}
+	for name, s := range map[string]ArmStats{"A": a.A, "B": a.B, "C": a.C} {
+		if s.Pods != cfg.Pods || s.Errors != 0 || s.PodsPerSecond <= 0 {
+			t.Errorf("arm %s: %+v, want %d Pods created without error", name, s, cfg.Pods)
 		}
 	}
-	if s := back.Syncer; s == nil {
-		t.Error("no syncer figures")
-	} else if s.Samples != cfg.Rotations || s.PropagationP99Ms.Value <= 0 || s.PropagationP99Ms.Baseline <= 0 || s.RSSMiB.Value <= 0 || s.RSSMiB.Baseline <= 0 {
-		t.Errorf("syncer figures = %+v, want %d samples, latencies and RSS", s, cfg.Rotations)
+	if want := len(diffCases()); a.DifferentialCases != want {
+		t.Errorf("the webhook and the policy agree on %d differential Pods, want all %d", a.DifferentialCases, want)
 	}
-	if c := back.Check; c == nil {
-		t.Error("no check figures")
-	} else if len(c.CheckRuns) != cfg.CheckRuns || len(c.BaselineRuns) != cfg.CheckRuns || c.KymaPods == 0 ||
-		c.PeakRSSMiB.Value <= 0 || c.PeakRSSMiB.Baseline <= 0 || c.MedianSeconds.Value <= 0 || c.MemoryLimitMiB <= 0 {
-		t.Errorf("check figures = %+v, want %d runs of each, Kyma Pods, RSS, times and the Job's limit", c, cfg.CheckRuns)
-	}
-	if len(back.Targets) == 0 {
-		t.Error("no target was checked")
+	if a.B.WithTerm != a.B.Pods || a.C.WithTerm != a.C.Pods || a.A.WithTerm != 0 {
+		t.Errorf("Pods with exactly the term: A %d, B %d of %d, C %d of %d; want none in A and all in B and C",
+			a.A.WithTerm, a.B.WithTerm, a.B.Pods, a.C.WithTerm, a.C.Pods)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -45,16 +44,11 @@ const (
 // what the check's peak RSS is held against.
 const checkJob = "kim-snatch-check"
 
+// checkSection measures `cabundle-syncer check` against a control plane
+// that holds tens of thousands of Pods: its peak RSS and wall time against
+// the unpaginated Pod reads it once made (cmd/unpaged-pods).
 func (r *runner) checkSection(ctx context.Context) error {
-	syncerBin, err := process.Build(ctx, "cabundle-syncer", r.dir)
-	if err != nil {
-		return err
-	}
-	baseBin, err := buildCommand(ctx, r.dir, "unpaged-pods")
-	if err != nil {
-		return err
-	}
-	peakRSS, err := buildCommand(ctx, r.dir, "peak-rss")
+	bins, err := r.buildCheckBinaries(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,39 +64,10 @@ func (r *runner) checkSection(ctx context.Context) error {
 
 	res := &CheckResults{Pods: r.cfg.CheckPods, Nodes: r.cfg.CheckNodes, Creators: r.cfg.Creators, Runs: r.cfg.CheckRuns,
 		Baseline: checkBaseline, MemoryLimitMiB: mib(limit)}
-	start := time.Now()
-	kymaNodes := max(1, r.cfg.CheckNodes/checkKymaNodeShare)
-	kyma, err := cluster.CreateNodes(ctx, framework.KymaPool, kymaNodes)
+	kymaNodes, err := r.fillCheckCluster(ctx, cluster, cs, res)
 	if err != nil {
 		return err
 	}
-	others, err := cluster.CreateNodes(ctx, framework.CustomerPool, r.cfg.CheckNodes-kymaNodes)
-	if err != nil {
-		return err
-	}
-	res.NodesSeconds = time.Since(start).Seconds()
-	for i := range checkNamespaces {
-		for _, ns := range []*corev1.Namespace{
-			{ObjectMeta: metav1.ObjectMeta{Name: checkKymaNamespace + strconv.Itoa(i), Labels: map[string]string{managedByLabel: "kyma"}}},
-			{ObjectMeta: metav1.ObjectMeta{Name: checkOtherNamespace + strconv.Itoa(i)}},
-		} {
-			if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		}
-	}
-	r.progress("%d Nodes (%d in %s) in %.1f s", r.cfg.CheckNodes, kymaNodes, framework.KymaPool, res.NodesSeconds)
-	start = time.Now()
-	res.KymaPods, err = createBoundPods(ctx, cs, append(kyma, others...), kymaNodes, r.cfg.CheckPods, r.cfg.Creators)
-	if err != nil {
-		return err
-	}
-	res.CreateSeconds = time.Since(start).Seconds()
-	res.CreatePodsPerSecond = float64(r.cfg.CheckPods) / res.CreateSeconds
-	r.progress("%d Pods (%d Kyma Pods) created in %.1f s, %.0f Pods/s", r.cfg.CheckPods, res.KymaPods, res.CreateSeconds, res.CreatePodsPerSecond)
-
-	checkArgs := []string{"check", "--kubeconfig=" + cluster.KubeconfigPath, "-o", "json", "--timeout=5m"}
-	baseArgs := []string{"--kubeconfig=" + cluster.KubeconfigPath}
 	for i := range r.cfg.CheckRuns {
 		// The two take turns going first.
 		order := []string{"check", "baseline"}
@@ -110,26 +75,9 @@ func (r *runner) checkSection(ctx context.Context) error {
 			slices.Reverse(order)
 		}
 		for _, which := range order {
-			log := filepath.Join(r.dir, fmt.Sprintf("check-%s-%d.log", which, i))
-			if which == "baseline" {
-				run, out, err := runMeasured(ctx, peakRSS, baseBin, baseArgs, log)
-				if err != nil {
-					return fmt.Errorf("baseline: %w", err)
-				}
-				if want := fmt.Sprintf("%d bound Pods, %d Pods", r.cfg.CheckPods, r.cfg.CheckPods); !strings.Contains(string(out), want) {
-					return fmt.Errorf("baseline read %q, want %q", strings.TrimSpace(string(out)), want)
-				}
-				res.BaselineRuns = append(res.BaselineRuns, run)
-				continue
+			if err := r.measureCheck(ctx, bins, cluster.KubeconfigPath, which, i, kymaNodes, res); err != nil {
+				return err
 			}
-			run, out, err := runMeasured(ctx, peakRSS, syncerBin, checkArgs, log)
-			if err != nil {
-				return fmt.Errorf("check: %w", err)
-			}
-			if err := verifyCheckReport(out, res.KymaPods, kymaNodes); err != nil {
-				return fmt.Errorf("check run %d: %w (log %s)", i, err, log)
-			}
-			res.CheckRuns = append(res.CheckRuns, run)
 		}
 		r.progress("run %d/%d: check %.2f s, %.1f MiB; baseline %.2f s, %.1f MiB", i+1, r.cfg.CheckRuns,
 			res.CheckRuns[i].Seconds, res.CheckRuns[i].MaxRSSMiB, res.BaselineRuns[i].Seconds, res.BaselineRuns[i].MaxRSSMiB)
@@ -142,50 +90,113 @@ func (r *runner) checkSection(ctx context.Context) error {
 	return nil
 }
 
+// checkBinaries are the programs the check section runs.
+type checkBinaries struct{ syncer, baseline, peakRSS string }
+
+func (r *runner) buildCheckBinaries(ctx context.Context) (b checkBinaries, err error) {
+	if b.syncer, err = process.Build(ctx, "cabundle-syncer", r.dir); err != nil {
+		return b, err
+	}
+	if b.baseline, err = buildCommand(ctx, r.dir, "unpaged-pods"); err != nil {
+		return b, err
+	}
+	b.peakRSS, err = buildCommand(ctx, r.dir, "peak-rss")
+	return b, err
+}
+
+// fillCheckCluster creates the section's Nodes, namespaces and bound Pods,
+// records their times in res, and returns the number of Kyma Nodes.
+func (r *runner) fillCheckCluster(ctx context.Context, cluster *framework.Cluster, cs kubernetes.Interface, res *CheckResults) (int, error) {
+	start := time.Now()
+	kymaNodes := max(1, r.cfg.CheckNodes/checkKymaNodeShare)
+	kyma, err := cluster.CreateNodes(ctx, framework.KymaPool, kymaNodes)
+	if err != nil {
+		return 0, err
+	}
+	others, err := cluster.CreateNodes(ctx, framework.CustomerPool, r.cfg.CheckNodes-kymaNodes)
+	if err != nil {
+		return 0, err
+	}
+	res.NodesSeconds = time.Since(start).Seconds()
+	for i := range checkNamespaces {
+		for _, ns := range []*corev1.Namespace{
+			{ObjectMeta: metav1.ObjectMeta{Name: checkKymaNamespace + strconv.Itoa(i), Labels: map[string]string{managedByLabel: "kyma"}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: checkOtherNamespace + strconv.Itoa(i)}},
+		} {
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	r.progress("%d Nodes (%d in %s) in %.1f s", r.cfg.CheckNodes, kymaNodes, framework.KymaPool, res.NodesSeconds)
+	start = time.Now()
+	res.KymaPods, err = createBoundPods(ctx, cs, append(kyma, others...), kymaNodes, r.cfg.CheckPods, r.cfg.Creators)
+	if err != nil {
+		return 0, err
+	}
+	res.CreateSeconds = time.Since(start).Seconds()
+	res.CreatePodsPerSecond = float64(r.cfg.CheckPods) / res.CreateSeconds
+	r.progress("%d Pods (%d Kyma Pods) created in %.1f s, %.0f Pods/s", r.cfg.CheckPods, res.KymaPods, res.CreateSeconds, res.CreatePodsPerSecond)
+	return kymaNodes, nil
+}
+
+// measureCheck runs run i of the check or of the baseline (which) under
+// peak-rss, checks what it read, and appends the run to res.
+func (r *runner) measureCheck(ctx context.Context, bins checkBinaries, kubeconfig, which string, i, kymaNodes int, res *CheckResults) error {
+	log := filepath.Join(r.dir, fmt.Sprintf("check-%s-%d.log", which, i))
+	if which == "baseline" {
+		run, out, err := runMeasured(ctx, bins.peakRSS, bins.baseline, []string{"--kubeconfig=" + kubeconfig}, log)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		if want := fmt.Sprintf("%d bound Pods, %d Pods", r.cfg.CheckPods, r.cfg.CheckPods); !strings.Contains(string(out), want) {
+			return fmt.Errorf("baseline read %q, want %q", strings.TrimSpace(string(out)), want)
+		}
+		res.BaselineRuns = append(res.BaselineRuns, run)
+		return nil
+	}
+	checkArgs := []string{"check", "--kubeconfig=" + kubeconfig, "-o", "json", "--timeout=5m"}
+	run, out, err := runMeasured(ctx, bins.peakRSS, bins.syncer, checkArgs, log)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if err := verifyCheckReport(out, res.KymaPods, kymaNodes); err != nil {
+		return fmt.Errorf("check run %d: %w (log %s)", i, err, log)
+	}
+	res.CheckRuns = append(res.CheckRuns, run)
+	return nil
+}
+
 // createBoundPods creates n Pods, bound through spec.nodeName to nodes in
 // turn, with conc creators, and returns how many are Kyma Pods: those on
 // the first kymaNodes Nodes, in Kyma namespaces and with the term.
 func createBoundPods(ctx context.Context, cs kubernetes.Interface, nodes []corev1.Node, kymaNodes, n, conc int) (int, error) {
 	term := affinity.DefaultPolicy().Term()
-	next := make(chan int)
 	errs := make(chan error, conc)
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				node := i % len(nodes)
-				p := benchPod(fmt.Sprintf("p-%06d", i))
-				p.Spec.NodeName = nodes[node].Name
-				ns := checkOtherNamespace + strconv.Itoa(i%checkNamespaces)
-				if node < kymaNodes {
-					ns = checkKymaNamespace + strconv.Itoa(i%checkNamespaces)
-					p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term},
-					}}
-				}
-				if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
+	forEach(ctx, n, conc, func(i int) {
+		node := i % len(nodes)
+		p := benchPod(fmt.Sprintf("p-%06d", i))
+		p.Spec.NodeName = nodes[node].Name
+		ns := checkOtherNamespace + strconv.Itoa(i%checkNamespaces)
+		if node < kymaNodes {
+			ns = checkKymaNamespace + strconv.Itoa(i%checkNamespaces)
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term},
+			}}
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			select {
+			case errs <- err:
+			default:
 			}
-		}()
-	}
+		}
+	})
 	kyma := 0
 	for i := range n {
 		if i%len(nodes) < kymaNodes {
 			kyma++
 		}
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
 	}
-	close(next)
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -10,7 +10,7 @@ import (
 // The differential check's expectations, against Pods written out by hand:
 // the term is appended after the Pod's own preferred terms, and nothing else
 // changes.
-func TestDifferentialExpectations(t *testing.T) {
+func TestDifferentialExpectationsAppendTheTermAndKeepTheRest(t *testing.T) {
 	term := corev1.PreferredSchedulingTerm{Weight: 10, Preference: corev1.NodeSelectorTerm{
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "worker.gardener.cloud/pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu-worker-0"}}}}}
 	cases := map[string]diffCase{}

@@ -61,29 +61,11 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 		return LoadStats{}, err
 	}
 	self0 := selfCPU()
-	var maxRSS atomic.Int64
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if rss, err := l.server.RSS(); err == nil && rss > maxRSS.Load() {
-				maxRSS.Store(rss)
-			}
-			select {
-			case <-stopSampling:
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	stopSampling := sampleMaxRSS(l.server)
 	start := time.Now()
 	lat, errs, err := l.loop(ctx, l.duration, l.maxReviews)
 	elapsed := time.Since(start)
-	close(stopSampling)
-	<-sampled
+	maxRSS := stopSampling()
 	if err != nil {
 		return LoadStats{}, err
 	}
@@ -100,7 +82,7 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 		Seconds:          elapsed.Seconds(),
 		ReviewsPerSecond: float64(n) / elapsed.Seconds(),
 		ServerCPUSeconds: cpu1 - cpu0,
-		RSSMiB:           mib(maxRSS.Load()),
+		RSSMiB:           mib(maxRSS),
 		LoadCPUShare:     selfUsed.Seconds() / elapsed.Seconds(),
 	}
 	if n > 0 {
@@ -111,6 +93,34 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 		s.CPUSecondsPer10k = s.ServerCPUSeconds * 10000 / float64(n)
 	}
 	return s, nil
+}
+
+// sampleMaxRSS samples the RSS of p until the function it returns is
+// called, which returns the largest sample.
+func sampleMaxRSS(p *process.Process) (stop func() int64) {
+	var maxRSS atomic.Int64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if rss, err := p.RSS(); err == nil && rss > maxRSS.Load() {
+				maxRSS.Store(rss)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stopSampling)
+		<-sampled
+		return maxRSS.Load()
+	}
 }
 
 // loop runs the workers and returns every latency and the number of

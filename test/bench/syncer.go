@@ -40,6 +40,9 @@ type seen[T any] struct {
 	obj T
 }
 
+// syncerSection measures the cabundle-syncer binary's Secret-to-caBundle
+// propagation against a plain watch on the Secret, and its memory with and
+// without many unrelated Secrets.
 func (r *runner) syncerSection(ctx context.Context) error {
 	bin, err := process.Build(ctx, "cabundle-syncer", r.dir)
 	if err != nil {
@@ -50,61 +53,23 @@ func (r *runner) syncerSection(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }()
-
-	if err := syncertest.CreateNamespace(ctx, cs, syncerNamespace); err != nil {
-		return err
-	}
-	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(mwcName, syncerWebhooks...)); err != nil {
-		return err
-	}
-	ca0, err := certtest.NewCA(certtest.Options{CommonName: "ca-0"})
+	ca0, err := seedSyncer(ctx, cs)
 	if err != nil {
 		return err
 	}
-	secrets := cs.CoreV1().Secrets(syncerNamespace)
-	if _, err := secrets.Create(ctx, syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca0.CertPEM), metav1.CreateOptions{}); err != nil {
-		return err
-	}
-
 	// Watches started before any rotation, so that each receipt time is the
 	// moment the write reached a watcher.
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
-	secretSeen, err := watchOne(watchCtx, secretWatch(cs), func(s *corev1.Secret) []byte { return s.Data["ca.crt"] })
+	secretSeen, mwcSeen, err := startWatches(watchCtx, cs)
 	if err != nil {
 		return err
 	}
-	mwcSeen, err := watchOne(watchCtx, mwcWatch(cs), func(m *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhookConfiguration {
-		return m
-	})
-	if err != nil {
-		return err
-	}
-
-	ports, err := framework.FreePorts(2)
-	if err != nil {
-		return err
-	}
-	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := process.Start(process.Options{
-		Name: "cabundle-syncer",
-		Path: bin,
-		Args: []string{
-			"--kubeconfig=" + cluster.KubeconfigPath,
-			"--leader-elect=false",
-			"--metrics-secure=false",
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-			"--health-probe-bind-address=" + probe,
-		},
-		LogPath: filepath.Join(r.dir, "cabundle-syncer.log"),
-	})
+	p, err := r.startSyncer(ctx, bin, cluster.KubeconfigPath)
 	if err != nil {
 		return err
 	}
 	defer p.Stop(10 * time.Second)
-	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
-		return err
-	}
 	if _, err := waitBundle(ctx, mwcSeen, ca0); err != nil {
 		return err
 	}
@@ -128,6 +93,81 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	res.RSSMiB = figure(mib(rss1), mib(rss0))
 	r.progress("syncer RSS %.1f MiB with no other Secrets, %.1f MiB with %d of %d KiB", mib(rss0), mib(rss1), r.cfg.UnrelatedSecrets, r.cfg.SecretSize>>10)
 
+	if err := r.measurePropagation(ctx, cs, secretSeen, mwcSeen, res); err != nil {
+		return err
+	}
+	r.res.Syncer = res
+	return nil
+}
+
+// startWatches watches the Secret's CA and the webhook configuration.
+func startWatches(ctx context.Context, cs kubernetes.Interface) (<-chan seen[[]byte], <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], error) {
+	secretSeen, err := watchOne(ctx, secretWatch(cs), func(s *corev1.Secret) []byte { return s.Data["ca.crt"] })
+	if err != nil {
+		return nil, nil, err
+	}
+	mwcSeen, err := watchOne(ctx, mwcWatch(cs), func(m *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhookConfiguration {
+		return m
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return secretSeen, mwcSeen, nil
+}
+
+// seedSyncer creates the syncer's namespace, the webhook configuration and
+// the Secret with a first CA, which it returns.
+func seedSyncer(ctx context.Context, cs kubernetes.Interface) (*certtest.Cert, error) {
+	if err := syncertest.CreateNamespace(ctx, cs, syncerNamespace); err != nil {
+		return nil, err
+	}
+	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(mwcName, syncerWebhooks...)); err != nil {
+		return nil, err
+	}
+	ca0, err := certtest.NewCA(certtest.Options{CommonName: "ca-0"})
+	if err != nil {
+		return nil, err
+	}
+	secrets := cs.CoreV1().Secrets(syncerNamespace)
+	if _, err := secrets.Create(ctx, syncertest.CertSecret(syncerNamespace, syncerSecret, "ca.crt", ca0.CertPEM), metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	return ca0, nil
+}
+
+// startSyncer starts the syncer without leader election and returns once
+// it is ready.
+func (r *runner) startSyncer(ctx context.Context, bin, kubeconfig string) (*process.Process, error) {
+	ports, err := framework.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
+	p, err := process.Start(process.Options{
+		Name: "cabundle-syncer",
+		Path: bin,
+		Args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--leader-elect=false",
+			"--metrics-secure=false",
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
+			"--health-probe-bind-address=" + probe,
+		},
+		LogPath: filepath.Join(r.dir, "cabundle-syncer.log"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
+		p.Stop(10 * time.Second)
+		return nil, err
+	}
+	return p, nil
+}
+
+// measurePropagation rotates the CA cfg.Rotations times and sets res's
+// propagation figures: the caBundle against the plain watch on the Secret.
+func (r *runner) measurePropagation(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen[[]byte], mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], res *SyncerResults) error {
 	var toSecret, toBundle []time.Duration
 	for i := 1; i <= r.cfg.Rotations; i++ {
 		s, b, err := rotate(ctx, cs, secretSeen, mwcSeen, "ca-"+strconv.Itoa(i))
@@ -144,7 +184,6 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	res.PropagationMaxMs = ms(toBundle[len(toBundle)-1])
 	r.progress("%d rotations: caBundle visible p50 %.1f ms p99 %.1f ms; Secret watch p50 %.1f ms p99 %.1f ms",
 		len(toBundle), res.PropagationP50Ms.Value, res.PropagationP99Ms.Value, res.PropagationP50Ms.Baseline, res.PropagationP99Ms.Baseline)
-	r.res.Syncer = res
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -35,37 +34,22 @@ type server struct {
 	metrics string
 }
 
+// webhookSection measures the snatch-webhook binary over TLS keep-alive,
+// pinned to one core with the load generator on another, against a
+// reference server that decodes the whole review and Pod and diffs the
+// patch (cmd/generic-webhook), for every payload and concurrency.
 func (r *runner) webhookSection(ctx context.Context) error {
-	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
-	if err != nil {
-		return err
-	}
-	genericBin, err := buildCommand(ctx, r.dir, "generic-webhook")
-	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(r.dir, "webhook-certs")
-	roots, _, err := writeServingCert(certDir)
-	if err != nil {
-		return err
-	}
-
-	serverCPU, loadCPU := 0, 1
-	if runtime.NumCPU() < 2 {
-		serverCPU, loadCPU = -1, -1
-	}
-	snatch, err := r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU, noShutdownDelay)
+	snatch, generic, roots, err := r.startWebhooks(ctx)
 	if err != nil {
 		return err
 	}
 	defer snatch.proc.Stop(10 * time.Second)
-	generic, err := r.startWebhook(ctx, "generic-webhook", genericBin, certDir, serverCPU)
-	if err != nil {
-		return err
-	}
 	defer generic.proc.Stop(10 * time.Second)
 	r.progress("servers on CPUs %s (snatch) and %s (generic)", allowedCPUs(snatch.proc.PID()), allowedCPUs(generic.proc.PID()))
-
+	loadCPU := 1
+	if runtime.NumCPU() < 2 {
+		loadCPU = -1
+	}
 	if loadCPU >= 0 {
 		old, err := pinSelf(cpuSet(loadCPU))
 		if err != nil {
@@ -77,56 +61,10 @@ func (r *runner) webhookSection(ctx context.Context) error {
 			runtime.GOMAXPROCS(prev)
 		}()
 	}
-
-	root, err := tools.RepoRoot()
-	if err != nil {
+	res := &WebhookResults{Baseline: genericBaseline, ServerCPU: serverCPU(), LoadCPU: loadCPU}
+	if res.Cells, err = r.webhookCells(ctx, roots, snatch, generic); err != nil {
 		return err
 	}
-	res := &WebhookResults{Baseline: genericBaseline, ServerCPU: serverCPU, LoadCPU: loadCPU}
-	cell := 0
-	for _, p := range payloads {
-		body, err := os.ReadFile(filepath.Join(root, "pkg", "admission", "testdata", p.file))
-		if err != nil {
-			return err
-		}
-		for _, conc := range r.cfg.Concurrency {
-			c := WebhookCell{Payload: p.name, PayloadBytes: len(body), Concurrency: conc}
-			// Alternate which server goes first, so that drift between
-			// the two halves of a cell favours neither.
-			order := []*server{snatch, generic}
-			if cell%2 == 1 {
-				order[0], order[1] = order[1], order[0]
-			}
-			cell++
-			for _, s := range order {
-				client := newTLSClient(roots, conc)
-				stats, err := load{
-					client: client, url: s.url, body: body, conc: conc,
-					duration: r.cfg.CellDuration, maxReviews: r.cfg.CellMaxReviews, server: s.proc,
-				}.run(ctx)
-				client.CloseIdleConnections()
-				if err != nil {
-					return fmt.Errorf("%s, %s, concurrency %d: %w", s.proc.Name, p.name, conc, err)
-				}
-				if s == snatch {
-					c.Snatch = stats
-				} else {
-					c.Generic = stats
-				}
-				r.progress("%-15s %-22s c=%-3d %8.0f reviews/s  p99 %6.3f ms  cpu %.4f ms/review  rss %.1f MiB  load cpu %.2f",
-					s.proc.Name, p.name, conc, stats.ReviewsPerSecond, stats.P99Ms, stats.CPUMsPerReview, stats.RSSMiB, stats.LoadCPUShare)
-			}
-			c.ReviewsPerSecond = figure(c.Snatch.ReviewsPerSecond, c.Generic.ReviewsPerSecond)
-			c.P50Ms = figure(c.Snatch.P50Ms, c.Generic.P50Ms)
-			c.P99Ms = figure(c.Snatch.P99Ms, c.Generic.P99Ms)
-			c.P999Ms = figure(c.Snatch.P999Ms, c.Generic.P999Ms)
-			c.CPUMsPerReview = figure(c.Snatch.CPUMsPerReview, c.Generic.CPUMsPerReview)
-			c.CPUSecondsPer10k = figure(c.Snatch.CPUSecondsPer10k, c.Generic.CPUSecondsPer10k)
-			c.RSSMiB = figure(c.Snatch.RSSMiB, c.Generic.RSSMiB)
-			res.Cells = append(res.Cells, c)
-		}
-	}
-
 	// The webhook's own count of patched reviews: warm-ups included, so at
 	// least the measured ones.
 	n, err := process.Metric(http.DefaultClient, snatch.metrics, "snatch_webhook_admission_total", `{outcome="patched",reason="injected"}`)
@@ -138,21 +76,110 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	return nil
 }
 
-// buildCommand builds the baseline ./test/bench/cmd/<name> with the flags
-// of hack/build-binary.sh.
-func buildCommand(ctx context.Context, dir, name string) (string, error) {
+// serverCPU is the core the webhooks are pinned to, or -1 on a machine
+// with one core, where nothing is pinned.
+func serverCPU() int {
+	if runtime.NumCPU() < 2 {
+		return -1
+	}
+	return 0
+}
+
+// startWebhooks builds and starts snatch-webhook and the generic baseline
+// on serverCPU, with one serving certificate, and returns the pool that
+// trusts it. On error nothing is left running.
+func (r *runner) startWebhooks(ctx context.Context) (snatch, generic *server, roots *x509.CertPool, err error) {
+	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	genericBin, err := buildCommand(ctx, r.dir, "generic-webhook")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	certDir := filepath.Join(r.dir, "webhook-certs")
+	if roots, _, err = writeServingCert(certDir); err != nil {
+		return nil, nil, nil, err
+	}
+	if snatch, err = r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU(), noShutdownDelay); err != nil {
+		return nil, nil, nil, err
+	}
+	if generic, err = r.startWebhook(ctx, "generic-webhook", genericBin, certDir, serverCPU()); err != nil {
+		snatch.proc.Stop(10 * time.Second)
+		return nil, nil, nil, err
+	}
+	return snatch, generic, roots, nil
+}
+
+// webhookCells loads both servers with every payload at every concurrency.
+func (r *runner) webhookCells(ctx context.Context, roots *x509.CertPool, snatch, generic *server) ([]WebhookCell, error) {
 	root, err := tools.RepoRoot()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	out := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./test/bench/cmd/"+name)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %w\n%s", name, err, b)
+	var cells []WebhookCell
+	for _, p := range payloads {
+		body, err := os.ReadFile(filepath.Join(root, "pkg", "admission", "testdata", p.file))
+		if err != nil {
+			return nil, err
+		}
+		for _, conc := range r.cfg.Concurrency {
+			// Alternate which server goes first, so that drift between
+			// the two halves of a cell favours neither.
+			order := []*server{snatch, generic}
+			if len(cells)%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			c := WebhookCell{Payload: p.name, PayloadBytes: len(body), Concurrency: conc}
+			for _, s := range order {
+				stats, err := r.loadCell(ctx, roots, s, p.name, body, conc)
+				if err != nil {
+					return nil, err
+				}
+				if s == snatch {
+					c.Snatch = stats
+				} else {
+					c.Generic = stats
+				}
+			}
+			cells = append(cells, c.withFigures())
+		}
 	}
-	return out, nil
+	return cells, nil
+}
+
+// loadCell loads one server with one payload at one concurrency.
+func (r *runner) loadCell(ctx context.Context, roots *x509.CertPool, s *server, payload string, body []byte, conc int) (LoadStats, error) {
+	client := newTLSClient(roots, conc)
+	stats, err := load{
+		client: client, url: s.url, body: body, conc: conc,
+		duration: r.cfg.CellDuration, maxReviews: r.cfg.CellMaxReviews, server: s.proc,
+	}.run(ctx)
+	client.CloseIdleConnections()
+	if err != nil {
+		return stats, fmt.Errorf("%s, %s, concurrency %d: %w", s.proc.Name, payload, conc, err)
+	}
+	r.progress("%-15s %-22s c=%-3d %8.0f reviews/s  p99 %6.3f ms  cpu %.4f ms/review  rss %.1f MiB  load cpu %.2f",
+		s.proc.Name, payload, conc, stats.ReviewsPerSecond, stats.P99Ms, stats.CPUMsPerReview, stats.RSSMiB, stats.LoadCPUShare)
+	return stats, nil
+}
+
+// withFigures sets the cell's figures from its two servers' stats.
+func (c WebhookCell) withFigures() WebhookCell {
+	c.ReviewsPerSecond = figure(c.Snatch.ReviewsPerSecond, c.Generic.ReviewsPerSecond)
+	c.P50Ms = figure(c.Snatch.P50Ms, c.Generic.P50Ms)
+	c.P99Ms = figure(c.Snatch.P99Ms, c.Generic.P99Ms)
+	c.P999Ms = figure(c.Snatch.P999Ms, c.Generic.P999Ms)
+	c.CPUMsPerReview = figure(c.Snatch.CPUMsPerReview, c.Generic.CPUMsPerReview)
+	c.CPUSecondsPer10k = figure(c.Snatch.CPUSecondsPer10k, c.Generic.CPUSecondsPer10k)
+	c.RSSMiB = figure(c.Snatch.RSSMiB, c.Generic.RSSMiB)
+	return c
+}
+
+// buildCommand builds the baseline ./test/bench/cmd/<name> of the main
+// module into dir.
+func buildCommand(ctx context.Context, dir, name string) (string, error) {
+	return process.GoBuild(ctx, "", "./test/bench/cmd/"+name, dir)
 }
 
 // writeServingCert writes a serving certificate for 127.0.0.1 into dir as

@@ -63,35 +63,80 @@ func (p *planeComponent) errExited() error {
 // the tests need, each through a wrapper script that gives it
 // PR_SET_PDEATHSIG. envtest returns once kube-apiserver answers /healthz.
 func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
-	setpriv, err := exec.LookPath("setpriv")
+	paths, err := c.preparePlane()
 	if err != nil {
-		return fmt.Errorf("setpriv (util-linux) starts etcd and kube-apiserver with a parent-death signal: %w", err)
-	}
-	binDir := filepath.Join(c.Dir, "bin")
-	if err := os.Mkdir(binDir, 0o755); err != nil {
 		return err
-	}
-	paths := map[string]string{}
-	for _, name := range []string{etcdBinary, apiServerBinary} {
-		if paths[name], err = c.wrap(binDir, setpriv, name); err != nil {
-			return err
-		}
-		logPath := filepath.Join(c.Dir, name+".log")
-		log, err := os.Create(logPath)
-		if err != nil {
-			return fmt.Errorf("create log file for %s: %w", name, err)
-		}
-		c.plane = append(c.plane, &planeComponent{name: name, logPath: logPath, log: log})
 	}
 	ports, err := FreePorts(3)
 	if err != nil {
 		return err
 	}
-	timeout := defaultStartTimeout
-	if deadline, ok := ctx.Deadline(); ok {
-		timeout = time.Until(deadline)
+	c.env = c.newEnvtest(paths, ports, startTimeout(ctx), opts)
+	c.env.Etcd.Configure().
+		// envtest picks the peer port from the kernel's ephemeral range;
+		// see FreePorts for why that collides.
+		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
+		Set("log-level", "warn")
+	setAPIServerFlags(c.env.APIServer.Configure(), opts)
+	if opts.ServingIP != "" {
+		if c.env.APIServer.CA, err = writeServingCert(c.Dir, opts); err != nil {
+			return err
+		}
 	}
+	if err := c.env.Start(); err != nil {
+		for _, p := range c.plane {
+			err = fmt.Errorf("%w\nlast log lines of %s:\n%s", err, p.name, logTail(p.logPath))
+		}
+		return err
+	}
+	for _, p := range c.plane {
+		if p.proc, err = readPIDFile(filepath.Join(c.Dir, p.name+".pid")); err != nil {
+			return fmt.Errorf("find the process of %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
 
+// preparePlane writes the wrapper scripts of etcd and kube-apiserver into
+// Dir/bin and creates their log files, adding both to c.plane, and returns
+// the scripts' paths by component name.
+func (c *Cluster) preparePlane() (map[string]string, error) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return nil, fmt.Errorf("setpriv (util-linux) starts etcd and kube-apiserver with a parent-death signal: %w", err)
+	}
+	binDir := filepath.Join(c.Dir, "bin")
+	if err := os.Mkdir(binDir, 0o755); err != nil {
+		return nil, err
+	}
+	paths := map[string]string{}
+	for _, name := range []string{etcdBinary, apiServerBinary} {
+		if paths[name], err = c.wrap(binDir, setpriv, name); err != nil {
+			return nil, err
+		}
+		logPath := filepath.Join(c.Dir, name+".log")
+		log, err := os.Create(logPath)
+		if err != nil {
+			return nil, fmt.Errorf("create log file for %s: %w", name, err)
+		}
+		c.plane = append(c.plane, &planeComponent{name: name, logPath: logPath, log: log})
+	}
+	return paths, nil
+}
+
+// startTimeout is ctx's time left, or defaultStartTimeout without a
+// deadline.
+func startTimeout(ctx context.Context) time.Duration {
+	if deadline, ok := ctx.Deadline(); ok {
+		return time.Until(deadline)
+	}
+	return defaultStartTimeout
+}
+
+// newEnvtest describes etcd and kube-apiserver to envtest: the wrappers at
+// paths, etcd's client port ports[0], kube-apiserver's port ports[2] (443
+// on opts.ServingIP), and the log files of preparePlane.
+func (c *Cluster) newEnvtest(paths map[string]string, ports []int, timeout time.Duration, opts Options) *envtest.ControlPlane {
 	etcdLog, apiLog := c.plane[0].log, c.plane[1].log
 	servingIP, securePort := cmp.Or(opts.ServingIP, "127.0.0.1"), strconv.Itoa(ports[2])
 	if opts.ServingIP != "" {
@@ -100,7 +145,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 		// egress to it by port see the port they name.
 		securePort = "443"
 	}
-	c.env = &envtest.ControlPlane{
+	return &envtest.ControlPlane{
 		// Explicit paths: envtest would otherwise let KUBEBUILDER_ASSETS or
 		// TEST_ASSET_* name other binaries, without the wrapper.
 		Etcd: &envtest.Etcd{
@@ -124,30 +169,6 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 			Err:          apiLog,
 		},
 	}
-	c.env.Etcd.Configure().
-		// envtest picks the peer port from the kernel's ephemeral range;
-		// see FreePorts for why that collides.
-		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
-		Set("log-level", "warn")
-	setAPIServerFlags(c.env.APIServer.Configure(), opts)
-	if opts.ServingIP != "" {
-		if c.env.APIServer.CA, err = writeServingCert(c.Dir, opts); err != nil {
-			return err
-		}
-	}
-
-	if err := c.env.Start(); err != nil {
-		for _, p := range c.plane {
-			err = fmt.Errorf("%w\nlast log lines of %s:\n%s", err, p.name, logTail(p.logPath))
-		}
-		return err
-	}
-	for _, p := range c.plane {
-		if p.proc, err = readPIDFile(filepath.Join(c.Dir, p.name+".pid")); err != nil {
-			return fmt.Errorf("find the process of %s: %w", p.name, err)
-		}
-	}
-	return nil
 }
 
 // setAPIServerFlags adds to envtest's defaults (RBAC, client certificates,
@@ -190,12 +211,18 @@ func setAPIServerFlags(args *envtest.Arguments, opts Options) {
 // wrap writes dir/<name>, the script envtest starts in place of the binary.
 // envtest starts its processes with nothing but their own process group, so
 // a test that dies without running Stop (SIGKILL, a test timeout) would
-// leave them running. The script records its PID, which exec keeps, in
-// <cluster dir>/<name>.pid, and execs the binary under setpriv, which sets
-// PR_SET_PDEATHSIG: the kernel then SIGKILLs the component when the thread
-// that started it, in this test process, ends. The inner shell exits if that
-// parent has already gone before the signal was set, the race that os/exec
-// closes the same way for its Pdeathsig.
+// leave them running: with the binaries started that way,
+// TestKilledTestLeavesNoProcess finds etcd and kube-apiserver still running
+// after it SIGKILLs the test process that started them. The script records
+// its PID, which exec keeps, in <cluster dir>/<name>.pid, which gives PIDs
+// and Healthy the processes envtest keeps to itself, and execs the binary
+// under setpriv (util-linux), which sets PR_SET_PDEATHSIG: the kernel then
+// SIGKILLs the component when the thread that started it, in this test
+// process, ends. The inner shell exits if that parent has already gone
+// before the signal was set, the race that os/exec closes the same way for
+// its Pdeathsig. The wrappers' paths are given to envtest explicitly, so
+// KUBEBUILDER_ASSETS and TEST_ASSET_* cannot bypass them; the binaries come
+// from BinDir.
 func (c *Cluster) wrap(dir, setpriv, name string) (string, error) {
 	bin, err := binary(name)
 	if err != nil {

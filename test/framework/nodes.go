@@ -44,9 +44,11 @@ func DefaultCapacity() corev1.ResourceList {
 }
 
 // CreateNodes creates n Ready Nodes labelled into pool, named
-// <pool>-<sequence>. Nothing heartbeats them, and nothing needs to: the
-// control plane runs without the node-lifecycle controller (see the package
-// documentation). An existing cluster has real nodes, so CreateNodes refuses
+// <pool>-<sequence>, with capacity (DefaultCapacity unless an option sets
+// it), pool labels and a Ready condition. Nothing heartbeats them, and
+// nothing needs to: kube-controller-manager runs without its node-lifecycle
+// controller and kube-apiserver without the TaintNodesByCondition admission
+// plugin, so nothing ever marks them NotReady or taints them. An existing cluster has real nodes, so CreateNodes refuses
 // to run against one; label its nodes into the pools instead.
 func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...NodeOption) ([]corev1.Node, error) {
 	if c.external {
@@ -55,59 +57,74 @@ func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...N
 	nodes := make([]corev1.Node, 0, n)
 	for range n {
 		c.nodeSeq++
-		name := fmt.Sprintf("%s-%d", pool, c.nodeSeq)
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name,
-				Labels: map[string]string{
-					PoolLabel:                pool,
-					corev1.LabelHostname:     name,
-					corev1.LabelOSStable:     "linux",
-					corev1.LabelArchStable:   "amd64",
-					corev1.LabelTopologyZone: "zone-a",
-				},
-			},
-		}
-		now := metav1.Now()
-		node.Status = corev1.NodeStatus{
-			Conditions: []corev1.NodeCondition{{
-				Type:               corev1.NodeReady,
-				Status:             corev1.ConditionTrue,
-				Reason:             "KubeletReady",
-				LastHeartbeatTime:  now,
-				LastTransitionTime: now,
-			}},
-			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: tools.KubernetesVersion},
-		}
-		WithCapacity(DefaultCapacity())(node)
-		for _, opt := range opts {
-			opt(node)
-		}
-		status := node.Status
-		created, err := c.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		node := newNode(fmt.Sprintf("%s-%d", pool, c.nodeSeq), pool, opts)
+		created, err := c.createNode(ctx, node)
 		if err != nil {
-			return nil, fmt.Errorf("create node %s: %w", name, err)
+			return nil, err
 		}
-		// The API server drops status on create; it is a subresource.
-		// kube-controller-manager may write the new Node in between (its
-		// TTL controller annotates it), so a conflict reads it again.
-		var updated *corev1.Node
-		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			created.Status = status
-			var err error
-			if updated, err = c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
-				if latest, getErr := c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); getErr == nil {
-					created = latest
-				}
-			}
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("set status of node %s: %w", name, err)
-		}
-		nodes = append(nodes, *updated)
+		nodes = append(nodes, *created)
 	}
 	return nodes, nil
+}
+
+// newNode is a Ready linux/amd64 Node in pool and zone-a, with
+// DefaultCapacity, changed by opts.
+func newNode(name, pool string, opts []NodeOption) *corev1.Node {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				PoolLabel:                pool,
+				corev1.LabelHostname:     name,
+				corev1.LabelOSStable:     "linux",
+				corev1.LabelArchStable:   "amd64",
+				corev1.LabelTopologyZone: "zone-a",
+			},
+		},
+	}
+	now := metav1.Now()
+	node.Status = corev1.NodeStatus{
+		Conditions: []corev1.NodeCondition{{
+			Type:               corev1.NodeReady,
+			Status:             corev1.ConditionTrue,
+			Reason:             "KubeletReady",
+			LastHeartbeatTime:  now,
+			LastTransitionTime: now,
+		}},
+		NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: tools.KubernetesVersion},
+	}
+	WithCapacity(DefaultCapacity())(node)
+	for _, opt := range opts {
+		opt(node)
+	}
+	return node
+}
+
+// createNode creates node, then writes its status.
+func (c *Cluster) createNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	name, status := node.Name, node.Status
+	created, err := c.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create node %s: %w", name, err)
+	}
+	// The API server drops status on create; it is a subresource.
+	// kube-controller-manager may write the new Node in between (its
+	// TTL controller annotates it), so a conflict reads it again.
+	var updated *corev1.Node
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		created.Status = status
+		var err error
+		if updated, err = c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
+			if latest, getErr := c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); getErr == nil {
+				created = latest
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set status of node %s: %w", name, err)
+	}
+	return updated, nil
 }
 
 // PoolTerms counts the Pod's preferred node affinity terms that are the

@@ -62,54 +62,20 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldsCluster$", "-test.v")
-	cmd.Env = append(os.Environ(), helperPIDFileEnv+"="+pidFile)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
-	var pids []int
-	var dir string
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-done:
-			return false, fmt.Errorf("helper exited early: %v\n%s", err, out.String())
-		default:
-		}
-		data, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false, nil
-		}
-		dir, pids, err = parsePIDFile(data)
-		return err == nil, nil
-	})
-	if err != nil {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper did not report its cluster: %v", err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if len(pids) != 4 {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper started %d processes, want 4", len(pids))
-	}
+	h := startHelper(t)
+	pids := h.waitForCluster(t)
 	for _, pid := range pids {
 		if !alive(pid) {
 			t.Fatalf("process %d is not running before the kill", pid)
 		}
 	}
-
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err == nil {
+	if err := <-h.done; err == nil {
 		t.Fatal("the helper exited cleanly; want it killed")
 	}
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		for _, pid := range pids {
 			if alive(pid) {
 				return false, nil
@@ -125,6 +91,57 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 			}
 		}
 	}
+}
+
+// helper is the copy of the test binary that runs TestHelperHoldsCluster.
+type helper struct {
+	cmd     *exec.Cmd
+	out     *bytes.Buffer
+	done    chan error
+	pidFile string
+}
+
+func startHelper(t *testing.T) *helper {
+	h := &helper{out: &bytes.Buffer{}, done: make(chan error, 1), pidFile: filepath.Join(t.TempDir(), "pids")}
+	h.cmd = exec.Command(os.Args[0], "-test.run=^TestHelperHoldsCluster$", "-test.v")
+	h.cmd.Env = append(os.Environ(), helperPIDFileEnv+"="+h.pidFile)
+	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.done <- h.cmd.Wait() }()
+	return h
+}
+
+// waitForCluster returns the PIDs of the four components the helper
+// started, once it has written them, and removes its cluster's folder when
+// t ends.
+func (h *helper) waitForCluster(t *testing.T) []int {
+	var pids []int
+	var dir string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-h.done:
+			return false, fmt.Errorf("helper exited early: %v\n%s", err, h.out.String())
+		default:
+		}
+		data, err := os.ReadFile(h.pidFile)
+		if err != nil {
+			return false, nil
+		}
+		dir, pids, err = parsePIDFile(data)
+		return err == nil, nil
+	})
+	if err != nil {
+		_ = h.cmd.Process.Kill()
+		t.Fatalf("helper did not report its cluster: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if len(pids) != 4 {
+		_ = h.cmd.Process.Kill()
+		t.Fatalf("helper started %d processes, want 4", len(pids))
+	}
+	return pids
 }
 
 // TestHelperHoldsCluster is not a test on its own: TestKilledTestLeavesNoProcess

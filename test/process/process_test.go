@@ -69,7 +69,7 @@ func TestStopTerminatesAndKeepsTheLog(t *testing.T) {
 	}
 }
 
-func TestMetric(t *testing.T) {
+func TestMetricReadsOnlyTheExactSeries(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "# HELP x_total a counter\n# TYPE x_total counter\nx_total{result=\"error\"} 2\nx_total{result=\"success\"} 5\nx_total_other 9\nup 1\n")
 	}))

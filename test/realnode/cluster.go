@@ -1,11 +1,9 @@
 package realnode
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 
@@ -26,10 +24,6 @@ const (
 // SandboxImage is the pause image of `make images`, as containerd names it
 // after the import.
 const SandboxImage = "docker.io/library/kim-snatch-pause:e2e"
-
-// ImagesEnv names the folder of the image archives `make images` writes;
-// it defaults to bin/images.
-const ImagesEnv = "SNATCH_IMAGES"
 
 // ClusterOptions shape a cluster.
 type ClusterOptions struct {
@@ -58,18 +52,13 @@ type Cluster struct {
 // control plane at NodeIP, then the node, and creates the kubelet-less
 // Nodes. On error it stops what it started.
 func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err error) {
-	root, err := tools.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
 	bin, err := framework.BinDir()
 	if err != nil {
 		return nil, err
 	}
-	images := cmp.Or(os.Getenv(ImagesEnv), filepath.Join(root, "bin", "images"))
-	archives := []string{filepath.Join(images, "pause.tar")}
-	for _, name := range opts.Images {
-		archives = append(archives, filepath.Join(images, name))
+	archives, err := imageArchives(opts.Images)
+	if err != nil {
+		return nil, err
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -94,21 +83,7 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		return nil, err
 	}
 	progress("starting the control plane at %s", NodeIP)
-	c.Cluster, err = framework.Start(ctx, framework.Options{
-		Scheduler: true, ControllerManager: true,
-		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
-		APIServerArgs: []string{
-			// ServiceAccount admission stays on: Pods on the node need
-			// their token. The not-ready taint would wait for the
-			// node-lifecycle controller, which does not run for the
-			// kubelet-less Nodes' sake.
-			"--disable-admission-plugins=TaintNodesByCondition",
-			// The kubelet at NodeIP, never by its host name: that lookup
-			// would go to the host's resolver, off this machine.
-			"--kubelet-preferred-address-types=InternalIP",
-		},
-	})
-	if err != nil {
+	if c.Cluster, err = startControlPlane(ctx); err != nil {
 		return nil, err
 	}
 	if err = c.Node.Start(ctx, c.KubeconfigPath); err != nil {
@@ -125,6 +100,39 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		}
 	}
 	return c, nil
+}
+
+// imageArchives returns the paths of pause.tar and of names in the folder
+// of the image archives (tools.Images).
+func imageArchives(names []string) ([]string, error) {
+	images, err := tools.Images.Find()
+	if err != nil {
+		return nil, err
+	}
+	archives := []string{filepath.Join(images, "pause.tar")}
+	for _, name := range names {
+		archives = append(archives, filepath.Join(images, name))
+	}
+	return archives, nil
+}
+
+// startControlPlane starts the control plane at NodeIP with kube-scheduler
+// and kube-controller-manager.
+func startControlPlane(ctx context.Context) (*framework.Cluster, error) {
+	return framework.Start(ctx, framework.Options{
+		Scheduler: true, ControllerManager: true,
+		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
+		APIServerArgs: []string{
+			// ServiceAccount admission stays on: Pods on the node need
+			// their token. The not-ready taint would wait for the
+			// node-lifecycle controller, which does not run for the
+			// kubelet-less Nodes' sake.
+			"--disable-admission-plugins=TaintNodesByCondition",
+			// The kubelet at NodeIP, never by its host name: that lookup
+			// would go to the host's resolver, off this machine.
+			"--kubelet-preferred-address-types=InternalIP",
+		},
+	})
 }
 
 // Apply applies a kustomization folder, relative to the repository, with

@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +41,6 @@ import (
 // namespace of its own in which a folder with a ServiceAccount token and
 // the API server's CA is mounted at the usual place.
 const (
-	// NetpolEnv names the kube-network-policies binary; it defaults to
-	// bin/kube-network-policies.
-	NetpolEnv = "SNATCH_KUBE_NETWORK_POLICIES"
 	// NetpolServiceAccount is its ServiceAccount and ClusterRole, in
 	// kube-system, as in upstream's install.yaml.
 	NetpolServiceAccount = "kube-network-policies"
@@ -102,37 +98,17 @@ type NetworkPolicies struct {
 	MetricsURL string
 }
 
-// startNetworkPolicies grants kube-network-policies its API access,
-// queues new connections to it and starts it. It returns once it listens
-// on the queue.
+// startNetworkPolicies grants kube-network-policies (tools.NetworkPolicies)
+// its API access, queues new connections to it and starts it. It returns
+// once it listens on the queue.
 func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (*NetworkPolicies, error) {
-	root, err := tools.RepoRoot()
+	bin, err := tools.NetworkPolicies.Find()
 	if err != nil {
 		return nil, err
 	}
-	bin := cmp.Or(os.Getenv(NetpolEnv), filepath.Join(root, "bin", "kube-network-policies"))
-	if !fileExists(bin) {
-		return nil, fmt.Errorf("kube-network-policies not found at %s: make tools builds it", bin)
-	}
-	dir := filepath.Join(n.dir, "netpol")
-	sa := filepath.Join(dir, "serviceaccount")
-	if err := os.MkdirAll(sa, 0o700); err != nil {
-		return nil, err
-	}
-	token, err := grantNetworkPolicies(ctx, cs)
+	sa, err := n.writeNetpolServiceAccount(ctx, cs, cfg)
 	if err != nil {
 		return nil, err
-	}
-	ca := cfg.CAData
-	if len(ca) == 0 {
-		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
-			return nil, fmt.Errorf("read the API server's CA: %w", err)
-		}
-	}
-	for name, data := range map[string][]byte{"token": []byte(token), "ca.crt": ca, "namespace": []byte(metav1.NamespaceSystem)} {
-		if err := os.WriteFile(filepath.Join(sa, name), data, 0o600); err != nil {
-			return nil, err
-		}
 	}
 	u, err := url.Parse(cfg.Host)
 	if err != nil {
@@ -140,7 +116,7 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 	}
 	// Started through a link in the state folder, it is found and killed
 	// by Clean after a killed run, as the other components are.
-	link := filepath.Join(dir, "kube-network-policies")
+	link := filepath.Join(n.dir, "netpol", "kube-network-policies")
 	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -151,30 +127,8 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 	if err := addQueueChains(); err != nil {
 		return nil, err
 	}
-	// A tmpfs on /run, private to its mount namespace, holds the mount
-	// point: /var/run/secrets does not exist on the host, and is not
-	// created there.
-	const script = `set -e
-mount -t tmpfs -o mode=0755,size=1m kube-network-policies /run
-mkdir -p ` + netpolRoot + `
-mount --bind "$0" ` + netpolRoot + `
-exec "$@"`
 	n.progress("starting kube-network-policies")
-	p, err := process.Start(process.Options{
-		Name: "kube-network-policies",
-		Path: "unshare",
-		Args: []string{"--mount", "--propagation", "private", "sh", "-c", script, sa, link,
-			"--hostname-override=" + n.opts.Name,
-			"--nfqueue-id=" + strconv.Itoa(netpolQueue),
-			"--metrics-bind-address=" + net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)),
-			// The race it works around is fixed in kernels from 6.12 on.
-			"--netfilter-bug-1766-fix=false",
-			// Every verdict, with the Pods at both ends, for the tests.
-			"--v=2",
-		},
-		Env:     []string{"KUBERNETES_SERVICE_HOST=" + NodeIP, "KUBERNETES_SERVICE_PORT=" + u.Port()},
-		LogPath: filepath.Join(n.dir, "kube-network-policies.log"),
-	})
+	p, err := n.runNetworkPolicies(sa, link, u.Port())
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +144,61 @@ exec "$@"`
 		return nil, fmt.Errorf("wait for kube-network-policies to listen on queue %d: %w", netpolQueue, err)
 	}
 	return np, nil
+}
+
+// writeNetpolServiceAccount grants kube-network-policies its API access and
+// writes its in-cluster configuration (token, CA, namespace) into a folder
+// of the node's state, whose path it returns.
+func (n *Node) writeNetpolServiceAccount(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (string, error) {
+	sa := filepath.Join(n.dir, "netpol", "serviceaccount")
+	if err := os.MkdirAll(sa, 0o700); err != nil {
+		return "", err
+	}
+	token, err := grantNetworkPolicies(ctx, cs)
+	if err != nil {
+		return "", err
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", fmt.Errorf("read the API server's CA: %w", err)
+		}
+	}
+	for name, data := range map[string][]byte{"token": []byte(token), "ca.crt": ca, "namespace": []byte(metav1.NamespaceSystem)} {
+		if err := os.WriteFile(filepath.Join(sa, name), data, 0o600); err != nil {
+			return "", err
+		}
+	}
+	return sa, nil
+}
+
+// runNetworkPolicies starts the binary at link in a mount namespace of its
+// own where sa is mounted at netpolRoot, with the API server at
+// NodeIP:apiPort.
+func (n *Node) runNetworkPolicies(sa, link, apiPort string) (*process.Process, error) {
+	// A tmpfs on /run, private to its mount namespace, holds the mount
+	// point: /var/run/secrets does not exist on the host, and is not
+	// created there.
+	const script = `set -e
+mount -t tmpfs -o mode=0755,size=1m kube-network-policies /run
+mkdir -p ` + netpolRoot + `
+mount --bind "$0" ` + netpolRoot + `
+exec "$@"`
+	return process.Start(process.Options{
+		Name: "kube-network-policies",
+		Path: "unshare",
+		Args: []string{"--mount", "--propagation", "private", "sh", "-c", script, sa, link,
+			"--hostname-override=" + n.opts.Name,
+			"--nfqueue-id=" + strconv.Itoa(netpolQueue),
+			"--metrics-bind-address=" + net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)),
+			// The race it works around is fixed in kernels from 6.12 on.
+			"--netfilter-bug-1766-fix=false",
+			// Every verdict, with the Pods at both ends, for the tests.
+			"--v=2",
+		},
+		Env:     []string{"KUBERNETES_SERVICE_HOST=" + NodeIP, "KUBERNETES_SERVICE_PORT=" + apiPort},
+		LogPath: filepath.Join(n.dir, "kube-network-policies.log"),
+	})
 }
 
 // grantNetworkPolicies creates the ServiceAccount and its ClusterRole,
