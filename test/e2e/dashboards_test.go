@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,10 +17,6 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
-
-// DashboardsEnv names the dashboard generator that `make tools` builds from
-// hack/tools/dashboards; make exports it.
-const DashboardsEnv = "SNATCH_DASHBOARDS"
 
 // panelQuery is one query of one panel, as `dashboards queries` lists it.
 type panelQuery struct {
@@ -150,10 +145,7 @@ func panelExpr(t *testing.T, change panelChange) string {
 // dashboards, with the variables set for this installation.
 func panelQueries(t *testing.T) []panelQuery {
 	t.Helper()
-	bin := os.Getenv(DashboardsEnv)
-	if bin == "" {
-		t.Fatalf("$%s is not set: run the suite with make e2e, which builds it", DashboardsEnv)
-	}
+	bin := tools.Dashboards.Path(t)
 	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

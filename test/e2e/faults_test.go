@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // Faults of the platform: kube-apiserver, etcd, containerd, the kubelet
@@ -43,139 +41,6 @@ const faultRate = 20
 // observe is how long the watch goes on after the heal: a scrape interval
 // of the shipped ServiceMonitors (30 s), an evaluation, and a margin.
 const observe = 45 * time.Second
-
-// platformFault is one scenario. prepare runs before the load starts and
-// returns the fault: it calls renew at the moment the scenario renews the
-// certificate (a no-op under steady load), breaks the platform, heals it,
-// and returns when the heal began.
-type platformFault struct {
-	name    string
-	prepare func(t *testing.T, s *nodeSystem) (inject func(renew func()) (healed time.Time))
-	// smoke is the load under which make test runs the scenario, if any;
-	// make chaos runs every scenario under each of its loads.
-	smoke string
-	// loads are rotation and steady, unless set.
-	loads []string
-}
-
-// FaultsEnv set to "all" runs every scenario under both loads, as make
-// chaos does; otherwise only those with a smoke load run.
-const FaultsEnv = "SNATCH_FAULTS"
-
-const (
-	loadRotation = "rotation"
-	loadSteady   = "steady"
-)
-
-// renewFirst is a fault that the renewal precedes: the platform fails in
-// the middle of the rotation, while the replicas still serve the old
-// certificate.
-func renewFirst(fault func() time.Time) func(renew func()) time.Time {
-	return func(renew func()) time.Time {
-		renew()
-		return fault()
-	}
-}
-
-func platformFaults() []platformFault {
-	// downFor kills a control-plane component with sig, leaves it down for
-	// d and starts it again; the heal is the start.
-	downFor := func(name string, sig syscall.Signal, d time.Duration) func(*testing.T, *nodeSystem) func(func()) time.Time {
-		return func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			// The scenarios after a failed one need the control plane.
-			t.Cleanup(func() {
-				if s.cluster.Down(name) {
-					must(t, s.cluster.Revive(context.Background(), name))
-				}
-			})
-			return renewFirst(func() time.Time {
-				must(t, s.cluster.Kill(name, sig))
-				time.Sleep(d)
-				healed := time.Now()
-				must(t, s.cluster.Revive(t.Context(), name))
-				return healed
-			})
-		}
-	}
-	// restart restarts one of the node's components; the heal is the
-	// restart's start.
-	restart := func(name string) func(*testing.T, *nodeSystem) func(func()) time.Time {
-		return func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				healed := time.Now()
-				must(t, s.cluster.Node.Restart(t.Context(), name))
-				return healed
-			})
-		}
-	}
-	// toxic puts a toxic on the path from kube-apiserver to the webhook
-	// for 30 s.
-	toxic := func(typ, stream string, toxicity float64, attrs map[string]any) func(*testing.T, *nodeSystem) func(func()) time.Time {
-		return func(t *testing.T, _ *nodeSystem) func(func()) time.Time {
-			tp := slowPath(t)
-			return renewFirst(func() time.Time {
-				remove, err := tp.toxic(t.Context(), typ, typ, stream, toxicity, attrs)
-				must(t, err)
-				time.Sleep(30 * time.Second)
-				healed := time.Now()
-				must(t, remove())
-				return healed
-			})
-		}
-	}
-	return []platformFault{
-		{name: "kube-apiserver killed", prepare: downFor(framework.APIServer, syscall.SIGKILL, 0), smoke: loadSteady},
-		{name: "kube-apiserver stopped 60s", prepare: downFor(framework.APIServer, syscall.SIGTERM, 60*time.Second)},
-		{name: "etcd stalled 30s", prepare: func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return renewFirst(func() time.Time {
-				thaw, err := s.cluster.Freeze(framework.Etcd)
-				must(t, err)
-				time.Sleep(30 * time.Second)
-				healed := time.Now()
-				must(t, thaw())
-				return healed
-			})
-		}},
-		{name: "etcd restarted", prepare: downFor(framework.Etcd, syscall.SIGKILL, 0)},
-		{name: "containerd restarted", prepare: restart("containerd")},
-		{name: "kubelet restarted", prepare: restart("kubelet")},
-		// The smoke's slow path stays within the timeout: calls that fail
-		// open would keep the term objective's burn alerts active into the
-		// tests that follow in make test.
-		{name: "path to the webhook +500ms", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 500}), smoke: loadSteady},
-		{name: "path to the webhook +1.5s", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 1500})},
-		{name: "path to the webhook +3s", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 3000})},
-		{name: "path to the webhook resets 30% of connections", prepare: toxic("reset_peer", "upstream", 0.3, map[string]any{"timeout": 0})},
-		// The cut spans the renewal: the syncer cannot see the new CA
-		// until the heal.
-		{name: "syncers cut off from kube-apiserver 30s", prepare: func(t *testing.T, s *nodeSystem) func(func()) time.Time {
-			return func(renew func()) time.Time {
-				heal := cutSyncersOff(t)
-				time.Sleep(5 * time.Second)
-				renew()
-				time.Sleep(25 * time.Second)
-				healed := time.Now()
-				heal()
-				return healed
-			}
-		}},
-		// A second renewal before the kubelet has projected the first.
-		{name: "Secret renewed twice", smoke: loadRotation, loads: []string{loadRotation}, prepare: func(*testing.T, *nodeSystem) func(func()) time.Time {
-			return func(renew func()) time.Time {
-				renew()
-				renew()
-				return time.Now()
-			}
-		}},
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // faultRow is one scenario's line of the table.
 type faultRow struct {
@@ -256,32 +121,8 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 	go func() { done <- createLoad(ctx, ns, faultRate) }()
 	time.Sleep(lead)
 
-	renew := func() {}
-	if rotate {
-		renew = func() {
-			if _, err := sys.Renew(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	healed := inject(renew)
-
-	// The CA the Secret holds after the heal, which the replicas serve
-	// once the kubelet has projected it.
-	fp := secretCAFingerprint(t)
-	row.bundle = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
-		mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
-		return err == nil && syncertest.EveryBundleHas(mwc, fp)
-	}))
-	row.leader = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
-		l, err := sys.Clientset().CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(healed)
-	}))
-	if rotate {
-		if err := sys.WaitServed(t.Context(), fp); err != nil {
-			t.Error(err)
-		}
-	}
+	healed := inject(renewer(t, rotate))
+	row.awaitConverged(t, healed, rotate)
 	// Prometheus scrapes every 30 s: the alerts' conditions show within a
 	// scrape and an evaluation of the heal, pending or firing.
 	time.Sleep(max(lead, time.Until(healed.Add(observe))))
@@ -291,25 +132,83 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 	row.failOpenRise, row.alerts, row.checks = rise, alerts, checks
 	checkSettled, alertsSettled := settledAfter(watch.checkRuns, healed), settledAfter(watch.alertRuns, healed)
 
-	row.created = len(res.created)
-	for _, l := range res.latency {
-		row.max = max(row.max, l)
+	row.countLoad(t, ns, res)
+	row.awaitSettled(t, s, c, healed, checkSettled, alertsSettled)
+	if aw != nil {
+		// The next scenario counts its own fail-opens and errors.
+		aw.deleteHistory(t)
 	}
-	row.p99 = res.percentile(0.99)
+	row.rssAfter = webhookRSS(t)
+	row.webhookRestarts = restarts(t, stack.WebhookName) - restartsBefore
+	row.syncerRestarts = restarts(t, stack.SyncerName) - syncerRestartsBefore
+	row.countErrors(t, res.errors)
+	row.assert(t, samples, lostCA)
+	logf("%s under %s load: %s", f.name, row.load, row.String())
+	return row
+}
+
+// renewer returns what renews the certificate under loadRotation, and a
+// no-op under steady load.
+func renewer(t *testing.T, rotate bool) func() {
+	renew := func() {}
+	if rotate {
+		renew = func() {
+			if _, err := sys.Renew(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return renew
+}
+
+// awaitConverged waits, from the heal, until the caBundle holds the
+// Secret's CA and a syncer leads again, and under rotation until the
+// replicas serve it.
+func (r *faultRow) awaitConverged(t *testing.T, healed time.Time, rotate bool) {
+	// The CA the Secret holds after the heal, which the replicas serve
+	// once the kubelet has projected it.
+	fp := secretCAFingerprint(t)
+	r.bundle = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
+		mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+		return err == nil && syncertest.EveryBundleHas(mwc, fp)
+	}))
+	r.leader = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
+		l, err := sys.Clientset().CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(healed)
+	}))
+	if rotate {
+		if err := sys.WaitServed(t.Context(), fp); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// countLoad counts what the load created and the Pods of ns without the
+// term, and deletes the load's Pods.
+func (r *faultRow) countLoad(t *testing.T, ns string, res loadResult) {
+	r.created = len(res.created)
+	for _, l := range res.latency {
+		r.max = max(r.max, l)
+	}
+	r.p99 = res.percentile(0.99)
 	var missing []string
 	missing, _ = withoutTerm(t, ns)
-	row.missing = len(missing)
+	r.missing = len(missing)
 	// check's placement item rightly warns while Kyma Pods without the
 	// term exist: the load's Pods go, as a workload's would be replaced.
 	if err := sys.Clientset().CoreV1().Pods(ns).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=load"}); err != nil {
 		t.Fatal(err)
 	}
+}
 
+// awaitSettled takes from the heal the time until check passed and until
+// no alert fired, during the scenario or else after it.
+func (r *faultRow) awaitSettled(t *testing.T, s *nodeSystem, c checker, healed, checkSettled, alertsSettled time.Time) {
 	// When check passed for good during the scenario, that is the time;
 	// otherwise the first pass once the load has ended.
-	row.checkPass = sinceOr(healed, checkSettled)
+	r.checkPass = sinceOr(healed, checkSettled)
 	if checkSettled.IsZero() {
-		row.checkPass = sinceOr(healed, waitFor(3*time.Minute, func(context.Context) bool {
+		r.checkPass = sinceOr(healed, waitFor(3*time.Minute, func(context.Context) bool {
 			return c.run(t, nil, "--kubeconfig", sys.KubeconfigPath()).code == check.ExitPass
 		}))
 	}
@@ -318,35 +217,36 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 	// window's length by design: what still fires a minute after check
 	// passes is reported, not waited for.
 	var firing []string
-	row.quiet = sinceOr(healed, alertsSettled)
+	r.quiet = sinceOr(healed, alertsSettled)
 	if alertsSettled.IsZero() {
-		row.quiet = sinceOr(healed, waitFor(time.Minute, func(ctx context.Context) bool {
+		r.quiet = sinceOr(healed, waitFor(time.Minute, func(ctx context.Context) bool {
 			var err error
 			firing, err = projectAlerts(ctx, s)
 			return err == nil && len(firing) == 0
 		}))
-		row.stillFiring = firing
+		r.stillFiring = firing
 	}
-	if aw != nil {
-		// The next scenario counts its own fail-opens and errors.
-		aw.deleteHistory(t)
-	}
-	row.rssAfter = webhookRSS(t)
-	row.webhookRestarts = restarts(t, stack.WebhookName) - restartsBefore
-	row.syncerRestarts = restarts(t, stack.SyncerName) - syncerRestartsBefore
-	for _, err := range res.errors {
+}
+
+// countErrors fails t for each create the webhook failed, and counts
+// those the platform failed.
+func (r *faultRow) countErrors(t *testing.T, errs []error) {
+	for _, err := range errs {
 		if byWebhook(err) {
 			t.Errorf("a create failed because of the webhook: %v", err)
 		} else {
-			row.platformErrors++
+			r.platformErrors++
 		}
 	}
+}
 
-	if row.created == 0 {
+// assert holds the scenario to what no platform fault may change.
+func (r *faultRow) assert(t *testing.T, samples int, lostCA string) {
+	if r.created == 0 {
 		t.Error("no Pod was created")
 	}
-	if float64(row.missing) > row.failOpenRise {
-		t.Errorf("%d Pods lack the term, but the API server counted %v fail-opens: some were admitted without a call", row.missing, row.failOpenRise)
+	if float64(r.missing) > r.failOpenRise {
+		t.Errorf("%d Pods lack the term, but the API server counted %v fail-opens: some were admitted without a call", r.missing, r.failOpenRise)
 	}
 	if samples == 0 {
 		t.Error("the caBundle could not be read once during the scenario")
@@ -354,19 +254,17 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 	if lostCA != "" {
 		t.Errorf("the caBundle lost the CA the replicas served: %s", lostCA)
 	}
-	for what, d := range map[string]time.Duration{"the caBundle did not converge": row.bundle, "no syncer led again": row.leader, "check did not pass": row.checkPass} {
+	for what, d := range map[string]time.Duration{"the caBundle did not converge": r.bundle, "no syncer led again": r.leader, "check did not pass": r.checkPass} {
 		if d < 0 {
 			t.Errorf("%s after the heal", what)
 		}
 	}
-	if row.webhookRestarts != 0 {
-		t.Errorf("the webhook's containers restarted %d times", row.webhookRestarts)
+	if r.webhookRestarts != 0 {
+		t.Errorf("the webhook's containers restarted %d times", r.webhookRestarts)
 	}
-	if row.rssAfter > 2*row.rssBefore {
-		t.Errorf("the webhook replicas' memory grew from %d to %d bytes", row.rssBefore, row.rssAfter)
+	if r.rssAfter > 2*r.rssBefore {
+		t.Errorf("the webhook replicas' memory grew from %d to %d bytes", r.rssBefore, r.rssAfter)
 	}
-	logf("%s under %s load: %s", f.name, row.load, row.String())
-	return row
 }
 
 // byWebhook tells a create the webhook failed from one the platform did:
@@ -375,11 +273,14 @@ func byWebhook(err error) bool {
 	return strings.Contains(err.Error(), "admission webhook") || apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
 }
 
-// waitFor polls cond every 250 ms and returns when it first held, or the
+// faultPoll is how often waitFor tries its condition.
+const faultPoll = 250 * time.Millisecond
+
+// waitFor polls cond every faultPoll and returns when it first held, or the
 // zero time if it did not within timeout.
 func waitFor(timeout time.Duration, cond func(context.Context) bool) time.Time {
 	var at time.Time
-	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(context.Background(), faultPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		if cond(ctx) {
 			at = time.Now()
 			return true, nil

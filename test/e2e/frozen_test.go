@@ -20,12 +20,12 @@ import (
 // still accepts its connections. Kyma Pods created meanwhile wait out
 // timeoutSeconds and are admitted without the term; none fails. The
 // kubelet's readiness probe takes the replicas out of the endpoints after
-// about 10 s (period 5 s, threshold 2), after which calls fail at once, so
-// the freeze lasts freezeWindow, well within it.
+// two failed probes (period 5 s, threshold 2), after which calls fail at
+// once, so the freeze lasts freezeWindow, well within it.
 //
 // Run once at the shipped timeout and once at 1 s, and once healthy, this
 // is the measurement behind timeoutSeconds (docs/architecture.md).
-func TestFrozenWebhook(t *testing.T) {
+func TestFrozenWebhookFailsNoCreate(t *testing.T) {
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the webhook's processes are not on this host", sys)
 	}
@@ -47,61 +47,81 @@ func TestFrozenWebhook(t *testing.T) {
 	thaw()
 
 	for _, timeout := range []int32{2, 1} {
-		t.Run(fmt.Sprintf("timeout_%ds", timeout), func(t *testing.T) {
-			restore := setTimeout(t, timeout)
-			defer restore()
-			// Only the kube-apiserver sees the calls that get no answer.
-			// In the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
-			// stands in when the freeze goes on for minutes, far longer
-			// than this one.
-			alerts := map[string][]string{stack.ProfileAPIServer: {alertFailingOpen, alertCallsSlow}}
-			watch.quiet(t, alerts)
-			broken := time.Now()
-			rise := failOpen(t)
-			reportDone := make(chan checkRun, 1)
-			frozen := freezeWebhooks(t)
-			go func() {
-				reportDone <- c.run(t, nil, "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
-			}()
-			res := createFor(t, ns, freezeWindow)
-			frozen()
-			run := <-reportDone
-			rise = failOpen(t) - rise
-			logf("frozen webhook, timeoutSeconds %d: %s; fail-open count +%v", timeout, res, rise)
-			if res.errors != 0 {
-				t.Errorf("%d creates failed with the webhook frozen, want none: failurePolicy Ignore", res.errors)
-			}
-			// The check's dry run fails open too.
-			if float64(res.missing+1) != rise {
-				t.Errorf("%d Pods lack the term and the check dry-ran one, but the fail-open count rose by %v: want %d", res.missing, rise, res.missing+1)
-			}
-			if res.missing == 0 {
-				t.Errorf("no Pod lacks the term: the freeze did not hold")
-			}
-			r, err := decodeReport(run.stdout, false)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, run)
-			}
-			adm := result(r, check.IDAdmission)
-			logf("check during the freeze: exit %d, admission %s: %s", run.code, adm.Status, adm.Message)
-			if adm.Status != check.StatusFail {
-				t.Errorf("admission = %s %q with every replica frozen, want FAIL", adm.Status, adm.Message)
-			}
-			for _, id := range []string{check.IDWebhookPods, check.IDWebhookEndpoints} {
-				if st := result(r, id).Status; st != check.StatusPass {
-					t.Logf("%s = %s during the freeze (the reads see %s)", id, st, result(r, id).Message)
-				}
-			}
-			// The replicas answer again and are scraped as before; the API
-			// server's counters kept the freeze. A readiness probe that
-			// failed during the freeze is a trait of the freeze, not of a
-			// blackhole (the kubelet probes from the node): wait until
-			// every replica is available again.
-			waitWebhooksAvailable(t, time.Minute)
-			watch.await(t, fmt.Sprintf("frozen webhook, timeoutSeconds %d", timeout), broken, alerts, nil, panelChange{})
-		})
+		t.Run(fmt.Sprintf("timeout_%ds", timeout), func(t *testing.T) { freezeAtTimeout(t, c, watch, ns, timeout) })
 	}
 	watch.table()
+}
+
+// freezeAtTimeout freezes the webhooks for freezeWindow with timeoutSeconds
+// set to timeout, while Kyma Pods are created and the check runs, and
+// holds the creates, the check and the alerts to the freeze.
+func freezeAtTimeout(t *testing.T, c checker, watch *alertWatch, ns string, timeout int32) {
+	restore := setTimeout(t, timeout)
+	defer restore()
+	// Only the kube-apiserver sees the calls that get no answer.
+	// In the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
+	// stands in when the freeze goes on for minutes, far longer
+	// than this one.
+	alerts := map[string][]string{stack.ProfileAPIServer: {alertFailingOpen, alertCallsSlow}}
+	watch.quiet(t, alerts)
+	broken := time.Now()
+	rise := failOpen(t)
+	reportDone := make(chan checkRun, 1)
+	frozen := freezeWebhooks(t)
+	go func() {
+		reportDone <- c.run(t, nil, "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
+	}()
+	res := createFor(t, ns, freezeWindow)
+	frozen()
+	run := <-reportDone
+	rise = failOpen(t) - rise
+	logf("frozen webhook, timeoutSeconds %d: %s; fail-open count +%v", timeout, res, rise)
+	assertFrozenCreates(t, res, rise)
+	assertCheckDuringFreeze(t, run)
+	// The replicas answer again and are scraped as before; the API
+	// server's counters kept the freeze. A readiness probe that
+	// failed during the freeze is a trait of the freeze, not of a
+	// blackhole (the kubelet probes from the node): wait until
+	// every replica is available again.
+	waitWebhooksAvailable(t, time.Minute)
+	watch.await(t, fmt.Sprintf("frozen webhook, timeoutSeconds %d", timeout), broken, alerts, nil, panelChange{})
+}
+
+// assertFrozenCreates holds the creates during a freeze to failurePolicy
+// Ignore: none failed, some lack the term, and each that lacks it, and the
+// check's dry run, counted as failed open (rise).
+func assertFrozenCreates(t *testing.T, res createStats, rise float64) {
+	t.Helper()
+	if res.errors != 0 {
+		t.Errorf("%d creates failed with the webhook frozen, want none: failurePolicy Ignore", res.errors)
+	}
+	// The check's dry run fails open too.
+	if float64(res.missing+1) != rise {
+		t.Errorf("%d Pods lack the term and the check dry-ran one, but the fail-open count rose by %v: want %d", res.missing, rise, res.missing+1)
+	}
+	if res.missing == 0 {
+		t.Errorf("no Pod lacks the term: the freeze did not hold")
+	}
+}
+
+// assertCheckDuringFreeze holds the check run during a freeze: its
+// admission item fails.
+func assertCheckDuringFreeze(t *testing.T, run checkRun) {
+	t.Helper()
+	r, err := decodeReport(run.stdout, false)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, run)
+	}
+	adm := result(r, check.IDAdmission)
+	logf("check during the freeze: exit %d, admission %s: %s", run.code, adm.Status, adm.Message)
+	if adm.Status != check.StatusFail {
+		t.Errorf("admission = %s %q with every replica frozen, want FAIL", adm.Status, adm.Message)
+	}
+	for _, id := range []string{check.IDWebhookPods, check.IDWebhookEndpoints} {
+		if st := result(r, id).Status; st != check.StatusPass {
+			t.Logf("%s = %s during the freeze (the reads see %s)", id, st, result(r, id).Message)
+		}
+	}
 }
 
 const (
@@ -218,7 +238,7 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 // either. The readiness probe takes the replicas out of the endpoints, so
 // calls fail at once, and open.
 //
-// The short freeze of TestFrozenWebhook shows only to the kube-apiserver.
+// The short freeze of TestFrozenWebhookFailsNoCreate shows only to the kube-apiserver.
 // This one shows inside a shoot too: no replica is available, which
 // kube-state-metrics reports, and KimSnatchWebhookUnavailable fires in both
 // monitoring profiles, and the check fails webhook-pods and admission.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Faults of the network between kube-apiserver and the webhook, as the
@@ -28,9 +28,6 @@ import (
 // unprivileged user; an iptables rule sends root's connections to the
 // webhook's Service, kube-apiserver's, to it, and it passes them on to
 // the Service, slowed or cut by its toxics.
-
-// ToxiproxyEnv names the toxiproxy-server binary; make e2e builds it.
-const ToxiproxyEnv = "SNATCH_TOXIPROXY"
 
 // toxiproxyUser runs the proxy, so that its own connections to the
 // Service are not sent back to it.
@@ -45,10 +42,28 @@ type toxiproxy struct {
 // Service, and returns it; the test's cleanup takes it away again.
 func slowPath(t *testing.T) *toxiproxy {
 	t.Helper()
-	bin := os.Getenv(ToxiproxyEnv)
-	if bin == "" {
-		t.Fatalf("%s is not set; make e2e builds Toxiproxy and sets it", ToxiproxyEnv)
+	tp, listen := startToxiproxy(t)
+	svc, err := sys.Clientset().CoreV1().Services(stack.Namespace).Get(t.Context(), stack.ServiceName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	upstream := svc.Spec.ClusterIP + ":443"
+	if err := tp.call(t.Context(), http.MethodPost, "/proxies", map[string]any{
+		"name": "webhook", "listen": "127.0.0.1:" + strconv.Itoa(listen), "upstream": upstream, "enabled": true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	redirectToProxy(t, svc.Spec.ClusterIP, listen)
+	logf("toxiproxy: kube-apiserver → 127.0.0.1:%d → Service %s (%s)", listen, stack.ServiceName, upstream)
+	return tp
+}
+
+// startToxiproxy starts Toxiproxy as toxiproxyUser with its API on a free
+// port, and waits until it answers; the test's cleanup stops it. listen
+// is another free port, for the proxy.
+func startToxiproxy(t *testing.T) (tp *toxiproxy, listen int) {
+	t.Helper()
+	bin := tools.Toxiproxy.Path(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		t.Fatal(err)
@@ -57,36 +72,34 @@ func slowPath(t *testing.T) *toxiproxy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	port := ports[0]
 	p, err := process.Start(process.Options{
 		Name: "toxiproxy", Path: setpriv,
 		Args: []string{"--reuid", toxiproxyUser, "--regid", toxiproxyUser, "--clear-groups", "--pdeathsig", "KILL", "--",
-			bin, "-host", "127.0.0.1", "-port", strconv.Itoa(ports[0])},
+			bin, "-host", "127.0.0.1", "-port", strconv.Itoa(port)},
 		LogPath: filepath.Join(t.TempDir(), "toxiproxy.log"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	tp := &toxiproxy{api: "http://127.0.0.1:" + strconv.Itoa(ports[0])}
+	tp = &toxiproxy{api: "http://127.0.0.1:" + strconv.Itoa(port)}
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		return tp.call(ctx, http.MethodGet, "/version", nil) == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("toxiproxy does not answer: %v\n%s", err, p.LogTail(20))
 	}
+	return tp, ports[1]
+}
 
-	svc, err := sys.Clientset().CoreV1().Services(stack.Namespace).Get(t.Context(), stack.ServiceName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	upstream := svc.Spec.ClusterIP + ":443"
-	if err := tp.call(t.Context(), http.MethodPost, "/proxies", map[string]any{
-		"name": "webhook", "listen": "127.0.0.1:" + strconv.Itoa(ports[1]), "upstream": upstream, "enabled": true,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	remove, err := realnode.InsertRule("nat", "OUTPUT", "-p", "tcp", "-d", svc.Spec.ClusterIP, "--dport", "443",
-		"-m", "owner", "--uid-owner", "0", "-j", "DNAT", "--to-destination", "127.0.0.1:"+strconv.Itoa(ports[1]))
+// redirectToProxy sends root's connections to clusterIP:443, kube-apiserver's,
+// to the proxy's port, and has kube-apiserver dial the webhook again
+// through it; the test's cleanup removes the rule.
+func redirectToProxy(t *testing.T, clusterIP string, port int) {
+	t.Helper()
+	remove, err := realnode.InsertRule("nat", "OUTPUT", "-p", "tcp", "-d", clusterIP, "--dport", "443",
+		"-m", "owner", "--uid-owner", "0", "-j", "DNAT", "--to-destination", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +111,13 @@ func slowPath(t *testing.T) *toxiproxy {
 	// kube-apiserver keeps its connections to the webhook open: forget
 	// them, so that their next packets meet the rule, and have it call the
 	// webhook until it has dialled again, before the scenario counts.
-	if err := realnode.ForgetConnections(svc.Spec.ClusterIP, 443); err != nil {
+	if err := realnode.ForgetConnections(clusterIP, 443); err != nil {
 		t.Fatal(err)
 	}
 	warm := namespace(t, "e2e-slowpath", true)
 	for range 40 {
 		_, _ = sys.Clientset().CoreV1().Pods(warm).Create(t.Context(), gatedPod("warm"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	}
-	logf("toxiproxy: kube-apiserver → 127.0.0.1:%d → Service %s (%s)", ports[1], stack.ServiceName, upstream)
-	return tp
 }
 
 // toxic adds a toxic to the webhook's path, and returns what removes it.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -21,9 +20,11 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -65,12 +66,12 @@ func enforcingCluster(t *testing.T) *realnode.Cluster {
 		t.Fatal(err)
 	}
 	probeImported.Do(func() {
-		root, err := tools.RepoRoot()
+		images, err := tools.Images.Find()
 		if err != nil {
 			probeImportErr = err
 			return
 		}
-		archive := filepath.Join(cmp.Or(os.Getenv(realnode.ImagesEnv), filepath.Join(root, "bin", "images")), "probe.tar")
+		archive := filepath.Join(images, "probe.tar")
 		if probeImportErr = c.Node.ImportImage(archive); probeImportErr != nil {
 			probeImportErr = fmt.Errorf("%w (make images writes %s)", probeImportErr, archive)
 		}
@@ -104,7 +105,21 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 	t.Helper()
 	ctx := context.Background()
 	cs := sys.Clientset()
-	pod := &corev1.Pod{
+	createProbePod(ctx, t, cs, probePod(ns, name, labels, args))
+	phase, message := waitProbeEnded(ctx, t, cs, ns, name)
+	r := probeResult{pod: ns + "/" + name, line: strings.TrimSpace(message), ok: phase == corev1.PodSucceeded}
+	if r.line == "" {
+		t.Fatalf("probe Pod %s/%s ended %s without a termination message", ns, name, phase)
+	}
+	logf("netpol: %s", r)
+	return r
+}
+
+// probePod is a probe Pod with labels in ns on the system node, which
+// runs the probe with args once and writes its line as the termination
+// message.
+func probePod(ns, name string, labels map[string]string, args []string) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
@@ -131,18 +146,29 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 			}},
 		},
 	}
+}
+
+// createProbePod creates pod.
+func createProbePod(ctx context.Context, t *testing.T, cs kubernetes.Interface, pod *corev1.Pod) {
+	t.Helper()
 	// A namespace's default ServiceAccount, which admission wants, comes a
 	// moment after the namespace.
 	var err error
 	if werr := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		_, err = cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		return err == nil, nil
 	}); werr != nil {
-		t.Fatalf("create probe Pod %s/%s: %v", ns, name, err)
+		t.Fatalf("create probe Pod %s/%s: %v", pod.Namespace, pod.Name, err)
 	}
+}
+
+// waitProbeEnded waits until the probe Pod ns/name has ended, and returns
+// its phase and termination message.
+func waitProbeEnded(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) (corev1.PodPhase, string) {
+	t.Helper()
 	var phase corev1.PodPhase
 	var message string
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, probePodTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, probePodTimeout, true, func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -158,12 +184,7 @@ func probe(t *testing.T, ns, name string, labels map[string]string, args ...stri
 	if err != nil {
 		t.Fatalf("probe Pod %s/%s did not finish within %s (phase %q)", ns, name, probePodTimeout, phase)
 	}
-	r := probeResult{pod: ns + "/" + name, line: strings.TrimSpace(message), ok: phase == corev1.PodSucceeded}
-	if r.line == "" {
-		t.Fatalf("probe Pod %s/%s ended %s without a termination message", ns, name, phase)
-	}
-	logf("netpol: %s", r)
-	return r
+	return phase, message
 }
 
 // hostProbe runs the probe on the host as uid 65534, a process that is not
@@ -306,6 +327,18 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	// Restarted syncer processes, each of whose connections is judged
 	// from here on, as its Pod's.
 	logFrom := len(c.NetworkPolicies.Log())
+	restartSyncersAndAwaitLeader(ctx, t, cs)
+	assertSyncerConnectionsAccepted(ctx, t, c, cs, logFrom)
+	assertAllowToAPIServerAllowsTheSyncer(ctx, t, c, cs)
+	if d := logVerdicts(t, c, before); d["drop"] < 1 || d["accept"] < 1 {
+		t.Errorf("want kube-network-policies to have accepted and dropped packets, have %v", d)
+	}
+}
+
+// restartSyncersAndAwaitLeader restarts the syncer containers and waits
+// until a restarted process holds and renews the Lease.
+func restartSyncersAndAwaitLeader(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
 	lease, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
 		t.Fatalf("lease %s/%s has no holder: %v", stack.Namespace, stack.LeaseName, err)
@@ -325,7 +358,13 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Errorf("no restarted syncer process holds and renews Lease %s/%s within 2 minutes (holder %q, before %q)", stack.Namespace, stack.LeaseName, holder, holderBefore)
 	}
+}
 
+// assertSyncerConnectionsAccepted holds the syncer Pods' connections to the
+// API server that kube-network-policies judged since logFrom: each was
+// accepted, and judged as a syncer Pod's.
+func assertSyncerConnectionsAccepted(ctx context.Context, t *testing.T, c *realnode.Cluster, cs kubernetes.Interface, logFrom int) {
+	t.Helper()
 	apiPort := apiServerPort(t, c)
 	list, err := cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.SyncerName})
 	if err != nil {
@@ -354,7 +393,13 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	if len(judged) == 0 {
 		t.Errorf("kube-network-policies judged no connection of a syncer Pod to the API server (%s:%d); log tail:\n%s", realnode.NodeIP, apiPort, tail(c.NetworkPolicies.Log(), 30))
 	}
+}
 
+// assertAllowToAPIServerAllowsTheSyncer copies the shipped policy beside a
+// deny-all into a namespace of its own: a Pod labelled as the syncer
+// reaches the API server, another Pod is dropped.
+func assertAllowToAPIServerAllowsTheSyncer(ctx context.Context, t *testing.T, c *realnode.Cluster, cs kubernetes.Interface) {
+	t.Helper()
 	shipped, err := cs.NetworkingV1().NetworkPolicies(stack.Namespace).Get(ctx, allowToAPIServer, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -381,9 +426,6 @@ func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	}
 	if !strings.Contains(c.NetworkPolicies.Log(), `"Evaluating packet" srcPod="`+ns+`/no-egress"`) {
 		t.Errorf("kube-network-policies did not judge a packet of %s/no-egress as that Pod's", ns)
-	}
-	if d := logVerdicts(t, c, before); d["drop"] < 1 || d["accept"] < 1 {
-		t.Errorf("want kube-network-policies to have accepted and dropped packets, have %v", d)
 	}
 }
 
@@ -450,10 +492,6 @@ func firstServiceIP(t *testing.T) string {
 // image.
 func buildProbe(t *testing.T) string {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Not in t.TempDir, whose parent only root may enter: the probe runs
 	// as another uid.
 	dir, err := os.MkdirTemp("", "kim-snatch-probe-")
@@ -464,11 +502,9 @@ func buildProbe(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "probe")
-	cmd := exec.Command("go", "-C", filepath.Join(root, "hack", "tools", "images"), "build", "-trimpath", "-o", bin, "./probe")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the probe: %v\n%s", err, out)
+	bin, err := process.GoBuild(context.Background(), "hack/tools/images", "./probe", dir)
+	if err != nil {
+		t.Fatalf("build the probe: %v", err)
 	}
 	return bin
 }

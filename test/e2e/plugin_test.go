@@ -1,13 +1,8 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +19,7 @@ const pluginName = "kubectl-kim_snatch"
 // The operators' checklist as a kubectl plugin: the cabundle-syncer binary
 // under the name kubectl-kim_snatch on PATH, found by kubectl's own plugin
 // lookup, reports what `cabundle-syncer check` reports, with its exit code.
-func TestKubectlPlugin(t *testing.T) {
+func TestKubectlPluginReportsWhatCheckReports(t *testing.T) {
 	c := newChecker(t)
 	kubectl, err := framework.Kubectl()
 	if err != nil {
@@ -67,25 +62,12 @@ func TestKubectlPlugin(t *testing.T) {
 type pluginRunner struct{ kubectl, path string }
 
 // run runs kubectl args... in an environment that names no cluster of its
-// own, as checker.run does.
+// own, as checker.run does (runWithoutCluster).
 func (p pluginRunner) run(t *testing.T, args ...string) checkRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p.kubectl, args...)
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_") || strings.HasPrefix(kv, "PATH=")
-	})
-	cmd.Env = append(cmd.Env, "PATH="+p.path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	run := checkRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	run, err := runWithoutCluster(p.kubectl, args, []string{"PATH=" + p.path}, "PATH")
+	if err != nil {
 		t.Fatalf("run %s %v: %v", p.kubectl, args, err)
 	}
-	run.code = cmd.ProcessState.ExitCode()
 	return run
 }

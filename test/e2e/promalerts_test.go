@@ -208,88 +208,140 @@ func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 // being required.
 func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want map[string][]string, maybe []string, change panelChange) {
 	t.Helper()
-	type key struct{ profile, alert string }
-	rows := map[key]*alertRow{}
-	for profile, alerts := range want {
-		for _, a := range alerts {
-			rows[key{profile, a}] = &alertRow{scenario: scenario, profile: profile, alert: a}
-		}
-	}
-	others := map[string]bool{} // profile/alert, fired though not wanted
-	shown, panel := true, ""
-	if change != (panelChange{}) {
-		shown, panel = false, panelExpr(t, change)
-	}
+	p := newAlertProgress(t, scenario, broken, want, maybe, change)
 	done := func(ctx context.Context) bool {
 		_, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
 		}
-		now := time.Now()
-		for profile, prom := range w.proms {
-			alerts, err := activeAlerts(ctx, prom)
-			if err != nil {
-				return false
-			}
-			for _, a := range alerts {
-				if a.ActiveAt.Before(broken) {
-					continue // from a scenario before, as quiet allowed
-				}
-				name := alertName(a)
-				r, ok := rows[key{profile, name}]
-				if !ok {
-					if a.State == promv1.AlertStateFiring && !excusedBurn(name, want[profile]) && !slices.Contains(maybe, name) {
-						others[profile+"/"+name] = true
-					}
-					continue
-				}
-				if d := a.ActiveAt.Sub(broken); r.pending == 0 || d < r.pending {
-					r.pending = d // the first of its series to hold
-				}
-				if a.State == promv1.AlertStateFiring && r.firing == 0 {
-					r.firing = now.Sub(broken)
-				}
-			}
+		if !p.seeAlerts(ctx, w) {
+			return false
 		}
-		for _, n := range w.receiver.Received(broken) {
-			r, ok := rows[key{n.Labels["profile"], n.Labels[model.AlertNameLabel]}]
-			if ok && n.Status == "firing" && r.received == 0 {
-				r.received = n.Received.Sub(broken)
-				assertNotified(t, n)
-			}
-		}
-		if !shown {
-			v, _, _, err := w.proms[stack.ProfileAPIServer].Query(ctx, panel, time.Now())
-			shown = err == nil && hasData(v)
-		}
-		for _, r := range rows {
-			if r.firing == 0 || r.received == 0 {
-				return false
-			}
-		}
-		return shown
+		p.seeNotifications(t, w)
+		p.seePanel(ctx, w)
+		return p.complete()
 	}
 	// Either all is seen within 5m, or what is missing is reported below.
 	_ = wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		return done(ctx), nil
 	})
-	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
+	w.record(t, scenario, p, want, change)
+}
+
+// alertKey is an alert in the Prometheus of a profile.
+type alertKey struct{ profile, alert string }
+
+// alertProgress is what await has seen of a scenario since broken.
+type alertProgress struct {
+	broken time.Time
+	want   map[string][]string
+	maybe  []string
+	rows   map[alertKey]*alertRow
+	others map[string]bool // profile/alert, fired though not wanted
+	shown  bool
+	panel  string
+}
+
+func newAlertProgress(t *testing.T, scenario string, broken time.Time, want map[string][]string, maybe []string, change panelChange) *alertProgress {
+	t.Helper()
+	p := &alertProgress{broken: broken, want: want, maybe: maybe, rows: map[alertKey]*alertRow{}, others: map[string]bool{}}
+	for profile, alerts := range want {
+		for _, a := range alerts {
+			p.rows[alertKey{profile, a}] = &alertRow{scenario: scenario, profile: profile, alert: a}
+		}
+	}
+	p.shown = true
+	if change != (panelChange{}) {
+		p.shown, p.panel = false, panelExpr(t, change)
+	}
+	return p
+}
+
+// seeAlerts notes when each wanted alert was first pending and firing,
+// and each other alert that fires; false when a Prometheus did not answer.
+func (p *alertProgress) seeAlerts(ctx context.Context, w *alertWatch) bool {
+	now := time.Now()
+	for profile, prom := range w.proms {
+		alerts, err := activeAlerts(ctx, prom)
+		if err != nil {
+			return false
+		}
+		for _, a := range alerts {
+			if a.ActiveAt.Before(p.broken) {
+				continue // from a scenario before, as quiet allowed
+			}
+			name := alertName(a)
+			r, ok := p.rows[alertKey{profile, name}]
+			if !ok {
+				if a.State == promv1.AlertStateFiring && !excusedBurn(name, p.want[profile]) && !slices.Contains(p.maybe, name) {
+					p.others[profile+"/"+name] = true
+				}
+				continue
+			}
+			if d := a.ActiveAt.Sub(p.broken); r.pending == 0 || d < r.pending {
+				r.pending = d // the first of its series to hold
+			}
+			if a.State == promv1.AlertStateFiring && r.firing == 0 {
+				r.firing = now.Sub(p.broken)
+			}
+		}
+	}
+	return true
+}
+
+// seeNotifications notes when each wanted alert first reached the
+// receiver, and asserts what it carried.
+func (p *alertProgress) seeNotifications(t *testing.T, w *alertWatch) {
+	for _, n := range w.receiver.Received(p.broken) {
+		r, ok := p.rows[alertKey{n.Labels["profile"], n.Labels[model.AlertNameLabel]}]
+		if ok && n.Status == "firing" && r.received == 0 {
+			r.received = n.Received.Sub(p.broken)
+			assertNotified(t, n)
+		}
+	}
+}
+
+// seePanel notes whether the panel shows the break in the API server
+// scraped profile.
+func (p *alertProgress) seePanel(ctx context.Context, w *alertWatch) {
+	if !p.shown {
+		v, _, _, err := w.proms[stack.ProfileAPIServer].Query(ctx, p.panel, time.Now())
+		p.shown = err == nil && hasData(v)
+	}
+}
+
+// complete reports whether every wanted alert fired and was received, and
+// the panel shows the break.
+func (p *alertProgress) complete() bool {
+	for _, r := range p.rows {
+		if r.firing == 0 || r.received == 0 {
+			return false
+		}
+	}
+	return p.shown
+}
+
+// record adds the scenario's rows to the table, and fails t for what was
+// missing or fired though not wanted.
+func (w *alertWatch) record(t *testing.T, scenario string, p *alertProgress, want map[string][]string, change panelChange) {
+	t.Helper()
+	for _, k := range slices.SortedFunc(maps.Keys(p.rows), func(a, b alertKey) int {
 		return strings.Compare(a.profile+a.alert, b.profile+b.alert)
 	}) {
-		r := rows[k]
+		r := p.rows[k]
 		w.rows = append(w.rows, *r)
 		if r.firing == 0 || r.received == 0 {
 			t.Errorf("%s, %s profile: %s did not fire and reach Alertmanager within 5m (pending after %s, firing after %s, received after %s)",
 				scenario, profileTitles[r.profile], r.alert, r.pending, r.firing, r.received)
 		}
 	}
-	if len(rows) == 0 {
+	if len(p.rows) == 0 {
 		w.rows = append(w.rows, alertRow{scenario: scenario})
 	}
-	if len(others) > 0 {
-		t.Errorf("%s: alerts fired that the scenario does not raise: %v, want only %v", scenario, slices.Sorted(maps.Keys(others)), want)
+	if len(p.others) > 0 {
+		t.Errorf("%s: alerts fired that the scenario does not raise: %v, want only %v", scenario, slices.Sorted(maps.Keys(p.others)), want)
 	}
-	if !shown {
+	if !p.shown {
 		t.Errorf("%s: dashboard %q, panel %q does not show %s in Prometheus", scenario, change.dashboard, change.panel, showing(change))
 	}
 }
@@ -362,8 +414,8 @@ func assertNotified(t *testing.T, n stack.Notification) {
 // alert of its symptom. A call that fails open is a term error, so the term
 // objective burns only where KimSnatchWebhookFailingOpen fires too. The
 // latency objective burns whenever calls are slow; but a burst of
-// unthrottled creates on two busy cores makes some calls slower than
-// 100 ms without the sustained p99 of KimSnatchWebhookCallsSlow.
+// unthrottled creates on two busy cores makes some calls slower than the
+// latency objective without the sustained p99 of KimSnatchWebhookCallsSlow.
 func excusedBurn(alert string, want []string) bool {
 	switch {
 	case strings.HasPrefix(alert, "KimSnatchTermSLO"):

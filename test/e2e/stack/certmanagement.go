@@ -43,6 +43,9 @@ var CertificateResource = schema.GroupVersionResource{Group: "cert.gardener.clou
 // (pkg/shared/legobridge/pending.go in its module). The bound covers that.
 const issueTimeout = 5*time.Minute + 2*time.Minute
 
+// certPoll is how often a renewal's Secret and Certificate are read.
+const certPoll = 20 * time.Millisecond
+
 // Renewal is what one renewal by Gardener cert-management did.
 type Renewal struct {
 	// Before and After are the fingerprints of the Secret's CA.
@@ -50,7 +53,7 @@ type Renewal struct {
 	// Requested is when spec.renew was set; SecretWritten is when the new
 	// CA was first seen in the Secret, Ready when the Certificate was
 	// first seen Ready with a new status.expirationDate. Both are polled
-	// every 20 ms.
+	// every certPoll.
 	Requested, SecretWritten, Ready time.Time
 	// States are the Certificate's states seen, in order, without repeats.
 	States []string
@@ -77,7 +80,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	if _, err := certs.Patch(ctx, certificate, types.MergePatchType, []byte(`{"spec":{"renew":true,"ensureRenewedAfter":null}}`), metav1.PatchOptions{}); err != nil {
 		return r, fmt.Errorf("set spec.renew of Certificate %s/%s: %w", ns, certificate, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, issueTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, certPoll, issueTimeout, true, func(ctx context.Context) (bool, error) {
 		if r.SecretWritten.IsZero() {
 			if fp := Fingerprint(ctx, cs, ns, secret); fp != "" && fp != r.Before {
 				r.After, r.SecretWritten = fp, time.Now()

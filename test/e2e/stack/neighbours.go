@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,22 +11,6 @@ import (
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
-
-// NeighboursEnv names the folder where `make tools` puts the neighbours
-// built from their modules and their CRDs; it defaults to bin/neighbours.
-const NeighboursEnv = "SNATCH_NEIGHBOURS"
-
-// NeighboursDir returns that folder.
-func NeighboursDir() (string, error) {
-	if dir := os.Getenv(NeighboursEnv); dir != "" {
-		return dir, nil
-	}
-	root, err := tools.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, "bin", "neighbours"), nil
-}
 
 // The cluster DNS of test/e2e/neighbours/kube-dns.
 const (
@@ -48,7 +31,7 @@ var NeighbourImages = []string{CertManagementImage, KubeDNSImage}
 // and prometheus-operator from their modules, and cert-management itself,
 // and waits for CoreDNS and cert-management.
 func InstallNeighbours(ctx context.Context, kubeconfig string) error {
-	dir, err := NeighboursDir()
+	dir, err := tools.Neighbours.Find()
 	if err != nil {
 		return err
 	}

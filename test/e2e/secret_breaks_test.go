@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+)
+
+// The breaks of the check's items that reach into the certificate Secret
+// while Gardener cert-management, which would repair them, is down.
+
+// deleteSecret deletes the certificate Secret while Gardener
+// cert-management is down, which would otherwise issue a new one at once;
+// restoring creates it again with the same data, as a re-applied backup
+// would, and starts cert-management again.
+func deleteSecret(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	resume := pauseCertManagement(t)
+	secrets := sys.Clientset().CoreV1().Secrets(stack.Namespace)
+	saved, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.Delete(ctx, stack.SecretName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		_, err := secrets.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: saved.Namespace, Name: saved.Name, Labels: saved.Labels, Annotations: saved.Annotations},
+			Type:       saved.Type,
+			Data:       saved.Data,
+		}, metav1.CreateOptions{})
+		return errors.Join(err, resume(ctx))
+	}
+}
+
+// garbleCA cuts the DER of the CA in ca.crt in half, while Gardener
+// cert-management is down: still PEM, no longer a certificate. tls.crt and
+// tls.key stay as they are.
+func garbleCA(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	resume := pauseCertManagement(t)
+	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := sec.Data[certtest.CAFile]
+	block, _ := pem.Decode(good)
+	if block == nil {
+		t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
+	}
+	block.Bytes = block.Bytes[:len(block.Bytes)/2]
+	if err := setCA(ctx, sys.Clientset(), pem.EncodeToMemory(block)); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error { return errors.Join(setCA(ctx, sys.Clientset(), good), resume(ctx)) }
+}
+
+// secretCAFingerprint is the fingerprint of the first CA in the Secret.
+func secretCAFingerprint(t *testing.T) string {
+	t.Helper()
+	fp := stack.CurrentFingerprint(context.Background(), sys.Clientset())
+	if fp == "" {
+		t.Fatalf("no CA in Secret %s/%s", stack.Namespace, stack.SecretName)
+	}
+	return fp
+}
+
+// setCA writes ca into the Secret's ca.crt.
+func setCA(ctx context.Context, cs kubernetes.Interface, ca []byte) error {
+	secrets := cs.CoreV1().Secrets(stack.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sec, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sec.Data[certtest.CAFile] = ca
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		return err
+	})
+}
