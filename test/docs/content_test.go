@@ -11,41 +11,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
-	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/metricdefs"
 )
 
 var metricName = regexp.MustCompile(`\b(?:snatch_webhook|cabundle_syncer)_[a-z0-9_]*[a-z0-9]`)
 
-// registeredMetrics registers every metric of both binaries' packages on a
-// fresh registry and returns the names.
+// registeredMetrics returns the names of every metric both binaries
+// register.
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	if _, err := admission.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := admission.RegisterPolicy(reg, affinity.DefaultPolicy()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := serving.NewCertMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := syncer.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := admission.RegisterBuildInfo(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := syncer.RegisterBuildInfo(reg); err != nil {
-		t.Fatal(err)
-	}
-	families, err := reg.Gather()
+	families, err := metricdefs.Registered()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestDocumentedCommandsApplyReleasedImages(t *testing.T) {
 		text := d.text
 		if d.path == verificationDoc {
 			// Its downloads are every file of a release, which
-			// TestDocumentedVerificationOfARelease serves from a release
+			// TestDocumentedVerificationPassesAReleaseAndFailsATamperedFile serves from a release
 			// it makes, signed, and runs.
 			text = strings.Replace(text, fencedBlock(t, text, verificationHeading), "", 1)
 		}

@@ -159,8 +159,8 @@ func alertSection(t *testing.T, url string) (doc, string, error) {
 // aside: the test's cluster runs no Pods and no cert-management), or
 // `kubectl kim-snatch check`, which needs exactly those rights
 // (test/manifests/check_rbac_test.go). The fixing commands are validated
-// with every other documented command (TestKubectlCommands).
-func TestRunbooks(t *testing.T) {
+// with every other documented command (TestDocumentedKubectlCommandsHoldAgainstAnAPIServer).
+func TestRunbookCommandsConfirmAndFixEachAlert(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
 	}

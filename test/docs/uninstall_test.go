@@ -66,13 +66,56 @@ func TestUninstallLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd, kube-apiserver and kube-controller-manager")
 	}
-	ops := readDoc(t, "docs/operations.md")
-	steps := map[string][][]string{}
-	for _, s := range []string{removeWebhook, removeSyncer, removeComponents} {
-		steps[s] = sectionKubectl(t, ops.section(t, s))
-	}
+	r := newUninstallRig(t)
+	t.Run("each_command_names_the_kinds_its_part_renders", r.checkCommandsNameRenderedKinds)
+	r.must(t, "apply", "--server-side", "-k", "uninstall")
+	writtenByTheInstallation(t, r.c, r.must)
+	removed := t.Run("remove_both", r.removeBoth)
+	t.Run("remove_the_syncer_alone", func(t *testing.T) {
+		if !removed {
+			t.Skip("installs again what remove_both removed")
+		}
+		r.removeSyncerAlone(t)
+	})
+}
 
-	w := newWorkspace(t)
+// uninstallRig is a cluster with garbage collection, the documented
+// removal commands and the installation's parts rendered in a workspace.
+type uninstallRig struct {
+	w        *workspace
+	c        *framework.Cluster
+	steps    map[string][][]string // section -> its kubectl commands
+	rendered map[string][]byte     // webhook, syncer, default, all -> YAML
+	dyn      dynamic.Interface
+	disc     discovery.DiscoveryInterface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newUninstallRig(t *testing.T) *uninstallRig {
+	t.Helper()
+	ops := readDoc(t, "docs/operations.md")
+	r := &uninstallRig{w: newWorkspace(t), steps: map[string][][]string{}}
+	for _, s := range []string{removeWebhook, removeSyncer, removeComponents} {
+		r.steps[s] = sectionKubectl(t, ops.section(t, s))
+	}
+	r.rendered = renderUninstallParts(t, r.w)
+	r.c = framework.New(t, framework.Options{ControllerManager: true})
+	r.must(t, "apply", "--server-side", "-f", filepath.Join(r.w.root, "test", "manifests", "testdata", "crds"))
+	r.must(t, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+	r.must(t, "create", "namespace", "kyma-system")
+	quiet := rest.CopyConfig(r.c.Config)
+	quiet.WarningHandler = rest.NoWarnings{} // deprecated kinds in the listing of every resource
+	r.dyn = dynamic.NewForConfigOrDie(quiet)
+	r.disc = discovery.NewDiscoveryClientForConfigOrDie(quiet)
+	r.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(r.disc))
+	return r
+}
+
+// renderUninstallParts writes uninstallOverlay into w and renders the
+// webhook's, the syncer's, the default and the whole installation into
+// <name>.yaml of w, and returns them by name.
+func renderUninstallParts(t *testing.T, w *workspace) map[string][]byte {
+	t.Helper()
 	overlay := filepath.Join(w.dir, "uninstall")
 	if err := os.MkdirAll(overlay, 0o755); err != nil {
 		t.Fatal(err)
@@ -91,146 +134,141 @@ func TestUninstallLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return rendered
+}
 
-	c := framework.New(t, framework.Options{ControllerManager: true})
-	kubectl := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, w.kubectl, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
-		cmd.Dir = w.dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
+func (r *uninstallRig) kubectl(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.w.kubectl, append([]string{"--kubeconfig", r.c.KubeconfigPath}, args...)...)
+	cmd.Dir = r.w.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func (r *uninstallRig) must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := r.kubectl(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	must := func(t *testing.T, args ...string) string {
-		t.Helper()
-		out, err := kubectl(args...)
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
+	return out
+}
+
+// neverAlone fails t where the MWC exists without the Service and the
+// Deployment it calls: the API server calls the webhook while the MWC
+// exists, so they must outlive it.
+func (r *uninstallRig) neverAlone(t *testing.T, after string) {
+	t.Helper()
+	if _, err := r.kubectl("get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration"); err != nil {
+		return
 	}
-	must(t, "apply", "--server-side", "-f", filepath.Join(w.root, "test", "manifests", "testdata", "crds"))
-	must(t, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-	must(t, "create", "namespace", "kyma-system")
-
-	quiet := rest.CopyConfig(c.Config)
-	quiet.WarningHandler = rest.NoWarnings{} // deprecated kinds in the listing of every resource
-	dyn := dynamic.NewForConfigOrDie(quiet)
-	disc := discovery.NewDiscoveryClientForConfigOrDie(quiet)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-
-	t.Run("each_command_names_the_kinds_its_part_renders", func(t *testing.T) {
-		webhook := kindsOf(t, rendered["webhook"], func(u *unstructured.Unstructured) bool {
-			return u.GetKind() != "MutatingWebhookConfiguration" // removed first, by name
-		})
-		syncer := kindsOf(t, rendered["syncer"], func(u *unstructured.Unstructured) bool {
-			// The check's namespace goes by name, and its objects with it.
-			return u.GetKind() != "Namespace" && u.GetNamespace() != "kim-snatch-check"
-		})
-		inDefault := map[string]bool{}
-		for _, id := range objectIDs(t, rendered["default"]) {
-			inDefault[id] = true
+	for _, obj := range []string{"service/snatch-webhook", "deployment/snatch-webhook"} {
+		if _, err := r.kubectl("-n", "kyma-system", "get", obj); err != nil {
+			t.Fatalf("after `%s` the MWC exists without %s", after, obj)
 		}
-		// What the components add, but for what the syncer's labels select.
-		components := kindsOf(t, rendered["all"], func(u *unstructured.Unstructured) bool {
-			return !inDefault[objectID(u)] && u.GetLabels()["app.kubernetes.io/name"] != "cabundle-syncer"
-		})
-		for section, want := range map[string]map[string]bool{removeWebhook: webhook, removeSyncer: syncer, removeComponents: components} {
-			byLabel := 0
-			for _, args := range steps[section] {
-				if !slices.ContainsFunc(args, func(a string) bool { return a == "-l" || strings.HasPrefix(a, "--selector") }) {
-					continue
-				}
-				byLabel++
-				compareSets(t, section+": kind", deletedKinds(t, mapper, args), want)
-			}
-			if byLabel != 1 {
-				t.Errorf("%s: %d commands delete by label, want 1", section, byLabel)
-			}
+	}
+}
+
+// run runs the commands of section, checking neverAlone after each.
+func (r *uninstallRig) run(t *testing.T, section string) {
+	t.Helper()
+	for _, args := range r.steps[section] {
+		line := "kubectl " + strings.Join(args, " ")
+		if out, err := r.kubectl(args...); err != nil {
+			t.Fatalf("%s: `%s`: %v\n%s", section, line, err, out)
 		}
+		r.neverAlone(t, line)
+	}
+}
+
+// checkCommandsNameRenderedKinds checks that each section's one command
+// that deletes by label names exactly the kinds its part renders.
+func (r *uninstallRig) checkCommandsNameRenderedKinds(t *testing.T) {
+	webhook := kindsOf(t, r.rendered["webhook"], func(u *unstructured.Unstructured) bool {
+		return u.GetKind() != "MutatingWebhookConfiguration" // removed first, by name
 	})
-
-	must(t, "apply", "--server-side", "-k", "uninstall")
-	writtenByTheInstallation(t, c, must)
-
-	// The API server calls the webhook while the MWC exists: the Service
-	// and the Deployment it calls must outlive it.
-	neverAlone := func(t *testing.T, after string) {
-		t.Helper()
-		if _, err := kubectl("get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration"); err != nil {
-			return
-		}
-		for _, obj := range []string{"service/snatch-webhook", "deployment/snatch-webhook"} {
-			if _, err := kubectl("-n", "kyma-system", "get", obj); err != nil {
-				t.Fatalf("after `%s` the MWC exists without %s", after, obj)
+	syncer := kindsOf(t, r.rendered["syncer"], func(u *unstructured.Unstructured) bool {
+		// The check's namespace goes by name, and its objects with it.
+		return u.GetKind() != "Namespace" && u.GetNamespace() != "kim-snatch-check"
+	})
+	inDefault := map[string]bool{}
+	for _, id := range objectIDs(t, r.rendered["default"]) {
+		inDefault[id] = true
+	}
+	// What the components add, but for what the syncer's labels select.
+	components := kindsOf(t, r.rendered["all"], func(u *unstructured.Unstructured) bool {
+		return !inDefault[objectID(u)] && u.GetLabels()["app.kubernetes.io/name"] != "cabundle-syncer"
+	})
+	for section, want := range map[string]map[string]bool{removeWebhook: webhook, removeSyncer: syncer, removeComponents: components} {
+		byLabel := 0
+		for _, args := range r.steps[section] {
+			if !slices.ContainsFunc(args, func(a string) bool { return a == "-l" || strings.HasPrefix(a, "--selector") }) {
+				continue
 			}
+			byLabel++
+			compareSets(t, section+": kind", deletedKinds(t, r.mapper, args), want)
+		}
+		if byLabel != 1 {
+			t.Errorf("%s: %d commands delete by label, want 1", section, byLabel)
 		}
 	}
-	run := func(t *testing.T, section string) {
-		t.Helper()
-		for _, args := range steps[section] {
-			line := "kubectl " + strings.Join(args, " ")
-			if out, err := kubectl(args...); err != nil {
-				t.Fatalf("%s: `%s`: %v\n%s", section, line, err, out)
-			}
-			neverAlone(t, line)
+}
+
+// removeBoth runs the three sections in order and checks that nothing of
+// the installation, nor anything it wrote, is left.
+func (r *uninstallRig) removeBoth(t *testing.T) {
+	// Dependents too: the Deployments' ReplicaSets and Pods, and the
+	// check Job's Pod, all labelled through the Pod templates.
+	for deadline := time.Now().Add(time.Minute); !dependentsExist(labelled(t, r.dyn, r.disc)); time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ReplicaSet and Pod of the installation after a minute: %v", labelled(t, r.dyn, r.disc))
 		}
 	}
+	r.run(t, removeWebhook)
+	if out := r.must(t, "get", "-f", "syncer.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, r.rendered["syncer"])) {
+		t.Fatalf("removing snatch-webhook removed objects of cabundle-syncer; left:\n%s", out)
+	}
+	r.run(t, removeSyncer)
+	r.run(t, removeComponents)
+	left := waitForNothingLeft(t, r.dyn, r.disc)
+	if len(left) > 0 {
+		t.Fatalf("left after the uninstall: %v", left)
+	}
+	if out := r.must(t, "get", "-f", "all.yaml", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Fatalf("objects of the installation left after the uninstall:\n%s", out)
+	}
+	for _, obj := range [][]string{
+		{"-n", "kyma-system", "get", "secret/kim-snatch-certificates", "lease/cabundle-syncer", "job/kim-snatch-check-now", "--ignore-not-found", "-o", "name"},
+		{"get", "namespace/kim-snatch-check", "--ignore-not-found", "-o", "name"},
+	} {
+		if out := r.must(t, obj...); strings.TrimSpace(out) != "" {
+			t.Fatalf("written by the installation and left after the uninstall:\n%s", out)
+		}
+	}
+}
 
-	removed := t.Run("remove_both", func(t *testing.T) {
-		// Dependents too: the Deployments' ReplicaSets and Pods, and the
-		// check Job's Pod, all labelled through the Pod templates.
-		for deadline := time.Now().Add(time.Minute); !dependentsExist(labelled(t, dyn, disc)); time.Sleep(time.Second) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no ReplicaSet and Pod of the installation after a minute: %v", labelled(t, dyn, disc))
-			}
-		}
-		run(t, removeWebhook)
-		if out := must(t, "get", "-f", "syncer.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, rendered["syncer"])) {
-			t.Fatalf("removing snatch-webhook removed objects of cabundle-syncer; left:\n%s", out)
-		}
-		run(t, removeSyncer)
-		run(t, removeComponents)
-		left := waitForNothingLeft(t, dyn, disc)
-		if len(left) > 0 {
-			t.Fatalf("left after the uninstall: %v", left)
-		}
-		if out := must(t, "get", "-f", "all.yaml", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
-			t.Fatalf("objects of the installation left after the uninstall:\n%s", out)
-		}
-		for _, obj := range [][]string{
-			{"-n", "kyma-system", "get", "secret/kim-snatch-certificates", "lease/cabundle-syncer", "job/kim-snatch-check-now", "--ignore-not-found", "-o", "name"},
-			{"get", "namespace/kim-snatch-check", "--ignore-not-found", "-o", "name"},
-		} {
-			if out := must(t, obj...); strings.TrimSpace(out) != "" {
-				t.Fatalf("written by the installation and left after the uninstall:\n%s", out)
-			}
-		}
-	})
-
-	t.Run("remove_the_syncer_alone", func(t *testing.T) {
-		if !removed {
-			t.Skip("installs again what remove_both removed")
-		}
-		must(t, "apply", "--server-side", "-k", "uninstall")
-		writtenByTheInstallation(t, c, must)
-		const bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" // stands in for the syncer's write
-		must(t, "patch", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "--type=json",
-			"-p", `[{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"`+bundle+`"}]`)
-		run(t, removeSyncer)
-		if out := must(t, "get", "-f", "webhook.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, rendered["webhook"])) {
-			t.Fatalf("removing cabundle-syncer removed objects of snatch-webhook; left:\n%s", out)
-		}
-		got := must(t, "get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
-		if got != bundle {
-			t.Fatalf("the caBundle after removing the syncer is %q, want %q as it was", got, bundle)
-		}
-		if out := must(t, "-n", "kyma-system", "get", "secret/kim-snatch-certificates", "-o", "name"); strings.TrimSpace(out) == "" {
-			t.Fatal("removing cabundle-syncer removed the webhook's Secret")
-		}
-	})
+// removeSyncerAlone installs again and checks that removing the syncer
+// leaves the webhook, its Secret and the MWC's caBundle as they are.
+func (r *uninstallRig) removeSyncerAlone(t *testing.T) {
+	r.must(t, "apply", "--server-side", "-k", "uninstall")
+	writtenByTheInstallation(t, r.c, r.must)
+	const bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" // stands in for the syncer's write
+	r.must(t, "patch", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "--type=json",
+		"-p", `[{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"`+bundle+`"}]`)
+	r.run(t, removeSyncer)
+	if out := r.must(t, "get", "-f", "webhook.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, r.rendered["webhook"])) {
+		t.Fatalf("removing cabundle-syncer removed objects of snatch-webhook; left:\n%s", out)
+	}
+	got := r.must(t, "get", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
+	if got != bundle {
+		t.Fatalf("the caBundle after removing the syncer is %q, want %q as it was", got, bundle)
+	}
+	if out := r.must(t, "-n", "kyma-system", "get", "secret/kim-snatch-certificates", "-o", "name"); strings.TrimSpace(out) == "" {
+		t.Fatal("removing cabundle-syncer removed the webhook's Secret")
+	}
 }
 
 // writtenByTheInstallation creates what a running installation writes

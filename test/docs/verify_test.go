@@ -9,6 +9,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // curlStub stands for curl in the documented commands: it serves each
@@ -58,7 +59,7 @@ func fencedBlock(t *testing.T, text, heading string) string {
 // before they install it pass on a release made and signed here, with its
 // image signed in a registry on loopback, and fail once one byte of a
 // downloaded file differs from what was signed.
-func TestDocumentedVerificationOfARelease(t *testing.T) {
+func TestDocumentedVerificationPassesAReleaseAndFailsATamperedFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes a release")
 	}
@@ -72,8 +73,47 @@ func TestDocumentedVerificationOfARelease(t *testing.T) {
 	}
 	block := fencedBlock(t, string(readme), verificationHeading)
 
-	// A release of snatch-webhook v0.1.0 from a clone, as the workflow
-	// makes it: the image pushed first, then make release with its digest.
+	repo := releaseInClone(t, kubectl)
+	stubs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stubs, "curl"), []byte(curlStub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tools.Cosign.Path(t), filepath.Join(stubs, "cosign")); err != nil {
+		t.Fatal(err)
+	}
+	verify := func() (string, error) {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), append(supplychain.OfflineEnv(),
+			"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"RELEASES="+filepath.Join(repo, "dist"),
+			"WEBHOOK_VERSION=v0.1.0", "SYNCER_VERSION=v0.1.0")...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := verify(); err != nil {
+		t.Fatalf("the documented verification of a signed release fails: %v\n%s", err, out)
+	}
+
+	installYAML := filepath.Join(repo, "dist", "snatch-webhook", "v0.1.0", "install.yaml")
+	b, err := os.ReadFile(installYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(installYAML, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := verify(); err == nil {
+		t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", out)
+	}
+}
+
+// releaseInClone makes a release of snatch-webhook v0.1.0 from a clone, as
+// the workflow makes it: the image pushed first, then make release with its
+// digest. It returns the clone.
+func releaseInClone(t *testing.T, kubectl string) string {
+	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	run := func(dir string, env []string, name string, args ...string) {
 		t.Helper()
@@ -99,38 +139,5 @@ func TestDocumentedVerificationOfARelease(t *testing.T) {
 	key := supplychain.ThrowawayKey(t)
 	run(repo, append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest),
 		"hack/release.sh", "snatch-webhook", "v0.1.0")
-
-	stubs := t.TempDir()
-	if err := os.WriteFile(filepath.Join(stubs, "curl"), []byte(curlStub), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(supplychain.Tool(t, supplychain.CosignEnv), filepath.Join(stubs, "cosign")); err != nil {
-		t.Fatal(err)
-	}
-	verify := func() (string, error) {
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
-		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), append(supplychain.OfflineEnv(),
-			"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"RELEASES="+filepath.Join(repo, "dist"),
-			"WEBHOOK_VERSION=v0.1.0", "SYNCER_VERSION=v0.1.0")...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := verify(); err != nil {
-		t.Fatalf("the documented verification of a signed release fails: %v\n%s", err, out)
-	}
-
-	installYAML := filepath.Join(repo, "dist", "snatch-webhook", "v0.1.0", "install.yaml")
-	b, err = os.ReadFile(installYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x01
-	if err := os.WriteFile(installYAML, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := verify(); err == nil {
-		t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", out)
-	}
+	return repo
 }

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -252,7 +250,7 @@ var restricted = map[string]string{
 // server-side apply as a dry-run, strict field validation, no warnings. The
 // namespace enforces the restricted profile, so the Deployments' templates
 // would draw PodSecurity warnings if they broke it.
-func TestServerSideDryRun(t *testing.T) {
+func TestAPIServerAcceptsEveryObjectStrictly(t *testing.T) {
 	env := apiServer(t)
 	env.namespace(t, namespace, restricted)
 	// A dry run creates no namespace: the check's objects need theirs.
@@ -358,135 +356,54 @@ func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
 	}
 }
 
-// The API server decides which Pods reach the webhook; this asks it. A copy
-// of the webhook configuration with failurePolicy Fail and no webhook behind
-// it rejects exactly the Pods it would send to the webhook, so a rejection
-// means "called" and an admission means "not called". An extra namespace
-// selector term confines the copy to this test's namespaces.
-func TestWebhookConfigurationSelectsOnlyKymaPods(t *testing.T) {
-	env := apiServer(t)
-	ctx := t.Context()
-	const runLabel = "kim-snatch.kyma-project.io/test-run"
-	objs := render(t, defaultInstall)
+// applyRBAC applies the ServiceAccounts and RBAC objects of objs.
+func applyRBAC(t *testing.T, env *apiEnv, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			if err := env.apply(t.Context(), o, false); err != nil {
+				t.Fatalf("%s: %v", id(o), err)
+			}
+		}
+	}
+}
 
-	var mwc admissionregistrationv1.MutatingWebhookConfiguration
-	typed(t, find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration), &mwc)
-	mwc.Name = "kim-snatch-selector-test-" + runID
-	mwc.Labels = nil
-	w := &mwc.Webhooks[0]
-	w.FailurePolicy = ptr(admissionregistrationv1.Fail)
-	w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions,
-		metav1.LabelSelectorRequirement{Key: runLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{runID}})
-	if _, err := env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &mwc, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create the test copy of the webhook configuration: %v", err)
+// checkCanCreateEvents checks that user may create Events through either
+// API; controller-runtime's recorders use one or the other.
+func checkCanCreateEvents(t *testing.T, user string, can func(*testing.T, authorizationv1.ResourceAttributes) bool) {
+	t.Helper()
+	core := can(t, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "events"})
+	events := can(t, authorizationv1.ResourceAttributes{Group: "events.k8s.io", Namespace: namespace, Verb: "create", Resource: "events"})
+	if !core && !events {
+		t.Fatalf("%s may not create Events in %s", user, namespace)
 	}
-	t.Cleanup(func() {
-		_ = env.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), mwc.Name, metav1.DeleteOptions{})
-	})
+}
 
-	managed, unmanaged := "kim-snatch-managed-"+runID, "kim-snatch-unmanaged-"+runID
-	env.namespace(t, managed, map[string]string{managedByLabel: "kyma", runLabel: runID})
-	env.namespace(t, unmanaged, map[string]string{runLabel: runID})
-	namespaces := []string{managed, unmanaged}
-	if !env.cluster.External() {
-		// kube-system with Kyma's label must still be skipped. Only on the
-		// test's own control plane: a real kube-system is left alone.
-		env.namespace(t, "kube-system", map[string]string{managedByLabel: "kyma", runLabel: runID})
-		namespaces = append(namespaces, "kube-system")
-	}
-	for _, ns := range namespaces {
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
-		if _, err := env.cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	webhookPod := deployment(t, objs, "snatch-webhook").Spec.Template.Labels
-	syncerPod := deployment(t, objs, "cabundle-syncer").Spec.Template.Labels
-
-	called := func(ctx context.Context, ns, node string, labels, annotations map[string]string) (bool, error) {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns, Labels: labels, Annotations: annotations},
-			Spec: corev1.PodSpec{
-				NodeName:                     node,
-				AutomountServiceAccountToken: ptr(false),
-				Containers:                   []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
-			},
-		}
-		_, err := env.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		switch {
-		case err == nil:
-			return false, nil
-		case strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", w.Name)):
-			return true, nil
-		default:
-			return false, err
-		}
-	}
-	// The API server picks up a new configuration within moments.
-	if err := eventually(ctx, 30*time.Second, func(ctx context.Context) error {
-		if ok, err := called(ctx, managed, "", nil, nil); !ok {
-			return fmt.Errorf("the webhook is not called for a plain Pod in %s (%v)", managed, err)
-		}
-		return nil
-	}); err != nil {
+// checkCannotGetMetrics checks that user may not get /metrics: the
+// metrics-reader role is for the scraper, and the base binds it to no one.
+func checkCannotGetMetrics(t *testing.T, env *apiEnv, user string, groups []string) {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups,
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"}}}
+	res, err := env.cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), sar, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	tests := []struct {
-		name        string
-		namespace   string
-		nodeName    string
-		labels      map[string]string
-		annotations map[string]string
-		wantCalled  bool
-	}{
-		{name: "pod_in_kyma_managed_namespace", namespace: managed, wantCalled: true},
-		{name: "pod_in_unmanaged_namespace", namespace: unmanaged},
-		{name: "pod_in_kube_system_labelled_managed", namespace: "kube-system"},
-		{name: "pod_opted_out", namespace: managed, labels: map[string]string{optOutLabel: "true"}},
-		{name: "pod_opt_out_false", namespace: managed, labels: map[string]string{optOutLabel: "false"}, wantCalled: true},
-		{name: "webhook_own_pod", namespace: managed, labels: webhookPod},
-		{name: "syncer_pod", namespace: managed, labels: syncerPod, wantCalled: true},
-		// A mirror Pod is bound to its node. The configuration has no
-		// matchCondition for it: the webhook is called and answers a bound
-		// Pod with no patch (test/bench's differential check shows the
-		// created mirror Pod unchanged).
-		{name: "mirror_pod", namespace: managed, nodeName: "node-1", annotations: map[string]string{corev1.MirrorPodAnnotationKey: "checksum"}, wantCalled: true},
-		{name: "pod_bound_to_a_node", namespace: managed, nodeName: "node-1", wantCalled: true},
-		{name: "pod_with_other_annotations", namespace: managed, annotations: map[string]string{"example.com/note": "x"}, wantCalled: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !slices.Contains(namespaces, tt.namespace) {
-				t.Skipf("namespace %s is not the test's own on an existing cluster", tt.namespace)
-			}
-			got, err := called(t.Context(), tt.namespace, tt.nodeName, tt.labels, tt.annotations)
-			if err != nil {
-				t.Fatalf("create Pod: %v", err)
-			}
-			if got != tt.wantCalled {
-				t.Fatalf("webhook called = %v, want %v", got, tt.wantCalled)
-			}
-		})
+	if res.Status.Allowed {
+		t.Errorf("%s may get /metrics: %s", user, res.Status.Reason)
 	}
 }
 
 // The syncer's RBAC, as the API server's authorizer sees it: exactly the one
 // Secret and the one webhook configuration, plus its Lease and Events.
-func TestSyncerRBAC(t *testing.T) {
+func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
 	env.namespace(t, namespace, nil)
 	env.namespace(t, checkNamespace, nil)
 	objs := render(t, syncerBase)
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
-			if err := env.apply(ctx, o, false); err != nil {
-				t.Fatalf("%s: %v", id(o), err)
-			}
-		}
-	}
+	applyRBAC(t, env, objs)
 	lease := flags(t, container(t, deployment(t, objs, "cabundle-syncer")))["leader-election-id"]
 	user := "system:serviceaccount:" + namespace + ":" + syncerServiceAccount
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
@@ -567,27 +484,6 @@ func TestSyncerRBAC(t *testing.T) {
 		})
 	}
 
-	// The syncer itself does not read metrics; the metrics-reader role is
-	// for the scraper, and the base binds it to no one.
-	t.Run("get_metrics", func(t *testing.T) {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups,
-			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"}}}
-		res, err := env.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Status.Allowed {
-			t.Errorf("%s may get /metrics: %s", user, res.Status.Reason)
-		}
-	})
-
-	// Events through either API; controller-runtime's recorders use one or
-	// the other.
-	t.Run("create_events", func(t *testing.T) {
-		core := can(t, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "events"})
-		events := can(t, authorizationv1.ResourceAttributes{Group: "events.k8s.io", Namespace: namespace, Verb: "create", Resource: "events"})
-		if !core && !events {
-			t.Fatalf("%s may not create Events in %s", user, namespace)
-		}
-	})
+	t.Run("get_metrics", func(t *testing.T) { checkCannotGetMetrics(t, env, user, groups) })
+	t.Run("create_events", func(t *testing.T) { checkCanCreateEvents(t, user, can) })
 }

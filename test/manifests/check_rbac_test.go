@@ -16,7 +16,7 @@ import (
 // namespace kim-snatch-check, for the admission item's dry run, where it may
 // change nothing that bounds such a Pod (docs/operations.md, "The check
 // identity").
-func TestCheckIdentityRBAC(t *testing.T) {
+func TestCheckIdentityReadsWhatCheckReadsAndCreatesOnlyCheckPods(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
 	env.namespace(t, namespace, nil)

@@ -131,7 +131,7 @@ func runConditions(t *testing.T, stdin string, args ...string) (conditions, erro
 // alert of the broken item holds. Here the metrics are written by hand from
 // docs/operations.md's meaning of each gauge, so the expected alert follows
 // from the break, not from the rules.
-func TestConditionsOfScrapedMetrics(t *testing.T) {
+func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 	rules := installRules(t)
 	at := time.Unix(1_800_000_000, 0).UTC()
 	dir := t.TempDir()

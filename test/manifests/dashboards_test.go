@@ -14,11 +14,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-)
 
-// DashboardsEnv names a prebuilt dashboards tool. Without it the tests
-// build hack/tools/dashboards themselves.
-const DashboardsEnv = "SNATCH_DASHBOARDS"
+	"github.com/kyma-project/kim-snatch/test/tools"
+)
 
 const (
 	dashboardsComponent = "deploy/components/dashboards"
@@ -46,11 +44,11 @@ var dashboardSeries = map[string]string{
 	"controller_runtime_reconcile_time_seconds_bucket":              "cabundle-syncer (controller-runtime)",
 }
 
-// dashboardsTool returns $SNATCH_DASHBOARDS, or a fresh build of
+// dashboardsTool returns the dashboards tool built from
 // hack/tools/dashboards (its own module, so the SDK stays out of go.mod).
 func dashboardsTool(t testing.TB) string {
 	t.Helper()
-	return toolBinary(t, DashboardsEnv, "dashboards")
+	return tools.Dashboards.Path(t)
 }
 
 // panelQuery is one query of one panel as `dashboards queries` lists it.
@@ -181,13 +179,9 @@ func TestDashboardQueriesWithoutDataFail(t *testing.T) {
 // byClause matches the label list of by (...) and on (...).
 var byClause = regexp.MustCompile(`\b(?:by|on)\s*\(([^)]*)\)`)
 
-// The dashboards name what exists: the metric names and labels of the
-// binaries' metrics as the code registers them, records of the shipped
-// rules, and the series of other components that docs/operations.md
-// lists; the pool they call the Kyma pool is the webhook's --worker-pool.
-func TestDashboardsNameWhatExists(t *testing.T) {
-	qs, _ := shippedQueries(t)
-	ours := codeMetricLabels(t)
+// shippedRecords returns the series that the shipped rules record.
+func shippedRecords(t *testing.T) map[string]bool {
+	t.Helper()
 	records := map[string]bool{}
 	for _, r := range alerts(t) {
 		if r.Record != "" {
@@ -201,6 +195,36 @@ func TestDashboardsNameWhatExists(t *testing.T) {
 			}
 		}
 	}
+	return records
+}
+
+// checkGroupsByKnownLabels checks that an aggregation of q over the
+// binaries' metrics groups by labels those metrics have.
+func checkGroupsByKnownLabels(t *testing.T, q panelQuery, ours map[string]map[string]bool, targetLabels []string) {
+	t.Helper()
+	known := map[string]bool{}
+	for _, s := range querySelectors(t, q) {
+		for l := range ours[s.Metric] {
+			known[l] = true
+		}
+	}
+	for _, m := range byClause.FindAllStringSubmatch(q.Template, -1) {
+		for l := range strings.SplitSeq(m[1], ",") {
+			if l = strings.TrimSpace(l); l != "" && !known[l] && !slices.Contains(targetLabels, l) {
+				t.Errorf("groups by %s, a label the code does not give %s", l, q.Template)
+			}
+		}
+	}
+}
+
+// The dashboards name what exists: the metric names and labels of the
+// binaries' metrics as the code registers them, records of the shipped
+// rules, and the series of other components that docs/operations.md
+// lists; the pool they call the Kyma pool is the webhook's --worker-pool.
+func TestDashboardsNameWhatExists(t *testing.T) {
+	qs, _ := shippedQueries(t)
+	ours := codeMetricLabels(t)
+	records := shippedRecords(t)
 	// Labels Prometheus gives every target, and the histogram bucket.
 	targetLabels := []string{"job", "namespace", "pod", "instance", "service", "endpoint", "container", "cluster", "le"}
 	pool := flags(t, container(t, deployment(t, render(t, defaultInstall), "snatch-webhook")))["worker-pool"]
@@ -242,21 +266,7 @@ func TestDashboardsNameWhatExists(t *testing.T) {
 			if !allOurs {
 				return
 			}
-			// Aggregations over the binaries' metrics group by labels
-			// those metrics have.
-			known := map[string]bool{}
-			for _, s := range querySelectors(t, q) {
-				for l := range ours[s.Metric] {
-					known[l] = true
-				}
-			}
-			for _, m := range byClause.FindAllStringSubmatch(q.Template, -1) {
-				for l := range strings.SplitSeq(m[1], ",") {
-					if l = strings.TrimSpace(l); l != "" && !known[l] && !slices.Contains(targetLabels, l) {
-						t.Errorf("groups by %s, a label the code does not give %s", l, q.Template)
-					}
-				}
-			}
+			checkGroupsByKnownLabels(t, q, ours, targetLabels)
 		})
 	}
 }

@@ -13,46 +13,36 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-)
 
-// DeschedulerPolicyEnv names the descheduler policy checker built from
-// hack/tools/descheduler (`make tools` puts it in bin/, and make exports
-// this variable).
-const DeschedulerPolicyEnv = "SNATCH_DESCHEDULER_POLICY"
+	"github.com/kyma-project/kim-snatch/test/tools"
+)
 
 const deschedulerExample = "deploy/examples/descheduler"
 
-// deschedulerPolicyTool returns the checker. Building it compiles the
-// descheduler (about two minutes on two cores), so a plain `go test` skips
-// these tests without it; under make, whose targets export the variable, a
-// missing checker is a failure.
+// deschedulerPolicyTool returns the checker built from
+// hack/tools/descheduler, which compiles the descheduler.
 func deschedulerPolicyTool(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv(DeschedulerPolicyEnv); p != "" {
-		return p
-	}
-	if os.Getenv("MAKELEVEL") != "" {
-		t.Fatalf("%s is unset under make: the Makefile must build and export it", DeschedulerPolicyEnv)
-	}
-	t.Skipf("%s is unset: build the checker with `GOWORK=off go -C hack/tools/descheduler build -o /tmp/descheduler-policy .` and set %s=/tmp/descheduler-policy, or run make", DeschedulerPolicyEnv, DeschedulerPolicyEnv)
-	return ""
+	return tools.DeschedulerPolicy.Path(t)
 }
 
 // deschedulerPolicy is what the checker prints for one file.
 type deschedulerPolicy struct {
-	File     string `json:"file"`
-	Profiles []struct {
-		Name    string                     `json:"name"`
-		Enabled map[string][]string        `json:"enabled"`
-		Args    map[string]json.RawMessage `json:"args"`
-	} `json:"profiles"`
+	File     string               `json:"file"`
+	Profiles []deschedulerProfile `json:"profiles"`
 }
 
-// The example policy decodes with the descheduler's own types and passes
-// its plugins' validation, and it does what docs/operations.md promises:
-// evict, by preferred node affinity only, Pods in the namespaces that the
-// webhook mutates, and nothing else.
-func TestDeschedulerExamplePolicy(t *testing.T) {
+// deschedulerProfile is one profile of a policy.
+type deschedulerProfile struct {
+	Name    string                     `json:"name"`
+	Enabled map[string][]string        `json:"enabled"`
+	Args    map[string]json.RawMessage `json:"args"`
+}
+
+// examplePolicyProfile runs the checker on the example policy and returns
+// its one profile.
+func examplePolicyProfile(t *testing.T) deschedulerProfile {
+	t.Helper()
 	tool := deschedulerPolicyTool(t)
 	path := filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml")
 	out, err := exec.Command(tool, path).Output()
@@ -70,7 +60,42 @@ func TestDeschedulerExamplePolicy(t *testing.T) {
 	if len(policies) != 1 || len(policies[0].Profiles) != 1 {
 		t.Fatalf("want one policy with one profile, got %s", out)
 	}
-	p := policies[0].Profiles[0]
+	return policies[0].Profiles[0]
+}
+
+// exampleEvictorNamespaces checks the example's DefaultEvictor args and
+// returns the selector of the namespaces where it evicts.
+func exampleEvictorNamespaces(t *testing.T, args json.RawMessage) labels.Selector {
+	t.Helper()
+	var evictor struct {
+		NamespaceLabelSelector *metav1.LabelSelector `json:"namespaceLabelSelector"`
+		NodeFit                bool                  `json:"nodeFit"`
+		PodProtections         struct {
+			DefaultDisabled []string `json:"defaultDisabled"`
+		} `json:"podProtections"`
+	}
+	if err := json.Unmarshal(args, &evictor); err != nil {
+		t.Fatal(err)
+	}
+	if !evictor.NodeFit {
+		t.Error("DefaultEvictor.nodeFit is off: Pods that fit nowhere else would be evicted in vain")
+	}
+	if len(evictor.PodProtections.DefaultDisabled) > 0 {
+		t.Errorf("DefaultEvictor disables default protections %v", evictor.PodProtections.DefaultDisabled)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(evictor.NamespaceLabelSelector)
+	if err != nil || evictor.NamespaceLabelSelector == nil {
+		t.Fatalf("DefaultEvictor.namespaceLabelSelector %v: %v", evictor.NamespaceLabelSelector, err)
+	}
+	return sel
+}
+
+// The example policy decodes with the descheduler's own types and passes
+// its plugins' validation, and it does what docs/operations.md promises:
+// evict, by preferred node affinity only, Pods in the namespaces that the
+// webhook mutates, and nothing else.
+func TestDeschedulerExampleEvictsOnlyMutatedPodsByAffinity(t *testing.T) {
+	p := examplePolicyProfile(t)
 	for point, enabled := range p.Enabled {
 		want := []string(nil)
 		if point == "deschedule" {
@@ -98,26 +123,7 @@ func TestDeschedulerExamplePolicy(t *testing.T) {
 		t.Errorf("nodeAffinityType %v, want only preferredDuringSchedulingIgnoredDuringExecution", affinity.NodeAffinityType)
 	}
 
-	var evictor struct {
-		NamespaceLabelSelector *metav1.LabelSelector `json:"namespaceLabelSelector"`
-		NodeFit                bool                  `json:"nodeFit"`
-		PodProtections         struct {
-			DefaultDisabled []string `json:"defaultDisabled"`
-		} `json:"podProtections"`
-	}
-	if err := json.Unmarshal(p.Args["DefaultEvictor"], &evictor); err != nil {
-		t.Fatal(err)
-	}
-	if !evictor.NodeFit {
-		t.Error("DefaultEvictor.nodeFit is off: Pods that fit nowhere else would be evicted in vain")
-	}
-	if len(evictor.PodProtections.DefaultDisabled) > 0 {
-		t.Errorf("DefaultEvictor disables default protections %v", evictor.PodProtections.DefaultDisabled)
-	}
-	sel, err := metav1.LabelSelectorAsSelector(evictor.NamespaceLabelSelector)
-	if err != nil || evictor.NamespaceLabelSelector == nil {
-		t.Fatalf("DefaultEvictor.namespaceLabelSelector %v: %v", evictor.NamespaceLabelSelector, err)
-	}
+	sel := exampleEvictorNamespaces(t, p.Args["DefaultEvictor"])
 	// The namespaces the webhook selects, from its configuration.
 	mwcSel, err := metav1.LabelSelectorAsSelector(mutatingWebhook(t).NamespaceSelector)
 	if err != nil {
@@ -137,7 +143,7 @@ func TestDeschedulerExamplePolicy(t *testing.T) {
 
 // The kustomization ships policy.yaml unchanged as the ConfigMap that the
 // descheduler's own manifests mount.
-func TestDeschedulerExampleConfigMap(t *testing.T) {
+func TestDeschedulerExampleShipsThePolicyUnchanged(t *testing.T) {
 	objs := render(t, deschedulerExample)
 	cm := find(t, objs, "ConfigMap", "descheduler-policy-configmap")
 	if cm.GetNamespace() != "kube-system" || len(objs) != 1 {

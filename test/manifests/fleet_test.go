@@ -167,7 +167,7 @@ func renderFleetShoot(t *testing.T) string {
 // Rendered with the label shoot, the fleet records keep every shoot apart
 // where two shoots' series meet in one Prometheus, even when the series
 // share a label cluster, and the rule checker accepts them.
-func TestFleetRecordsWithShoot(t *testing.T) {
+func TestFleetRecordsWithShootKeepShootsApart(t *testing.T) {
 	dir := renderFleetShoot(t)
 	if out, err := exec.Command(promrules(t), "check", filepath.Join(dir, "prometheusrule.yaml")).CombinedOutput(); err != nil {
 		t.Fatalf("promrules check: %v\n%s", err, out)
@@ -185,6 +185,30 @@ func TestFleetRecordsWithShoot(t *testing.T) {
 			t.Errorf("%s/rules.yaml has no promql_expr_test of %s", fleetShootDir, r.Record)
 		}
 	}
+}
+
+// fleetShootSeries returns the input series of the one test group of
+// rules.yaml in dir, as promrules eval reads them.
+func fleetShootSeries(t *testing.T, dir string) []byte {
+	t.Helper()
+	var tf struct {
+		Tests []struct {
+			Interval    string `json:"interval"`
+			InputSeries []any  `json:"input_series"`
+		} `json:"tests"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &tf); err != nil || len(tf.Tests) != 1 {
+		t.Fatalf("%s/rules.yaml: %v, %d test groups, want 1", fleetShootDir, err, len(tf.Tests))
+	}
+	series, err := yaml.Marshal(map[string]any{"interval": tf.Tests[0].Interval, "input_series": tf.Tests[0].InputSeries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return series
 }
 
 // Rendered with the label shoot, every query of the fleet dashboard
@@ -210,23 +234,7 @@ func TestFleetDashboardWithShootReturnsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tf struct {
-		Tests []struct {
-			Interval    string `json:"interval"`
-			InputSeries []any  `json:"input_series"`
-		} `json:"tests"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "rules.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &tf); err != nil || len(tf.Tests) != 1 {
-		t.Fatalf("%s/rules.yaml: %v, %d test groups, want 1", fleetShootDir, err, len(tf.Tests))
-	}
-	series, err := yaml.Marshal(map[string]any{"interval": tf.Tests[0].Interval, "input_series": tf.Tests[0].InputSeries})
-	if err != nil {
-		t.Fatal(err)
-	}
+	series := fleetShootSeries(t, dir)
 	seriesFile, queriesFile := filepath.Join(dir, "series.yaml"), filepath.Join(dir, "queries.json")
 	for name, data := range map[string][]byte{seriesFile: series, queriesFile: queries} {
 		if err := os.WriteFile(name, data, 0o600); err != nil {

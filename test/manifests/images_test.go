@@ -3,6 +3,7 @@ package manifests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // The images, each with its Dockerfile, binary and Deployment.
@@ -104,7 +107,10 @@ func (s stage) all(cmd string) []string {
 
 var distrolessStaticNonroot = regexp.MustCompile(`^gcr\.io/distroless/static(-debian\d+)?:nonroot(@sha256:[0-9a-f]{64})?$`)
 
-func TestDockerfiles(t *testing.T) {
+// Each Dockerfile builds with the shared build script and ships its binary
+// alone on distroless static, as the numeric non-root user its Deployment
+// runs as.
+func TestDockerfilesBuildWithTheScriptOntoDistrolessNonroot(t *testing.T) {
 	root := repoRoot(t)
 	for _, img := range images {
 		t.Run(img.name, func(t *testing.T) {
@@ -113,65 +119,83 @@ func TestDockerfiles(t *testing.T) {
 				t.Fatalf("%d stages, want a builder and the final image", len(stages))
 			}
 			builder, final := stages[0], stages[len(stages)-1]
-			for _, arg := range []string{"VERSION", "REVISION"} {
-				if !slices.ContainsFunc(builder.all("ARG"), func(a string) bool { return a == arg || strings.HasPrefix(a, arg+"=") }) {
-					t.Errorf("the builder has no ARG %s", arg)
-				}
-			}
-			if !slices.ContainsFunc(builder.all("RUN"), func(run string) bool { return strings.Contains(run, "REVISION=${REVISION} ") }) {
-				t.Errorf("no RUN in the builder passes REVISION=${REVISION} to %s", buildScript)
-			}
-
-			// The builder runs the shared build script for this binary with
-			// the VERSION build argument; the final stage copies its output.
-			re := regexp.MustCompile(`(^|\s)VERSION=\$\{?VERSION\}?\s.*\b(sh\s+)?` + regexp.QuoteMeta(buildScript) + `\s+` + regexp.QuoteMeta(img.binary) + `\s+(\S+)$`)
-			var outDir string
-			for _, run := range builder.all("RUN") {
-				if m := re.FindStringSubmatch(run); m != nil {
-					outDir = m[3]
-				}
-				if strings.Contains(run, "go build") {
-					t.Errorf("RUN %q calls go build itself; the flags belong in %s", run, buildScript)
-				}
-			}
-			if outDir == "" {
-				t.Fatalf("no RUN in the builder calls `VERSION=${VERSION} %s %s <dir>`; RUNs: %q", buildScript, img.binary, builder.all("RUN"))
-			}
-			wantCopy := fmt.Sprintf("--from=%s %s/%s /%s", builder.name, outDir, img.binary, img.binary)
-			if copies := final.all("COPY"); !slices.Equal(copies, []string{wantCopy}) {
-				t.Errorf("the final stage copies %q, want only %q", copies, wantCopy)
-			}
-
-			// Distroless static, non-root, no shell: nothing may need one.
-			if !distrolessStaticNonroot.MatchString(final.from) {
-				t.Errorf("final FROM %s, want gcr.io/distroless/static:nonroot", final.from)
-			}
-			if runs := final.all("RUN"); len(runs) > 0 {
-				t.Errorf("the final stage has RUN %q, but its base has no shell", runs)
-			}
-			var entrypoint []string
-			eps := final.all("ENTRYPOINT")
-			if len(eps) != 1 || json.Unmarshal([]byte(eps[0]), &entrypoint) != nil || !slices.Equal(entrypoint, []string{"/" + img.binary}) {
-				t.Errorf("ENTRYPOINT %q, want the exec form [\"/%s\"]: there is no shell", eps, img.binary)
-			}
-			if cmds := final.all("CMD"); len(cmds) > 0 {
-				t.Errorf("CMD %q; the Deployment passes the arguments", cmds)
-			}
-			users := final.all("USER")
-			if len(users) != 1 {
-				t.Fatalf("USER %q, want one numeric non-root USER", users)
-			}
-			uid, _, _ := strings.Cut(users[0], ":")
-			n, err := strconv.ParseInt(uid, 10, 64)
-			if err != nil || n == 0 {
-				t.Fatalf("USER %s, want a numeric non-root uid, so the kubelet can verify runAsNonRoot", users[0])
-			}
+			checkBuilderRunsBuildScript(t, builder, final, img.binary)
+			checkFinalStageIsDistroless(t, final, img.binary)
+			uid := checkNonrootUser(t, final)
 			pod := deployment(t, render(t, img.dir), img.binary).Spec.Template.Spec
-			if got := deref(pod.SecurityContext.RunAsUser); got != n {
-				t.Errorf("the Deployment runs as uid %d, the image as %d", got, n)
+			if got := deref(pod.SecurityContext.RunAsUser); got != uid {
+				t.Errorf("the Deployment runs as uid %d, the image as %d", got, uid)
 			}
 		})
 	}
+}
+
+// checkBuilderRunsBuildScript checks that the builder runs the shared build
+// script for binary with the VERSION and REVISION build arguments, and that
+// the final stage copies only its output.
+func checkBuilderRunsBuildScript(t *testing.T, builder, final stage, binary string) {
+	t.Helper()
+	for _, arg := range []string{"VERSION", "REVISION"} {
+		if !slices.ContainsFunc(builder.all("ARG"), func(a string) bool { return a == arg || strings.HasPrefix(a, arg+"=") }) {
+			t.Errorf("the builder has no ARG %s", arg)
+		}
+	}
+	if !slices.ContainsFunc(builder.all("RUN"), func(run string) bool { return strings.Contains(run, "REVISION=${REVISION} ") }) {
+		t.Errorf("no RUN in the builder passes REVISION=${REVISION} to %s", buildScript)
+	}
+	re := regexp.MustCompile(`(^|\s)VERSION=\$\{?VERSION\}?\s.*\b(sh\s+)?` + regexp.QuoteMeta(buildScript) + `\s+` + regexp.QuoteMeta(binary) + `\s+(\S+)$`)
+	var outDir string
+	for _, run := range builder.all("RUN") {
+		if m := re.FindStringSubmatch(run); m != nil {
+			outDir = m[3]
+		}
+		if strings.Contains(run, "go build") {
+			t.Errorf("RUN %q calls go build itself; the flags belong in %s", run, buildScript)
+		}
+	}
+	if outDir == "" {
+		t.Fatalf("no RUN in the builder calls `VERSION=${VERSION} %s %s <dir>`; RUNs: %q", buildScript, binary, builder.all("RUN"))
+	}
+	wantCopy := fmt.Sprintf("--from=%s %s/%s /%s", builder.name, outDir, binary, binary)
+	if copies := final.all("COPY"); !slices.Equal(copies, []string{wantCopy}) {
+		t.Errorf("the final stage copies %q, want only %q", copies, wantCopy)
+	}
+}
+
+// checkFinalStageIsDistroless checks that the final stage is distroless
+// static, non-root, with no shell: nothing may need one.
+func checkFinalStageIsDistroless(t *testing.T, final stage, binary string) {
+	t.Helper()
+	if !distrolessStaticNonroot.MatchString(final.from) {
+		t.Errorf("final FROM %s, want gcr.io/distroless/static:nonroot", final.from)
+	}
+	if runs := final.all("RUN"); len(runs) > 0 {
+		t.Errorf("the final stage has RUN %q, but its base has no shell", runs)
+	}
+	var entrypoint []string
+	eps := final.all("ENTRYPOINT")
+	if len(eps) != 1 || json.Unmarshal([]byte(eps[0]), &entrypoint) != nil || !slices.Equal(entrypoint, []string{"/" + binary}) {
+		t.Errorf("ENTRYPOINT %q, want the exec form [\"/%s\"]: there is no shell", eps, binary)
+	}
+	if cmds := final.all("CMD"); len(cmds) > 0 {
+		t.Errorf("CMD %q; the Deployment passes the arguments", cmds)
+	}
+}
+
+// checkNonrootUser returns the final stage's one numeric non-root uid, so
+// the kubelet can verify runAsNonRoot.
+func checkNonrootUser(t *testing.T, final stage) int64 {
+	t.Helper()
+	users := final.all("USER")
+	if len(users) != 1 {
+		t.Fatalf("USER %q, want one numeric non-root USER", users)
+	}
+	uid, _, _ := strings.Cut(users[0], ":")
+	n, err := strconv.ParseInt(uid, 10, 64)
+	if err != nil || n == 0 {
+		t.Fatalf("USER %s, want a numeric non-root uid, so the kubelet can verify runAsNonRoot", users[0])
+	}
+	return n
 }
 
 // buildBinary runs the build script as the Dockerfile does and returns the
@@ -179,21 +203,18 @@ func TestDockerfiles(t *testing.T) {
 // caller, decides.
 func buildBinary(t *testing.T, binary, version, revision string) string {
 	t.Helper()
-	root := repoRoot(t)
-	out := t.TempDir()
-	cmd := exec.Command("sh", buildScript, binary, out)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "VERSION="+version, "REVISION="+revision, "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", buildScript, binary, err, b)
+	out, err := process.Build(context.Background(), binary, t.TempDir(),
+		"VERSION="+version, "REVISION="+revision, "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
+	if err != nil {
+		t.Fatalf("%s %s: %v", buildScript, binary, err)
 	}
-	return filepath.Join(out, binary)
+	return out
 }
 
 // The binary the image ships is static, stripped, free of build paths, and
 // reports the version it was built with. It also accepts every argument its
 // Deployment passes.
-func TestImageBinaries(t *testing.T) {
+func TestImageBinariesAreStaticStrippedAndAcceptTheirArguments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds both binaries")
 	}

@@ -131,7 +131,7 @@ func forOf(t *testing.T, name string, rule map[string]any) time.Duration {
 
 // Every object of the overlay is accepted by the real API server, with
 // kyma-system enforcing the restricted profile as the overlay sets it.
-func TestKindOverlayServerSideDryRun(t *testing.T) {
+func TestAPIServerAcceptsTheKindOverlay(t *testing.T) {
 	env := apiServer(t)
 	env.warnings.take()
 	for _, o := range render(t, kindOverlay) {

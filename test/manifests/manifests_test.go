@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -49,15 +47,8 @@ const (
 	syncerServiceAccount = "cabundle-syncer"
 )
 
-// tempDirs are removed when the tests end; they hold tools built once per
-// test binary.
-var tempDirs []string
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range tempDirs {
-		_ = os.RemoveAll(dir)
-	}
 	if shared.cluster != nil {
 		if err := shared.cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop control plane:", err)
@@ -70,14 +61,12 @@ func TestMain(m *testing.M) {
 // repoRoot returns the repository root, found by walking up to go.mod.
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	root, err := repoRootE()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return root
 }
-
-func repoRootE() (string, error) { return tools.RepoRoot() }
 
 var renders sync.Map // kustomization dir -> renderResult
 
@@ -107,20 +96,9 @@ func render(t testing.TB, dir string) []*unstructured.Unstructured {
 }
 
 func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	kubectl, err := framework.Kubectl()
+	out, err := framework.Kustomize(dir)
 	if err != nil {
 		return nil, err
-	}
-	root, err := tools.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(kubectl, "kustomize", filepath.Join(root, dir))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("kubectl kustomize: %w: %s", err, stderr.String())
 	}
 	return decodeYAML(out)
 }

@@ -42,9 +42,11 @@ func TestMonitoringObjectsCarryTheSelectorLabel(t *testing.T) {
 	}
 }
 
-// The overlay of docs/operations.md sets the monitoring objects' labels
-// without touching any selector of the installation.
-func TestOverlaySetsMonitoringLabels(t *testing.T) {
+// writeMonitoringOverlay writes, under bin/ until t ends, an overlay of the
+// default installation that adds a label and changes the monitoring
+// objects' label, and returns its folder relative to the repository root.
+func writeMonitoringOverlay(t *testing.T) string {
+	t.Helper()
 	root := repoRoot(t)
 	dir, err := os.MkdirTemp(filepath.Join(root, "bin"), "overlay-")
 	if err != nil {
@@ -85,6 +87,13 @@ patches:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return relDir
+}
+
+// The overlay of docs/operations.md sets the monitoring objects' labels
+// without touching any selector of the installation.
+func TestOverlaySetsMonitoringLabels(t *testing.T) {
+	relDir := writeMonitoringOverlay(t)
 	objs := render(t, relDir)
 	base := render(t, defaultInstall)
 	if len(objs) != len(base) {
@@ -161,6 +170,44 @@ func renderOverlay(t *testing.T, body string) []*unstructured.Unstructured {
 	return render(t, relDir)
 }
 
+// checkPrometheusNetworkPolicy checks that the component's NetworkPolicy
+// admits Prometheus' Pods in promNamespace, and only them, to the metrics
+// port of both binaries.
+func checkPrometheusNetworkPolicy(t *testing.T, objs []*unstructured.Unstructured, promNamespace string) {
+	t.Helper()
+	var np networkingv1.NetworkPolicy
+	decode(t, one(t, objs, "NetworkPolicy", "kim-snatch-prometheus"), &np)
+	if np.Namespace != namespace {
+		t.Errorf("NetworkPolicy %s is in %q, want %s", np.Name, np.Namespace, namespace)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"snatch-webhook", "cabundle-syncer"} {
+		d := deployment(t, objs, name)
+		if !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			t.Errorf("NetworkPolicy %s does not select the Pods of %s", np.Name, name)
+		}
+		containerPort(t, container(t, d), "metrics")
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || len(np.Spec.Ingress[0].Ports) != 1 {
+		t.Fatalf("NetworkPolicy %s has ingress %+v, want one rule from one peer to one port", np.Name, np.Spec.Ingress)
+	}
+	rule := np.Spec.Ingress[0]
+	if p := rule.Ports[0].Port; p == nil || p.String() != "metrics" {
+		t.Errorf("NetworkPolicy %s admits port %v, want metrics only", np.Name, p)
+	}
+	peer := rule.From[0]
+	if peer.NamespaceSelector == nil || !reflect.DeepEqual(peer.NamespaceSelector.MatchLabels, map[string]string{"kubernetes.io/metadata.name": promNamespace}) || len(peer.NamespaceSelector.MatchExpressions) > 0 {
+		t.Errorf("NetworkPolicy %s admits namespaces %+v, want exactly %s, the ServiceAccount's", np.Name, peer.NamespaceSelector, promNamespace)
+	}
+	// What prometheus-operator puts on every Pod of a Prometheus.
+	if peer.PodSelector == nil || !reflect.DeepEqual(peer.PodSelector.MatchLabels, map[string]string{"app.kubernetes.io/name": "prometheus"}) {
+		t.Errorf("NetworkPolicy %s admits Pods %+v, want app.kubernetes.io/name=prometheus", np.Name, peer.PodSelector)
+	}
+}
+
 // The component binds the Prometheus ServiceAccount to the syncer's
 // metrics-reader ClusterRole and admits that Prometheus' Pods, in the same
 // namespace, to the metrics port of both binaries: by default
@@ -210,37 +257,7 @@ patches:
 				t.Errorf("the binding's subjects are %+v, want %+v", crb.Subjects, want)
 			}
 
-			var np networkingv1.NetworkPolicy
-			decode(t, one(t, objs, "NetworkPolicy", "kim-snatch-prometheus"), &np)
-			if np.Namespace != namespace {
-				t.Errorf("NetworkPolicy %s is in %q, want %s", np.Name, np.Namespace, namespace)
-			}
-			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range []string{"snatch-webhook", "cabundle-syncer"} {
-				d := deployment(t, objs, name)
-				if !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-					t.Errorf("NetworkPolicy %s does not select the Pods of %s", np.Name, name)
-				}
-				containerPort(t, container(t, d), "metrics")
-			}
-			if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || len(np.Spec.Ingress[0].Ports) != 1 {
-				t.Fatalf("NetworkPolicy %s has ingress %+v, want one rule from one peer to one port", np.Name, np.Spec.Ingress)
-			}
-			rule := np.Spec.Ingress[0]
-			if p := rule.Ports[0].Port; p == nil || p.String() != "metrics" {
-				t.Errorf("NetworkPolicy %s admits port %v, want metrics only", np.Name, p)
-			}
-			peer := rule.From[0]
-			if peer.NamespaceSelector == nil || !reflect.DeepEqual(peer.NamespaceSelector.MatchLabels, map[string]string{"kubernetes.io/metadata.name": tt.namespace}) || len(peer.NamespaceSelector.MatchExpressions) > 0 {
-				t.Errorf("NetworkPolicy %s admits namespaces %+v, want exactly %s, the ServiceAccount's", np.Name, peer.NamespaceSelector, tt.namespace)
-			}
-			// What prometheus-operator puts on every Pod of a Prometheus.
-			if peer.PodSelector == nil || !reflect.DeepEqual(peer.PodSelector.MatchLabels, map[string]string{"app.kubernetes.io/name": "prometheus"}) {
-				t.Errorf("NetworkPolicy %s admits Pods %+v, want app.kubernetes.io/name=prometheus", np.Name, peer.PodSelector)
-			}
+			checkPrometheusNetworkPolicy(t, objs, tt.namespace)
 
 			for _, b := range base {
 				if slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool { return id(o) == id(b) && nested(o, nil) != nested(b, nil) }) {

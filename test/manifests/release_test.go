@@ -44,74 +44,11 @@ func TestBasesReferenceNoMutableTag(t *testing.T) {
 	}
 }
 
-// make release, run as the README says in a clone of the repository: the
-// artefacts of one binary, pinned, checksummed and static; the refusals.
-func TestRelease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds four static binaries")
-	}
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := cloneForRelease(t)
-	key := supplychain.ThrowawayKey(t)
-	release := func(binary, version string, env ...string) (string, error) {
-		cmd := exec.Command("hack/release.sh", binary, version)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), append(append([]string{"KUBECTL=" + kubectl}, supplychain.ReleaseEnv(t, key)...), env...)...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-
-	t.Run("refuses", func(t *testing.T) {
-		for _, tt := range []struct {
-			name, binary, version, want string
-			setup, undo                 func()
-		}{
-			{name: "not_semver", binary: "snatch-webhook", version: "1.0", want: "is not semver"},
-			{name: "leading_zero", binary: "snatch-webhook", version: "v0.01.0", want: "is not semver"},
-			{name: "unknown_binary", binary: "operator", version: "v0.1.0", want: "unknown binary"},
-			{name: "no_changelog_section", binary: "snatch-webhook", version: "v9.9.9", want: "has no section '### v9.9.9'"},
-			{name: "changelog_section_only_headings", binary: "snatch-webhook", version: "v0.0.9", want: "is empty",
-				setup: func() { commitChangelogSection(t, repo, "snatch-webhook", "v0.0.9", changelogHeadings("")) },
-				undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
-			{name: "changelog_section_without_a_heading", binary: "cabundle-syncer", version: "v0.0.9", want: "no heading '#### Alerts'",
-				setup: func() {
-					commitChangelogSection(t, repo, "cabundle-syncer", "v0.0.9", strings.Replace(changelogHeadings("none"), "#### Alerts\n", "", 1))
-				},
-				undo: func() { git("reset", "-q", "--hard", "HEAD~1") }},
-			{name: "dirty_tree", binary: "snatch-webhook", version: "v0.1.0", want: "not clean",
-				setup: func() { writeFile(t, filepath.Join(repo, "stray.txt"), "x") },
-				undo:  func() { _ = os.Remove(filepath.Join(repo, "stray.txt")) }},
-			{name: "already_tagged", binary: "cabundle-syncer", version: "v0.1.0", want: "already tagged",
-				setup: func() { git("tag", "cabundle-syncer/v0.1.0") },
-				undo:  func() { git("tag", "-d", "cabundle-syncer/v0.1.0") }},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				if tt.setup != nil {
-					tt.setup()
-					defer tt.undo()
-				}
-				out, err := release(tt.binary, tt.version)
-				if err == nil || !strings.Contains(out, tt.want) {
-					t.Fatalf("release %s %s: err %v, output %q; want a failure saying %q", tt.binary, tt.version, err, out, tt.want)
-				}
-				if _, err := os.Stat(filepath.Join(repo, "dist", tt.binary, tt.version)); err == nil {
-					t.Errorf("a refused release wrote dist/%s/%s", tt.binary, tt.version)
-				}
-			})
-		}
-	})
-
+// make release, run as the README says in a clone of the repository,
+// writes the artefacts of one binary, pinned, checksummed, static and
+// signed, and leaves the other binary's dist/ alone.
+func TestReleaseWritesPinnedChecksummedSignedArtefacts(t *testing.T) {
+	r := newReleaser(t)
 	// The image of a release with DIGEST, as the workflow pushes it, and
 	// another one that the release must not sign, in a registry on loopback.
 	registry := supplychain.StartRegistry(t) + "/kyma-project/prod"
@@ -132,95 +69,27 @@ func TestRelease(t *testing.T) {
 			wantRef: registry + "/cabundle-syncer@" + digest, image: registry + "/cabundle-syncer"},
 	} {
 		t.Run(tt.binary, func(t *testing.T) {
-			otherBefore := treeHash(t, filepath.Join(repo, "dist", tt.other))
-			out, err := release(tt.binary, "v0.1.0", tt.env...)
+			otherBefore := treeHash(t, filepath.Join(r.repo, "dist", tt.other))
+			out, err := r.release(tt.binary, "v0.1.0", tt.env...)
 			if err != nil {
 				t.Fatalf("release: %v\n%s", err, out)
 			}
 			if !strings.Contains(out, "docker buildx build --platform linux/amd64,linux/arm64") || !strings.Contains(out, "--push") {
 				t.Errorf("the output does not give the multi-arch push command:\n%s", out)
 			}
-			dir := filepath.Join(repo, "dist", tt.binary, "v0.1.0")
+			dir := filepath.Join(r.repo, "dist", tt.binary, "v0.1.0")
 			for file, base := range tt.manifests {
-				assertPinnedManifest(t, filepath.Join(dir, file), filepath.Join(repo, base), tt.wantRef)
-				assertRunbooksAtTag(t, repo, filepath.Join(dir, file), tt.binary+"/v0.1.0")
+				assertPinnedManifest(t, filepath.Join(dir, file), filepath.Join(r.repo, base), tt.wantRef)
+				assertRunbooksAtTag(t, r.repo, filepath.Join(dir, file), tt.binary+"/v0.1.0")
 			}
-
-			sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
-			binaries := []string{tt.binary + "-linux-amd64", tt.binary + "-linux-arm64"}
-			if tt.binary == "cabundle-syncer" {
-				binaries = append(binaries, tt.binary+"-darwin-amd64", tt.binary+"-darwin-arm64")
-			}
-			wantFiles := []string{"cosign.pub"}
-			for _, b := range binaries {
-				wantFiles = append(wantFiles, b, b+".cdx.json")
-			}
-			for file := range tt.manifests {
-				wantFiles = append(wantFiles, file)
-			}
-			if tt.binary == "cabundle-syncer" {
-				wantFiles = append(wantFiles, "kim-snatch.yaml")
-				for _, p := range krewPlatforms {
-					wantFiles = append(wantFiles, "kubectl-kim_snatch-"+p+".tar.gz")
-				}
-			}
-			if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(wantFiles))) {
-				t.Errorf("SHA256SUMS lists %v, want %v", got, wantFiles)
-			}
-			for name, sum := range sums {
-				b, err := os.ReadFile(filepath.Join(dir, name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
-					t.Errorf("SHA256SUMS says %s for %s; the file hashes to %x", sum, name, h)
-				}
-			}
-			for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
-				f, err := elf.Open(filepath.Join(dir, tt.binary+"-linux-"+arch))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if f.Machine != machine {
-					t.Errorf("%s binary is for %v", arch, f.Machine)
-				}
-				for _, p := range f.Progs {
-					if p.Type == elf.PT_INTERP {
-						t.Errorf("%s binary asks for a dynamic loader: it is not static", arch)
-					}
-				}
-				_ = f.Close()
-			}
-
-			for arch, cpu := range map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64} {
-				f, err := macho.Open(filepath.Join(dir, tt.binary+"-darwin-"+arch))
-				if tt.binary != "cabundle-syncer" {
-					if err == nil {
-						t.Errorf("a release of %s writes a darwin binary", tt.binary)
-						_ = f.Close()
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if f.Cpu != cpu {
-					t.Errorf("darwin %s binary is for %v", arch, f.Cpu)
-				}
-				_ = f.Close()
-			}
+			binaries := releaseBinaries(tt.binary)
+			sums := assertReleaseSums(t, dir, releaseFiles(tt.binary, binaries, slices.Collect(maps.Keys(tt.manifests))))
+			assertStaticLinuxBinaries(t, dir, tt.binary)
+			assertDarwinBinaries(t, dir, tt.binary)
 			if tt.binary == "cabundle-syncer" {
 				assertKrewManifest(t, dir, "v0.1.0", sums)
 			}
-
-			notes, err := os.ReadFile(filepath.Join(dir, "RELEASE_NOTES.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			section := changelogSection(t, filepath.Join(repo, "CHANGELOG.md"), tt.binary, "v0.1.0")
-			if !strings.Contains(string(notes), section) || !strings.HasPrefix(string(notes), "# "+tt.binary+" v0.1.0") {
-				t.Errorf("RELEASE_NOTES.md:\n%s\nwant the title and the CHANGELOG section:\n%s", notes, section)
-			}
+			assertReleaseNotes(t, r.repo, dir, tt.binary)
 			// Each binary and SHA256SUMS, which covers every other file,
 			// verify against the release's key offline, and each binary's
 			// SBOM lists what the binary links.
@@ -231,13 +100,117 @@ func TestRelease(t *testing.T) {
 			if tt.image != "" {
 				assertImageSigned(t, dir, tt.image, digest, unsigned)
 			}
-			if got, want := readFile(t, filepath.Join(dir, "cosign.pub")), publicKey(t, key); got != want {
+			if got, want := readFile(t, filepath.Join(dir, "cosign.pub")), publicKey(t, r.key); got != want {
 				t.Errorf("the release's cosign.pub is not the signing key's public half:\n%s\nwant:\n%s", got, want)
 			}
-			if treeHash(t, filepath.Join(repo, "dist", tt.other)) != otherBefore {
+			if treeHash(t, filepath.Join(r.repo, "dist", tt.other)) != otherBefore {
 				t.Errorf("releasing %s changed dist/%s", tt.binary, tt.other)
 			}
 		})
+	}
+}
+
+// releaseBinaries are the binaries a release of binary writes: linux for
+// both, darwin too for the kubectl plugin's cabundle-syncer.
+func releaseBinaries(binary string) []string {
+	binaries := []string{binary + "-linux-amd64", binary + "-linux-arm64"}
+	if binary == "cabundle-syncer" {
+		binaries = append(binaries, binary+"-darwin-amd64", binary+"-darwin-arm64")
+	}
+	return binaries
+}
+
+// releaseFiles are the files SHA256SUMS of a release of binary lists.
+func releaseFiles(binary string, binaries, manifests []string) []string {
+	files := []string{"cosign.pub"}
+	for _, b := range binaries {
+		files = append(files, b, b+".cdx.json")
+	}
+	files = append(files, manifests...)
+	if binary == "cabundle-syncer" {
+		files = append(files, "kim-snatch.yaml")
+		for _, p := range krewPlatforms {
+			files = append(files, "kubectl-kim_snatch-"+p+".tar.gz")
+		}
+	}
+	return files
+}
+
+// assertReleaseSums checks that SHA256SUMS in dir lists exactly wantFiles,
+// each with its true hash, and returns the sums by file.
+func assertReleaseSums(t *testing.T, dir string, wantFiles []string) map[string]string {
+	t.Helper()
+	sums := readSums(t, filepath.Join(dir, "SHA256SUMS"))
+	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, slices.Sorted(slices.Values(wantFiles))) {
+		t.Errorf("SHA256SUMS lists %v, want %v", got, wantFiles)
+	}
+	for name, sum := range sums {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
+			t.Errorf("SHA256SUMS says %s for %s; the file hashes to %x", sum, name, h)
+		}
+	}
+	return sums
+}
+
+// assertStaticLinuxBinaries checks that the linux binaries are for their
+// architecture and ask for no dynamic loader.
+func assertStaticLinuxBinaries(t *testing.T, dir, binary string) {
+	t.Helper()
+	for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
+		f, err := elf.Open(filepath.Join(dir, binary+"-linux-"+arch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Machine != machine {
+			t.Errorf("%s binary is for %v", arch, f.Machine)
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("%s binary asks for a dynamic loader: it is not static", arch)
+			}
+		}
+		_ = f.Close()
+	}
+}
+
+// assertDarwinBinaries checks that only a release of cabundle-syncer writes
+// darwin binaries, each for its architecture.
+func assertDarwinBinaries(t *testing.T, dir, binary string) {
+	t.Helper()
+	for arch, cpu := range map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64} {
+		f, err := macho.Open(filepath.Join(dir, binary+"-darwin-"+arch))
+		if binary != "cabundle-syncer" {
+			if err == nil {
+				t.Errorf("a release of %s writes a darwin binary", binary)
+				_ = f.Close()
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Cpu != cpu {
+			t.Errorf("darwin %s binary is for %v", arch, f.Cpu)
+		}
+		_ = f.Close()
+	}
+}
+
+// assertReleaseNotes checks that RELEASE_NOTES.md has the title and the
+// CHANGELOG section of the release.
+func assertReleaseNotes(t *testing.T, repo, dir, binary string) {
+	t.Helper()
+	notes, err := os.ReadFile(filepath.Join(dir, "RELEASE_NOTES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := changelogSection(t, filepath.Join(repo, "CHANGELOG.md"), binary, "v0.1.0")
+	if !strings.Contains(string(notes), section) || !strings.HasPrefix(string(notes), "# "+binary+" v0.1.0") {
+		t.Errorf("RELEASE_NOTES.md:\n%s\nwant the title and the CHANGELOG section:\n%s", notes, section)
 	}
 }
 
@@ -277,29 +250,6 @@ func assertPinnedManifest(t *testing.T, path, base, wantRef string) {
 	if got, want := objectIDs(objs), objectIDs(want); !slices.Equal(got, want) {
 		t.Errorf("%s has objects %v, want those of %s: %v", file, got, base, want)
 	}
-}
-
-// cloneForRelease clones the repository at HEAD into a temporary directory
-// and gives each binary's Unreleased notes the version v0.1.0, as a release
-// commit would. Uncommitted changes of the work tree are not part of it.
-func cloneForRelease(t *testing.T) string {
-	t.Helper()
-	repo := filepath.Join(t.TempDir(), "repo")
-	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), repo).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
-	}
-	changelog := filepath.Join(repo, "CHANGELOG.md")
-	b, err := os.ReadFile(changelog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, changelog, strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0"))
-	cmd := exec.Command("git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "Release v0.1.0 of both")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
-	return repo
 }
 
 // changelogSection reads the lines under "### version" of "## binary", with
@@ -418,7 +368,7 @@ func treeHash(t *testing.T, dir string) string {
 // The overlay example of deploy/README.md renders over the release files
 // it lists, pins each binary to a release, and changes what it says it
 // changes.
-func TestOverlayExample(t *testing.T) {
+func TestOverlayExamplePinsReleasesAndChangesWhatItSays(t *testing.T) {
 	objs := renderExampleOverlay(t, "")
 	refs := imageRefs(objs)
 	if distinct := slices.Compact(slices.Sorted(slices.Values(refs))); len(distinct) != 2 {
@@ -534,39 +484,9 @@ func archiveFiles(t *testing.T, path string) map[string][]byte {
 	}
 }
 
-// changelogHeadings is a release's five headings, each followed by body.
-func changelogHeadings(body string) string {
-	var b strings.Builder
-	for _, h := range []string{"Flags", "Metrics", "Alerts", "Manifests", "Required steps"} {
-		fmt.Fprintf(&b, "#### %s\n\n%s\n", h, body)
-	}
-	return b.String()
-}
-
-// commitChangelogSection commits a section "### version" with text at the
-// top of binary's section of CHANGELOG.md in repo.
-func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
-	t.Helper()
-	path := filepath.Join(repo, "CHANGELOG.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	heading := "## " + binary + "\n"
-	if !bytes.Contains(b, []byte(heading)) {
-		t.Fatalf("CHANGELOG.md has no %q", heading)
-	}
-	writeFile(t, path, strings.Replace(string(b), heading, heading+"\n### "+version+"\n\n"+text+"\n", 1))
-	cmd := exec.Command("git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "CHANGELOG "+version)
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
-}
-
 // With the component its comment names, the overlay swaps Gardener's
 // Issuer and Certificate for cert-manager's and changes nothing else.
-func TestOverlayExampleWithCertManager(t *testing.T) {
+func TestOverlayExampleWithCertManagerSwapsOnlyTheCertificates(t *testing.T) {
 	plain := ids(renderExampleOverlay(t, ""))
 	objs := ids(renderExampleOverlay(t, "components:\n  - ../../components/cert-manager\n"))
 	want := slices.DeleteFunc(slices.Clone(plain), func(s string) bool { return slices.Contains(gardenerCertificate, s) })

@@ -12,24 +12,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kyma-project/kim-snatch/pkg/admission"
-	"github.com/kyma-project/kim-snatch/pkg/affinity"
-	"github.com/kyma-project/kim-snatch/pkg/serving"
-	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/metricdefs"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
-
-// PromrulesEnv names a prebuilt promrules binary (`make tools` puts one in
-// bin/). Without it the tests build hack/tools/promrules themselves.
-const PromrulesEnv = "SNATCH_PROMRULES"
 
 // externalSeries are the series of other components that the rules read,
 // each with the series whose absence an alert covers: the series itself,
@@ -91,26 +83,7 @@ func codeMetrics(t *testing.T) map[string]bool {
 // names the code gives it (le on a histogram's buckets).
 func codeMetricLabels(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	if _, err := admission.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := admission.RegisterPolicy(reg, affinity.DefaultPolicy()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := serving.NewCertMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := syncer.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := admission.RegisterBuildInfo(reg); err != nil {
-		t.Fatal(err)
-	}
-	if err := syncer.RegisterBuildInfo(reg); err != nil {
-		t.Fatal(err)
-	}
-	families, err := reg.Gather()
+	families, err := metricdefs.Registered()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,47 +109,11 @@ func codeMetricLabels(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
-// promrules returns the rule checker: $SNATCH_PROMRULES, or a fresh build of
-// hack/tools/promrules (its own module, so Prometheus stays out of go.mod).
+// promrules returns the rule checker built from hack/tools/promrules (its
+// own module, so Prometheus stays out of go.mod).
 func promrules(t testing.TB) string {
 	t.Helper()
-	return toolBinary(t, PromrulesEnv, "promrules")
-}
-
-// toolBuilds are the tools built by toolBinary, by name.
-var toolBuilds sync.Map
-
-// toolBinary returns the path in $env, or a fresh build, once per test
-// binary, of the module hack/tools/<name>, which is kept out of go.mod.
-func toolBinary(t testing.TB, env, name string) string {
-	t.Helper()
-	if p := os.Getenv(env); p != "" {
-		return p
-	}
-	v, _ := toolBuilds.LoadOrStore(name, sync.OnceValues(func() (string, error) {
-		dir, err := os.MkdirTemp("", name+"-")
-		if err != nil {
-			return "", err
-		}
-		tempDirs = append(tempDirs, dir)
-		root, err := repoRootE()
-		if err != nil {
-			return "", err
-		}
-		path := filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
-		cmd.Dir = filepath.Join(root, "hack", "tools", name)
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build hack/tools/%s: %w\n%s", name, err, out)
-		}
-		return path, nil
-	}))
-	path, err := v.(func() (string, error))()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tools.Promrules.Path(t)
 }
 
 // ruleFile writes the spec of a PrometheusRule, which is a Prometheus rule

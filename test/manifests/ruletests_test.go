@@ -24,13 +24,16 @@ const ruleTestDir = "testdata/rules"
 type ruleTestFile struct {
 	RuleFiles []string `json:"rule_files"`
 	Tests     []struct {
-		Name           string `json:"name"`
-		AlertRuleTests []struct {
-			EvalTime  string           `json:"eval_time"`
-			Alertname string           `json:"alertname"`
-			ExpAlerts []map[string]any `json:"exp_alerts"`
-		} `json:"alert_rule_test"`
+		Name           string          `json:"name"`
+		AlertRuleTests []alertRuleTest `json:"alert_rule_test"`
 	} `json:"tests"`
+}
+
+// alertRuleTest is one expectation of a test group.
+type alertRuleTest struct {
+	EvalTime  string           `json:"eval_time"`
+	Alertname string           `json:"alertname"`
+	ExpAlerts []map[string]any `json:"exp_alerts"`
 }
 
 func ruleTestFiles(t *testing.T, dir string) []string {
@@ -45,7 +48,7 @@ func ruleTestFiles(t *testing.T, dir string) []string {
 // Every alert of deploy/ is evaluated by Prometheus' rule engine on the
 // series of its broken item and on healthy series, and behaves as each
 // test file expects.
-func TestAlertRuleUnitTests(t *testing.T) {
+func TestAlertsFireOnBrokenSeriesAndStaySilentOnHealthy(t *testing.T) {
 	files := ruleTestFiles(t, ruleTestDir)
 	out, err := exec.Command(promrules(t), append([]string{"test"}, files...)...).CombinedOutput()
 	if err != nil {
@@ -56,18 +59,22 @@ func TestAlertRuleUnitTests(t *testing.T) {
 	}
 }
 
-// Each alert has a case in which it fires, at or after its `for` and not
-// before it on the same series, and one in which it stays silent; the test
-// files cover the PrometheusRules of deploy/.
-func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
-	root := repoRoot(t)
-	fires, silent := map[string]bool{}, map[string]bool{}
-	firesAt := map[string][]time.Duration{}
-	// windows[alert]: per test group (one set of series), the times at
-	// which the alert is expected silent and firing.
-	type window struct{ silent, fires []time.Duration }
-	windows := map[string][]window{}
-	var ruleFiles []string
+// ruleTestWindow is, for one alert in one test group (one set of series),
+// the times at which the alert is expected silent and firing.
+type ruleTestWindow struct{ silent, fires []time.Duration }
+
+// ruleTestSummary is what the rule unit tests expect of each alert, and
+// the rule files they load, relative to the repository root.
+type ruleTestSummary struct {
+	fires, silent map[string]bool
+	firesAt       map[string][]time.Duration
+	windows       map[string][]ruleTestWindow
+	ruleFiles     []string
+}
+
+func summarizeRuleTests(t *testing.T, root string) *ruleTestSummary {
+	t.Helper()
+	sum := &ruleTestSummary{fires: map[string]bool{}, silent: map[string]bool{}, firesAt: map[string][]time.Duration{}, windows: map[string][]ruleTestWindow{}}
 	for _, f := range ruleTestFiles(t, ruleTestDir) {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -87,34 +94,50 @@ func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ruleFiles = append(ruleFiles, filepath.ToSlash(rel))
+			sum.ruleFiles = append(sum.ruleFiles, filepath.ToSlash(rel))
 		}
 		for _, tg := range tf.Tests {
-			group := map[string]*window{}
-			for _, at := range tg.AlertRuleTests {
-				d, err := time.ParseDuration(at.EvalTime)
-				if err != nil {
-					t.Fatalf("%s, %q: eval_time %q: %v", f, tg.Name, at.EvalTime, err)
-				}
-				w := group[at.Alertname]
-				if w == nil {
-					w = &window{}
-					group[at.Alertname] = w
-				}
-				if len(at.ExpAlerts) == 0 {
-					silent[at.Alertname] = true
-					w.silent = append(w.silent, d)
-					continue
-				}
-				fires[at.Alertname] = true
-				firesAt[at.Alertname] = append(firesAt[at.Alertname], d)
-				w.fires = append(w.fires, d)
-			}
-			for name, w := range group {
-				windows[name] = append(windows[name], *w)
-			}
+			sum.addGroup(t, f, tg.Name, tg.AlertRuleTests)
 		}
 	}
+	return sum
+}
+
+// addGroup adds the expectations of one test group of file f.
+func (sum *ruleTestSummary) addGroup(t *testing.T, f, name string, tests []alertRuleTest) {
+	t.Helper()
+	group := map[string]*ruleTestWindow{}
+	for _, at := range tests {
+		d, err := time.ParseDuration(at.EvalTime)
+		if err != nil {
+			t.Fatalf("%s, %q: eval_time %q: %v", f, name, at.EvalTime, err)
+		}
+		w := group[at.Alertname]
+		if w == nil {
+			w = &ruleTestWindow{}
+			group[at.Alertname] = w
+		}
+		if len(at.ExpAlerts) == 0 {
+			sum.silent[at.Alertname] = true
+			w.silent = append(w.silent, d)
+			continue
+		}
+		sum.fires[at.Alertname] = true
+		sum.firesAt[at.Alertname] = append(sum.firesAt[at.Alertname], d)
+		w.fires = append(w.fires, d)
+	}
+	for alert, w := range group {
+		sum.windows[alert] = append(sum.windows[alert], *w)
+	}
+}
+
+// Each alert has a case in which it fires, at or after its `for` and not
+// before it on the same series, and one in which it stays silent; the test
+// files cover the PrometheusRules of deploy/.
+func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
+	root := repoRoot(t)
+	sum := summarizeRuleTests(t, root)
+	fires, silent, firesAt, windows, ruleFiles := sum.fires, sum.silent, sum.firesAt, sum.windows, sum.ruleFiles
 	deployed, err := filepath.Glob(filepath.Join(root, "deploy", "*", "prometheusrule.yaml"))
 	if err != nil || len(deployed) == 0 {
 		t.Fatalf("no deploy/*/prometheusrule.yaml (%v)", err)
@@ -147,7 +170,7 @@ func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 				t.Errorf("alert %s is expected to fire at %s, before its for (%s) has passed", r.Alert, at, forDur)
 			}
 		}
-		if !slices.ContainsFunc(windows[r.Alert], func(w window) bool {
+		if !slices.ContainsFunc(windows[r.Alert], func(w ruleTestWindow) bool {
 			return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
 				return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
 			})
@@ -182,14 +205,10 @@ func kubeStateMetricsLabel(key string) string {
 	return "label_" + regexp.MustCompile(`[^a-zA-Z0-9_]`).ReplaceAllString(key, "_")
 }
 
-// The placement rules name the pool the webhook prefers (its --worker-pool
-// and --pool-label-key), the namespaces its configuration selects, its
-// opt-out label, and the pool label in a Pod's own nodeSelector.
-func TestPlacementRulesFollowTheWebhook(t *testing.T) {
-	objs := render(t, defaultInstall)
-	f := flags(t, container(t, deployment(t, objs, "snatch-webhook")))
-	poolLabel := kubeStateMetricsLabel(f["pool-label-key"])
-	managedBy := kubeStateMetricsLabel(managedByLabel)
+// webhookManagedByValue returns the value of managedByLabel by which the
+// webhook configuration selects namespaces.
+func webhookManagedByValue(t *testing.T) string {
+	t.Helper()
 	var kymaNamespace string
 	for _, e := range mutatingWebhook(t).NamespaceSelector.MatchExpressions {
 		if e.Key == managedByLabel && len(e.Values) == 1 {
@@ -202,6 +221,18 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 	if kymaNamespace == "" {
 		t.Fatalf("the webhook configuration does not select namespaces by %s", managedByLabel)
 	}
+	return kymaNamespace
+}
+
+// The placement rules name the pool the webhook prefers (its --worker-pool
+// and --pool-label-key), the namespaces its configuration selects, its
+// opt-out label, and the pool label in a Pod's own nodeSelector.
+func TestPlacementRulesFollowTheWebhook(t *testing.T) {
+	objs := render(t, defaultInstall)
+	f := flags(t, container(t, deployment(t, objs, "snatch-webhook")))
+	poolLabel := kubeStateMetricsLabel(f["pool-label-key"])
+	managedBy := kubeStateMetricsLabel(managedByLabel)
+	kymaNamespace := webhookManagedByValue(t)
 	optOut := kubeStateMetricsLabel(optOutLabel)
 	// kube_pod_nodeselectors names a Pod's nodeSelector keys as
 	// kube_*_labels names labels, with the prefix nodeselector_.

@@ -117,6 +117,65 @@ func labelSelects(t testing.TB, sel *metav1.LabelSelector, podLabels map[string]
 	return sel != nil && !s.Empty() && s.Matches(labels.Set(podLabels))
 }
 
+// checkProbesAndMetricsPort checks the readiness and liveness probes on the
+// port --health-probe-bind-address opens, and the metrics port.
+func checkProbesAndMetricsPort(t *testing.T, c corev1.Container) {
+	t.Helper()
+	health := flagPort(t, c, "health-probe-bind-address")
+	for _, p := range []struct {
+		probe *corev1.Probe
+		path  string
+	}{{c.ReadinessProbe, "/readyz"}, {c.LivenessProbe, "/healthz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			t.Errorf("no HTTP probe for %s", p.path)
+			continue
+		}
+		if p.probe.HTTPGet.Path != p.path || containerPort(t, c, p.probe.HTTPGet.Port.String()) != health {
+			t.Errorf("probe %s:%s, want %s on port %d", p.probe.HTTPGet.Port.String(), p.probe.HTTPGet.Path, p.path, health)
+		}
+	}
+	if got, want := containerPort(t, c, "metrics"), flagPort(t, c, "metrics-bind-address"); got != want {
+		t.Errorf("container port metrics is %d, --metrics-bind-address opens %d", got, want)
+	}
+
+}
+
+// checkOnePDBKeepsAReplica checks that one PDB selects the Deployment's Pods
+// and lets a drain evict one replica and keeps another.
+func checkOnePDBKeepsAReplica(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.Deployment) {
+	t.Helper()
+	var pdbs []policyv1.PodDisruptionBudget
+	for _, o := range ofKind(objs, "PodDisruptionBudget") {
+		var pdb policyv1.PodDisruptionBudget
+		typed(t, o, &pdb)
+		if labelSelects(t, pdb.Spec.Selector, d.Spec.Template.Labels) {
+			pdbs = append(pdbs, pdb)
+		}
+	}
+	if len(pdbs) != 1 {
+		t.Fatalf("%d PodDisruptionBudgets select the Pods, want 1", len(pdbs))
+	}
+	replicas := int(deref(d.Spec.Replicas))
+	var maxUnavailable int
+	switch spec := pdbs[0].Spec; {
+	case spec.MaxUnavailable != nil:
+		v, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, replicas, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxUnavailable = v
+	case spec.MinAvailable != nil:
+		v, err := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, replicas, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxUnavailable = replicas - v
+	}
+	if maxUnavailable < 1 || replicas-maxUnavailable < 1 {
+		t.Errorf("the PDB allows %d of %d replicas to be disrupted, want at least one and not all", maxUnavailable, replicas)
+	}
+}
+
 func TestDeploymentsFollowTheContract(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -159,23 +218,7 @@ func TestDeploymentsFollowTheContract(t *testing.T) {
 				t.Error("readOnlyRootFilesystem is not true")
 			}
 
-			// Probes on the port --health-probe-bind-address opens.
-			health := flagPort(t, c, "health-probe-bind-address")
-			for _, p := range []struct {
-				probe *corev1.Probe
-				path  string
-			}{{c.ReadinessProbe, "/readyz"}, {c.LivenessProbe, "/healthz"}} {
-				if p.probe == nil || p.probe.HTTPGet == nil {
-					t.Errorf("no HTTP probe for %s", p.path)
-					continue
-				}
-				if p.probe.HTTPGet.Path != p.path || containerPort(t, c, p.probe.HTTPGet.Port.String()) != health {
-					t.Errorf("probe %s:%s, want %s on port %d", p.probe.HTTPGet.Port.String(), p.probe.HTTPGet.Path, p.path, health)
-				}
-			}
-			if got, want := containerPort(t, c, "metrics"), flagPort(t, c, "metrics-bind-address"); got != want {
-				t.Errorf("container port metrics is %d, --metrics-bind-address opens %d", got, want)
-			}
+			checkProbesAndMetricsPort(t, c)
 
 			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				if _, ok := c.Resources.Requests[r]; !ok {
@@ -199,37 +242,7 @@ func TestDeploymentsFollowTheContract(t *testing.T) {
 				t.Errorf("no topology spread over %s for the Deployment's Pods", corev1.LabelHostname)
 			}
 
-			// One PDB that lets a drain evict one replica and keeps another.
-			var pdbs []policyv1.PodDisruptionBudget
-			for _, o := range ofKind(objs, "PodDisruptionBudget") {
-				var pdb policyv1.PodDisruptionBudget
-				typed(t, o, &pdb)
-				if labelSelects(t, pdb.Spec.Selector, d.Spec.Template.Labels) {
-					pdbs = append(pdbs, pdb)
-				}
-			}
-			if len(pdbs) != 1 {
-				t.Fatalf("%d PodDisruptionBudgets select the Pods, want 1", len(pdbs))
-			}
-			replicas := int(deref(d.Spec.Replicas))
-			var maxUnavailable int
-			switch spec := pdbs[0].Spec; {
-			case spec.MaxUnavailable != nil:
-				v, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, replicas, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				maxUnavailable = v
-			case spec.MinAvailable != nil:
-				v, err := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, replicas, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				maxUnavailable = replicas - v
-			}
-			if maxUnavailable < 1 || replicas-maxUnavailable < 1 {
-				t.Errorf("the PDB allows %d of %d replicas to be disrupted, want at least one and not all", maxUnavailable, replicas)
-			}
+			checkOnePDBKeepsAReplica(t, objs, d)
 		})
 	}
 }
@@ -335,7 +348,7 @@ func TestSyncerPointsAtTheSecretAndTheWebhookConfiguration(t *testing.T) {
 
 // The NetworkPolicies let Prometheus (and, for the webhook, the API server)
 // in, and only on the ports that exist.
-func TestNetworkPolicies(t *testing.T) {
+func TestNetworkPoliciesAdmitScrapersOnlyOnExistingPorts(t *testing.T) {
 	tests := []struct {
 		name        string
 		dir         string
@@ -391,7 +404,7 @@ func TestNetworkPolicies(t *testing.T) {
 // The syncer's /metrics is scraped over HTTPS with the scraper's token, which
 // it checks against the API server; the webhook, which has no API access,
 // stays plain HTTP behind its NetworkPolicy.
-func TestMetricsScraping(t *testing.T) {
+func TestSyncerMetricsNeedATokenWhileWebhookMetricsStayPlain(t *testing.T) {
 	tests := []struct {
 		name       string
 		dir        string

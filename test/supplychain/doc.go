@@ -1,6 +1,6 @@
 // Package supplychain gives the tests of test/manifests and test/docs what a
-// signed release needs: cosign (bin/cosign, named by $SNATCH_COSIGN) run
-// offline, a throwaway signing key, and an image registry on loopback.
+// signed release needs: cosign (tools.Cosign) run offline, a throwaway
+// signing key, and an image registry on loopback.
 //
 // The registry is go-containerregistry's in-memory registry
 // (pkg/registry), served in the test process: releases sign their image by

@@ -15,24 +15,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-)
 
-// The tools of a release, which the Makefile builds into bin/ and names in
-// these variables.
-const (
-	CosignEnv         = "SNATCH_COSIGN"
-	CycloneDXGomodEnv = "SNATCH_CYCLONEDX_GOMOD"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
-
-// Tool returns the path in env, and fails the test where it is unset.
-func Tool(t testing.TB, env string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		t.Fatalf("%s is not set; make test builds the tool into bin/ and sets it", env)
-	}
-	return p
-}
 
 // OfflineEnv keeps cosign on this machine: it asks the Sigstore TUF
 // repository for a trusted root even when it verifies with a key, so every
@@ -46,7 +31,7 @@ func OfflineEnv() []string {
 // Cosign runs cosign offline in dir and returns its combined output.
 func Cosign(t testing.TB, dir string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(Tool(t, CosignEnv), args...)
+	cmd := exec.Command(tools.Cosign.Path(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), OfflineEnv()...)
 	out, err := cmd.CombinedOutput()
@@ -70,8 +55,8 @@ func ThrowawayKey(t testing.TB) string {
 func ReleaseEnv(t testing.TB, key string) []string {
 	t.Helper()
 	return append([]string{
-		"COSIGN=" + Tool(t, CosignEnv),
-		"CYCLONEDX_GOMOD=" + Tool(t, CycloneDXGomodEnv),
+		"COSIGN=" + tools.Cosign.Path(t),
+		"CYCLONEDX_GOMOD=" + tools.CycloneDXGomod.Path(t),
 		"COSIGN_KEY=" + key,
 	}, OfflineEnv()...)
 }

@@ -1,0 +1,150 @@
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/supplychain"
+)
+
+// The tests of hack/release.sh: this file drives it and holds its refusals,
+// release_test.go what a release writes.
+
+// releaser runs hack/release.sh in a clone of the repository, with the
+// tools and a throwaway key, as make release does.
+type releaser struct {
+	repo string
+	key  string
+	env  []string // KUBECTL, the tools and the key
+}
+
+func newReleaser(t *testing.T) *releaser {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds four static binaries")
+	}
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := supplychain.ThrowawayKey(t)
+	env := append([]string{"KUBECTL=" + kubectl}, supplychain.ReleaseEnv(t, key)...)
+	return &releaser{repo: cloneForRelease(t), key: key, env: env}
+}
+
+// release runs hack/release.sh binary version with env added, and returns
+// its combined output.
+func (r *releaser) release(binary, version string, env ...string) (string, error) {
+	cmd := exec.Command("hack/release.sh", binary, version)
+	cmd.Dir = r.repo
+	cmd.Env = append(append(os.Environ(), r.env...), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// gitIn runs git in repo as the release test's committer.
+func gitIn(t *testing.T, repo string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// make release refuses a bad version, an unknown binary, a missing or
+// incomplete CHANGELOG section, a dirty tree and a released tag, and writes
+// nothing to dist/ then.
+func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
+	r := newReleaser(t)
+	repo := r.repo
+	git := func(args ...string) { gitIn(t, repo, args...) }
+	for _, tt := range []struct {
+		name, binary, version, want string
+		setup, undo                 func()
+	}{
+		{name: "not_semver", binary: "snatch-webhook", version: "1.0", want: "is not semver"},
+		{name: "leading_zero", binary: "snatch-webhook", version: "v0.01.0", want: "is not semver"},
+		{name: "unknown_binary", binary: "operator", version: "v0.1.0", want: "unknown binary"},
+		{name: "no_changelog_section", binary: "snatch-webhook", version: "v9.9.9", want: "has no section '### v9.9.9'"},
+		{name: "changelog_section_only_headings", binary: "snatch-webhook", version: "v0.0.9", want: "is empty",
+			setup: func() { commitChangelogSection(t, repo, "snatch-webhook", "v0.0.9", changelogHeadings("")) },
+			undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
+		{name: "changelog_section_without_a_heading", binary: "cabundle-syncer", version: "v0.0.9", want: "no heading '#### Alerts'",
+			setup: func() {
+				commitChangelogSection(t, repo, "cabundle-syncer", "v0.0.9", strings.Replace(changelogHeadings("none"), "#### Alerts\n", "", 1))
+			},
+			undo: func() { git("reset", "-q", "--hard", "HEAD~1") }},
+		{name: "dirty_tree", binary: "snatch-webhook", version: "v0.1.0", want: "not clean",
+			setup: func() { writeFile(t, filepath.Join(repo, "stray.txt"), "x") },
+			undo:  func() { _ = os.Remove(filepath.Join(repo, "stray.txt")) }},
+		{name: "already_tagged", binary: "cabundle-syncer", version: "v0.1.0", want: "already tagged",
+			setup: func() { git("tag", "cabundle-syncer/v0.1.0") },
+			undo:  func() { git("tag", "-d", "cabundle-syncer/v0.1.0") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.setup != nil {
+				tt.setup()
+				defer tt.undo()
+			}
+			out, err := r.release(tt.binary, tt.version)
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Fatalf("release %s %s: err %v, output %q; want a failure saying %q", tt.binary, tt.version, err, out, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "dist", tt.binary, tt.version)); err == nil {
+				t.Errorf("a refused release wrote dist/%s/%s", tt.binary, tt.version)
+			}
+		})
+	}
+}
+
+// cloneForRelease clones the repository at HEAD into a temporary directory
+// and gives each binary's Unreleased notes the version v0.1.0, as a release
+// commit would. Uncommitted changes of the work tree are not part of it.
+func cloneForRelease(t *testing.T) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), repo).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	changelog := filepath.Join(repo, "CHANGELOG.md")
+	b, err := os.ReadFile(changelog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, changelog, strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0"))
+	gitIn(t, repo, "commit", "-qam", "Release v0.1.0 of both")
+	return repo
+}
+
+// changelogHeadings is a release's five headings, each followed by body.
+func changelogHeadings(body string) string {
+	var b strings.Builder
+	for _, h := range []string{"Flags", "Metrics", "Alerts", "Manifests", "Required steps"} {
+		fmt.Fprintf(&b, "#### %s\n\n%s\n", h, body)
+	}
+	return b.String()
+}
+
+// commitChangelogSection commits a section "### version" with text at the
+// top of binary's section of CHANGELOG.md in repo.
+func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
+	t.Helper()
+	path := filepath.Join(repo, "CHANGELOG.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := "## " + binary + "\n"
+	if !bytes.Contains(b, []byte(heading)) {
+		t.Fatalf("CHANGELOG.md has no %q", heading)
+	}
+	writeFile(t, path, strings.Replace(string(b), heading, heading+"\n### "+version+"\n\n"+text+"\n", 1))
+	gitIn(t, repo, "commit", "-qam", "CHANGELOG "+version)
+}
