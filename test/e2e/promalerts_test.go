@@ -20,6 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // An alert of a break, followed through the real Prometheus stack of
@@ -447,7 +448,7 @@ func alertName(a promv1.Alert) string { return string(a.Labels[model.AlertNameLa
 // shippedAlertFor returns each alert's `for` in deploy/default.
 func shippedAlertFor(t *testing.T) map[string]string {
 	t.Helper()
-	rendered, err := stack.Kustomize("default")
+	rendered, err := framework.Kustomize("deploy/default")
 	if err != nil {
 		t.Fatal(err)
 	}

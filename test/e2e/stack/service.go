@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // ServiceName is the Service of deploy/webhook that the
@@ -28,7 +30,7 @@ type WebhookManifests struct {
 // RenderWebhookManifests renders deploy/webhook with kubectl kustomize and
 // returns its MutatingWebhookConfiguration and the Service it calls.
 func RenderWebhookManifests() (*WebhookManifests, error) {
-	out, err := Kustomize("webhook")
+	out, err := framework.Kustomize("deploy/webhook")
 	if err != nil {
 		return nil, err
 	}
