@@ -63,17 +63,27 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 		t.Skip("starts a control plane")
 	}
 	c := framework.New(t, framework.Options{AggregatorRouting: true})
-	ctx := t.Context()
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = rest.NoWarnings{} // FQDN EndpointSlices are deprecated
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	must(t, stack.CreateNamespace(ctx, cs, ns, true))
+	must(t, stack.CreateNamespace(t.Context(), cs, ns, true))
 	install(t, cfg, func(kind string) bool { return kind != "Certificate" }) // its CRD is not installed here
 	dir := t.TempDir()
 	issuer := certtest.Options{DNSNames: []string{kimsnatch.WebhookServiceName + "." + ns + ".svc"}}
 
-	// No Node of the Kyma pool: Pods are annotated instead. Nothing is
-	// served before a certificate is loaded.
+	first := checkFallbackAnnotatesWithoutKymaNodes(t, cs, dir, issuer)
+	k := checkStartForcesTheCABundleBack(t, c, cs, dir, issuer, first)
+	checkTermAppendedToEveryAffinity(t, cs)
+	checkRotationIsLoadedAndApplied(t, cs, k, dir, issuer)
+	checkFailedLoadRestartsAndApplies(t, cfg, cs, k, dir, issuer)
+}
+
+// checkFallbackAnnotatesWithoutKymaNodes starts the stand-in with no Node
+// of the Kyma pool: Pods are annotated instead. Nothing is served before a
+// certificate is loaded. It returns the certificate loaded, and leaves the
+// stand-in stopped.
+func checkFallbackAnnotatesWithoutKymaNodes(t *testing.T, cs kubernetes.Interface, dir string, issuer certtest.Options) *certtest.Cert {
+	t.Helper()
 	k := start(t, cs, dir)
 	if !k.Fallback() || k.Loads() != 0 {
 		t.Fatalf("fallback = %v, loads = %d before any certificate", k.Fallback(), k.Loads())
@@ -92,15 +102,22 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	}
 	pod = newPod(nil)
 	pod.Annotations = map[string]string{"a": "b"}
-	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{})
 	must(t, err)
 	if len(pod.Annotations) != 2 || pod.Annotations[kimsnatch.PoolLabel] != framework.KymaPool {
 		t.Fatalf("fallback Pod with an annotation: annotations %v", pod.Annotations)
 	}
 	k.Stop()
+	return first
+}
 
-	// Another manager writes the caBundle; the next start forces it back.
-	_, err = c.CreateNodes(ctx, framework.KymaPool, 1)
+// checkStartForcesTheCABundleBack adds a Node of the Kyma pool and lets
+// another manager write the caBundle; the next start forces it back to
+// current. It returns the stand-in started, serving the term.
+func checkStartForcesTheCABundleBack(t *testing.T, c *framework.Cluster, cs kubernetes.Interface, dir string, issuer certtest.Options, current *certtest.Cert) *kimsnatch.KimSnatch {
+	t.Helper()
+	ctx := t.Context()
+	_, err := c.CreateNodes(ctx, framework.KymaPool, 1)
 	must(t, err)
 	foreign := certtest.MustCA(t, issuer)
 	ac := admissionregistrationv1ac.MutatingWebhookConfiguration(kimsnatch.DefaultWebhookConfigName).WithWebhooks(
@@ -108,15 +125,20 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 			admissionregistrationv1ac.WebhookClientConfig().WithCABundle(foreign.CertPEM...)))
 	_, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "intruder", Force: true})
 	must(t, err)
-	k = start(t, cs, dir)
+	k := start(t, cs, dir)
 	if k.Fallback() || k.Loads() != 1 || k.Applies() != 1 {
 		t.Fatalf("fallback = %v, loads = %d, applies = %d after start", k.Fallback(), k.Loads(), k.Applies())
 	}
-	checkMWC(t, cs, first.CertPEM)
+	checkMWC(t, cs, current.CertPEM)
 	route(t, cs, k.Addr())
 	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
+	return k
+}
 
-	// The term is appended to every shape of affinity, also next to itself.
+// checkTermAppendedToEveryAffinity checks that the term is appended to
+// every shape of affinity, also next to itself.
+func checkTermAppendedToEveryAffinity(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
 	other := corev1.PreferredSchedulingTerm{Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
 		{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}}}
 	for name, affinity := range map[string]*corev1.Affinity{
@@ -126,7 +148,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 		"another preferred":      {NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{other}}},
 		"the term already there": {NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{kymaTerm()}}},
 	} {
-		got, err := cs.CoreV1().Pods(ns).Create(ctx, newPod(affinity), metav1.CreateOptions{})
+		got, err := cs.CoreV1().Pods(ns).Create(t.Context(), newPod(affinity), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -142,16 +164,24 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 			t.Errorf("%s: affinity = %+v, want %+v", name, got.Spec.Affinity, want)
 		}
 	}
+}
 
-	// A new certificate: loaded, served, and written alone to the MWC.
+// checkRotationIsLoadedAndApplied projects a new certificate: it is loaded,
+// served, and written alone to the MWC.
+func checkRotationIsLoadedAndApplied(t *testing.T, cs kubernetes.Interface, k *kimsnatch.KimSnatch, dir string, issuer certtest.Options) {
+	t.Helper()
 	second := project(t, issuer, dir)
 	waitFor(t, "the rotation's apply", func() bool { return k.Loads() == 2 && k.Applies() == 2 })
 	checkMWC(t, cs, second.CertPEM)
 	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
+}
 
-	// Without the MWC a load fails: the old binary exited, and wrote the
-	// MWC at its restart once the MWC was back.
-	must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, kimsnatch.DefaultWebhookConfigName, metav1.DeleteOptions{}))
+// checkFailedLoadRestartsAndApplies deletes the MWC, so a load fails: the
+// old binary exited, and wrote the MWC at its restart once the MWC was
+// back.
+func checkFailedLoadRestartsAndApplies(t *testing.T, cfg *rest.Config, cs kubernetes.Interface, k *kimsnatch.KimSnatch, dir string, issuer certtest.Options) {
+	t.Helper()
+	must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(t.Context(), kimsnatch.DefaultWebhookConfigName, metav1.DeleteOptions{}))
 	third := project(t, issuer, dir)
 	waitFor(t, "a failed load", func() bool { return k.Restarts() > 0 })
 	install(t, cfg, func(kind string) bool { return kind == "MutatingWebhookConfiguration" })

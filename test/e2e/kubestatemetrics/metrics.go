@@ -53,74 +53,105 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
-	for _, n := range nodes.Items {
-		series(&b, "kube_node_labels", 1, allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name)
-	}
+	writeNodeLabels(&b, nodes.Items)
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
-	for _, ns := range namespaces.Items {
-		series(&b, "kube_namespace_labels", 1, allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name)
-	}
+	writeNamespaceLabels(&b, namespaces.Items)
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_pod_info gauge")
-	for _, p := range pods.Items {
-		kind, name := "<none>", "<none>"
-		if ref := metav1.GetControllerOf(&p); ref != nil {
-			kind, name = ref.Kind, ref.Name
-		}
-		series(&b, "kube_pod_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
-			"node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name)
-	}
-	fmt.Fprintln(&b, "# TYPE kube_pod_status_phase gauge")
-	for _, p := range pods.Items {
-		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
-			v := 0
-			if p.Status.Phase == phase {
-				v = 1
-			}
-			series(&b, "kube_pod_status_phase", v, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID), "phase", string(phase))
-		}
-	}
-	fmt.Fprintln(&b, "# TYPE kube_pod_labels gauge")
-	for _, p := range pods.Items {
-		series(&b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
-	fmt.Fprintln(&b, "# TYPE kube_pod_nodeselectors gauge")
-	for _, p := range pods.Items {
-		series(&b, "kube_pod_nodeselectors", 1, prefixed("nodeselector_", p.Spec.NodeSelector), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
-	fmt.Fprintln(&b, "# TYPE kube_pod_created gauge")
-	for _, p := range pods.Items {
-		series(&b, "kube_pod_created", int(p.CreationTimestamp.Unix()), nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
+	writePods(&b, pods.Items)
 	writeContainers(&b, pods.Items)
 	deployments, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range []struct {
-		name  string
-		value func(*appsv1.Deployment) int32
-	}{
-		{"kube_deployment_spec_replicas", replicas},
-		{"kube_deployment_status_replicas", func(d *appsv1.Deployment) int32 { return d.Status.Replicas }},
-		{"kube_deployment_status_replicas_available", func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }},
-		{"kube_deployment_status_replicas_unavailable", func(d *appsv1.Deployment) int32 { return d.Status.UnavailableReplicas }},
-	} {
-		fmt.Fprintf(&b, "# TYPE %s gauge\n", m.name)
-		for _, d := range deployments.Items {
-			series(&b, m.name, int(m.value(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
-		}
-	}
+	writeDeployments(&b, deployments.Items)
 	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
+}
+
+// writeNodeLabels writes kube_node_labels with the Nodes' allowlisted labels.
+func writeNodeLabels(b *bytes.Buffer, nodes []corev1.Node) {
+	fmt.Fprintln(b, "# TYPE kube_node_labels gauge")
+	for _, n := range nodes {
+		series(b, "kube_node_labels", 1, allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name)
+	}
+}
+
+// writeNamespaceLabels writes kube_namespace_labels with the Namespaces'
+// allowlisted labels.
+func writeNamespaceLabels(b *bytes.Buffer, namespaces []corev1.Namespace) {
+	fmt.Fprintln(b, "# TYPE kube_namespace_labels gauge")
+	for _, ns := range namespaces {
+		series(b, "kube_namespace_labels", 1, allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name)
+	}
+}
+
+// writePods writes the Pod-level series: kube_pod_info, kube_pod_status_phase,
+// kube_pod_labels, kube_pod_nodeselectors and kube_pod_created, in this order.
+func writePods(b *bytes.Buffer, pods []corev1.Pod) {
+	fmt.Fprintln(b, "# TYPE kube_pod_info gauge")
+	for _, p := range pods {
+		kind, name := "<none>", "<none>"
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			kind, name = ref.Kind, ref.Name
+		}
+		series(b, "kube_pod_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
+			"node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name)
+	}
+	writePodPhases(b, pods)
+	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_nodeselectors", 1, prefixed("nodeselector_", p.Spec.NodeSelector), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_created gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_created", int(p.CreationTimestamp.Unix()), nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
+	}
+}
+
+// writePodPhases writes kube_pod_status_phase: for each Pod, 1 for its
+// phase and 0 for the others.
+func writePodPhases(b *bytes.Buffer, pods []corev1.Pod) {
+	fmt.Fprintln(b, "# TYPE kube_pod_status_phase gauge")
+	for _, p := range pods {
+		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
+			v := 0
+			if p.Status.Phase == phase {
+				v = 1
+			}
+			series(b, "kube_pod_status_phase", v, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID), "phase", string(phase))
+		}
+	}
+}
+
+// deploymentMetrics are the Deployment gauges, in the order written.
+var deploymentMetrics = []struct {
+	name  string
+	value func(*appsv1.Deployment) int32
+}{
+	{"kube_deployment_spec_replicas", replicas},
+	{"kube_deployment_status_replicas", func(d *appsv1.Deployment) int32 { return d.Status.Replicas }},
+	{"kube_deployment_status_replicas_available", func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }},
+	{"kube_deployment_status_replicas_unavailable", func(d *appsv1.Deployment) int32 { return d.Status.UnavailableReplicas }},
+}
+
+// writeDeployments writes each of deploymentMetrics for every Deployment.
+func writeDeployments(b *bytes.Buffer, deployments []appsv1.Deployment) {
+	for _, m := range deploymentMetrics {
+		fmt.Fprintf(b, "# TYPE %s gauge\n", m.name)
+		for _, d := range deployments {
+			series(b, m.name, int(m.value(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
+		}
+	}
 }
 
 // writeContainers writes kube_pod_container_info for each container status

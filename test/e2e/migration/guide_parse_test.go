@@ -9,7 +9,7 @@ import (
 
 // The parser finds the steps and their sh blocks, skips blocks of other
 // languages, and refuses a guide that would run nothing.
-func TestReadGuide(t *testing.T) {
+func TestGuideReaderTakesShStepsAndRefusesAGuideThatRunsNothing(t *testing.T) {
 	dir := t.TempDir()
 	guide := filepath.Join(dir, "guide.md")
 	write := func(s string) {

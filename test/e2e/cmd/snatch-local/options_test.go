@@ -10,7 +10,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
-func TestParse(t *testing.T) {
+func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
@@ -76,7 +76,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseHelp(t *testing.T) {
+func TestHelpPrintsTheUsageOfEveryFlag(t *testing.T) {
 	var b strings.Builder
 	_, err := parse([]string{"-h"}, &b)
 	if !errors.Is(err, flag.ErrHelp) {

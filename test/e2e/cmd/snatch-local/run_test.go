@@ -12,9 +12,10 @@ import (
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
-// TestStartAndClose runs what `make run` runs up to the wait for a signal,
-// on the real node, and then its teardown.
-func TestStartAndClose(t *testing.T) {
+// TestRunShowsTheTermOnKymaPodsOnlyAndCloseStopsTheControlPlane runs what
+// `make run` runs up to the wait for a signal, on the real node, and then
+// its teardown.
+func TestRunShowsTheTermOnKymaPodsOnlyAndCloseStopsTheControlPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane, a node and both binaries; skipped with -short")
 	}
@@ -39,8 +40,23 @@ func TestStartAndClose(t *testing.T) {
 		}
 	}()
 
+	checkRows(t, sess.rows)
+	checkOutput(t, out.String(), sess.cluster.KubeconfigPath)
+
+	pids := sess.cluster.PIDs()
+	closed = true
+	if err := sess.close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	checkProcessesGone(t, pids)
+}
+
+// checkRows checks that the 3 Kyma Pods carry the term and run in the Kyma
+// pool, and that the 2 customer Pods carry no term and are bound.
+func checkRows(t *testing.T, rows []Row) {
+	t.Helper()
 	perNamespace := map[string]int{}
-	for _, r := range sess.rows {
+	for _, r := range rows {
 		perNamespace[r.Namespace]++
 		switch r.Namespace {
 		case kymaNamespace:
@@ -58,18 +74,23 @@ func TestStartAndClose(t *testing.T) {
 	if perNamespace[kymaNamespace] != 3 || perNamespace[customerNamespace] != 2 {
 		t.Errorf("Pods per namespace %v, want 3 in %s and 2 in %s", perNamespace, kymaNamespace, customerNamespace)
 	}
-	for _, want := range []string{"POD   ", "As expected:", "export KUBECONFIG=" + sess.cluster.KubeconfigPath} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+}
+
+// checkOutput checks that the output has the table, the summary and the
+// kubeconfig to export.
+func checkOutput(t *testing.T, out, kubeconfig string) {
+	t.Helper()
+	for _, want := range []string{"POD   ", "As expected:", "export KUBECONFIG=" + kubeconfig} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	t.Logf("output:\n%s", out.String())
+	t.Logf("output:\n%s", out)
+}
 
-	pids := sess.cluster.PIDs()
-	closed = true
-	if err := sess.close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
+// checkProcessesGone checks that none of the control plane's processes exists.
+func checkProcessesGone(t *testing.T, pids []int) {
+	t.Helper()
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("control plane process %d still exists after close (kill -0: %v)", pid, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
-func TestWriteTable(t *testing.T) {
+func TestTableAlignsColumnsAndShowsNoneForMissingValues(t *testing.T) {
 	tests := []struct {
 		name string
 		rows []Row
@@ -61,7 +61,7 @@ func pod(ns, name, node string, terms ...corev1.PreferredSchedulingTerm) corev1.
 	return p
 }
 
-func TestRowsOf(t *testing.T) {
+func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
 	injected := affinity.DefaultPolicy().Term()
 	otherPool := affinity.DefaultPolicy()
 	otherPool.WorkerPool = "gpu"
@@ -115,7 +115,7 @@ func TestRowsOf(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
+func TestSummaryCountsTermsAndPoolsAndReportsMisplacedTerms(t *testing.T) {
 	managed := map[string]bool{"kyma": true, "cust": false}
 	tests := []struct {
 		name         string

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestParseFlags(t *testing.T) {
+func TestFlagsOfTheOldManifestParseAndBadOnesAreRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		args    []string
