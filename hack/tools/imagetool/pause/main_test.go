@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,15 +34,21 @@ func zombieChildren(t *testing.T, pid int) []int {
 	return out
 }
 
-func TestPause(t *testing.T) {
+// runMainEnv makes the test binary run main, so that the tests run the
+// pause program without building it.
+const runMainEnv = "PAUSE_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestPauseExitsZeroOnSignalAndReapsItsChildren(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs Linux /proc")
-	}
-	bin := filepath.Join(t.TempDir(), "pause")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	tests := []struct {
 		name   string
@@ -57,43 +64,76 @@ func TestPause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			script := `exec "$0"`
+			cmd := startPause(t, tt.child)
 			if tt.child != "" {
-				script = tt.child + ` & exec "$0"`
-			}
-			cmd := exec.Command("sh", "-c", script, bin)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			pid := cmd.Process.Pid
-			if tt.child != "" {
-				// The child is gone for good once its zombie is reaped.
-				deadline := time.Now().Add(10 * time.Second)
-				time.Sleep(time.Second)
-				for z := zombieChildren(t, pid); len(z) > 0; z = zombieChildren(t, pid) {
-					if time.Now().After(deadline) {
-						cmd.Process.Kill()
-						t.Fatalf("zombie children %v of pause were not reaped", z)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				waitReaped(t, cmd)
 			} else {
 				time.Sleep(300 * time.Millisecond) // let it install its handlers
 			}
-			if err := cmd.Process.Signal(tt.signal); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("pause after %s: %v, want exit 0", tt.signal, err)
-				}
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("pause still running 10s after %s", tt.signal)
-			}
+			stopPause(t, cmd, tt.signal)
 		})
+	}
+}
+
+// startPause starts a shell that runs child in the background, if any, and
+// then becomes pause: this test binary, running main.
+func startPause(t *testing.T, child string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `exec "$0"`
+	if child != "" {
+		script = child + ` & exec "$0"`
+	}
+	cmd := exec.Command("sh", "-c", script, self)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Not PID 1, pause warns first: then it is running main.
+	if line, err := bufio.NewReader(stderr).ReadString('\n'); !strings.Contains(line, "not PID 1") {
+		cmd.Process.Kill()
+		t.Fatalf("pause wrote %q (%v), want its warning", line, err)
+	}
+	return cmd
+}
+
+// waitReaped waits until pause has reaped its exited child: the child is
+// gone for good once its zombie is reaped.
+func waitReaped(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	time.Sleep(time.Second)
+	for z := zombieChildren(t, cmd.Process.Pid); len(z) > 0; z = zombieChildren(t, cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("zombie children %v of pause were not reaped", z)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stopPause sends sig to pause and wants it to exit 0.
+func stopPause(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("pause after %s: %v, want exit 0", sig, err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("pause still running 10s after %s", sig)
 	}
 }
