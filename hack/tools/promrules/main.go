@@ -11,9 +11,8 @@
 //	promrules test TESTFILE...     rule unit tests as `promtool test rules`; exit 1 on failure
 //
 // A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
-// whose PrometheusRules give their spec.groups (see loadRules).
-// docs/development.md ("Tools in hack/tools") says what each command
-// proves and why this is not promtool.
+// whose PrometheusRules give their spec.groups (see loadRules). Why this
+// is not promtool: docs/development.md, "Tools in hack/tools".
 package main
 
 import (
@@ -32,10 +31,10 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		return usage(stderr)
 	}
@@ -45,9 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "selectors":
 		return selectors(args[1:], stdout, stderr)
 	case "conditions":
-		return conditions(args[1:], os.Stdin, stdout, stderr)
+		return conditions(args[1:], stdin, stdout, stderr)
 	case "eval":
-		return evalQueries(args[1:], os.Stdin, stdout, stderr)
+		return evalQueries(args[1:], stdin, stdout, stderr)
 	case "test":
 		return unitTest(args[1:], stdout, stderr)
 	default:
