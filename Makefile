@@ -2,7 +2,7 @@
 #
 # Everything the targets need is built from Go modules into bin/: the
 # Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules),
-# the descheduler policy checker (hack/tools/descheduler), the dashboard
+# the descheduler policy checker (hack/tools/descheduler-policy), the dashboard
 # generator (hack/tools/dashboards) and the linter
 # (hack/tools/lint), and the neighbours a Kyma runtime runs beside KIM Snatch
 # (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
@@ -132,8 +132,9 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 	rest=0; { \
 	$(MAKE) --no-print-directory $(COSIGN) $(CYCLONEDX_GOMOD) vuln && \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
-	GOWORK=off go -C hack/tools/images test ./... && \
+	GOWORK=off go -C hack/tools/imagetool test ./... && \
 	GOWORK=off go -C hack/tools/dashboards test ./... && \
+	GOWORK=off go -C hack/tools/promrules test ./... && \
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME) && \
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME); } || rest=$$?; \
 	wait $$node || { echo "make test: the node's packages failed" >&2; exit 1; }; \
@@ -215,13 +216,13 @@ images: $(IMAGETOOL) $(CERTMGMT) $(COREDNS) ## Write the images snatch-webhook, 
 	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.syncer -build-arg VERSION=$(SYNCER_VERSION) \
 		-binary $(IMAGES)/build/cabundle-syncer -tag cabundle-syncer:$(IMAGES_TAG) -o $(IMAGES)/cabundle-syncer.tar
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/imagetool build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kim-snatch ./test/e2e/kimsnatch/cmd/kim-snatch
 	$(IMAGETOOL) -binary $(IMAGES)/build/kim-snatch -entrypoint /manager -user 65532:65532 \
 		-tag kim-snatch:$(IMAGES_TAG) -o $(IMAGES)/kim-snatch.tar
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/images build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
+	CGO_ENABLED=0 GOWORK=off go -C hack/tools/imagetool build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
 	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
@@ -294,13 +295,13 @@ $(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildc
 	@echo ">> building dashboards"
 	GOWORK=off go -C hack/tools/dashboards build -trimpath -o $@ .
 
-$(DESCHEDULER_POLICY): hack/tools/descheduler/go.mod hack/tools/descheduler/go.sum $(wildcard hack/tools/descheduler/*.go)
+$(DESCHEDULER_POLICY): hack/tools/descheduler-policy/go.mod hack/tools/descheduler-policy/go.sum $(wildcard hack/tools/descheduler-policy/*.go)
 	@echo ">> building descheduler-policy"
-	GOWORK=off go -C hack/tools/descheduler build -trimpath -o $@ .
+	GOWORK=off go -C hack/tools/descheduler-policy build -trimpath -o $@ .
 
-$(IMAGETOOL): hack/tools/images/go.mod hack/tools/images/go.sum $(wildcard hack/tools/images/*.go)
+$(IMAGETOOL): hack/tools/imagetool/go.mod hack/tools/imagetool/go.sum $(wildcard hack/tools/imagetool/*.go)
 	@echo ">> building imagetool"
-	GOWORK=off go -C hack/tools/images build -trimpath -o $@ .
+	GOWORK=off go -C hack/tools/imagetool build -trimpath -o $@ .
 
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"

@@ -54,6 +54,9 @@
 # base, Dockerfile and CHANGELOG section, and writes only its own dist/
 # directory.
 #
+# What this script promises is tested in test/manifests (the TestRelease...
+# tests): change the two together.
+#
 #   hack/release.sh --manifests <dir> <binary> <version>
 #
 # writes only the manifests of that release (install.yaml, and migration.yaml

@@ -2,35 +2,16 @@
 // the Grafana Foundation SDK, lists their queries, and writes the fleet
 // records:
 //
-//	dashboards generate [-cluster-label LABEL] -o DIR
-//	                               write each dashboard as DIR/NAME.json
-//	dashboards queries [flags] [FILE...]
-//	                               print every query of every panel as JSON:
-//	                               dashboard and panel titles, refId, the
-//	                               expression as the dashboard has it
-//	                               (template) and with its variables
-//	                               substituted (expr), ready for
-//	                               `promrules eval`
-//	dashboards fleet-rules [-cluster-label LABEL]
-//	                               print the PrometheusRule of
-//	                               deploy/components/fleet
+//	dashboards generate [-cluster-label LABEL] -o DIR   DIR/NAME.json per dashboard
+//	dashboards queries [flags] [FILE...]                every panel's query as JSON, for `promrules eval`
+//	dashboards fleet-rules [-cluster-label LABEL]       the PrometheusRule of deploy/components/fleet
 //
-// -cluster-label names the label that tells the clusters of a fleet apart,
-// cluster by default, shoot in Kyma's fleet monitoring: the fleet records
-// keep it in every aggregation and the fleet dashboard selects by it, one
-// setting for both.
-//
-// Without FILEs, queries reads the dashboards this command generates; with
-// them, those dashboard JSON files. deploy/components/dashboards ships the
-// generated files, and deploy/components/fleet the fleet records, both with
-// the default label; `make dashboards` regenerates them, and a test in this
-// module fails when they differ from what the code generates.
-//
-// The SDK is the library Grafana keeps for dashboards as code: typed
-// builders for the dashboard schema, its panels and the Prometheus query,
-// so that a misspelt option does not compile instead of being ignored by
-// Grafana. It is a module of its own so that the SDK never enters the main
-// module's dependencies.
+// -cluster-label names the label that tells a fleet's clusters apart
+// (cluster by default, shoot in Kyma). Without FILEs, queries reads the
+// dashboards this command generates. A test in this module fails when
+// deploy/components/dashboards or deploy/components/fleet differ from what
+// the code generates. docs/development.md ("Tools in hack/tools") says why
+// it uses the SDK and is a module of its own.
 package main
 
 import (

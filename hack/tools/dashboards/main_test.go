@@ -41,6 +41,25 @@ func TestShippedDashboardsAreGenerated(t *testing.T) {
 	}
 }
 
+// dashboardJSON is what TestDashboardsAreWellFormed reads of a dashboard.
+type dashboardJSON struct {
+	UID        string `json:"uid"`
+	Title      string `json:"title"`
+	Templating struct {
+		List []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []struct {
+		Title      string `json:"title"`
+		Type       string `json:"type"`
+		Datasource struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+	} `json:"panels"`
+}
+
 // Each dashboard has a unique uid and title, the datasource and cluster
 // variables, panels with unique titles that each query the datasource
 // variable, and every query substitutes to an expression without variables.
@@ -52,23 +71,7 @@ func TestDashboardsAreWellFormed(t *testing.T) {
 	uids, titles := map[string]bool{}, map[string]bool{}
 	for _, name := range names {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
-			var d struct {
-				UID        string `json:"uid"`
-				Title      string `json:"title"`
-				Templating struct {
-					List []struct {
-						Name string `json:"name"`
-						Type string `json:"type"`
-					} `json:"list"`
-				} `json:"templating"`
-				Panels []struct {
-					Title      string `json:"title"`
-					Type       string `json:"type"`
-					Datasource struct {
-						UID string `json:"uid"`
-					} `json:"datasource"`
-				} `json:"panels"`
-			}
+			var d dashboardJSON
 			if err := json.Unmarshal(files[name], &d); err != nil {
 				t.Fatal(err)
 			}
@@ -76,45 +79,66 @@ func TestDashboardsAreWellFormed(t *testing.T) {
 				t.Errorf("uid %q, title %q: empty or not unique", d.UID, d.Title)
 			}
 			uids[d.UID], titles[d.Title] = true, true
-			var vars []string
-			for _, v := range d.Templating.List {
-				vars = append(vars, v.Type+":"+v.Name)
-			}
-			for _, want := range []string{"datasource:datasource", "query:cluster"} {
-				if !slices.Contains(vars, want) {
-					t.Errorf("variables %v lack %s", vars, want)
-				}
-			}
-			panels := map[string]bool{}
-			for _, p := range d.Panels {
-				if p.Type == "row" {
-					continue
-				}
-				if panels[p.Title] {
-					t.Errorf("panel title %q repeats", p.Title)
-				}
-				panels[p.Title] = true
-				if p.Datasource.UID != "${datasource}" {
-					t.Errorf("panel %q queries datasource %q, want ${datasource}", p.Title, p.Datasource.UID)
-				}
-			}
-			qs, err := queries(files[name], substitutions{namespace: "kyma-system", cluster: ".*", rateInterval: "5m"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range qs {
-				if strings.Contains(q.Expr, "$") && !strings.Contains(q.Template, "label_replace") {
-					t.Errorf("panel %q: %q keeps a variable", q.Panel, q.Expr)
-				}
-			}
-			if len(qs) < len(panels) {
-				t.Errorf("%d queries for %d panels", len(qs), len(panels))
-			}
+			checkVariables(t, d)
+			panels := checkPanels(t, d)
+			checkQueriesSubstitute(t, files[name], panels)
 		})
 	}
 }
 
-func TestSubstitutions(t *testing.T) {
+// checkVariables wants the datasource and cluster variables.
+func checkVariables(t *testing.T, d dashboardJSON) {
+	t.Helper()
+	var vars []string
+	for _, v := range d.Templating.List {
+		vars = append(vars, v.Type+":"+v.Name)
+	}
+	for _, want := range []string{"datasource:datasource", "query:cluster"} {
+		if !slices.Contains(vars, want) {
+			t.Errorf("variables %v lack %s", vars, want)
+		}
+	}
+}
+
+// checkPanels wants panels, rows aside, with unique titles that query the
+// datasource variable, and returns how many there are.
+func checkPanels(t *testing.T, d dashboardJSON) int {
+	t.Helper()
+	panels := map[string]bool{}
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		if panels[p.Title] {
+			t.Errorf("panel title %q repeats", p.Title)
+		}
+		panels[p.Title] = true
+		if p.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q queries datasource %q, want ${datasource}", p.Title, p.Datasource.UID)
+		}
+	}
+	return len(panels)
+}
+
+// checkQueriesSubstitute wants a query per panel at least, each of which
+// substitutes to an expression without variables.
+func checkQueriesSubstitute(t *testing.T, dashboard []byte, panels int) {
+	t.Helper()
+	qs, err := queries(dashboard, substitutions{namespace: "kyma-system", cluster: ".*", rateInterval: "5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if strings.Contains(q.Expr, "$") && !strings.Contains(q.Template, "label_replace") {
+			t.Errorf("panel %q: %q keeps a variable", q.Panel, q.Expr)
+		}
+	}
+	if len(qs) < panels {
+		t.Errorf("%d queries for %d panels", len(qs), panels)
+	}
+}
+
+func TestSubstitutionsReplaceKnownVariablesAndRejectUnknownOnes(t *testing.T) {
 	s := substitutions{namespace: "kyma-system", cluster: ".*", rateInterval: "2m"}
 	tests := []struct {
 		name, in, want string
@@ -217,7 +241,7 @@ func TestClusterLabelReachesRulesAndFleetDashboard(t *testing.T) {
 	}
 }
 
-func TestValidLabel(t *testing.T) {
+func TestValidLabelAcceptsOnlyALabelNameFreeForTheFleet(t *testing.T) {
 	tests := []struct {
 		name, label string
 		ok          bool
@@ -243,7 +267,7 @@ func TestValidLabel(t *testing.T) {
 
 // fleet-rules refuses a bad label with the usage exit code and writes
 // nothing.
-func TestFleetRulesCommand(t *testing.T) {
+func TestFleetRulesCommandGroupsByTheClusterLabelAndRejectsATakenOne(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"fleet-rules", "-cluster-label", "shoot"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "max by (shoot)") {
 		t.Fatalf("fleet-rules -cluster-label shoot: exit %d, %s%s", code, stdout.String(), stderr.String())

@@ -155,7 +155,7 @@ func conditions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	ts = ts.Truncate(time.Millisecond)
-	res, err := evaluate(files, ts, *interval, sc.current, sc.before, sc.down, stdin, stderr)
+	res, err := evaluate(files, ts, *interval, sc, stdin, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -171,38 +171,34 @@ func parseTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-func evaluate(files []string, ts time.Time, interval time.Duration, current, before targets, down downTargets, stdin io.Reader, stderr io.Writer) (*Conditions, error) {
-	db, err := teststorage.NewWithError()
-	if err != nil {
-		return nil, err
-	}
-	// A scratch database in a temporary directory: Close removes it, and
-	// its error cannot change the answer.
-	defer func() { _ = db.Close() }()
-	ctx := context.Background()
-	if err := appendScrapes(ctx, db, ts, interval, current, before, down, stdin); err != nil {
-		return nil, err
-	}
+func evaluate(files []string, ts time.Time, interval time.Duration, sc scrapeFlags, stdin io.Reader, stderr io.Writer) (*Conditions, error) {
+	var res *Conditions
+	err := withScrapes(ts, interval, sc, stdin, func(ctx context.Context, db *teststorage.TestStorage) error {
+		groups, err := loadGroups(ctx, db, newEngine(), time.Minute, labels.EmptyLabels(), files, stderr)
+		if err != nil {
+			return err
+		}
+		if err := evalGroups(ctx, groups, ts); err != nil {
+			return err
+		}
+		res = holding(groups, ts)
+		return nil
+	})
+	return res, err
+}
 
-	groups, err := loadGroups(ctx, db, newEngine(), time.Minute, labels.EmptyLabels(), files, stderr)
-	if err != nil {
-		return nil, err
-	}
+// holding sorts the alerts of groups, evaluated once at ts, by whether
+// their expressions hold. After one evaluation an alert is active (pending,
+// or firing when it has no `for`) exactly when its expression returned
+// that series.
+func holding(groups []*rules.Group, ts time.Time) *Conditions {
 	res := &Conditions{At: ts.UTC(), Holding: []string{}, NotHolding: []string{}, Labels: map[string][]map[string]string{}}
-	var errs []error
 	for _, g := range groups {
-		g.Eval(ctx, ts)
 		for _, r := range g.Rules() {
-			if r.LastError() != nil {
-				errs = append(errs, fmt.Errorf("group %q, rule %s: %w", g.Name(), r.Name(), r.LastError()))
-			}
 			ar, ok := r.(*rules.AlertingRule)
 			if !ok {
 				continue
 			}
-			// After one evaluation an alert is active (pending, or firing
-			// when it has no `for`) exactly when its expression returned
-			// that series.
 			active := ar.ActiveAlerts()
 			if len(active) == 0 {
 				res.NotHolding = append(res.NotHolding, ar.Name())
@@ -214,14 +210,11 @@ func evaluate(files []string, ts time.Time, interval time.Duration, current, bef
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
 	slices.Sort(res.Holding)
 	res.Holding = slices.Compact(res.Holding)
 	slices.Sort(res.NotHolding)
 	res.NotHolding = slices.Compact(res.NotHolding)
-	return res, nil
+	return res
 }
 
 // appendScrapes writes the scraped expositions into db as Prometheus' scrape

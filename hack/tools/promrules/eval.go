@@ -10,13 +10,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
-	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
@@ -48,66 +48,51 @@ type seriesFile struct {
 	InputSeries []inputSeries  `yaml:"input_series"`
 }
 
+// evalArgs are the flags and rule files of `promrules eval`.
+type evalArgs struct {
+	scrapes   scrapeFlags
+	series    string
+	queries   string
+	at        string
+	interval  time.Duration
+	ruleFiles []string
+}
+
 // evalQueries evaluates PromQL expressions with Prometheus' engine, after
 // the rule files' groups have written their records, on scraped metrics
 // (the flags of conditions) or on series in the format of a promtool test
 // group, and says which returned no data. The exit code is 1 when any did.
 func evalQueries(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var sc scrapeFlags
-	sc.bind(fs, "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable")
-	series := fs.String("series", "", "a YAML `FILE` with interval and input_series, as in a test group of `promtool test rules`, instead of -metrics")
-	queries := fs.String("queries", "-", "a JSON `FILE` with an array of objects, each with an expr; - is stdin")
-	at := fs.String("at", "", "evaluation time: with -metrics RFC 3339 or Unix seconds (default now); with -series a duration since the first sample (default 1h)")
-	interval := fs.Duration("interval", 30*time.Second, "scrape interval between -before and -metrics, and the rule evaluation interval with -series")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: promrules eval [flags] [RULEFILE...] < queries.json")
-		fs.PrintDefaults()
+	ea, code := parseEvalArgs(args, stderr)
+	if ea == nil {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if (*series == "") == (len(sc.current) == 0) {
-		fmt.Fprintln(stderr, "eval needs either -series or at least one -metrics")
-		return 2
-	}
-	if *series != "" && (len(sc.before) > 0 || len(sc.down) > 0) {
-		fmt.Fprintln(stderr, "-before and -down go with -metrics, not with -series")
-		return 2
-	}
-	for _, t := range append(append(targets{}, sc.current...), sc.before...) {
-		if t.file == "-" {
-			fmt.Fprintln(stderr, "-metrics and -before need files: stdin holds the queries")
-			return 2
-		}
-	}
-	qs, err := readQueries(*queries, stdin)
+	qs, err := readQueries(ea.queries, stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	var res *EvalResult
-	if *series != "" {
+	if ea.series != "" {
 		d := time.Hour
-		if *at != "" {
-			md, err := model.ParseDuration(*at)
+		if ea.at != "" {
+			md, err := model.ParseDuration(ea.at)
 			if err != nil {
 				fmt.Fprintln(stderr, "-at:", err)
 				return 2
 			}
 			d = time.Duration(md)
 		}
-		res, err = evalOnSeries(*series, d, *interval, fs.Args(), qs, stderr)
+		res, err = evalOnSeries(ea.series, d, ea.interval, ea.ruleFiles, qs, stderr)
 	} else {
 		ts := time.Now()
-		if *at != "" {
-			if ts, err = parseTime(*at); err != nil {
+		if ea.at != "" {
+			if ts, err = parseTime(ea.at); err != nil {
 				fmt.Fprintln(stderr, "-at:", err)
 				return 2
 			}
 		}
-		res, err = evalOnScrapes(ts.Truncate(time.Millisecond), *interval, sc.current, sc.before, sc.down, fs.Args(), qs, stderr)
+		res, err = evalOnScrapes(ts.Truncate(time.Millisecond), ea.interval, ea.scrapes, ea.ruleFiles, qs, stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -120,6 +105,43 @@ func evalQueries(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseEvalArgs parses and checks eval's command line; on a usage error it
+// returns nil and the exit code.
+func parseEvalArgs(args []string, stderr io.Writer) (*evalArgs, int) {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ea evalArgs
+	ea.scrapes.bind(fs, "an exposition `FILE[,NAME=VALUE...]` scraped at the evaluation time, with its target's labels; repeatable")
+	fs.StringVar(&ea.series, "series", "", "a YAML `FILE` with interval and input_series, as in a test group of `promtool test rules`, instead of -metrics")
+	fs.StringVar(&ea.queries, "queries", "-", "a JSON `FILE` with an array of objects, each with an expr; - is stdin")
+	fs.StringVar(&ea.at, "at", "", "evaluation time: with -metrics RFC 3339 or Unix seconds (default now); with -series a duration since the first sample (default 1h)")
+	fs.DurationVar(&ea.interval, "interval", 30*time.Second, "scrape interval between -before and -metrics, and the rule evaluation interval with -series")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: promrules eval [flags] [RULEFILE...] < queries.json")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, 2
+	}
+	ea.ruleFiles = fs.Args()
+	sc := ea.scrapes
+	if (ea.series == "") == (len(sc.current) == 0) {
+		fmt.Fprintln(stderr, "eval needs either -series or at least one -metrics")
+		return nil, 2
+	}
+	if ea.series != "" && (len(sc.before) > 0 || len(sc.down) > 0) {
+		fmt.Fprintln(stderr, "-before and -down go with -metrics, not with -series")
+		return nil, 2
+	}
+	for _, t := range slices.Concat(sc.current, sc.before) {
+		if t.file == "-" {
+			fmt.Fprintln(stderr, "-metrics and -before need files: stdin holds the queries")
+			return nil, 2
+		}
+	}
+	return &ea, 0
 }
 
 func readQueries(file string, stdin io.Reader) ([]Query, error) {
@@ -152,33 +174,58 @@ func readQueries(file string, stdin io.Reader) ([]Query, error) {
 
 // evalOnScrapes loads the scrapes at ts, evaluates the rule groups once
 // there, and then the queries.
-func evalOnScrapes(ts time.Time, interval time.Duration, current, before targets, down downTargets, ruleFiles []string, qs []Query, stderr io.Writer) (*EvalResult, error) {
-	db, err := teststorage.NewWithError()
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = db.Close() }()
-	ctx := context.Background()
-	if err := appendScrapes(ctx, db, ts, interval, current, before, down, nil); err != nil {
-		return nil, err
-	}
-	engine := newEngine()
-	if len(ruleFiles) > 0 {
-		groups, err := loadGroups(ctx, db, engine, time.Minute, labels.EmptyLabels(), ruleFiles, stderr)
-		if err != nil {
-			return nil, err
+func evalOnScrapes(ts time.Time, interval time.Duration, sc scrapeFlags, ruleFiles []string, qs []Query, stderr io.Writer) (*EvalResult, error) {
+	var res *EvalResult
+	err := withScrapes(ts, interval, sc, nil, func(ctx context.Context, db *teststorage.TestStorage) error {
+		engine := newEngine()
+		if len(ruleFiles) > 0 {
+			groups, err := loadGroups(ctx, db, engine, time.Minute, labels.EmptyLabels(), ruleFiles, stderr)
+			if err != nil {
+				return err
+			}
+			if err := evalGroups(ctx, groups, ts); err != nil {
+				return err
+			}
 		}
-		if err := evalGroups(ctx, groups, ts); err != nil {
-			return nil, err
-		}
-	}
-	return runQueries(ctx, engine, db, ts, qs)
+		var err error
+		res, err = runQueries(ctx, engine, db, ts, qs)
+		return err
+	})
+	return res, err
 }
 
 // evalOnSeries loads the series as `promtool test rules` does, evaluates
 // the rule groups at every interval from the first sample up to at, as a
 // running Prometheus would have, and then the queries at at.
 func evalOnSeries(file string, at, interval time.Duration, ruleFiles []string, qs []Query, stderr io.Writer) (res *EvalResult, err error) {
+	sf, err := readSeriesFile(file)
+	if err != nil {
+		return nil, err
+	}
+	suite, err := loadSeries(sf.Interval, sf.InputSeries, interval)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	defer func() {
+		if cerr := suite.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	var groups []*rules.Group
+	if len(ruleFiles) > 0 {
+		if groups, err = loadGroups(suite.Context(), suite.Storage(), suite.QueryEngine(), interval, labels.EmptyLabels(), ruleFiles, stderr); err != nil {
+			return nil, err
+		}
+	}
+	if err := stepRules(suite, groups, interval, at, nil); err != nil {
+		return nil, err
+	}
+	return runQueries(suite.Context(), suite.QueryEngine(), suite.Queryable(), seriesStart.Add(at), qs)
+}
+
+// readSeriesFile reads the input series of `eval -series`; the interval
+// defaults to a minute, as in promtool.
+func readSeriesFile(file string) (*seriesFile, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -195,60 +242,7 @@ func evalOnSeries(file string, at, interval time.Duration, ruleFiles []string, q
 	if sf.Interval == 0 {
 		sf.Interval = model.Duration(time.Minute)
 	}
-	var load strings.Builder
-	fmt.Fprintf(&load, "load %s\n", time.Duration(sf.Interval))
-	for _, s := range sf.InputSeries {
-		fmt.Fprintf(&load, "  %s %s\n", s.Series, s.Values)
-	}
-	suite, err := promqltest.NewLazyLoader(load.String(), promqltest.LazyLoaderOpts{
-		EnableAtModifier:     true,
-		EnableNegativeOffset: true,
-		Parser:               promqlParser,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	defer func() {
-		if cerr := suite.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	suite.SubqueryInterval = interval
-	var groups []*rules.Group
-	if len(ruleFiles) > 0 {
-		if groups, err = loadGroups(suite.Context(), suite.Storage(), suite.QueryEngine(), interval, labels.EmptyLabels(), ruleFiles, stderr); err != nil {
-			return nil, err
-		}
-	}
-	mint := time.Unix(0, 0).UTC()
-	var evalErr error
-	for ts := mint; !ts.After(mint.Add(at)); ts = ts.Add(interval) {
-		suite.WithSamplesTill(ts, func(err error) {
-			if err == nil {
-				err = evalGroups(suite.Context(), groups, ts)
-			}
-			if err != nil && evalErr == nil {
-				evalErr = err
-			}
-		})
-		if evalErr != nil {
-			return nil, evalErr
-		}
-	}
-	return runQueries(suite.Context(), suite.QueryEngine(), suite.Queryable(), mint.Add(at), qs)
-}
-
-func evalGroups(ctx context.Context, groups []*rules.Group, ts time.Time) error {
-	var errs []error
-	for _, g := range groups {
-		g.Eval(ctx, ts)
-		for _, r := range g.Rules() {
-			if r.LastError() != nil {
-				errs = append(errs, fmt.Errorf("group %q, rule %s: %w", g.Name(), r.Name(), r.LastError()))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return &sf, nil
 }
 
 // runQueries evaluates each query at ts as an instant query, the way a

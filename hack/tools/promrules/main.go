@@ -1,40 +1,18 @@
 // Command promrules checks Prometheus rule files the way `promtool check
-// rules` does, with the same library, lists what each rule selects, and
-// evaluates the rules with Prometheus' own rule engine:
+// rules` does, with the same library, and evaluates them with Prometheus'
+// own rule engine:
 //
 //	promrules check FILE...        parse and validate; exit 1 on any problem
-//	promrules selectors FILE...    print each rule's series selectors as JSON
+//	promrules selectors FILE...    each rule's series selectors as JSON
 //	promrules conditions [flags] FILE... [< metrics.txt]
-//	                               load scraped metrics at one instant and
-//	                               print, as JSON, which alerts' expressions
-//	                               hold there (`for` ignored)
+//	                               which alerts' expressions hold on scraped metrics (`for` ignored)
 //	promrules eval [flags] [RULEFILE...] < queries.json
-//	                               evaluate PromQL expressions on scraped
-//	                               metrics or on promtool-style series, after
-//	                               the rules' records, and print, as JSON,
-//	                               which returned no data; exit 1 if any
-//	promrules test TESTFILE...     rule unit tests in the format of
-//	                               `promtool test rules`; exit 1 on failure
+//	                               which expressions return no data, after the rules' records; exit 1 if any
+//	promrules test TESTFILE...     rule unit tests as `promtool test rules`; exit 1 on failure
 //
 // A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
-// whose PrometheusRules give their spec.groups (see loadRules).
-//
-// check uses rulefmt, as promtool does: unknown fields are rejected, every
-// expression is parsed with the PromQL parser, `for` and the label and
-// annotation templates are checked, and duplicate rules are reported.
-// selectors lets tests hold alerts to the names they depend on (metric names,
-// job and webhook names) without a PromQL parser of their own. conditions
-// evaluates the alerts on expositions as the binaries write them
-// (test/manifests, conditions_test.go; see conditions.go). eval proves that
-// every panel of the dashboards (hack/tools/dashboards) shows data: on the
-// series of a unit test, and on scraped expositions (see eval.go).
-//
-// It exists because promtool cannot be built from the Go module proxy (one of
-// its service-discovery dependencies is not served there). Evaluating rules
-// needs Prometheus' rules package, whose notifier brings the cloud SDKs of
-// remote write: about 550 packages (`go list -deps`, standard library
-// excluded). It is a module of its own so that github.com/prometheus/prometheus
-// never enters the main module's dependencies.
+// whose PrometheusRules give their spec.groups (see loadRules). Why this
+// is not promtool: docs/development.md, "Tools in hack/tools".
 package main
 
 import (
@@ -53,10 +31,10 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		return usage(stderr)
 	}
@@ -66,9 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "selectors":
 		return selectors(args[1:], stdout, stderr)
 	case "conditions":
-		return conditions(args[1:], os.Stdin, stdout, stderr)
+		return conditions(args[1:], stdin, stdout, stderr)
 	case "eval":
-		return evalQueries(args[1:], os.Stdin, stdout, stderr)
+		return evalQueries(args[1:], stdin, stdout, stderr)
 	case "test":
 		return unitTest(args[1:], stdout, stderr)
 	default:

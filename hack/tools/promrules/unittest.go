@@ -132,16 +132,7 @@ func runTestFile(file string, stderr io.Writer) []error {
 // checked against the evaluation at the last step not after it. Only firing
 // alerts count, so an alert whose `for` has not passed is expected as none.
 func (tg *testGroup) run(evalInterval time.Duration, ruleFiles []string, stderr io.Writer) (errs []error) {
-	var load strings.Builder
-	fmt.Fprintf(&load, "load %s\n", time.Duration(tg.Interval))
-	for _, s := range tg.InputSeries {
-		fmt.Fprintf(&load, "  %s %s\n", s.Series, s.Values)
-	}
-	suite, err := promqltest.NewLazyLoader(load.String(), promqltest.LazyLoaderOpts{
-		EnableAtModifier:     true,
-		EnableNegativeOffset: true,
-		Parser:               promqlParser,
-	})
+	suite, err := loadSeries(tg.Interval, tg.InputSeries, evalInterval)
 	if err != nil {
 		return []error{err}
 	}
@@ -150,22 +141,65 @@ func (tg *testGroup) run(evalInterval time.Duration, ruleFiles []string, stderr 
 			errs = append(errs, err)
 		}
 	}()
-	suite.SubqueryInterval = evalInterval
-
 	groups, err := loadGroups(suite.Context(), suite.Storage(), suite.QueryEngine(), time.Duration(tg.Interval), labels.FromMap(tg.ExternalLabels), ruleFiles, stderr)
 	if err != nil {
 		return []error{err}
 	}
+	restoreAlerts(groups)
+	sched, err := tg.alertSchedule(groups)
+	if err != nil {
+		return []error{err}
+	}
+	err = stepRules(suite, groups, evalInterval, tg.lastEvalTime(), func(ts time.Time) {
+		for _, at := range sched.due(ts.Sub(seriesStart), evalInterval) {
+			errs = append(errs, checkAlerts(at, firing(groups, at.Alertname))...)
+		}
+	})
+	if err != nil {
+		return append(errs, err)
+	}
+	for _, pt := range tg.PromqlExprTests {
+		errs = append(errs, checkExpr(suite, pt)...)
+	}
+	return errs
+}
+
+// restoreAlerts marks the groups' alerts restored, as promtool does, so
+// that the rule engine treats them like alerts of a running server.
+func restoreAlerts(groups []*rules.Group) {
 	for _, g := range groups {
 		for _, r := range g.Rules() {
 			if ar, ok := r.(*rules.AlertingRule); ok {
-				// As promtool does: mark the alerts restored, so that the
-				// rule engine treats them like alerts of a running server.
 				ar.SetRestored(true)
 			}
 		}
 	}
+}
 
+// lastEvalTime is the latest eval_time of the group's tests.
+func (tg *testGroup) lastEvalTime() time.Duration {
+	maxt := time.Duration(0)
+	for _, at := range tg.AlertRuleTests {
+		maxt = max(maxt, time.Duration(at.EvalTime))
+	}
+	for _, pt := range tg.PromqlExprTests {
+		maxt = max(maxt, time.Duration(pt.EvalTime))
+	}
+	return maxt
+}
+
+// alertSchedule is the alert tests by eval_time, in time order.
+type alertSchedule struct {
+	byTime map[time.Duration][]alertTestCase
+	times  []time.Duration
+	next   int
+}
+
+// alertSchedule orders the group's alert tests by eval_time. Each must
+// name an alert the rule files define: promtool expects nothing of an
+// unknown alert and passes, while here a misspelt name must not pass as
+// "stays silent".
+func (tg *testGroup) alertSchedule(groups []*rules.Group) (*alertSchedule, error) {
 	known := map[string]bool{}
 	for _, g := range groups {
 		for _, r := range g.Rules() {
@@ -174,62 +208,33 @@ func (tg *testGroup) run(evalInterval time.Duration, ruleFiles []string, stderr 
 			}
 		}
 	}
-	byTime := map[time.Duration][]alertTestCase{}
-	var times []time.Duration
-	maxt := time.Duration(0)
+	s := &alertSchedule{byTime: map[time.Duration][]alertTestCase{}}
 	for _, at := range tg.AlertRuleTests {
 		if at.Alertname == "" {
-			return []error{fmt.Errorf("an alert_rule_test at eval_time %s has no alertname", at.EvalTime)}
+			return nil, fmt.Errorf("an alert_rule_test at eval_time %s has no alertname", at.EvalTime)
 		}
 		if !known[at.Alertname] {
-			// promtool expects nothing of an unknown alert and passes; here
-			// a misspelt name must not pass as "stays silent".
-			return []error{fmt.Errorf("alert_rule_test names alert %q, which the rule files do not define", at.Alertname)}
+			return nil, fmt.Errorf("alert_rule_test names alert %q, which the rule files do not define", at.Alertname)
 		}
 		d := time.Duration(at.EvalTime)
-		if _, ok := byTime[d]; !ok {
-			times = append(times, d)
+		if _, ok := s.byTime[d]; !ok {
+			s.times = append(s.times, d)
 		}
-		byTime[d] = append(byTime[d], at)
-		maxt = max(maxt, d)
+		s.byTime[d] = append(s.byTime[d], at)
 	}
-	for _, pt := range tg.PromqlExprTests {
-		maxt = max(maxt, time.Duration(pt.EvalTime))
-	}
-	slices.Sort(times)
+	slices.Sort(s.times)
+	return s, nil
+}
 
-	mint := time.Unix(0, 0).UTC()
-	curr := 0
-	for ts := mint; !ts.After(mint.Add(maxt)); ts = ts.Add(evalInterval) {
-		var evalErrs []error
-		suite.WithSamplesTill(ts, func(err error) {
-			if err != nil {
-				evalErrs = append(evalErrs, err)
-				return
-			}
-			for _, g := range groups {
-				g.Eval(suite.Context(), ts)
-				for _, r := range g.Rules() {
-					if r.LastError() != nil {
-						evalErrs = append(evalErrs, fmt.Errorf("    rule: %s, time: %s, err: %w", r.Name(), ts.Sub(mint), r.LastError()))
-					}
-				}
-			}
-		})
-		if len(evalErrs) > 0 {
-			return append(errs, evalErrs...)
-		}
-		for curr < len(times) && ts.Sub(mint) <= times[curr] && times[curr] < ts.Add(evalInterval).Sub(mint) {
-			for _, at := range byTime[times[curr]] {
-				errs = append(errs, checkAlerts(at, firing(groups, at.Alertname))...)
-			}
-			curr++
-		}
+// due returns the alert tests whose eval_time falls in the step that
+// starts at t, the last evaluation not after them.
+func (s *alertSchedule) due(t, step time.Duration) []alertTestCase {
+	var out []alertTestCase
+	for s.next < len(s.times) && t <= s.times[s.next] && s.times[s.next] < t+step {
+		out = append(out, s.byTime[s.times[s.next]]...)
+		s.next++
 	}
-	for _, pt := range tg.PromqlExprTests {
-		errs = append(errs, checkExpr(suite, pt, mint)...)
-	}
-	return errs
+	return out
 }
 
 // alertInstance is an alert's labels and annotations in one comparable,
@@ -302,8 +307,8 @@ func instances(as []alertInstance) string {
 
 // checkExpr evaluates a promql_expr_test: the instant vector at eval_time
 // must be exactly the expected samples.
-func checkExpr(suite *promqltest.LazyLoader, pt promqlTestCase, mint time.Time) []error {
-	ts := mint.Add(time.Duration(pt.EvalTime))
+func checkExpr(suite *promqltest.LazyLoader, pt promqlTestCase) []error {
+	ts := seriesStart.Add(time.Duration(pt.EvalTime))
 	q, err := suite.QueryEngine().NewInstantQuery(suite.Context(), suite.Queryable(), nil, pt.Expr, ts)
 	if err != nil {
 		return []error{fmt.Errorf("    expr: %q, time: %s, err: %w", pt.Expr, pt.EvalTime, err)}

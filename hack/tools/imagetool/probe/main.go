@@ -3,19 +3,14 @@
 // got, in one line that starts with "ok" or "fail", on stdout and as the
 // container's termination message.
 //
-//	probe tcp  HOST:PORT   the TCP handshake
-//	probe tls  HOST:PORT   the TCP and the TLS handshake
-//	probe http URL         a GET, any status (a TLS certificate is not verified)
+//	probe [-after D] tcp  HOST:PORT   the TCP handshake
+//	probe [-after D] tls  HOST:PORT   the TCP and the TLS handshake (certificate not verified)
+//	probe [-after D] http URL         a GET, any status
 //
-// With -after it waits before it connects.
-//
-// A NetworkPolicy that drops a connection shows as a timeout; a closed
-// port, as a refusal. The certificate is not verified because the tests
-// ask only whether a connection is let through, not whom it reaches.
-//
-// It exits 0 for ok, 1 for fail and 2 for a usage error. It is built with
-// CGO_ENABLED=0 and packed by imagetool into the image kim-snatch-probe:e2e
-// (`make images`).
+// A dropped connection shows as a timeout, a closed port as a refusal. It
+// exits 0 for ok, 1 for fail and 2 for a usage error, and is packed by
+// imagetool into the image kim-snatch-probe:e2e (`make images`;
+// docs/development.md, "NetworkPolicies on the real node").
 package main
 
 import (

@@ -1,7 +1,7 @@
-// Module descheduler builds the checker that test/manifests runs on the
+// Module descheduler-policy builds the checker that test/manifests runs on the
 // example policy in deploy/examples/descheduler. It is separate from the
 // main module so that sigs.k8s.io/descheduler stays out of its dependencies.
-module github.com/kyma-project/kim-snatch/hack/tools/descheduler
+module github.com/kyma-project/kim-snatch/hack/tools/descheduler-policy
 
 go 1.26.7
 

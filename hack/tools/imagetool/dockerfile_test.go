@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestFinalStage(t *testing.T) {
+func TestFinalStageReadsTheSpecAndRefusesWhatNeedsTheBase(t *testing.T) {
 	const builder = "FROM golang AS builder\nRUN go build -o /out/app .\n"
 	tests := []struct {
 		name       string
@@ -71,7 +71,7 @@ ENTRYPOINT ["/app"]`,
 	}
 }
 
-func TestOptionsValidate(t *testing.T) {
+func TestOptionsValidateRejectsInconsistentFlags(t *testing.T) {
 	base := options{binary: "b", tag: "t:e2e", out: "o.tar"}
 	tests := []struct {
 		name    string

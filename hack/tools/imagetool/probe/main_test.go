@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestProbe(t *testing.T) {
+func TestProbeReportsHowFarTheConnectionGot(t *testing.T) {
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
 	defer plain.Close()
 	secure := httptest.NewTLSServer(http.NotFoundHandler())

@@ -1,4 +1,4 @@
-module github.com/kyma-project/kim-snatch/hack/tools/images
+module github.com/kyma-project/kim-snatch/hack/tools/imagetool
 
 go 1.26.8
 

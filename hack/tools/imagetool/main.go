@@ -1,27 +1,18 @@
 // Command imagetool writes a container image as a docker archive (the
-// format of `docker save`, which `ctr images import` and `kind load
-// image-archive` accept) without a Docker engine and without pulling
-// anything. The image is one layer holding one static binary.
+// format of `docker save`) without a Docker engine and without pulling
+// anything. The image is one layer holding one already built static binary.
 //
 // From a Dockerfile, the image's user, entrypoint, command, environment,
 // working directory, labels and the binary's path are those of the final
-// stage, read with BuildKit's own Dockerfile parser, so the Dockerfile stays
-// the one home of each of them:
+// stage, read with BuildKit's own Dockerfile parser; the base image is left
+// out, and instructions that would need it or a shell are refused:
 //
 //	imagetool -dockerfile Dockerfile.webhook -build-arg VERSION=dev \
 //	    -binary bin/images/build/snatch-webhook -tag snatch-webhook:e2e -o snatch-webhook.tar
-//
-// The binary must already be built, by the script the Dockerfile's builder
-// stage runs. The final stage's base image is left out: the image holds the
-// binary only, so nothing in it may need a file of the base (a CA bundle,
-// /etc/passwd). Instructions that would need the base or a shell (RUN, ADD,
-// a shell-form ENTRYPOINT) are refused rather than dropped.
-//
-// Without -dockerfile it makes a plain image, for test images:
-//
 //	imagetool -binary bin/pause -entrypoint /pause -user 65535:65535 -tag pause:e2e -o pause.tar
 //
-// The output is reproducible: every timestamp is the Unix epoch.
+// The output is reproducible: every timestamp is the Unix epoch
+// (docs/development.md, "Tools in hack/tools").
 package main
 
 import (

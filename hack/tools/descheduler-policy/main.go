@@ -4,19 +4,12 @@
 //
 //	descheduler-policy FILE...
 //
-// Each file is decoded strictly (an unknown or misspelt field is an error)
-// through the descheduler's scheme into the internal DeschedulerPolicy,
-// which decodes each plugin's args into the plugin's own args type, again
-// strictly. Then every plugin config is checked with the plugin's own
-// validator, and every plugin named in an extension point must be known.
-// On success it prints, as JSON, each file's profiles with the enabled
-// plugins per extension point and each plugin's decoded args, so that tests
-// can hold the policy to its purpose; on any problem it exits 1.
-//
-// Only the plugins that deploy/examples/descheduler uses are registered,
-// DefaultEvictor and RemovePodsViolatingNodeAffinity: another plugin name is
-// reported as unknown. It is a module of its own so that the descheduler
-// never enters the main module's dependencies.
+// Each file and each plugin's args are decoded strictly, every plugin
+// config is checked by the plugin's own validator, and every plugin named
+// in an extension point must be known. On success it prints each file's
+// profiles as JSON (enabled plugins per extension point, decoded args); on
+// any problem it exits 1. Only the plugins deploy/examples/descheduler uses
+// are registered (docs/development.md, "Tools in hack/tools").
 package main
 
 import (
