@@ -47,7 +47,7 @@ func fillPlaceholders(line string) string {
 }
 
 // migrationGuide's commands are not dry-run here: they change the cluster
-// step by step, and TestMigrationUnderLoad in test/e2e/migration runs them
+// step by step, and TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows in test/e2e/migration runs them
 // for real, as written; TestMigrationGuideNamesExist checks the objects
 // they name, in the code blocks and the inline code.
 const migrationGuide = "docs/migration.md"

@@ -32,7 +32,7 @@ import (
 // The shipped NetworkPolicies (deploy/webhook/networkpolicy.yaml and
 // deploy/syncer/networkpolicy.yaml), enforced on the real node by
 // kube-network-policies (test/realnode/netpol.go). Clients are probe Pods
-// (hack/tools/images/probe) on the node, in namespaces of the test's own.
+// (hack/tools/imagetool/probe) on the node, in namespaces of the test's own.
 const (
 	probeImage   = "kim-snatch-probe:e2e"
 	scraperLabel = "networking.kyma-project.io/metrics-scraping"
@@ -502,7 +502,7 @@ func buildProbe(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := process.GoBuild(context.Background(), "hack/tools/images", "./probe", dir)
+	bin, err := process.GoBuild(context.Background(), "hack/tools/imagetool", "./probe", dir)
 	if err != nil {
 		t.Fatalf("build the probe: %v", err)
 	}

@@ -20,7 +20,7 @@ import (
 const deschedulerExample = "deploy/examples/descheduler"
 
 // deschedulerPolicyTool returns the checker built from
-// hack/tools/descheduler, which compiles the descheduler.
+// hack/tools/descheduler-policy, which compiles the descheduler.
 func deschedulerPolicyTool(t *testing.T) string {
 	t.Helper()
 	return tools.DeschedulerPolicy.Path(t)

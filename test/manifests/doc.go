@@ -7,7 +7,7 @@
 // server-side dry-run, Pod Security admission, the webhook configuration's
 // selectors, RBAC through SubjectAccessReviews). The alerts run through
 // Prometheus' own rule engine (hack/tools/promrules), the descheduler policy
-// through the descheduler's types (hack/tools/descheduler). The image tests
+// through the descheduler's types (hack/tools/descheduler-policy). The image tests
 // run hack/build-binary.sh and read back the archives of `make images`.
 // Code under cmd/ and pkg/ imports no test helper package.
 package manifests

@@ -34,7 +34,7 @@ func Build(ctx context.Context, name, dir string, env ...string) (string, error)
 }
 
 // GoBuild builds the command pkg of the module in the folder module, from
-// the repository root ("" for the main module, "hack/tools/images" for one
+// the repository root ("" for the main module, "hack/tools/imagetool" for one
 // of hack/tools), into dir, static and stripped as hack/build-binary.sh
 // builds, and returns the path of the binary, named as pkg's last element.
 // A module of hack/tools is built on its own go.mod, as make builds it.
