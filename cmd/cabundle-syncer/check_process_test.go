@@ -18,6 +18,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // runCheckBinary runs `cabundle-syncer check args...` and returns its exit
@@ -64,29 +65,51 @@ func decodeReport(t *testing.T, stdout string) check.Report {
 
 // The whole path an operator takes: a real syncer leads and writes the
 // caBundle, and the built binary checks the cluster through a kubeconfig.
-func TestCheckBinaryAgainstARunningSyncer(t *testing.T) {
+// No webhook answers in this control plane, so the admission item fails
+// by design (test/e2e runs it against the shipped webhook); every other
+// item passes, until the certificate Secret goes away.
+func TestCheckBinaryPassesARunningSyncerAndFailsWithoutItsSecret(t *testing.T) {
 	c := newCluster(t)
-	cs := c.Clientset
-	ctx := context.Background()
+	in := startSyncerForCheck(t, c)
+	checkArgs := []string{"--kubeconfig=" + c.KubeconfigPath, "--target-namespace=" + namespace, "-o", "json"}
+	checkHealthyReport(t, in, checkArgs)
 
+	code, table, _ := runCheckBinary(t, "--kubeconfig="+c.KubeconfigPath)
+	if code != check.ExitFail || !strings.HasPrefix(table, "ID ") || !strings.Contains(table, "admission              FAIL") {
+		t.Errorf("table: exit code %d, output:\n%s", code, table)
+	}
+
+	// The certificate Secret goes away: the syncer keeps the last good
+	// bundle, so only ca-secret fails, and ca-bundle has nothing to compare.
+	if err := c.Clientset.CoreV1().Secrets(namespace).Delete(context.Background(), secretName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkReportWithoutSecret(t, checkArgs)
+}
+
+// startSyncerForCheck creates a healthy installation but for the Lease and
+// the caBundle, and starts a syncer that takes the one and fills the other.
+func startSyncerForCheck(t *testing.T, c *framework.Cluster) *checktest.Install {
+	t.Helper()
 	in := checktest.Healthy(t, namespace, mwcName, time.Now())
-	// The syncer below takes the Lease and fills the caBundle itself.
 	in.Lease = nil
 	for i := range in.MWC.Webhooks {
 		in.MWC.Webhooks[i].ClientConfig.CABundle = nil
 	}
-	if err := in.Create(ctx, cs); err != nil {
+	if err := in.Create(context.Background(), c.Clientset); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"--kubeconfig=" + c.KubeconfigPath, "--leader-election-namespace=" + namespace}, leaseFlags...)
 	syncer := startSyncerEnv(t, "replica-1", []string{"POD_NAME=" + in.SyncerPod.Name}, args...)
 	syncer.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
-	waitBundle(t, cs, in.CA.Fingerprint())
+	waitBundle(t, c.Clientset, in.CA.Fingerprint())
+	return in
+}
 
-	checkArgs := []string{"--kubeconfig=" + c.KubeconfigPath, "--target-namespace=" + namespace, "-o", "json"}
-	// No webhook answers in this control plane: the dry-run Pod of
-	// admission comes back without the term, so that item fails here by
-	// design (test/e2e runs it against the shipped webhook).
+// checkHealthyReport runs check and wants every item to pass but
+// admission, and the Lease item to name the leader's Pod.
+func checkHealthyReport(t *testing.T, in *checktest.Install, checkArgs []string) {
+	t.Helper()
 	code, stdout, stderr := runCheckBinary(t, checkArgs...)
 	if code != check.ExitFail {
 		t.Fatalf("healthy cluster without a webhook: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, check.ExitFail, stdout, stderr)
@@ -104,42 +127,34 @@ func TestCheckBinaryAgainstARunningSyncer(t *testing.T) {
 	if lease := r.Checks[1]; !strings.Contains(lease.Message, "held by "+in.SyncerPod.Name+"_") || !strings.Contains(lease.Message, "is Running") {
 		t.Errorf("syncer-lease message %q, want the leader's Pod %s named", lease.Message, in.SyncerPod.Name)
 	}
+}
 
-	code, table, _ := runCheckBinary(t, "--kubeconfig="+c.KubeconfigPath)
-	if code != check.ExitFail || !strings.HasPrefix(table, "ID ") || !strings.Contains(table, "admission              FAIL") {
-		t.Errorf("table: exit code %d, output:\n%s", code, table)
-	}
-
-	// The certificate Secret goes away: the syncer keeps the last good
-	// bundle, so only ca-secret fails, and ca-bundle has nothing to compare.
-	if err := cs.CoreV1().Secrets(namespace).Delete(ctx, secretName, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr = runCheckBinary(t, checkArgs...)
+// checkReportWithoutSecret runs check and wants ca-secret and admission to
+// fail, ca-bundle to be skipped, each with a remediation, and the rest to
+// pass.
+func checkReportWithoutSecret(t *testing.T, checkArgs []string) {
+	t.Helper()
+	code, stdout, stderr := runCheckBinary(t, checkArgs...)
 	if code != 2 {
 		t.Fatalf("Secret deleted: exit code %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if stderr != "" {
 		t.Errorf("stderr = %q, want nothing: the report is the output", stderr)
 	}
-	r = decodeReport(t, stdout)
+	r := decodeReport(t, stdout)
 	if r.Status != check.StatusFail {
 		t.Errorf("status %s, want FAIL", r.Status)
 	}
+	want := map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip, check.IDAdmission: check.StatusFail}
 	for _, c := range r.Checks {
-		want := check.StatusPass
-		switch c.ID {
-		case check.IDCASecret:
-			want = check.StatusFail
-		case check.IDCABundle:
-			want = check.StatusSkip
-		case check.IDAdmission:
-			want = check.StatusFail
+		w, ok := want[c.ID]
+		if !ok {
+			w = check.StatusPass
 		}
-		if c.Status != want {
-			t.Errorf("%s = %s %q, want %s", c.ID, c.Status, c.Message, want)
+		if c.Status != w {
+			t.Errorf("%s = %s %q, want %s", c.ID, c.Status, c.Message, w)
 		}
-		if want != check.StatusPass && c.Remediation == "" {
+		if w != check.StatusPass && c.Remediation == "" {
 			t.Errorf("%s %s has no remediation", c.ID, c.Status)
 		}
 	}

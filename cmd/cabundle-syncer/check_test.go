@@ -33,7 +33,7 @@ func defaultCheckOptions() checkOptions {
 	return o
 }
 
-func TestCheckOptionsConfig(t *testing.T) {
+func TestCheckOptionsAcceptGoodFlagsAndNameEveryBadOne(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*checkOptions)
@@ -85,24 +85,29 @@ func TestCheckOptionsConfig(t *testing.T) {
 	}
 }
 
-func TestCheckCommand(t *testing.T) {
-	now := time.Now()
-	const ns = "kyma-system"
-	tests := []struct {
-		name string
-		args []string
-		// breakIt changes the healthy cluster.
-		breakIt    func(t *testing.T, cs kubernetes.Interface)
-		connectErr error
-		wantCode   int
-		wantStdout []string
-		wantStderr string
-		// wantCluster is what connect must be called with.
-		wantCluster   clusterFlags
-		wantNoConnect bool
-		// root: args are the binary's whole command line, not check's.
-		root bool
-	}{
+// checkCase is one command line of cabundle-syncer check against a fake
+// cluster, healthy unless breakIt changes it.
+type checkCase struct {
+	name string
+	args []string
+	// breakIt changes the healthy cluster.
+	breakIt    func(t *testing.T, cs kubernetes.Interface)
+	connectErr error
+	wantCode   int
+	wantStdout []string
+	wantStderr string
+	// wantCluster is what connect must be called with.
+	wantCluster   clusterFlags
+	wantNoConnect bool
+	// root: args are the binary's whole command line, not check's.
+	root bool
+}
+
+const checkNamespace = "kyma-system"
+
+func TestCheckReportsTheClusterAndExitsWithItsStatus(t *testing.T) {
+	const ns = checkNamespace
+	tests := []checkCase{
 		{
 			name:       "healthy_table",
 			wantCode:   0,
@@ -177,87 +182,116 @@ func TestCheckCommand(t *testing.T) {
 			wantCode:   4,
 			wantStdout: []string{"kyma-pool", "SKIP", "Status: INCOMPLETE"},
 		},
+		{name: "no_cluster_exits_3", connectErr: errors.New("cannot reach the API server"), wantCode: 3, wantStderr: "cabundle-syncer: check: cannot reach the API server"},
+	}
+	now := time.Now()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { runCheckCase(t, tt, now) })
+	}
+}
+
+func TestCheckHelpAndUsageErrorsNeverReachTheCluster(t *testing.T) {
+	tests := []checkCase{
 		{name: "help_exits_0", args: []string{"-h"}, wantCode: 0, wantStderr: "Usage: cabundle-syncer check [flags]", wantNoConnect: true},
 		{name: "help_lists_every_exit_code", args: []string{"-h"}, wantCode: 0, wantStderr: "  64  usage error:", wantNoConnect: true},
 		{name: "unknown_flag_exits_64", args: []string{"--strict"}, wantCode: 64, wantStderr: "flag provided but not defined", wantNoConnect: true},
 		{name: "argument_exits_64", args: []string{"extra"}, wantCode: 64, wantStderr: "unexpected arguments", wantNoConnect: true},
 		{name: "invalid_option_exits_64", args: []string{"-o", "yaml"}, wantCode: 64, wantStderr: `-o/--output "yaml"`, wantNoConnect: true},
-		{name: "no_cluster_exits_3", connectErr: errors.New("cannot reach the API server"), wantCode: 3, wantStderr: "cabundle-syncer: check: cannot reach the API server"},
 		// The whole command line, not only check's: a mistyped subcommand
 		// is a usage error, never a FAIL.
 		{name: "mistyped_subcommand_exits_64", args: []string{"chekc"}, root: true, wantCode: 64, wantStderr: `unknown command "chekc"`, wantNoConnect: true},
 		{name: "root_help_lists_every_exit_code", args: []string{"-h"}, root: true, wantCode: 0,
 			wantStderr: "exit 0 PASS, 1 WARN, 2 FAIL, 3 could not run, 4 INCOMPLETE, 64 usage error", wantNoConnect: true},
 	}
+	now := time.Now()
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := checktest.Healthy(t, ns, checktest.WebhookConfiguration, now)
-			cs := fake.NewClientset(in.Objects()...)
-			checktest.Admit(cs)
-			in.Authorize(cs)
-			if tt.breakIt != nil {
-				tt.breakIt(t, cs)
-			}
-			connected := false
-			var stdout, stderr bytes.Buffer
-			c := &cli{
-				stdout: &stdout,
-				stderr: &stderr,
-				runSyncer: func(context.Context, Options) error {
-					t.Error("the syncer ran")
-					return nil
-				},
-				runCheck: checkCommand{
-					connect: func(_ context.Context, cluster clusterFlags, _ time.Duration) (kubernetes.Interface, check.Cluster, error) {
-						connected = true
-						if !reflect.DeepEqual(cluster, tt.wantCluster) {
-							t.Errorf("cluster flags = %+v, want %+v", cluster, tt.wantCluster)
-						}
-						if tt.connectErr != nil {
-							return nil, check.Cluster{}, tt.connectErr
-						}
-						return cs, check.Cluster{Context: "test-context", Server: "https://127.0.0.1:6443"}, nil
-					},
-					now:       func() time.Time { return now },
-					inCluster: func() bool { return false },
-				}.run,
-			}
-			args := append([]string{"check"}, tt.args...)
-			if tt.root {
-				args = tt.args
-			}
-			err := c.execute(context.Background(), args)
-			code := cmdline.ExitCode(binaryName, err, &stderr)
-			if code != tt.wantCode {
-				t.Errorf("exit code = %d, want %d (err %v)\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, err, stdout.String(), stderr.String())
-			}
-			if connected == tt.wantNoConnect {
-				t.Errorf("connected = %v, want %v", connected, !tt.wantNoConnect)
-			}
-			for _, w := range tt.wantStdout {
-				if !strings.Contains(stdout.String(), w) {
-					t.Errorf("stdout:\n%s\nwant it to contain %q", stdout.String(), w)
+		t.Run(tt.name, func(t *testing.T) { runCheckCase(t, tt, now) })
+	}
+}
+
+// runCheckCase runs tt's command line against a healthy fake cluster that
+// tt may break, and checks the exit code, the output and the report.
+func runCheckCase(t *testing.T, tt checkCase, now time.Time) {
+	in := checktest.Healthy(t, checkNamespace, checktest.WebhookConfiguration, now)
+	cs := fake.NewClientset(in.Objects()...)
+	checktest.Admit(cs)
+	in.Authorize(cs)
+	if tt.breakIt != nil {
+		tt.breakIt(t, cs)
+	}
+	connected := false
+	var stdout, stderr bytes.Buffer
+	c := checkCLI(t, tt, cs, now, &connected, &stdout, &stderr)
+	args := append([]string{"check"}, tt.args...)
+	if tt.root {
+		args = tt.args
+	}
+	err := c.execute(context.Background(), args)
+	code := cmdline.ExitCode(binaryName, err, &stderr)
+	if code != tt.wantCode {
+		t.Errorf("exit code = %d, want %d (err %v)\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, err, stdout.String(), stderr.String())
+	}
+	if connected == tt.wantNoConnect {
+		t.Errorf("connected = %v, want %v", connected, !tt.wantNoConnect)
+	}
+	checkOutput(t, tt, code, stdout.String(), stderr.String())
+}
+
+// checkCLI returns the binary's command line with check connecting to cs,
+// after checking the cluster flags tt wants; it sets connected when check
+// connects.
+func checkCLI(t *testing.T, tt checkCase, cs kubernetes.Interface, now time.Time, connected *bool, stdout, stderr *bytes.Buffer) *cli {
+	return &cli{
+		stdout: stdout,
+		stderr: stderr,
+		runSyncer: func(context.Context, Options) error {
+			t.Error("the syncer ran")
+			return nil
+		},
+		runCheck: checkCommand{
+			connect: func(_ context.Context, cluster clusterFlags, _ time.Duration) (kubernetes.Interface, check.Cluster, error) {
+				*connected = true
+				if !reflect.DeepEqual(cluster, tt.wantCluster) {
+					t.Errorf("cluster flags = %+v, want %+v", cluster, tt.wantCluster)
 				}
-			}
-			noReport := code == 3 || code == 64
-			if tt.wantStderr == "" && !noReport && stderr.Len() > 0 {
-				t.Errorf("stderr = %q, want it empty: the report is the output", stderr.String())
-			}
-			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
-			}
-			if noReport && stdout.Len() > 0 {
-				t.Errorf("stdout = %q, want nothing when the checks could not run", stdout.String())
-			}
-			if strings.Contains(strings.Join(tt.args, " "), "json") && !noReport {
-				var r check.Report
-				if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-					t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout.String())
+				if tt.connectErr != nil {
+					return nil, check.Cluster{}, tt.connectErr
 				}
-				if r.ExitCode() != code {
-					t.Errorf("JSON status %s, exit code %d", r.Status, code)
-				}
-			}
-		})
+				return cs, check.Cluster{Context: "test-context", Server: "https://127.0.0.1:6443"}, nil
+			},
+			now:       func() time.Time { return now },
+			inCluster: func() bool { return false },
+		}.run,
+	}
+}
+
+// checkOutput checks that stdout holds the report tt wants, and stderr
+// only what tt wants: the report is the output, and nothing is reported
+// when the checks could not run.
+func checkOutput(t *testing.T, tt checkCase, code int, stdout, stderr string) {
+	t.Helper()
+	for _, w := range tt.wantStdout {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout:\n%s\nwant it to contain %q", stdout, w)
+		}
+	}
+	noReport := code == 3 || code == 64
+	if tt.wantStderr == "" && !noReport && stderr != "" {
+		t.Errorf("stderr = %q, want it empty: the report is the output", stderr)
+	}
+	if tt.wantStderr != "" && !strings.Contains(stderr, tt.wantStderr) {
+		t.Errorf("stderr = %q, want it to contain %q", stderr, tt.wantStderr)
+	}
+	if noReport && stdout != "" {
+		t.Errorf("stdout = %q, want nothing when the checks could not run", stdout)
+	}
+	if strings.Contains(strings.Join(tt.args, " "), "json") && !noReport {
+		var r check.Report
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
+		}
+		if r.ExitCode() != code {
+			t.Errorf("JSON status %s, exit code %d", r.Status, code)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
-func TestExecute(t *testing.T) {
+func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 	checkCalled := func(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		_, err := io.WriteString(stdout, "check "+strings.Join(args, " "))
 		return err

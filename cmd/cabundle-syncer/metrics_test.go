@@ -33,67 +33,17 @@ const metricsReaderRole = "cabundle-syncer-metrics-reader"
 func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
-	ctx := context.Background()
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
 	_, kubeconfig := serviceAccountConfig(t, c)
 
-	// A scraper bound to the metrics-reader role and one that is not. The
-	// syncer caches denials for 30 s, so the binding must be in effect
-	// before the first scrape.
-	const scraperNamespace = "monitoring"
-	if err := syncertest.CreateNamespace(ctx, cs, scraperNamespace); err != nil {
-		t.Fatal(err)
-	}
-	allowed := scraperToken(t, cs, scraperNamespace, "prometheus")
-	stranger := scraperToken(t, cs, scraperNamespace, "stranger")
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-cabundle-syncer-metrics"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: scraperNamespace}},
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitMayGetMetrics(t, cs, "system:serviceaccount:"+scraperNamespace+":prometheus")
+	allowed, stranger := bindScrapers(t, cs)
 
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig, "--metrics-secure=true"}, leaseFlags...)...)
 	waitBundle(t, cs, caA.Fingerprint())
 
-	// The certificate is self-signed, as for Prometheus (the ServiceMonitor's
-	// insecureSkipVerify); the protection under test is the token check.
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-	}}
-	scrape := func(token string) (int, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+p.metrics+"/metrics", nil)
-		if err != nil {
-			return 0, "", err
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body), err
-	}
-
-	// The server is up once it answers anything over TLS.
-	var lastErr error
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		_, _, lastErr = scrape("")
-		return lastErr == nil, nil
-	}); err != nil {
-		t.Fatalf("metrics endpoint %s does not answer over HTTPS: %v", p.metrics, lastErr)
-	}
-	if code, _, err := plainScrape(p.metrics); err == nil && code == http.StatusOK {
-		t.Error("/metrics answers plain HTTP with 200")
-	}
+	scrape := waitSecureMetrics(t, p.metrics)
 
 	tests := []struct {
 		name     string
@@ -130,6 +80,71 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 	if log := p.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the syncer was refused something:\n%s", grepLines(log, "forbidden"))
 	}
+}
+
+// bindScrapers creates a scraper bound to the metrics-reader role and one
+// that is not, and returns their tokens. The syncer caches denials for
+// 30 s, so the binding must be in effect before the first scrape.
+func bindScrapers(t *testing.T, cs kubernetes.Interface) (allowed, stranger string) {
+	t.Helper()
+	ctx := context.Background()
+	const scraperNamespace = "monitoring"
+	if err := syncertest.CreateNamespace(ctx, cs, scraperNamespace); err != nil {
+		t.Fatal(err)
+	}
+	allowed = scraperToken(t, cs, scraperNamespace, "prometheus")
+	stranger = scraperToken(t, cs, scraperNamespace, "stranger")
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-cabundle-syncer-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: scraperNamespace}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitMayGetMetrics(t, cs, "system:serviceaccount:"+scraperNamespace+":prometheus")
+	return allowed, stranger
+}
+
+// waitSecureMetrics waits until the metrics endpoint at addr answers over
+// TLS, wants it to refuse plain HTTP, and returns a scrape with a token
+// ("" for none). The certificate is self-signed, as for Prometheus (the
+// ServiceMonitor's insecureSkipVerify); the protection under test is the
+// token check.
+func waitSecureMetrics(t *testing.T, addr string) func(token string) (int, string, error) {
+	t.Helper()
+	ctx := context.Background()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+	}}
+	scrape := func(token string) (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+		if err != nil {
+			return 0, "", err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	// The server is up once it answers anything over TLS.
+	var lastErr error
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, _, lastErr = scrape("")
+		return lastErr == nil, nil
+	}); err != nil {
+		t.Fatalf("metrics endpoint %s does not answer over HTTPS: %v", addr, lastErr)
+	}
+	if code, _, err := plainScrape(addr); err == nil && code == http.StatusOK {
+		t.Error("/metrics answers plain HTTP with 200")
+	}
+	return scrape
 }
 
 // scraperToken creates the ServiceAccount namespace/name and returns a token

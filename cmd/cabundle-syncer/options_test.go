@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestOptionsValidate(t *testing.T) {
+func TestOptionsAcceptGoodValuesAndNameEveryBadOne(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*Options)

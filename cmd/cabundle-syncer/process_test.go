@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -131,14 +130,17 @@ func (p *syncerProcess) metric(name string) (float64, error) {
 	return process.Metric(http.DefaultClient, "http://"+p.metrics+"/metrics", name, "")
 }
 
-// waitMetric polls /metrics every 20 ms until name has the value want, and
-// returns when it saw it.
+// metricPoll is how often waitMetric scrapes.
+const metricPoll = 20 * time.Millisecond
+
+// waitMetric polls /metrics until name has the value want, and returns
+// when it saw it; the poll interval bounds how late that time may be.
 func (p *syncerProcess) waitMetric(name string, want float64, timeout time.Duration) time.Time {
 	p.t.Helper()
 	var last float64
 	var lastErr error
 	var seen time.Time
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), metricPoll, timeout, true, func(context.Context) (bool, error) {
 		last, lastErr = p.metric(name)
 		seen = time.Now()
 		return lastErr == nil && last == want, nil

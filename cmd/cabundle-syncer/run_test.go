@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestMetricsServerOptions(t *testing.T) {
+func TestMetricsAreSecureByDefaultAndOnlyOverHTTP1(t *testing.T) {
 	tests := []struct {
 		name       string
 		mutate     func(*Options)
@@ -49,7 +49,7 @@ func TestMetricsServerOptions(t *testing.T) {
 	}
 }
 
-func TestLeaderIdentity(t *testing.T) {
+func TestLeaderIdentityIsThePodNameAndUniquePerProcess(t *testing.T) {
 	longName := strings.Repeat("cabundle-syncer-", 5) + "7d9f8c6b5-x2k4q"
 	tests := []struct {
 		name     string

@@ -51,7 +51,7 @@ func TestCLIParsesTheWebhookFlags(t *testing.T) {
 	}
 }
 
-func TestCLICommandLines(t *testing.T) {
+func TestCommandLineRunsTheWebhookOrExitsWithItsCode(t *testing.T) {
 	tests := []struct {
 		name       string
 		args       []string

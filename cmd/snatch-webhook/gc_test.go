@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestTuneGC(t *testing.T) {
+func TestGCIsTunedUnlessGOGCIsSet(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
 	t.Run("default_when_GOGC_is_unset", func(t *testing.T) {

@@ -195,191 +195,224 @@ func isOurTerm(term corev1.PreferredSchedulingTerm) bool {
 		e[0].Operator == corev1.NodeSelectorOpIn && len(e[0].Values) == 1 && e[0].Values[0] == "cpu-worker-0"
 }
 
-func TestWebhookThroughARealAPIServer(t *testing.T) {
+// The webhook registered with a real API server, and Pods created through
+// it: each subtest is one way a Pod reaches the webhook, in the order they
+// change the webhook's state.
+func TestWebhookBehindARealAPIServerMutatesOnlyManagedPodsAndFailsOpen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the control plane from `make tools`")
 	}
-	ctx := t.Context()
-	cluster := framework.New(t, framework.Options{})
-	cs := cluster.Clientset
+	e := startBehindAPIServer(t)
+	t.Run("dry_run_server_shows_the_mutation", e.dryRunShowsTheMutation)
+	t.Run("managed_namespace_pod_gets_exactly_one_term", e.managedPodGetsExactlyOneTerm)
+	t.Run("unlabelled_namespace_pod_gets_none", e.unlabelledPodGetsNone)
+	t.Run("own_preferred_term_on_the_pool_key_is_unchanged", e.ownTermIsUnchanged)
+	t.Run("opted_out_pod_is_not_mutated", e.optedOutPodIsNotMutated)
+	t.Run("pod_of_3_mib_of_escaped_bytes_gets_the_term", e.hugePodGetsTheTerm)
+	t.Run("rotation_to_a_new_ca_keeps_mutating", e.rotationKeepsMutating)
+	t.Run("pod_created_while_the_webhook_is_stopped_is_admitted", e.stoppedWebhookAdmits)
+}
 
-	certDir := t.TempDir()
-	ca := certtest.MustCA(t, certtest.Options{})
-	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	wh := startWebhook(t, certDir)
-	waitReady(t, wh.probe)
+// behindAPIServer drives the webhook behind a real API server: the webhook
+// in this process, registered with the API server, and a namespace it
+// manages and one it does not.
+type behindAPIServer struct {
+	ctx            context.Context
+	cluster        *framework.Cluster
+	cs             kubernetes.Interface
+	ca             *certtest.Cert
+	certDir        string
+	wh             *webhookProcess
+	managed, plain string
+	// dryRun is the last dry-run Pod created while waiting for the API
+	// server to call the webhook.
+	dryRun *corev1.Pod
+}
+
+// startBehindAPIServer starts a control plane and the webhook, registers
+// the webhook, and waits until the API server calls it.
+func startBehindAPIServer(t *testing.T) *behindAPIServer {
+	t.Helper()
+	cluster := framework.New(t, framework.Options{})
+	e := &behindAPIServer{ctx: t.Context(), cluster: cluster, cs: cluster.Clientset, certDir: t.TempDir()}
+	e.ca = certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, e.certDir, e.ca.MustIssue(t, certtest.Localhost(1)).Files())
+	e.wh = startWebhook(t, e.certDir)
+	waitReady(t, e.wh.probe)
 
 	// Unique names, in case SNATCH_TEST_KUBECONFIG points at a shared cluster.
 	suffix := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
-	managed, plain := "kyma-managed-"+suffix, "unlabelled-"+suffix
-	createNamespace(ctx, t, cs, managed, map[string]string{managedByLabel: "kyma"})
-	createNamespace(ctx, t, cs, plain, nil)
-	registerWebhook(ctx, t, cs, wh.url, ca.CertPEM)
+	e.managed, e.plain = "kyma-managed-"+suffix, "unlabelled-"+suffix
+	createNamespace(e.ctx, t, e.cs, e.managed, map[string]string{managedByLabel: "kyma"})
+	createNamespace(e.ctx, t, e.cs, e.plain, nil)
+	registerWebhook(e.ctx, t, e.cs, e.wh.url, e.ca.CertPEM)
 	t.Cleanup(func() {
-		_ = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), mwcName, metav1.DeleteOptions{})
+		_ = e.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), mwcName, metav1.DeleteOptions{})
 	})
 
 	// The API server picks the configuration up asynchronously: wait until
 	// a dry-run create is mutated. This is also the --dry-run=server check.
-	// On a timeout the subtest below reports the last dry-run Pod.
-	var dryRun *corev1.Pod
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+	// On a timeout the subtest reports the last dry-run Pod.
+	_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
 		var err error
-		dryRun, err = cs.CoreV1().Pods(managed).Create(ctx, testPod("dry-run"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		e.dryRun, err = e.cs.CoreV1().Pods(e.managed).Create(e.ctx, testPod("dry-run"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatalf("dry-run create: %v", err)
 		}
-		return len(poolTerms(dryRun)) > 0, nil
+		return len(poolTerms(e.dryRun)) > 0, nil
 	})
-
-	t.Run("dry_run_server_shows_the_mutation", func(t *testing.T) {
-		if terms := poolTerms(dryRun); len(terms) != 1 || !isOurTerm(terms[0]) {
-			t.Fatalf("dry-run Pod has pool terms %+v, want exactly our term", terms)
-		}
-		if _, err := cs.CoreV1().Pods(managed).Get(ctx, "dry-run", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Fatalf("the dry-run Pod was persisted: get returned %v", err)
-		}
-	})
-
-	t.Run("managed_namespace_pod_gets_exactly_one_term", func(t *testing.T) {
-		before := wh.counter(t, "patched", "injected")
-		created, err := cs.CoreV1().Pods(managed).Create(ctx, testPod("mutated"), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := cs.CoreV1().Pods(managed).Get(ctx, created.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms := poolTerms(got)
-		if len(terms) != 1 || !isOurTerm(terms[0]) {
-			t.Fatalf("stored Pod has pool terms %+v, want exactly worker.gardener.cloud/pool In [cpu-worker-0] weight 10", terms)
-		}
-		if n := len(got.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution); n != 1 {
-			t.Errorf("stored Pod has %d preferred terms, want 1", n)
-		}
-		if after := wh.counter(t, "patched", "injected"); after <= before {
-			t.Errorf("snatch_webhook_admission_total{outcome=patched,reason=injected} stayed at %v", after)
-		}
-	})
-
-	t.Run("unlabelled_namespace_pod_gets_none", func(t *testing.T) {
-		created, err := cs.CoreV1().Pods(plain).Create(ctx, testPod("untouched"), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if created.Spec.Affinity != nil {
-			t.Fatalf("Pod in an unlabelled namespace got an affinity: %+v", created.Spec.Affinity)
-		}
-	})
-
-	t.Run("own_preferred_term_on_the_pool_key_is_unchanged", func(t *testing.T) {
-		pod := testPod("own-choice")
-		own := corev1.PreferredSchedulingTerm{Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
-			{Key: affinity.DefaultPoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"customer-pool"}},
-		}}}
-		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{own}}}
-		before := wh.counter(t, "allowed", "already-set")
-		created, err := cs.CoreV1().Pods(managed).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms := created.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		if len(terms) != 1 || terms[0].Weight != 50 || terms[0].Preference.MatchExpressions[0].Values[0] != "customer-pool" {
-			t.Fatalf("the Pod's own term was changed: %+v", terms)
-		}
-		if after := wh.counter(t, "allowed", "already-set"); after <= before {
-			t.Errorf("the webhook did not see the Pod: already-set stayed at %v", after)
-		}
-	})
-
-	t.Run("opted_out_pod_is_not_mutated", func(t *testing.T) {
-		pod := testPod("opted-out")
-		pod.Labels = map[string]string{affinity.OptOutLabel: affinity.OptOutValue}
-		created, err := cs.CoreV1().Pods(managed).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if created.Spec.Affinity != nil {
-			t.Fatalf("opted-out Pod got an affinity: %+v", created.Spec.Affinity)
-		}
-	})
-
-	// The largest Pod the API server accepts: a request body of 3 MiB, sent
-	// as protobuf so that '<' stays one byte on the way in. The API server
-	// encodes the review as JSON, where each '<' becomes \u003c, so the
-	// webhook receives about 18 MiB. Dry run: etcd's default request limit
-	// (1.5 MiB) would refuse to store the Pod after admission; the admission
-	// chain runs in full either way.
-	t.Run("pod_of_3_mib_of_escaped_bytes_gets_the_term", func(t *testing.T) {
-		cfg := rest.CopyConfig(cluster.Config)
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		pcs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pod := testPod("huge")
-		pod.Spec.Containers[0].Args = []string{strings.Repeat("<", 3<<20-16<<10)}
-		before := wh.counter(t, "patched", "injected")
-		created, err := pcs.CoreV1().Pods(managed).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
-			t.Fatalf("create a Pod with %d bytes of '<': %v", len(pod.Spec.Containers[0].Args[0]), err)
-		}
-		if terms := poolTerms(created); len(terms) != 1 || !isOurTerm(terms[0]) {
-			t.Fatalf("the Pod with %d bytes of '<' has pool terms %+v, want exactly our term", len(pod.Spec.Containers[0].Args[0]), terms)
-		}
-		if after := wh.counter(t, "patched", "injected"); after != before+1 {
-			t.Errorf("snatch_webhook_admission_total{outcome=patched,reason=injected} went from %v to %v, want +1", before, after)
-		}
-	})
-
-	t.Run("rotation_to_a_new_ca_keeps_mutating", func(t *testing.T) {
-		// Every Gardener renewal is a CA rotation: the syncer merges the new
-		// CA into the bundle first, then kubelet swaps the mounted files.
-		newCA := certtest.MustCA(t, certtest.Options{})
-		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mwc.Webhooks[0].ClientConfig.CABundle = append(append([]byte{}, ca.CertPEM...), newCA.CertPEM...)
-		if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		certtest.MustWriteAtomic(t, certDir, newCA.MustIssue(t, certtest.Localhost(2)).Files())
-		var serial int64
-		var lastErr error
-		err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-			serial, lastErr = servedSerial(wh.url, newCA)
-			return lastErr == nil && serial == 2, nil
-		})
-		if err != nil {
-			t.Fatalf("serial 2 not served within %v (last: %d, %v)", eventually, serial, lastErr)
-		}
-		t.Logf("the rotated certificate was served %v after the ..data swap", time.Since(start))
-
-		created, err := cs.CoreV1().Pods(managed).Create(ctx, testPod("after-rotation"), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if terms := poolTerms(created); len(terms) != 1 || !isOurTerm(terms[0]) {
-			t.Fatalf("Pod created after the rotation has pool terms %+v, want exactly our term", terms)
-		}
-	})
-
-	t.Run("pod_created_while_the_webhook_is_stopped_is_admitted", func(t *testing.T) {
-		wh.stop(t)
-		created, err := cs.CoreV1().Pods(managed).Create(ctx, testPod("fail-open"), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("create with the webhook down: %v (failurePolicy Ignore must admit it)", err)
-		}
-		if created.Spec.Affinity != nil {
-			t.Fatalf("Pod got an affinity with the webhook down: %+v", created.Spec.Affinity)
-		}
-	})
+	return e
 }
 
-func TestWebhookBadInputOverTLS(t *testing.T) {
+func (e *behindAPIServer) dryRunShowsTheMutation(t *testing.T) {
+	if terms := poolTerms(e.dryRun); len(terms) != 1 || !isOurTerm(terms[0]) {
+		t.Fatalf("dry-run Pod has pool terms %+v, want exactly our term", terms)
+	}
+	if _, err := e.cs.CoreV1().Pods(e.managed).Get(e.ctx, "dry-run", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the dry-run Pod was persisted: get returned %v", err)
+	}
+}
+
+func (e *behindAPIServer) managedPodGetsExactlyOneTerm(t *testing.T) {
+	before := e.wh.counter(t, "patched", "injected")
+	created, err := e.cs.CoreV1().Pods(e.managed).Create(e.ctx, testPod("mutated"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.cs.CoreV1().Pods(e.managed).Get(e.ctx, created.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := poolTerms(got)
+	if len(terms) != 1 || !isOurTerm(terms[0]) {
+		t.Fatalf("stored Pod has pool terms %+v, want exactly worker.gardener.cloud/pool In [cpu-worker-0] weight 10", terms)
+	}
+	if n := len(got.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution); n != 1 {
+		t.Errorf("stored Pod has %d preferred terms, want 1", n)
+	}
+	if after := e.wh.counter(t, "patched", "injected"); after <= before {
+		t.Errorf("snatch_webhook_admission_total{outcome=patched,reason=injected} stayed at %v", after)
+	}
+}
+
+func (e *behindAPIServer) unlabelledPodGetsNone(t *testing.T) {
+	created, err := e.cs.CoreV1().Pods(e.plain).Create(e.ctx, testPod("untouched"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.Affinity != nil {
+		t.Fatalf("Pod in an unlabelled namespace got an affinity: %+v", created.Spec.Affinity)
+	}
+}
+
+func (e *behindAPIServer) ownTermIsUnchanged(t *testing.T) {
+	pod := testPod("own-choice")
+	own := corev1.PreferredSchedulingTerm{Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: affinity.DefaultPoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"customer-pool"}},
+	}}}
+	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{own}}}
+	before := e.wh.counter(t, "allowed", "already-set")
+	created, err := e.cs.CoreV1().Pods(e.managed).Create(e.ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := created.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 1 || terms[0].Weight != 50 || terms[0].Preference.MatchExpressions[0].Values[0] != "customer-pool" {
+		t.Fatalf("the Pod's own term was changed: %+v", terms)
+	}
+	if after := e.wh.counter(t, "allowed", "already-set"); after <= before {
+		t.Errorf("the webhook did not see the Pod: already-set stayed at %v", after)
+	}
+}
+
+func (e *behindAPIServer) optedOutPodIsNotMutated(t *testing.T) {
+	pod := testPod("opted-out")
+	pod.Labels = map[string]string{affinity.OptOutLabel: affinity.OptOutValue}
+	created, err := e.cs.CoreV1().Pods(e.managed).Create(e.ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.Affinity != nil {
+		t.Fatalf("opted-out Pod got an affinity: %+v", created.Spec.Affinity)
+	}
+}
+
+// hugePodGetsTheTerm creates the largest Pod the API server accepts: a
+// request body of 3 MiB, sent as protobuf so that '<' stays one byte on
+// the way in. The API server encodes the review as JSON, where each '<'
+// becomes the six bytes \u003c, so the webhook receives six times the
+// body. Dry run: etcd's default request limit (1.5 MiB) would refuse to
+// store the Pod after admission; the admission chain runs in full either
+// way.
+func (e *behindAPIServer) hugePodGetsTheTerm(t *testing.T) {
+	cfg := rest.CopyConfig(e.cluster.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod("huge")
+	pod.Spec.Containers[0].Args = []string{strings.Repeat("<", 3<<20-16<<10)}
+	before := e.wh.counter(t, "patched", "injected")
+	created, err := pcs.CoreV1().Pods(e.managed).Create(e.ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatalf("create a Pod with %d bytes of '<': %v", len(pod.Spec.Containers[0].Args[0]), err)
+	}
+	if terms := poolTerms(created); len(terms) != 1 || !isOurTerm(terms[0]) {
+		t.Fatalf("the Pod with %d bytes of '<' has pool terms %+v, want exactly our term", len(pod.Spec.Containers[0].Args[0]), terms)
+	}
+	if after := e.wh.counter(t, "patched", "injected"); after != before+1 {
+		t.Errorf("snatch_webhook_admission_total{outcome=patched,reason=injected} went from %v to %v, want +1", before, after)
+	}
+}
+
+// rotationKeepsMutating rotates to a new CA as every Gardener renewal
+// does: the syncer merges the new CA into the bundle first, then kubelet
+// swaps the mounted files.
+func (e *behindAPIServer) rotationKeepsMutating(t *testing.T) {
+	newCA := certtest.MustCA(t, certtest.Options{})
+	mwc, err := e.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(e.ctx, mwcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mwc.Webhooks[0].ClientConfig.CABundle = append(append([]byte{}, e.ca.CertPEM...), newCA.CertPEM...)
+	if _, err := e.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(e.ctx, mwc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	certtest.MustWriteAtomic(t, e.certDir, newCA.MustIssue(t, certtest.Localhost(2)).Files())
+	var serial int64
+	var lastErr error
+	err = wait.PollUntilContextTimeout(e.ctx, 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		serial, lastErr = servedSerial(e.wh.url, newCA)
+		return lastErr == nil && serial == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("serial 2 not served within %v (last: %d, %v)", eventually, serial, lastErr)
+	}
+	t.Logf("the rotated certificate was served %v after the ..data swap", time.Since(start))
+
+	created, err := e.cs.CoreV1().Pods(e.managed).Create(e.ctx, testPod("after-rotation"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terms := poolTerms(created); len(terms) != 1 || !isOurTerm(terms[0]) {
+		t.Fatalf("Pod created after the rotation has pool terms %+v, want exactly our term", terms)
+	}
+}
+
+func (e *behindAPIServer) stoppedWebhookAdmits(t *testing.T) {
+	e.wh.stop(t)
+	created, err := e.cs.CoreV1().Pods(e.managed).Create(e.ctx, testPod("fail-open"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create with the webhook down: %v (failurePolicy Ignore must admit it)", err)
+	}
+	if created.Spec.Affinity != nil {
+		t.Fatalf("Pod got an affinity with the webhook down: %+v", created.Spec.Affinity)
+	}
+}
+
+func TestWebhookAnswersBadInputOverTLSWithAClear4xx(t *testing.T) {
 	certDir := t.TempDir()
 	ca := certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, certDir, ca.MustIssue(t, certtest.Localhost(1)).Files())

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestOptionsValidate(t *testing.T) {
+func TestOptionsRefuseBadPolicyAndEndpointValues(t *testing.T) {
 	tests := []struct {
 		name    string
 		change  func(*Options)

@@ -29,41 +29,7 @@ import (
 //
 // Run with: go test ./cmd/snatch-webhook -run '^$' -bench Serve -benchmem
 func BenchmarkServeOverTLS(b *testing.B) {
-	certDir := b.TempDir()
-	ca := certtest.MustCA(b, certtest.Options{})
-	certtest.MustWriteAtomic(b, certDir, ca.MustIssue(b, certtest.Localhost(1)).Files())
-	o := defaultOptions()
-	o.CertDir = certDir
-	o.ShutdownDelay = 0
-	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
-	o.HealthProbeBindAddress, o.MetricsBindAddress = "0", "0"
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
-	srv, err := newServer(o, zapr.NewLogger(zap.New(core)), prometheus.NewRegistry())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		b.Fatal(err)
-	}
-	addr, _, _ := srv.Addr()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("Serve: %v", err)
-		}
-	}()
-	for srv.Ready() != nil {
-		time.Sleep(10 * time.Millisecond)
-	}
-	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
-		MaxIdleConnsPerHost: 1,
-	}}
-	url := "https://" + addr.String() + "/mutate-pod"
-
+	url, client := serveForBench(b)
 	for _, payload := range []struct{ name, file string }{
 		{"pod_5k5", "review-pod-5k5.json"},
 		{"pod_8k8_managed_fields", "review-pod-8k8-managed-fields.json"},
@@ -99,6 +65,47 @@ func BenchmarkServeOverTLS(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
+}
+
+// serveForBench starts the wired webhook on a free port with the
+// production JSON logger writing to io.Discard, until the benchmark ends,
+// and returns its mutation URL and a client that keeps one connection.
+func serveForBench(b *testing.B) (string, *http.Client) {
+	b.Helper()
+	certDir := b.TempDir()
+	ca := certtest.MustCA(b, certtest.Options{})
+	certtest.MustWriteAtomic(b, certDir, ca.MustIssue(b, certtest.Localhost(1)).Files())
+	o := defaultOptions()
+	o.CertDir = certDir
+	o.ShutdownDelay = 0
+	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
+	o.HealthProbeBindAddress, o.MetricsBindAddress = "0", "0"
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+	srv, err := newServer(o, zapr.NewLogger(zap.New(core)), prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		b.Fatal(err)
+	}
+	addr, _, _ := srv.Addr()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("Serve: %v", err)
+		}
+	})
+	for srv.Ready() != nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
+		MaxIdleConnsPerHost: 1,
+	}}
+	return "https://" + addr.String() + "/mutate-pod", client
 }
 
 func cpuTime(b *testing.B) time.Duration {

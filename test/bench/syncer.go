@@ -3,12 +3,10 @@ package bench
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -79,7 +77,7 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := createUnrelatedSecrets(ctx, cs, r.cfg.UnrelatedSecrets, r.cfg.SecretSize); err != nil {
+	if err := framework.CreateSecrets(ctx, cs, syncerNamespace, r.cfg.UnrelatedSecrets, r.cfg.SecretSize); err != nil {
 		return err
 	}
 	// The syncer is alive among them: one rotation, not measured.
@@ -305,43 +303,4 @@ func settledRSS(ctx context.Context, p *process.Process, d time.Duration) (int64
 		return 0, fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
 	}
 	return p.RSS()
-}
-
-// createUnrelatedSecrets creates n Secrets of size random bytes in the
-// syncer's namespace, where a namespace-wide cache would pick them up.
-func createUnrelatedSecrets(ctx context.Context, cs kubernetes.Interface, n, size int) error {
-	next := make(chan int)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			data := make([]byte, size)
-			for i := range next {
-				_, _ = rand.Read(data)
-				s := &corev1.Secret{
-					ObjectMeta: metav1.ObjectMeta{Namespace: syncerNamespace, Name: fmt.Sprintf("unrelated-%05d", i)},
-					Data:       map[string][]byte{"blob": data},
-				}
-				if _, err := cs.CoreV1().Secrets(syncerNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return fmt.Errorf("create unrelated Secrets: %w", err)
-	default:
-		return nil
-	}
 }
