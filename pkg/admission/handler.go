@@ -23,7 +23,7 @@ import (
 // DefaultMaxBodyBytes is the largest request body read. It must hold the review
 // of the largest Pod the API server accepts (3 MiB, each <, > and & escaped to
 // six bytes), or such a Pod is created without the term: the webhook answers
-// 413 and the API server fails open. TestWebhookThroughARealAPIServer
+// 413 and the API server fails open. TestWebhookBehindARealAPIServerMutatesOnlyManagedPodsAndFailsOpen
 // (cmd/snatch-webhook) holds it.
 const DefaultMaxBodyBytes = 32 << 20
 
