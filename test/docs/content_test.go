@@ -4,9 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,49 +301,20 @@ func runbookBase(t *testing.T) string {
 // anchor is one GitHub derives from a heading of the document.
 func TestAlertRunbooksExist(t *testing.T) {
 	base := runbookBase(t)
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no deploy/*/prometheusrule.yaml: %v", err)
-	}
-	n := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pr struct {
-			Spec struct {
-				Groups []struct {
-					Rules []struct {
-						Alert       string            `json:"alert"`
-						Annotations map[string]string `json:"annotations"`
-					} `json:"rules"`
-				} `json:"groups"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal(data, &pr); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, g := range pr.Spec.Groups {
-			for _, r := range g.Rules {
-				if r.Alert == "" {
-					continue
-				}
-				n++
-				url := r.Annotations["runbook_url"]
-				rest, ok := strings.CutPrefix(url, base)
-				file, anchor, _ := strings.Cut(rest, "#")
-				if !ok || (file != "docs/operations.md" && file != "docs/troubleshooting.md") || anchor == "" {
-					t.Errorf("alert %s has runbook_url %q, want %sdocs/operations.md#... or %sdocs/troubleshooting.md#...", r.Alert, url, base, base)
-					continue
-				}
-				if !hasAnchor(readDoc(t, file).text, anchor) {
-					t.Errorf("alert %s has runbook_url %s, but %s has no heading with that anchor", r.Alert, url, file)
-				}
-			}
-		}
-	}
-	if n == 0 {
+	alerts := alertRunbookURLs(t)
+	if len(alerts) == 0 {
 		t.Fatal("deploy/ defines no alerts")
+	}
+	for _, alert := range slices.Sorted(maps.Keys(alerts)) {
+		url := alerts[alert]
+		rest, ok := strings.CutPrefix(url, base)
+		file, anchor, _ := strings.Cut(rest, "#")
+		if !ok || (file != "docs/operations.md" && file != "docs/troubleshooting.md") || anchor == "" {
+			t.Errorf("alert %s has runbook_url %q, want %sdocs/operations.md#... or %sdocs/troubleshooting.md#...", alert, url, base, base)
+			continue
+		}
+		if !hasAnchor(readDoc(t, file).text, anchor) {
+			t.Errorf("alert %s has runbook_url %s, but %s has no heading with that anchor", alert, url, file)
+		}
 	}
 }
