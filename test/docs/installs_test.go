@@ -250,7 +250,7 @@ func released(img string) error {
 	return nil
 }
 
-func TestReleased(t *testing.T) {
+func TestReleasedAcceptsVersionsAndDigestsOnly(t *testing.T) {
 	digest := "@sha256:" + strings.Repeat("ab", 32)
 	for _, tt := range []struct {
 		name, image string
@@ -276,7 +276,7 @@ func TestReleased(t *testing.T) {
 	}
 }
 
-func TestParseKubectl(t *testing.T) {
+func TestParseKubectlFindsVerbModeAndFilesOfADocumentedLine(t *testing.T) {
 	for _, tt := range []struct {
 		name, line string
 		want       kubectlArgs

@@ -91,7 +91,7 @@ func labelledBlock(section, label string) ([]string, error) {
 	return cmds, nil
 }
 
-func TestParseRunbook(t *testing.T) {
+func TestParseRunbookTakesConfirmAndFixOrSaysWhatIsMissing(t *testing.T) {
 	const (
 		confirm = "Confirm:\n\n```sh\nkubectl get nodes\n```\n"
 		fix     = "Fix:\n\n```sh\nkubectl -n kyma-system rollout restart deploy/snatch-webhook\n```\n"

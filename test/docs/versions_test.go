@@ -35,7 +35,7 @@ func TestDocumentedCommandsNameNoReleaseVersion(t *testing.T) {
 	}
 }
 
-func TestReleaseVersionPattern(t *testing.T) {
+func TestReleaseVersionPatternMatchesReleasesButNotVariablesOrPlaceholders(t *testing.T) {
 	for _, tt := range []struct {
 		name, line string
 		match      bool

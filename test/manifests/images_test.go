@@ -329,7 +329,7 @@ func TestBuildScriptRejectsBadInput(t *testing.T) {
 }
 
 // hack/docker-build.sh, with a fake docker that records its calls.
-func TestDockerBuildScript(t *testing.T) {
+func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
 	root := repoRoot(t)
 	dirname, err := exec.LookPath("dirname")
 	if err != nil {

@@ -21,7 +21,7 @@ var (
 	}
 )
 
-func TestCombinedInstallations(t *testing.T) {
+func TestCombinedInstallationsRenderBothBasesWithTheirCertificate(t *testing.T) {
 	webhook, syncer := ids(render(t, webhookBase)), ids(render(t, syncerBase))
 	both := slices.Sorted(slices.Values(append(slices.Clone(webhook), syncer...)))
 	withCertManager := slices.DeleteFunc(slices.Clone(both), func(s string) bool { return slices.Contains(gardenerCertificate, s) })

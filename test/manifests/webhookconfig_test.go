@@ -22,7 +22,7 @@ func mutatingWebhook(t testing.TB) admissionregistrationv1.MutatingWebhook {
 	return mwc.Webhooks[0]
 }
 
-func TestWebhookConfigurationPolicy(t *testing.T) {
+func TestWebhookConfigurationFailsOpenFastAndOnlyOnPodCreates(t *testing.T) {
 	w := mutatingWebhook(t)
 	tests := []struct {
 		name      string
