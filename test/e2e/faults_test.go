@@ -69,7 +69,7 @@ func restarts(t *testing.T, app string) int32 {
 	return n
 }
 
-func TestPlatformFaults(t *testing.T) {
+func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
 	s, ok := sys.(*nodeSystem)
 	if !ok {
 		t.Skipf("%T's platform is not the suite's to break", sys)
