@@ -33,15 +33,14 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 
 	l := syncLog{h: h, ctx: ctx, logs: logs}
-	sync, expect := l.sync, expectLine
 
 	t.Run("secret_missing_is_refused", func(t *testing.T) {
-		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: ReasonSecretNotFound})
+		expectLine(t, l.sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: ReasonSecretNotFound})
 	})
 	h.putCA(ctx, caA.CertPEM)
 	t.Run("first_ca_is_written", func(t *testing.T) {
-		e := sync(t, r, false)
-		expect(t, e, MsgWritten, OutcomeWritten, map[string]any{
+		e := l.sync(t, r, false)
+		expectLine(t, e, MsgWritten, OutcomeWritten, map[string]any{
 			logkeys.Certificates: int64(1), logkeys.Fingerprints: []string{caA.Fingerprint()}, logkeys.Webhooks: int64(1),
 		})
 		if _, ok := e.ContextMap()[logkeys.RequeueAfter]; !ok || e.Level != zapcore.InfoLevel {
@@ -49,24 +48,24 @@ func TestReconcileLogsEverySyncWithStableKeys(t *testing.T) {
 		}
 	})
 	t.Run("nothing_new_is_unchanged", func(t *testing.T) {
-		expect(t, sync(t, r, false), MsgUnchanged, OutcomeUnchanged, map[string]any{
+		expectLine(t, l.sync(t, r, false), MsgUnchanged, OutcomeUnchanged, map[string]any{
 			logkeys.Certificates: int64(1), logkeys.Fingerprints: []string{caA.Fingerprint()},
 		})
 	})
 	t.Run("garbage_is_refused_with_its_reason", func(t *testing.T) {
 		h.putCA(ctx, []byte("not a certificate"))
-		expect(t, sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: string(cabundle.ReasonUnparsable)})
+		expectLine(t, l.sync(t, r, false), MsgRefused, OutcomeRefused, map[string]any{logkeys.Reason: string(cabundle.ReasonUnparsable)})
 	})
 	t.Run("rotation_keeps_the_old_ca_after_the_new", func(t *testing.T) {
 		h.putCA(ctx, caB.CertPEM)
-		expect(t, sync(t, r, false), MsgWritten, OutcomeWritten, map[string]any{
+		expectLine(t, l.sync(t, r, false), MsgWritten, OutcomeWritten, map[string]any{
 			logkeys.Certificates: int64(2), logkeys.Fingerprints: []string{caB.Fingerprint(), caA.Fingerprint()},
 		})
 	})
 	t.Run("read_error_is_an_error_line", func(t *testing.T) {
 		fr := failingReconciler(t, h)
-		e := sync(t, fr, true)
-		expect(t, e, MsgFailed, OutcomeError, map[string]any{logkeys.Reason: ReasonReadFailed})
+		e := l.sync(t, fr, true)
+		expectLine(t, e, MsgFailed, OutcomeError, map[string]any{logkeys.Reason: ReasonReadFailed})
 		if e.Level != zapcore.ErrorLevel {
 			t.Errorf("%q at level %s, want error", e.Message, e.Level)
 		}
