@@ -63,11 +63,21 @@ func moduleName(module string) string {
 	return module
 }
 
-// builds are the commands Binary built, by name, in buildDir.
+// builds are the commands Binary built, by name, in built.dir.
 var (
-	builds   sync.Map
-	buildDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "kim-snatch-bin-") })
+	builds sync.Map
+	built  struct {
+		once sync.Once
+		dir  string
+		err  error
+	}
 )
+
+// buildDir makes the folder of Binary's builds on first use.
+func buildDir() (string, error) {
+	built.once.Do(func() { built.dir, built.err = os.MkdirTemp("", "kim-snatch-bin-") })
+	return built.dir, built.err
+}
 
 // Binary returns ./cmd/<name> built by Build once per test binary. A
 // TestMain calls RemoveBuilt when the tests end.
@@ -87,9 +97,10 @@ func Binary(t testing.TB, name string) string {
 	return path
 }
 
-// RemoveBuilt removes what Binary built.
+// RemoveBuilt removes what Binary built, if it built anything.
 func RemoveBuilt() {
-	if dir, err := buildDir(); err == nil {
-		_ = os.RemoveAll(dir)
+	built.once.Do(func() {}) // nothing built from here on makes a folder
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
 	}
 }
