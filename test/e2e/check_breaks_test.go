@@ -44,7 +44,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// refuses the source. With the shipped `for` of 15m that single
 			// rise cannot fire KimSnatchCABundleSyncErrors (its rule test
 			// "one refused source does not page as sync errors"); the
-			// test-only 40s can, when the rise shows within the break.
+			// test-only 20s can, when the rise shows within the break.
 			alerts: []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
 			maybe: []string{alertSyncErrors},
 		},

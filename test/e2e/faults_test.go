@@ -39,8 +39,9 @@ import (
 const faultRate = 20
 
 // observe is how long the watch goes on after the heal: a scrape interval
-// of the shipped ServiceMonitors (30 s), an evaluation, and a margin.
-const observe = 45 * time.Second
+// of the suite's ServiceMonitors (5 s, test/e2e/overlay/shorter-scrape.yaml),
+// an evaluation (5 s), and a margin.
+const observe = 20 * time.Second
 
 // faultRow is one scenario's line of the table.
 type faultRow struct {
@@ -123,8 +124,8 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 
 	healed := inject(renewer(t, rotate))
 	row.awaitConverged(t, healed, rotate)
-	// Prometheus scrapes every 30 s: the alerts' conditions show within a
-	// scrape and an evaluation of the heal, pending or firing.
+	// The alerts' conditions show within a scrape and an evaluation of the
+	// heal, pending or firing.
 	time.Sleep(max(lead, time.Until(healed.Add(observe))))
 	cancel()
 	res := <-done

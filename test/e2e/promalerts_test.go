@@ -28,8 +28,9 @@ import (
 // loads the shipped rules through prometheus-operator, scrapes what its
 // profile reaches and sends to the Alertmanager main, whose receiver is
 // the suite. Each alert the suite's breaks raise has its `for` shortened
-// to 40s by the overlay's test-only patches (test/e2e/overlay,
-// shorter-for-*.yaml); the table states both.
+// to 20s by the overlay's test-only patches (test/e2e/overlay,
+// shorter-for-*.yaml), and the shipped ServiceMonitors scrape every 5s
+// (shorter-scrape.yaml); the table states both `for`s.
 
 // profileTitles name the monitoring profiles of docs/operations.md by the
 // external label of their Prometheus.

@@ -24,8 +24,9 @@ const (
 // the kyma-system Namespace, Kyma's deny-all and the two components
 // docs/operations.md tells users to add for their Prometheus. Nothing of
 // deploy/default is dropped, and its neighbours (test/e2e/neighbours) are
-// installed, not stood in for. Its one change is test-only: see
-// TestE2EOverlayShortensOnlyTheForOfAlerts.
+// installed, not stood in for. Its changes are test-only: see
+// TestE2EOverlayShortensOnlyTheForOfAlerts and
+// TestE2EOverlayShortensOnlyTheScrapeIntervalOfServiceMonitors.
 func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 	objs := render(t, kindOverlay)
 	want := append(ids(render(t, defaultInstall)),
@@ -121,12 +122,66 @@ func rulesByName(t *testing.T, o *unstructured.Unstructured) map[string]map[stri
 // forOf parses an alert rule's for.
 func forOf(t *testing.T, name string, rule map[string]any) time.Duration {
 	t.Helper()
-	s, _ := rule["for"].(string)
+	return durationOf(t, name, rule["for"])
+}
+
+// durationOf parses v, a Prometheus duration of the object name.
+func durationOf(t *testing.T, name string, v any) time.Duration {
+	t.Helper()
+	s, _ := v.(string)
 	d, err := model.ParseDuration(s)
 	if err != nil {
-		t.Fatalf("%s: for %q: %v", name, s, err)
+		t.Fatalf("%s: duration %q: %v", name, s, err)
 	}
 	return time.Duration(d)
+}
+
+// The overlay's one change to the shipped ServiceMonitors is test-only
+// (test/e2e/overlay/shorter-scrape.yaml): each scrapes more often, within a
+// timeout no longer than its interval, and every other field is as shipped.
+func TestE2EOverlayShortensOnlyTheScrapeIntervalOfServiceMonitors(t *testing.T) {
+	shipped := map[string]*unstructured.Unstructured{}
+	for _, m := range ofKind(render(t, defaultInstall), "ServiceMonitor") {
+		shipped[m.GetName()] = m
+	}
+	got := ofKind(render(t, kindOverlay), "ServiceMonitor")
+	if len(got) != len(shipped) || len(got) == 0 {
+		t.Fatalf("the overlay renders %d ServiceMonitors, deploy/default %d", len(got), len(shipped))
+	}
+	for _, m := range got {
+		want, ok := shipped[m.GetName()]
+		if !ok {
+			t.Fatalf("ServiceMonitor %s is not shipped", m.GetName())
+		}
+		gm, wm := m.DeepCopy(), want.DeepCopy()
+		g, w := firstEndpoint(t, gm), firstEndpoint(t, wm)
+		gi, wi := durationOf(t, m.GetName(), g["interval"]), durationOf(t, m.GetName(), w["interval"])
+		if gi >= wi {
+			t.Errorf("ServiceMonitor %s: the overlay's interval %s is not shorter than the shipped %s", m.GetName(), gi, wi)
+		}
+		if gt := durationOf(t, m.GetName(), g["scrapeTimeout"]); gt > gi {
+			t.Errorf("ServiceMonitor %s: scrapeTimeout %s exceeds the interval %s", m.GetName(), gt, gi)
+		}
+		for _, e := range []map[string]any{g, w} {
+			delete(e, "interval")
+			delete(e, "scrapeTimeout")
+		}
+		if !reflect.DeepEqual(gm.Object["spec"], wm.Object["spec"]) {
+			t.Errorf("ServiceMonitor %s: the overlay changes more than the interval and timeout", m.GetName())
+		}
+	}
+}
+
+// firstEndpoint returns the first endpoint of ServiceMonitor m, in m.
+func firstEndpoint(t *testing.T, m *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	eps, _, _ := unstructured.NestedSlice(m.Object, "spec", "endpoints")
+	if len(eps) != 1 {
+		t.Fatalf("ServiceMonitor %s has %d endpoints, want 1", m.GetName(), len(eps))
+	}
+	ep := eps[0].(map[string]any)
+	m.Object["spec"].(map[string]any)["endpoints"] = []any{ep}
+	return ep
 }
 
 // Every object of the overlay is accepted by the real API server, with
