@@ -79,24 +79,22 @@ func Full() Config {
 }
 
 // Smoke is the same run at the smallest scale that still yields every
-// figure: seconds of measuring.
+// figure: seconds of measuring. It measures at the concurrencies, with the
+// creators and the Secret size of Full.
 func Smoke() Config {
-	return Config{
-		CellDuration:     300 * time.Millisecond,
-		CellMaxReviews:   20_000,
-		Concurrency:      []int{1, 8, 64},
-		BenchTime:        "200x",
-		Pods:             48,
-		Rounds:           2,
-		Creators:         16,
-		Rotations:        5,
-		UnrelatedSecrets: 100,
-		SecretSize:       32 << 10,
-		Settle:           500 * time.Millisecond,
-		CheckPods:        1200,
-		CheckNodes:       20,
-		CheckRuns:        1,
-	}
+	c := Full()
+	c.CellDuration = 300 * time.Millisecond
+	c.CellMaxReviews = 20_000
+	c.BenchTime = "200x"
+	c.Pods = 48
+	c.Rounds = 2
+	c.Rotations = 5
+	c.UnrelatedSecrets = 100
+	c.Settle = 500 * time.Millisecond
+	c.CheckPods = 1200
+	c.CheckNodes = 20
+	c.CheckRuns = 1
+	return c
 }
 
 // Validate reports every figure that cannot run.
