@@ -120,7 +120,10 @@ func (w *webhookProcess) counter(t *testing.T, outcome, reason string) float64 {
 }
 
 // registerWebhook creates the MutatingWebhookConfiguration as deploy/webhook
-// shapes it, with a url clientConfig since the webhook runs in the test.
+// shapes it, with a url clientConfig since the webhook runs in the test, and
+// the longest timeout the API allows instead of the shipped 2s: the tests
+// assert what the webhook answers, also to a review of 18 MiB on two cores
+// busy with other suites; make bench measures how fast.
 func registerWebhook(ctx context.Context, t *testing.T, cs kubernetes.Interface, url string, caBundle []byte) {
 	t.Helper()
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
@@ -147,7 +150,7 @@ func registerWebhook(ctx context.Context, t *testing.T, cs kubernetes.Interface,
 			MatchPolicy:        ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:        ptr.To(admissionregistrationv1.SideEffectClassNone),
 			ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
-			TimeoutSeconds:     ptr.To[int32](2),
+			TimeoutSeconds:     ptr.To[int32](30),
 		}},
 	}
 	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{}); err != nil {
