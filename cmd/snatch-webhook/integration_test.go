@@ -121,8 +121,8 @@ func (w *webhookProcess) counter(t *testing.T, outcome, reason string) float64 {
 
 // registerWebhook creates the MutatingWebhookConfiguration as deploy/webhook
 // shapes it, with a url clientConfig since the webhook runs in the test, and
-// the longest timeout the API allows instead of the shipped 2s: the tests
-// assert what the webhook answers, also to a review of 18 MiB on two cores
+// the longest timeout the API allows instead of the shipped one: the tests
+// assert what the webhook answers, also to a review of 18 MiB on a machine
 // busy with other suites; make bench measures how fast.
 func registerWebhook(ctx context.Context, t *testing.T, cs kubernetes.Interface, url string, caBundle []byte) {
 	t.Helper()
