@@ -80,7 +80,7 @@ func TestHandlerPatchesOnlyPodsThatLackThePoolKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := counterValue(t, metrics, tt.outcome, string(tt.reason))
+			before := counterValue(metrics, tt.outcome, string(tt.reason))
 			rec := post(h, "application/json", tt.body)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status = %d, body %s", rec.Code, rec.Body)
@@ -98,7 +98,7 @@ func TestHandlerPatchesOnlyPodsThatLackThePoolKey(t *testing.T) {
 			if (resp.PatchType != nil) != (tt.patch != "") {
 				t.Errorf("patchType = %v with patch %q", resp.PatchType, resp.Patch)
 			}
-			after := counterValue(t, metrics, tt.outcome, string(tt.reason))
+			after := counterValue(metrics, tt.outcome, string(tt.reason))
 			if after != before+1 {
 				t.Errorf("snatch_webhook_admission_total{outcome=%q,reason=%q} went from %v to %v, want +1", tt.outcome, tt.reason, before, after)
 			}
@@ -150,7 +150,7 @@ func TestHandlerAnswersMalformedRequestsWithA4xx(t *testing.T) {
 			default:
 				req.Header.Set("Content-Type", tt.contentType)
 			}
-			before := counterValue(t, metrics, OutcomeMalformed, tt.reason)
+			before := counterValue(metrics, OutcomeMalformed, tt.reason)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != tt.code {
@@ -163,7 +163,7 @@ func TestHandlerAnswersMalformedRequestsWithA4xx(t *testing.T) {
 			if resp.UID != (types.UID(tt.uid)) {
 				t.Errorf("uid = %q, want %q", resp.UID, tt.uid)
 			}
-			if got := counterValue(t, metrics, OutcomeMalformed, tt.reason); got != before+1 {
+			if got := counterValue(metrics, OutcomeMalformed, tt.reason); got != before+1 {
 				t.Errorf("malformed/%s counter went from %v to %v, want +1", tt.reason, before, got)
 			}
 			// The handler goes on serving after every bad request.
@@ -328,7 +328,7 @@ func (s *recordSink) WithName(string) logr.LogSink   { return s }
 
 func TestHandlerPanicIsAllowedWithoutPatch(t *testing.T) {
 	h, metrics := newTestHandler(t, func(o *Options) { o.Log = logr.New(panicSink{}) })
-	before := counterValue(t, metrics, OutcomeAllowed, string(affinity.ReasonError))
+	before := counterValue(metrics, OutcomeAllowed, string(affinity.ReasonError))
 	rec := post(h, "application/json", reviewOf(t, "uid-panic", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status = %d after a panic, want 200", rec.Code)
@@ -337,7 +337,7 @@ func TestHandlerPanicIsAllowedWithoutPatch(t *testing.T) {
 	if resp.UID != "uid-panic" || !resp.Allowed || len(resp.Patch) != 0 {
 		t.Fatalf("response after a panic = %+v, want allowed without a patch and the uid", resp)
 	}
-	if got := counterValue(t, metrics, OutcomeAllowed, string(affinity.ReasonError)); got != before+1 {
+	if got := counterValue(metrics, OutcomeAllowed, string(affinity.ReasonError)); got != before+1 {
 		t.Errorf("allowed/error counter went from %v to %v, want +1", before, got)
 	}
 }

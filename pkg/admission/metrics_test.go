@@ -1,22 +1,18 @@
 package admission
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
 // counterValue reads one counter of the vector.
-func counterValue(t testing.TB, m *Metrics, outcome, reason string) float64 {
-	t.Helper()
-	var out dto.Metric
-	if err := m.total.WithLabelValues(outcome, reason).(prometheus.Metric).Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.GetCounter().GetValue()
+func counterValue(m *Metrics, outcome, reason string) float64 {
+	return testutil.ToFloat64(m.total.WithLabelValues(outcome, reason))
 }
 
 func TestNewMetricsRegistersEveryLabelPairAtZero(t *testing.T) {
@@ -51,22 +47,11 @@ func TestRegisterPolicyExportsThePoolTheTermPrefers(t *testing.T) {
 	if err := RegisterPolicy(reg, p); err != nil {
 		t.Fatal(err)
 	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(families) != 1 || families[0].GetName() != "snatch_webhook_policy_info" || len(families[0].GetMetric()) != 1 {
-		t.Fatalf("gathered %v, want one snatch_webhook_policy_info series", families)
-	}
-	m := families[0].GetMetric()[0]
-	labels := map[string]string{}
-	for _, l := range m.GetLabel() {
-		labels[l.GetName()] = l.GetValue()
-	}
-	if labels["pool_label_key"] != "example.com/pool" || labels["worker_pool"] != "system" || len(labels) != 2 {
-		t.Errorf("labels %v, want pool_label_key=example.com/pool and worker_pool=system only", labels)
-	}
-	if v := m.GetGauge().GetValue(); v != 1 {
-		t.Errorf("value %v, want 1", v)
+	want := `# HELP snatch_webhook_policy_info The pool label key and worker pool that the webhook's term prefers; always 1.
+# TYPE snatch_webhook_policy_info gauge
+snatch_webhook_policy_info{pool_label_key="example.com/pool",worker_pool="system"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
 	}
 }

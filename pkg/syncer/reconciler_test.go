@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -228,7 +228,7 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	if got := h.mwc(ctx).ResourceVersion; got != rv {
 		t.Errorf("a reconcile with nothing to do wrote: resourceVersion %s -> %s", rv, got)
 	}
-	if got := counterValue(t, r.metrics.Updates); got != 1 {
+	if got := testutil.ToFloat64(r.metrics.Updates); got != 1 {
 		t.Errorf("cabundle_syncer_updates_total = %v after one write", got)
 	}
 	expectNoEvent(t, rec)
@@ -348,15 +348,6 @@ func expectNoEvent(t *testing.T, rec *events.FakeRecorder) {
 	}
 }
 
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
-}
-
 func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
@@ -384,7 +375,7 @@ func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 	if !syncertest.EveryBundleIs(after, ca.Fingerprint()) {
 		t.Error("the caBundle changed")
 	}
-	if got := counterValue(t, r.metrics.Updates); got != 1 {
+	if got := testutil.ToFloat64(r.metrics.Updates); got != 1 {
 		t.Errorf("cabundle_syncer_updates_total = %v, want 1 (the state)", got)
 	}
 	expectNoEvent(t, rec) // the caBundle did not change; nothing to tell

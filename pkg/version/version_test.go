@@ -1,12 +1,13 @@
 package version
 
 import (
-	"maps"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestStringNamesTheBinaryVersionGoAndRevision(t *testing.T) {
@@ -24,21 +25,12 @@ func TestRegisterBuildInfoExportsTheLabelsOfString(t *testing.T) {
 	if err := RegisterBuildInfo(reg, "tool_build_info", "tool"); err != nil {
 		t.Fatal(err)
 	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(families) != 1 || families[0].GetName() != "tool_build_info" || len(families[0].GetMetric()) != 1 {
-		t.Fatalf("gathered %v, want the one series of tool_build_info", families)
-	}
-	m := families[0].GetMetric()[0]
-	got := map[string]string{}
-	for _, l := range m.GetLabel() {
-		got[l.GetName()] = l.GetValue()
-	}
-	want := map[string]string{"version": version, "revision": revision, "goversion": runtime.Version()}
-	if !maps.Equal(got, want) || m.GetGauge().GetValue() != 1 {
-		t.Errorf("tool_build_info%v = %v, want %v = 1", got, m.GetGauge().GetValue(), want)
+	want := fmt.Sprintf(`# HELP tool_build_info The version, revision and Go version tool was built with; always 1.
+# TYPE tool_build_info gauge
+tool_build_info{goversion=%q,revision=%q,version=%q} 1
+`, runtime.Version(), revision, version)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
 	}
 	if err := RegisterBuildInfo(reg, "tool_build_info", "tool"); err == nil {
 		t.Error("a second registration of the same gauge succeeded")
