@@ -24,6 +24,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 )
 
 // defaultCheckOptions returns the options with every flag at its default.
@@ -67,20 +68,7 @@ func TestCheckOptionsAcceptGoodFlagsAndNameEveryBadOne(t *testing.T) {
 			o := defaultCheckOptions()
 			tt.mutate(&o)
 			_, err := o.config()
-			if len(tt.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("config() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("config() = nil, want errors about %q", tt.wantErr)
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("config() = %v\nwant it to mention %q", err, w)
-				}
-			}
+			cmdlinetest.MentionsEach(t, err, tt.wantErr)
 		})
 	}
 }

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 )
 
 func TestOptionsAcceptGoodValuesAndNameEveryBadOne(t *testing.T) {
@@ -49,21 +50,7 @@ func TestOptionsAcceptGoodValuesAndNameEveryBadOne(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := defaultOptions()
 			tt.mutate(&o)
-			err := o.Validate()
-			if len(tt.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Validate() = nil, want errors about %q", tt.wantErr)
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate() = %v\nwant it to mention %q", err, w)
-				}
-			}
+			cmdlinetest.MentionsEach(t, o.Validate(), tt.wantErr)
 		})
 	}
 }

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 )
 
 func TestOptionsRefuseBadPolicyAndEndpointValues(t *testing.T) {
@@ -32,21 +33,7 @@ func TestOptionsRefuseBadPolicyAndEndpointValues(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := defaultOptions()
 			tt.change(&o)
-			err := o.Validate()
-			if len(tt.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Validate() = nil, want errors containing %q", tt.wantErr)
-			}
-			for _, want := range tt.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("Validate() = %q, want it to contain %q", err, want)
-				}
-			}
+			cmdlinetest.MentionsEach(t, o.Validate(), tt.wantErr)
 		})
 	}
 }

@@ -1,9 +1,10 @@
 package syncer
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 )
 
 func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
@@ -37,21 +38,7 @@ func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := valid
 			tt.mutate(&c)
-			err := c.Validate()
-			if len(tt.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Validate() = nil, want errors about %v", tt.wantErr)
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate() = %v, want it to mention %q", err, w)
-				}
-			}
+			cmdlinetest.MentionsEach(t, c.Validate(), tt.wantErr)
 		})
 	}
 }
