@@ -16,14 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// conditions is what `promrules conditions` prints.
-type conditions struct {
-	At         time.Time                      `json:"at"`
-	Holding    []string                       `json:"holding"`
-	NotHolding []string                       `json:"notHolding"`
-	Labels     map[string][]map[string]string `json:"labels"`
-}
-
 // installRules writes the rendered default installation, all of its
 // objects, as one YAML stream: `promrules conditions` must pick the
 // PrometheusRules out of it, as the e2e suite hands it.
@@ -108,6 +100,16 @@ apiserver_admission_controller_admission_duration_seconds_sum{name="NamespaceLif
 apiserver_admission_controller_admission_duration_seconds_count{name="NamespaceLifecycle",operation="UPDATE",rejected="false",type="validate"} 5678
 `
 )
+
+// conditions is what `promrules conditions` prints: its JSON, whose one
+// other declaration is the tool's own (hack/tools/promrules, a module of
+// its own).
+type conditions struct {
+	At         time.Time                      `json:"at"`
+	Holding    []string                       `json:"holding"`
+	NotHolding []string                       `json:"notHolding"`
+	Labels     map[string][]map[string]string `json:"labels"`
+}
 
 // runConditions runs `promrules conditions` with args and returns its
 // decoded output, or the exit error and stderr.
