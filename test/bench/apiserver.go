@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -117,11 +117,9 @@ func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (_ kubern
 	if err != nil {
 		return nil, nil, err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{APIServerArgs: policyAPIServerArgs})
-	cancel()
+	cluster, cs, err := startControlPlane(ctx, framework.Options{APIServerArgs: policyAPIServerArgs})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+		return nil, nil, err
 	}
 	var wh *server
 	stop = func() {
@@ -136,17 +134,10 @@ func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (_ kubern
 		}
 	}()
 	r.progress("control plane up in %s", cluster.Dir)
-	if err := servesPolicies(cluster.Clientset); err != nil {
+	if err := servesPolicies(cs); err != nil {
 		return nil, nil, err
 	}
 	if wh, err = r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay); err != nil {
-		return nil, nil, err
-	}
-	// The framework's client is rate limited; the creators must not be.
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
 		return nil, nil, err
 	}
 	return cs, stop, createMutations(ctx, cs, arms, wh.url, caPEM)
@@ -246,12 +237,10 @@ func servesPolicies(cs kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("discover %s: %w", policyAPI, err)
 	}
-	for _, r := range list.APIResources {
-		if r.Name == "mutatingadmissionpolicies" {
-			return nil
-		}
+	if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "mutatingadmissionpolicies" }) {
+		return fmt.Errorf("kube-apiserver does not serve mutatingadmissionpolicies in %s", policyAPI)
 	}
-	return fmt.Errorf("kube-apiserver does not serve mutatingadmissionpolicies in %s", policyAPI)
+	return nil
 }
 
 // benchPod is a Pod of an ordinary Deployment: labels, a container with
@@ -296,12 +285,26 @@ func hasExactlyTheTerm(p *corev1.Pod, term corev1.PreferredSchedulingTerm) bool 
 	return apiequality.Semantic.DeepEqual(p.Spec.Affinity, want)
 }
 
-// createPods creates n Pods in the arm's namespace with conc creators and
-// returns the wall time. Latencies, errors and the term are recorded on
-// the arm, except for the warm-up (prefix "warm").
+// createPods creates the Pods <prefix>-0 to <prefix>-<n-1> in the arm's
+// namespace with conc creators, until ctx ends, and returns the wall time.
+// Latencies, errors and the term are recorded on the arm, except for the
+// warm-up (prefix "warm").
 func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) (time.Duration, error) {
+	type created struct {
+		lat      time.Duration
+		err      error
+		withTerm bool
+	}
+	results := make([]created, n)
 	start := time.Now()
-	results := createConcurrently(ctx, cs, a.namespace, prefix, n, conc, term)
+	forEach(ctx, n, conc, func(i int) {
+		t0 := time.Now()
+		pod, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
+		results[i] = created{lat: time.Since(t0), err: err}
+		if err == nil {
+			results[i].withTerm = hasExactlyTheTerm(pod, term)
+		}
+	})
 	elapsed := time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -330,28 +333,6 @@ func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix str
 		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
 	}
 	return elapsed, nil
-}
-
-// created is the outcome of one Pod's create.
-type created struct {
-	lat      time.Duration
-	err      error
-	withTerm bool
-}
-
-// createConcurrently creates the Pods <prefix>-0 to <prefix>-<n-1> in
-// namespace with conc creators, until ctx ends.
-func createConcurrently(ctx context.Context, cs kubernetes.Interface, namespace, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) []created {
-	results := make([]created, n)
-	forEach(ctx, n, conc, func(i int) {
-		t0 := time.Now()
-		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
-		results[i] = created{lat: time.Since(t0), err: err}
-		if err == nil {
-			results[i].withTerm = hasExactlyTheTerm(pod, term)
-		}
-	})
-	return results
 }
 
 // forEach calls do for 0 to n-1 on conc goroutines, and returns once they
@@ -383,19 +364,14 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, namespace string) 
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the Pods of %s: %w", namespace, err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(list.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && len(list.Items) == 0, err
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
 	}
+	return err
 }
 
 // waitForArm creates probe Pods until one comes out as the arm should:

@@ -56,7 +56,7 @@ func (r *runner) checkSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, cs, err := startControlPlane(ctx)
+	cluster, cs, err := startControlPlane(ctx, framework.Options{})
 	if err != nil {
 		return err
 	}

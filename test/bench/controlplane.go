@@ -14,9 +14,9 @@ import (
 // startControlPlane starts a local control plane for a section, and a
 // client without client-side rate limits, so that the section's own
 // requests do not pace what it measures. The caller stops the cluster.
-func startControlPlane(ctx context.Context) (*framework.Cluster, kubernetes.Interface, error) {
+func startControlPlane(ctx context.Context, opts framework.Options) (*framework.Cluster, kubernetes.Interface, error) {
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{})
+	cluster, err := framework.Start(startCtx, opts)
 	cancel()
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the control plane: %w", err)
