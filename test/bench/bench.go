@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -58,7 +59,7 @@ const (
 // SectionNames are all sections, in the order they run.
 var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer, SectionCheck}
 
-// Full is the scale of `make bench`: about ten minutes on two cores.
+// Full is the scale of `make bench`.
 func Full() Config {
 	return Config{
 		CellDuration:     5 * time.Second,
@@ -79,8 +80,7 @@ func Full() Config {
 }
 
 // Smoke is the same run at the smallest scale that still yields every
-// figure: seconds of measuring. It measures at the concurrencies, with the
-// creators and the Secret size of Full.
+// figure, at the concurrencies, creators and Secret size of Full.
 func Smoke() Config {
 	c := Full()
 	c.CellDuration = 300 * time.Millisecond
@@ -121,24 +121,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("want at least one Node and one check run, and no negative Pod count, got %d Nodes, %d runs, %d Pods", c.CheckNodes, c.CheckRuns, c.CheckPods))
 	}
 	for _, s := range c.Sections {
-		if !contains(SectionNames, s) {
+		if !slices.Contains(SectionNames, s) {
 			errs = append(errs, fmt.Errorf("unknown section %q, want one of %v", s, SectionNames))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (c Config) runs(section string) bool {
-	return len(c.Sections) == 0 || contains(c.Sections, section)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Run runs the selected sections one after another and returns what they
@@ -179,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{SectionCheck, r.checkSection},
 	}
 	for _, s := range sections {
-		if !cfg.runs(s.name) {
+		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.name) {
 			continue
 		}
 		start := time.Now()

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/process"
 )
@@ -98,28 +99,20 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 // sampleMaxRSS samples the RSS of p until the function it returns is
 // called, which returns the largest sample.
 func sampleMaxRSS(p *process.Process) (stop func() int64) {
-	var maxRSS atomic.Int64
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
+	var maxRSS int64
+	stopSampling, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sampled)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if rss, err := p.RSS(); err == nil && rss > maxRSS.Load() {
-				maxRSS.Store(rss)
+		wait.NonSlidingUntil(func() {
+			if rss, err := p.RSS(); err == nil {
+				maxRSS = max(maxRSS, rss)
 			}
-			select {
-			case <-stopSampling:
-				return
-			case <-t.C:
-			}
-		}
+		}, 50*time.Millisecond, stopSampling)
 	}()
 	return func() int64 {
 		close(stopSampling)
 		<-sampled
-		return maxRSS.Load()
+		return maxRSS
 	}
 }
 
@@ -217,9 +210,3 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-// drain reads and closes a response body, so its connection is reused.
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -64,7 +63,8 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := r.startSyncer(ctx, bin, cluster.KubeconfigPath)
+	p, _, err := r.startReady(ctx, "cabundle-syncer", bin, -1,
+		"--kubeconfig="+cluster.KubeconfigPath, "--leader-elect=false", "--metrics-secure=false")
 	if err != nil {
 		return err
 	}
@@ -129,36 +129,6 @@ func seedSyncer(ctx context.Context, cs kubernetes.Interface) (*certtest.Cert, e
 		return nil, err
 	}
 	return ca0, nil
-}
-
-// startSyncer starts the syncer without leader election and returns once
-// it is ready.
-func (r *runner) startSyncer(ctx context.Context, bin, kubeconfig string) (*process.Process, error) {
-	ports, err := framework.FreePorts(2)
-	if err != nil {
-		return nil, err
-	}
-	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := process.Start(process.Options{
-		Name: "cabundle-syncer",
-		Path: bin,
-		Args: []string{
-			"--kubeconfig=" + kubeconfig,
-			"--leader-elect=false",
-			"--metrics-secure=false",
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-			"--health-probe-bind-address=" + probe,
-		},
-		LogPath: filepath.Join(r.dir, "cabundle-syncer.log"),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
-		p.Stop(10 * time.Second)
-		return nil, err
-	}
-	return p, nil
 }
 
 // measurePropagation rotates the CA cfg.Rotations times and sets res's
