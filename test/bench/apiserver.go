@@ -53,11 +53,10 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 		{name: "B", namespace: "bench-b-webhook", labels: map[string]string{managedByLabel: "kyma"}, mutated: true},
 		{name: "C", namespace: "bench-c-policy", labels: map[string]string{policyLabel: "true"}, mutated: true},
 	}
-	cs, stop, err := r.startAPIServerBench(ctx, arms)
+	cs, err := r.startAPIServerBench(ctx, arms)
 	if err != nil {
 		return err
 	}
-	defer stop()
 	term := affinity.DefaultPolicy().Term()
 	// The API server picks the configurations up asynchronously: wait until
 	// a Pod in each arm comes out as that arm should.
@@ -106,41 +105,30 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 // startAPIServerBench starts a control plane that serves policyAPI and the
 // webhook, creates the arms' namespaces, the webhook's configuration and
 // the policy of deploy/examples/policy, and returns a client that is not
-// rate limited and the function that stops what it started.
-func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (_ kubernetes.Interface, stop func(), err error) {
+// rate limited.
+func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (kubernetes.Interface, error) {
 	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	certDir := filepath.Join(r.dir, "apiserver-webhook-certs")
 	_, caPEM, err := writeServingCert(certDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cluster, cs, err := startControlPlane(ctx, framework.Options{APIServerArgs: policyAPIServerArgs})
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{APIServerArgs: policyAPIServerArgs})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var wh *server
-	stop = func() {
-		if wh != nil {
-			wh.proc.Stop(10 * time.Second)
-		}
-		_ = cluster.Stop()
-	}
-	defer func() {
-		if err != nil {
-			stop()
-		}
-	}()
 	r.progress("control plane up in %s", cluster.Dir)
 	if err := servesPolicies(cs); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if wh, err = r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay); err != nil {
-		return nil, nil, err
+	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay)
+	if err != nil {
+		return nil, err
 	}
-	return cs, stop, createMutations(ctx, cs, arms, wh.url, caPEM)
+	return cs, createMutations(ctx, cs, arms, wh.url, caPEM)
 }
 
 // createMutations creates the arms' namespaces, the webhook's

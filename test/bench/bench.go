@@ -171,7 +171,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		start := time.Now()
 		r.progress("== %s", s.name)
-		if err := s.run(ctx); err != nil {
+		err := s.run(ctx)
+		for _, stop := range slices.Backward(r.stops) {
+			stop()
+		}
+		r.stops = nil
+		if err != nil {
 			res.Finished = time.Now().UTC()
 			return res, fmt.Errorf("section %s: %w (work directory %s)", s.name, err, r.dir)
 		}
@@ -188,6 +193,9 @@ type runner struct {
 	res *Results
 	dir string
 	log io.Writer
+	// stops stop what the current section started, last first, when it
+	// ends.
+	stops []func()
 }
 
 func (r *runner) progress(format string, args ...any) {

@@ -63,11 +63,10 @@ func (r *runner) checkSection(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	cluster, cs, err := startControlPlane(ctx, framework.Options{})
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cluster.Stop() }()
 
 	res := &CheckResults{Pods: r.cfg.CheckPods, Nodes: r.cfg.CheckNodes, Creators: r.cfg.Creators, Runs: r.cfg.CheckRuns,
 		Baseline: checkBaseline, MemoryLimitMiB: mib(limit)}

@@ -46,11 +46,10 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, cs, err := startControlPlane(ctx, framework.Options{})
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cluster.Stop() }()
 	ca0, err := seedSyncer(ctx, cs)
 	if err != nil {
 		return err
@@ -68,7 +67,6 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer p.Stop(10 * time.Second)
 	if _, err := waitBundle(ctx, mwcSeen, ca0); err != nil {
 		return err
 	}

@@ -51,8 +51,6 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer snatch.proc.Stop(10 * time.Second)
-	defer generic.proc.Stop(10 * time.Second)
 	r.progress("servers on CPUs %s (snatch) and %s (generic)", allowedCPUs(snatch.proc.PID()), allowedCPUs(generic.proc.PID()))
 	if loadCPU >= 0 {
 		old, err := pinSelf(cpuSet(loadCPU))
@@ -82,7 +80,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 
 // startWebhooks builds and starts snatch-webhook and the generic baseline
 // on cpu, with one serving certificate, and returns the pool that trusts
-// it. On error nothing is left running.
+// it.
 func (r *runner) startWebhooks(ctx context.Context, cpu int) (snatch, generic *server, roots *x509.CertPool, err error) {
 	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
 	if err != nil {
@@ -100,7 +98,6 @@ func (r *runner) startWebhooks(ctx context.Context, cpu int) (snatch, generic *s
 		return nil, nil, nil, err
 	}
 	if generic, err = r.startWebhook(ctx, "generic-webhook", genericBin, certDir, cpu); err != nil {
-		snatch.proc.Stop(10 * time.Second)
 		return nil, nil, nil, err
 	}
 	return snatch, generic, roots, nil
@@ -219,8 +216,9 @@ func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cp
 }
 
 // startReady starts bin as name with args, and its metrics and probes on
-// free loopback ports, pinned to cpu unless it is negative. It returns once
-// /readyz answers 200, with the URL of /metrics.
+// free loopback ports, pinned to cpu unless it is negative, until the
+// section ends. It returns once /readyz answers 200, with the URL of
+// /metrics.
 func (r *runner) startReady(ctx context.Context, name, bin string, cpu int, args ...string) (*process.Process, string, error) {
 	ports, err := framework.FreePorts(2)
 	if err != nil {
@@ -238,8 +236,8 @@ func (r *runner) startReady(ctx context.Context, name, bin string, cpu int, args
 	if err != nil {
 		return nil, "", err
 	}
+	r.stops = append(r.stops, func() { p.Stop(10 * time.Second) })
 	if err := waitReady(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
-		p.Stop(5 * time.Second)
 		return nil, "", err
 	}
 	return p, "http://" + metrics + "/metrics", nil
