@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -298,25 +299,23 @@ func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix str
 		return 0, err
 	}
 	var firstErr error
+	failed := 0
 	for _, res := range results {
-		if res.err != nil && firstErr == nil {
-			firstErr = res.err
+		if res.err != nil {
+			failed++
+			firstErr = cmp.Or(firstErr, res.err)
+		} else if prefix != "warm" {
+			a.latencies = append(a.latencies, res.lat)
+			if res.withTerm {
+				a.stats.WithTerm++
+			}
 		}
 	}
 	if prefix == "warm" {
 		return elapsed, firstErr
 	}
-	for _, res := range results {
-		a.stats.Pods++
-		if res.err != nil {
-			a.stats.Errors++
-			continue
-		}
-		a.latencies = append(a.latencies, res.lat)
-		if res.withTerm {
-			a.stats.WithTerm++
-		}
-	}
+	a.stats.Pods += n
+	a.stats.Errors += failed
 	if a.stats.Errors > 0 {
 		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
 	}

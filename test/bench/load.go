@@ -53,7 +53,7 @@ var patchField = []byte(`"patch"`)
 
 func (l load) run(ctx context.Context) (LoadStats, error) {
 	warmup := min(l.duration/4, time.Second)
-	if _, _, err := l.loop(ctx, warmup, l.maxReviews); err != nil {
+	if _, _, err := l.loop(ctx, warmup); err != nil {
 		return LoadStats{}, fmt.Errorf("warm-up: %w", err)
 	}
 
@@ -64,7 +64,7 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 	self0 := selfCPU()
 	stopSampling := sampleMaxRSS(l.server)
 	start := time.Now()
-	lat, errs, err := l.loop(ctx, l.duration, l.maxReviews)
+	lat, errs, err := l.loop(ctx, l.duration)
 	elapsed := time.Since(start)
 	maxRSS := stopSampling()
 	if err != nil {
@@ -118,7 +118,7 @@ func sampleMaxRSS(p *process.Process) (stop func() int64) {
 
 // loop runs the workers and returns every latency and the number of
 // failed reviews; a failed review is any answer but a 200 with a patch.
-func (l load) loop(ctx context.Context, d time.Duration, maxReviews int) ([]time.Duration, int, error) {
+func (l load) loop(ctx context.Context, d time.Duration) ([]time.Duration, int, error) {
 	deadline := time.Now().Add(d)
 	var issued atomic.Int64
 	var failed atomic.Int64
@@ -129,9 +129,9 @@ func (l load) loop(ctx context.Context, d time.Duration, maxReviews int) ([]time
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat := make([]time.Duration, 0, min(maxReviews/l.conc+1, 1<<16))
+			lat := make([]time.Duration, 0, min(l.maxReviews/l.conc+1, 1<<16))
 			var buf bytes.Buffer
-			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(maxReviews) {
+			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(l.maxReviews) {
 				t0 := time.Now()
 				err := l.post(&buf)
 				lat = append(lat, time.Since(t0))

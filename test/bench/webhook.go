@@ -123,15 +123,10 @@ func (r *runner) webhookCells(ctx context.Context, roots *x509.CertPool, snatch,
 				order[0], order[1] = order[1], order[0]
 			}
 			c := WebhookCell{Payload: p.name, PayloadBytes: len(body), Concurrency: conc}
+			stats := map[*server]*LoadStats{snatch: &c.Snatch, generic: &c.Generic}
 			for _, s := range order {
-				stats, err := r.loadCell(ctx, roots, s, p.name, body, conc)
-				if err != nil {
+				if *stats[s], err = r.loadCell(ctx, roots, s, p.name, body, conc); err != nil {
 					return nil, err
-				}
-				if s == snatch {
-					c.Snatch = stats
-				} else {
-					c.Generic = stats
 				}
 			}
 			cells = append(cells, c.withFigures())
