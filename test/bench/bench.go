@@ -39,25 +39,15 @@ type Config struct {
 	CheckPods, CheckNodes, CheckRuns int
 	// Sections selects what runs; empty means all of SectionNames.
 	Sections []string
-	// WorkDir holds the built binaries, certificates and process logs; a
-	// temporary directory when empty, removed unless KeepWorkDir.
-	WorkDir     string
-	KeepWorkDir bool
+	// WorkDir holds the built binaries, certificates and process logs; when
+	// empty, a temporary directory removed at the end of the run.
+	WorkDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 }
 
-// Section names, in the order they run.
-const (
-	SectionWebhook   = "webhook"
-	SectionHandler   = "handler"
-	SectionAPIServer = "apiserver"
-	SectionSyncer    = "syncer"
-	SectionCheck     = "check"
-)
-
 // SectionNames are all sections, in the order they run.
-var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer, SectionCheck}
+var SectionNames = []string{"webhook", "handler", "apiserver", "syncer", "check"}
 
 // Full is the scale of `make bench`.
 func Full() Config {
@@ -148,39 +138,31 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if r.dir, err = os.MkdirTemp("", "kim-snatch-bench-"); err != nil {
 			return nil, err
 		}
-		if !cfg.KeepWorkDir {
-			defer func() { _ = os.RemoveAll(r.dir) }()
-		}
+		defer func() { _ = os.RemoveAll(r.dir) }()
 	} else if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 
-	sections := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{SectionWebhook, r.webhookSection},
-		{SectionHandler, r.handlerSection},
-		{SectionAPIServer, r.apiServerSection},
-		{SectionSyncer, r.syncerSection},
-		{SectionCheck, r.checkSection},
+	sections := map[string]func(context.Context) error{
+		"webhook": r.webhookSection, "handler": r.handlerSection, "apiserver": r.apiServerSection,
+		"syncer": r.syncerSection, "check": r.checkSection,
 	}
-	for _, s := range sections {
-		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.name) {
+	for _, name := range SectionNames {
+		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, name) {
 			continue
 		}
 		start := time.Now()
-		r.progress("== %s", s.name)
-		err := s.run(ctx)
+		r.progress("== %s", name)
+		err := sections[name](ctx)
 		for _, stop := range slices.Backward(r.stops) {
 			stop()
 		}
 		r.stops = nil
 		if err != nil {
 			res.Finished = time.Now().UTC()
-			return res, fmt.Errorf("section %s: %w (work directory %s)", s.name, err, r.dir)
+			return res, fmt.Errorf("section %s: %w (work directory %s)", name, err, r.dir)
 		}
-		r.progress("== %s done in %s", s.name, time.Since(start).Round(100*time.Millisecond))
+		r.progress("== %s done in %s", name, time.Since(start).Round(100*time.Millisecond))
 	}
 	res.Targets = targetsOf(res)
 	res.Finished = time.Now().UTC()

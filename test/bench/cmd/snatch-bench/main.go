@@ -60,7 +60,6 @@ func main() {
 func run(ctx context.Context, o options) error {
 	cfg := o.cfg
 	cfg.Sections = strings.Split(o.sections, ",")
-	cfg.KeepWorkDir = cfg.WorkDir != ""
 	cfg.Progress = os.Stderr
 	res, err := bench.Run(ctx, cfg)
 	if res != nil {
