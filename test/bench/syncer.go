@@ -208,7 +208,7 @@ func waitFor(ctx context.Context, ch <-chan seen, ok func(runtime.Object) bool) 
 	}
 }
 
-// watchStamped passes the object of each event of w but a deletion,
+// watchStamped passes the object of each Added or Modified event of w,
 // stamped with its receipt time, to the returned channel; the first events
 // are the current state. The channel closes when the watch ends.
 func watchStamped(w watch.Interface, err error) (<-chan seen, error) {
