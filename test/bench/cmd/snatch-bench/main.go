@@ -24,22 +24,29 @@ type options struct {
 // flagSet binds the flags to o, with o's figures as their defaults.
 func (o *options) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("snatch-bench", flag.ContinueOnError)
-	c := &o.cfg
 	fs.BoolVar(&o.smoke, "smoke", false, "Start from the smoke scale instead of the full one; other flags still apply.")
 	fs.StringVar(&o.out, "out", "bin/bench/results.json", "Where the JSON results are written.")
 	fs.StringVar(&o.sections, "sections", strings.Join(bench.SectionNames, ","), "Comma-separated sections to run.")
-	fs.DurationVar(&c.CellDuration, "cell-duration", c.CellDuration, "Measuring time of each webhook cell.")
-	fs.IntVar(&c.CellMaxReviews, "cell-max-reviews", c.CellMaxReviews, "Upper bound of the reviews of a webhook cell.")
-	fs.StringVar(&c.BenchTime, "benchtime", c.BenchTime, "go test -benchtime of the handler benchmarks.")
-	fs.IntVar(&c.Pods, "pods", c.Pods, "Pods created per arm at API-server level.")
-	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "Interleaved rounds the Pods are split into.")
-	fs.IntVar(&c.Creators, "creators", c.Creators, "Concurrent Pod creators.")
-	fs.IntVar(&c.Rotations, "rotations", c.Rotations, "CA rotations propagated by the syncer.")
-	fs.IntVar(&c.UnrelatedSecrets, "unrelated-secrets", c.UnrelatedSecrets, "Unrelated Secrets for the syncer's memory figure.")
-	fs.IntVar(&c.CheckPods, "check-pods", c.CheckPods, "Pods the check section's cluster holds.")
-	fs.IntVar(&c.CheckNodes, "check-nodes", c.CheckNodes, "Nodes the check section's Pods are bound to.")
-	fs.IntVar(&c.CheckRuns, "check-runs", c.CheckRuns, "Runs of check and of its baseline.")
+	c := &o.cfg
 	fs.StringVar(&c.WorkDir, "work-dir", "", "Keep binaries, certificates and process logs here instead of a temporary directory.")
+	fs.DurationVar(&c.CellDuration, "cell-duration", c.CellDuration, "Measuring time of each webhook cell.")
+	fs.StringVar(&c.BenchTime, "benchtime", c.BenchTime, "go test -benchtime of the handler benchmarks.")
+	for _, f := range []struct {
+		v           *int
+		name, usage string
+	}{
+		{&c.CellMaxReviews, "cell-max-reviews", "Upper bound of the reviews of a webhook cell."},
+		{&c.Pods, "pods", "Pods created per arm at API-server level."},
+		{&c.Rounds, "rounds", "Interleaved rounds the Pods are split into."},
+		{&c.Creators, "creators", "Concurrent Pod creators."},
+		{&c.Rotations, "rotations", "CA rotations propagated by the syncer."},
+		{&c.UnrelatedSecrets, "unrelated-secrets", "Unrelated Secrets for the syncer's memory figure."},
+		{&c.CheckPods, "check-pods", "Pods the check section's cluster holds."},
+		{&c.CheckNodes, "check-nodes", "Nodes the check section's Pods are bound to."},
+		{&c.CheckRuns, "check-runs", "Runs of check and of its baseline."},
+	} {
+		fs.IntVar(f.v, f.name, *f.v, f.usage)
+	}
 	return fs
 }
 
