@@ -8,6 +8,11 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // Config sets the scale of a run. Full returns the scale of `make bench`,
@@ -182,4 +187,21 @@ type runner struct {
 
 func (r *runner) progress(format string, args ...any) {
 	fmt.Fprintf(r.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// startControlPlane starts a local control plane for the section, and a
+// client without client-side rate limits, so that the section's own
+// requests do not pace what it measures.
+func (r *runner) startControlPlane(ctx context.Context, opts framework.Options) (*framework.Cluster, kubernetes.Interface, error) {
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, opts)
+	cancel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+	}
+	r.stops = append(r.stops, func() { _ = cluster.Stop() })
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	return cluster, cs, err
 }
