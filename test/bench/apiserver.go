@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -53,11 +54,10 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 		{name: "B", namespace: "bench-b-webhook", labels: map[string]string{managedByLabel: "kyma"}, mutated: true},
 		{name: "C", namespace: "bench-c-policy", labels: map[string]string{policyLabel: "true"}, mutated: true},
 	}
-	cs, stop, err := r.startAPIServerBench(ctx, arms)
+	cs, err := r.startAPIServerBench(ctx, arms)
 	if err != nil {
 		return err
 	}
-	defer stop()
 	term := affinity.DefaultPolicy().Term()
 	// The API server picks the configurations up asynchronously: wait until
 	// a Pod in each arm comes out as that arm should.
@@ -106,50 +106,30 @@ func (r *runner) apiServerSection(ctx context.Context) error {
 // startAPIServerBench starts a control plane that serves policyAPI and the
 // webhook, creates the arms' namespaces, the webhook's configuration and
 // the policy of deploy/examples/policy, and returns a client that is not
-// rate limited and the function that stops what it started.
-func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (_ kubernetes.Interface, stop func(), err error) {
+// rate limited.
+func (r *runner) startAPIServerBench(ctx context.Context, arms []*arm) (kubernetes.Interface, error) {
 	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	certDir := filepath.Join(r.dir, "apiserver-webhook-certs")
 	_, caPEM, err := writeServingCert(certDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	cluster, err := framework.Start(startCtx, framework.Options{APIServerArgs: policyAPIServerArgs})
-	cancel()
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{APIServerArgs: policyAPIServerArgs})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+		return nil, err
 	}
-	var wh *server
-	stop = func() {
-		if wh != nil {
-			wh.proc.Stop(10 * time.Second)
-		}
-		_ = cluster.Stop()
-	}
-	defer func() {
-		if err != nil {
-			stop()
-		}
-	}()
 	r.progress("control plane up in %s", cluster.Dir)
-	if err := servesPolicies(cluster.Clientset); err != nil {
-		return nil, nil, err
+	if err := servesPolicies(cs); err != nil {
+		return nil, err
 	}
-	if wh, err = r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay); err != nil {
-		return nil, nil, err
-	}
-	// The framework's client is rate limited; the creators must not be.
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
+	wh, err := r.startWebhook(ctx, "snatch-webhook-apiserver", snatchBin, certDir, -1, noShutdownDelay)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return cs, stop, createMutations(ctx, cs, arms, wh.url, caPEM)
+	return cs, createMutations(ctx, cs, arms, wh.url, caPEM)
 }
 
 // createMutations creates the arms' namespaces, the webhook's
@@ -246,12 +226,10 @@ func servesPolicies(cs kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("discover %s: %w", policyAPI, err)
 	}
-	for _, r := range list.APIResources {
-		if r.Name == "mutatingadmissionpolicies" {
-			return nil
-		}
+	if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "mutatingadmissionpolicies" }) {
+		return fmt.Errorf("kube-apiserver does not serve mutatingadmissionpolicies in %s", policyAPI)
 	}
-	return fmt.Errorf("kube-apiserver does not serve mutatingadmissionpolicies in %s", policyAPI)
+	return nil
 }
 
 // benchPod is a Pod of an ordinary Deployment: labels, a container with
@@ -296,62 +274,52 @@ func hasExactlyTheTerm(p *corev1.Pod, term corev1.PreferredSchedulingTerm) bool 
 	return apiequality.Semantic.DeepEqual(p.Spec.Affinity, want)
 }
 
-// createPods creates n Pods in the arm's namespace with conc creators and
-// returns the wall time. Latencies, errors and the term are recorded on
-// the arm, except for the warm-up (prefix "warm").
+// createPods creates the Pods <prefix>-0 to <prefix>-<n-1> in the arm's
+// namespace with conc creators, until ctx ends, and returns the wall time.
+// Latencies, errors and the term are recorded on the arm, except for the
+// warm-up (prefix "warm").
 func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) (time.Duration, error) {
-	start := time.Now()
-	results := createConcurrently(ctx, cs, a.namespace, prefix, n, conc, term)
-	elapsed := time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return 0, err
+	type created struct {
+		lat      time.Duration
+		err      error
+		withTerm bool
 	}
-	var firstErr error
-	for _, res := range results {
-		if res.err != nil && firstErr == nil {
-			firstErr = res.err
-		}
-	}
-	if prefix == "warm" {
-		return elapsed, firstErr
-	}
-	for _, res := range results {
-		a.stats.Pods++
-		if res.err != nil {
-			a.stats.Errors++
-			continue
-		}
-		a.latencies = append(a.latencies, res.lat)
-		if res.withTerm {
-			a.stats.WithTerm++
-		}
-	}
-	if a.stats.Errors > 0 {
-		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
-	}
-	return elapsed, nil
-}
-
-// created is the outcome of one Pod's create.
-type created struct {
-	lat      time.Duration
-	err      error
-	withTerm bool
-}
-
-// createConcurrently creates the Pods <prefix>-0 to <prefix>-<n-1> in
-// namespace with conc creators, until ctx ends.
-func createConcurrently(ctx context.Context, cs kubernetes.Interface, namespace, prefix string, n, conc int, term corev1.PreferredSchedulingTerm) []created {
 	results := make([]created, n)
+	start := time.Now()
 	forEach(ctx, n, conc, func(i int) {
 		t0 := time.Now()
-		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
+		pod, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod(prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{})
 		results[i] = created{lat: time.Since(t0), err: err}
 		if err == nil {
 			results[i].withTerm = hasExactlyTheTerm(pod, term)
 		}
 	})
-	return results
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var firstErr error
+	failed := 0
+	for _, res := range results {
+		if res.err != nil {
+			failed++
+			firstErr = cmp.Or(firstErr, res.err)
+		} else if prefix != "warm" {
+			a.latencies = append(a.latencies, res.lat)
+			if res.withTerm {
+				a.stats.WithTerm++
+			}
+		}
+	}
+	if prefix == "warm" {
+		return elapsed, firstErr
+	}
+	a.stats.Pods += n
+	a.stats.Errors += failed
+	if a.stats.Errors > 0 {
+		return elapsed, fmt.Errorf("arm %s: %d creates failed, the first with: %w", a.name, a.stats.Errors, firstErr)
+	}
+	return elapsed, nil
 }
 
 // forEach calls do for 0 to n-1 on conc goroutines, and returns once they
@@ -383,19 +351,14 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, namespace string) 
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the Pods of %s: %w", namespace, err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(list.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && len(list.Items) == 0, err
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
 	}
+	return err
 }
 
 // waitForArm creates probe Pods until one comes out as the arm should:

@@ -6,7 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // Config sets the scale of a run. Full returns the scale of `make bench`,
@@ -38,27 +44,17 @@ type Config struct {
 	CheckPods, CheckNodes, CheckRuns int
 	// Sections selects what runs; empty means all of SectionNames.
 	Sections []string
-	// WorkDir holds the built binaries, certificates and process logs; a
-	// temporary directory when empty, removed unless KeepWorkDir.
-	WorkDir     string
-	KeepWorkDir bool
+	// WorkDir holds the built binaries, certificates and process logs; when
+	// empty, a temporary directory removed at the end of the run.
+	WorkDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 }
 
-// Section names, in the order they run.
-const (
-	SectionWebhook   = "webhook"
-	SectionHandler   = "handler"
-	SectionAPIServer = "apiserver"
-	SectionSyncer    = "syncer"
-	SectionCheck     = "check"
-)
-
 // SectionNames are all sections, in the order they run.
-var SectionNames = []string{SectionWebhook, SectionHandler, SectionAPIServer, SectionSyncer, SectionCheck}
+var SectionNames = []string{"webhook", "handler", "apiserver", "syncer", "check"}
 
-// Full is the scale of `make bench`: about ten minutes on two cores.
+// Full is the scale of `make bench`.
 func Full() Config {
 	return Config{
 		CellDuration:     5 * time.Second,
@@ -79,8 +75,7 @@ func Full() Config {
 }
 
 // Smoke is the same run at the smallest scale that still yields every
-// figure: seconds of measuring. It measures at the concurrencies, with the
-// creators and the Secret size of Full.
+// figure, at the concurrencies, creators and Secret size of Full.
 func Smoke() Config {
 	c := Full()
 	c.CellDuration = 300 * time.Millisecond
@@ -121,24 +116,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("want at least one Node and one check run, and no negative Pod count, got %d Nodes, %d runs, %d Pods", c.CheckNodes, c.CheckRuns, c.CheckPods))
 	}
 	for _, s := range c.Sections {
-		if !contains(SectionNames, s) {
+		if !slices.Contains(SectionNames, s) {
 			errs = append(errs, fmt.Errorf("unknown section %q, want one of %v", s, SectionNames))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (c Config) runs(section string) bool {
-	return len(c.Sections) == 0 || contains(c.Sections, section)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Run runs the selected sections one after another and returns what they
@@ -161,34 +143,31 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		if r.dir, err = os.MkdirTemp("", "kim-snatch-bench-"); err != nil {
 			return nil, err
 		}
-		if !cfg.KeepWorkDir {
-			defer func() { _ = os.RemoveAll(r.dir) }()
-		}
+		defer func() { _ = os.RemoveAll(r.dir) }()
 	} else if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 
-	sections := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{SectionWebhook, r.webhookSection},
-		{SectionHandler, r.handlerSection},
-		{SectionAPIServer, r.apiServerSection},
-		{SectionSyncer, r.syncerSection},
-		{SectionCheck, r.checkSection},
+	sections := map[string]func(context.Context) error{
+		"webhook": r.webhookSection, "handler": r.handlerSection, "apiserver": r.apiServerSection,
+		"syncer": r.syncerSection, "check": r.checkSection,
 	}
-	for _, s := range sections {
-		if !cfg.runs(s.name) {
+	for _, name := range SectionNames {
+		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, name) {
 			continue
 		}
 		start := time.Now()
-		r.progress("== %s", s.name)
-		if err := s.run(ctx); err != nil {
-			res.Finished = time.Now().UTC()
-			return res, fmt.Errorf("section %s: %w (work directory %s)", s.name, err, r.dir)
+		r.progress("== %s", name)
+		err := sections[name](ctx)
+		for _, stop := range slices.Backward(r.stops) {
+			stop()
 		}
-		r.progress("== %s done in %s", s.name, time.Since(start).Round(100*time.Millisecond))
+		r.stops = nil
+		if err != nil {
+			res.Finished = time.Now().UTC()
+			return res, fmt.Errorf("section %s: %w (work directory %s)", name, err, r.dir)
+		}
+		r.progress("== %s done in %s", name, time.Since(start).Round(100*time.Millisecond))
 	}
 	res.Targets = targetsOf(res)
 	res.Finished = time.Now().UTC()
@@ -201,8 +180,28 @@ type runner struct {
 	res *Results
 	dir string
 	log io.Writer
+	// stops stop what the current section started, last first, when it
+	// ends.
+	stops []func()
 }
 
 func (r *runner) progress(format string, args ...any) {
 	fmt.Fprintf(r.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// startControlPlane starts a local control plane for the section, and a
+// client without client-side rate limits, so that the section's own
+// requests do not pace what it measures.
+func (r *runner) startControlPlane(ctx context.Context, opts framework.Options) (*framework.Cluster, kubernetes.Interface, error) {
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cluster, err := framework.Start(startCtx, opts)
+	cancel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the control plane: %w", err)
+	}
+	r.stops = append(r.stops, func() { _ = cluster.Stop() })
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	return cluster, cs, err
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
+	"github.com/kyma-project/kim-snatch/test/bench/internal/command"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
@@ -47,20 +48,25 @@ const checkJob = "kim-snatch-check"
 // checkSection measures `cabundle-syncer check` against a control plane
 // that holds tens of thousands of Pods: its peak RSS and wall time against
 // the unpaginated Pod reads it once made (cmd/unpaged-pods).
-func (r *runner) checkSection(ctx context.Context) error {
-	bins, err := r.buildCheckBinaries(ctx)
-	if err != nil {
+func (r *runner) checkSection(ctx context.Context) (err error) {
+	var bins checkBinaries
+	if bins.syncer, err = process.Build(ctx, "cabundle-syncer", r.dir); err != nil {
+		return err
+	}
+	if bins.baseline, err = buildCommand(ctx, r.dir, "unpaged-pods"); err != nil {
+		return err
+	}
+	if bins.peakRSS, err = buildCommand(ctx, r.dir, "peak-rss"); err != nil {
 		return err
 	}
 	limit, err := checkJobMemoryLimit()
 	if err != nil {
 		return err
 	}
-	cluster, cs, err := startControlPlane(ctx)
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cluster.Stop() }()
 
 	res := &CheckResults{Pods: r.cfg.CheckPods, Nodes: r.cfg.CheckNodes, Creators: r.cfg.Creators, Runs: r.cfg.CheckRuns,
 		Baseline: checkBaseline, MemoryLimitMiB: mib(limit)}
@@ -82,27 +88,15 @@ func (r *runner) checkSection(ctx context.Context) error {
 		r.progress("run %d/%d: check %.2f s, %.1f MiB; baseline %.2f s, %.1f MiB", i+1, r.cfg.CheckRuns,
 			res.CheckRuns[i].Seconds, res.CheckRuns[i].MaxRSSMiB, res.BaselineRuns[i].Seconds, res.BaselineRuns[i].MaxRSSMiB)
 	}
-	res.PeakRSSMiB = figure(maxOf(res.CheckRuns, func(m MeasuredRun) float64 { return m.MaxRSSMiB }),
-		maxOf(res.BaselineRuns, func(m MeasuredRun) float64 { return m.MaxRSSMiB }))
-	res.MedianSeconds = figure(medianOf(res.CheckRuns, func(m MeasuredRun) float64 { return m.Seconds }),
-		medianOf(res.BaselineRuns, func(m MeasuredRun) float64 { return m.Seconds }))
+	peak, median := peakAndMedian(res.CheckRuns)
+	basePeak, baseMedian := peakAndMedian(res.BaselineRuns)
+	res.PeakRSSMiB, res.MedianSeconds = figure(peak, basePeak), figure(median, baseMedian)
 	r.res.Check = res
 	return nil
 }
 
 // checkBinaries are the programs the check section runs.
 type checkBinaries struct{ syncer, baseline, peakRSS string }
-
-func (r *runner) buildCheckBinaries(ctx context.Context) (b checkBinaries, err error) {
-	if b.syncer, err = process.Build(ctx, "cabundle-syncer", r.dir); err != nil {
-		return b, err
-	}
-	if b.baseline, err = buildCommand(ctx, r.dir, "unpaged-pods"); err != nil {
-		return b, err
-	}
-	b.peakRSS, err = buildCommand(ctx, r.dir, "peak-rss")
-	return b, err
-}
 
 // fillCheckCluster creates the section's Nodes, namespaces and bound Pods,
 // records their times in res, and returns the number of Kyma Nodes.
@@ -191,12 +185,7 @@ func createBoundPods(ctx context.Context, cs kubernetes.Interface, nodes []corev
 			}
 		}
 	})
-	kyma := 0
-	for i := range n {
-		if i%len(nodes) < kymaNodes {
-			kyma++
-		}
-	}
+	kyma := n/len(nodes)*kymaNodes + min(n%len(nodes), kymaNodes)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -256,12 +245,7 @@ func runMeasured(ctx context.Context, peakRSS, path string, args []string, logPa
 	if err != nil {
 		return MeasuredRun{}, nil, fmt.Errorf("%s wrote no usage: %w; log %s", filepath.Base(path), err, logPath)
 	}
-	var u struct {
-		Seconds    float64 `json:"seconds"`
-		CPUSeconds float64 `json:"cpu_seconds"`
-		MaxRSSKiB  int64   `json:"max_rss_kib"`
-		ExitCode   int     `json:"exit_code"`
-	}
+	var u command.Usage
 	if err := json.Unmarshal(b, &u); err != nil {
 		return MeasuredRun{}, nil, fmt.Errorf("%s: %w", usagePath, err)
 	}
@@ -297,22 +281,13 @@ func checkJobMemoryLimit() (int64, error) {
 	return 0, fmt.Errorf("%s: no memory limit on CronJob %s", path, checkJob)
 }
 
-func maxOf(runs []MeasuredRun, f func(MeasuredRun) float64) float64 {
-	v := 0.0
+// peakAndMedian are the largest peak RSS and the median wall time of runs.
+func peakAndMedian(runs []MeasuredRun) (peakRSSMiB, medianSeconds float64) {
+	var secs []float64
 	for _, r := range runs {
-		v = max(v, f(r))
+		peakRSSMiB = max(peakRSSMiB, r.MaxRSSMiB)
+		secs = append(secs, r.Seconds)
 	}
-	return v
-}
-
-func medianOf(runs []MeasuredRun, f func(MeasuredRun) float64) float64 {
-	if len(runs) == 0 {
-		return 0
-	}
-	vs := make([]float64, len(runs))
-	for i, r := range runs {
-		vs[i] = f(r)
-	}
-	slices.Sort(vs)
-	return vs[len(vs)/2]
+	slices.Sort(secs)
+	return peakRSSMiB, secs[len(secs)/2]
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/process"
 )
@@ -52,7 +53,7 @@ var patchField = []byte(`"patch"`)
 
 func (l load) run(ctx context.Context) (LoadStats, error) {
 	warmup := min(l.duration/4, time.Second)
-	if _, _, err := l.loop(ctx, warmup, l.maxReviews); err != nil {
+	if _, _, err := l.loop(ctx, warmup); err != nil {
 		return LoadStats{}, fmt.Errorf("warm-up: %w", err)
 	}
 
@@ -63,7 +64,7 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 	self0 := selfCPU()
 	stopSampling := sampleMaxRSS(l.server)
 	start := time.Now()
-	lat, errs, err := l.loop(ctx, l.duration, l.maxReviews)
+	lat, errs, err := l.loop(ctx, l.duration)
 	elapsed := time.Since(start)
 	maxRSS := stopSampling()
 	if err != nil {
@@ -98,34 +99,26 @@ func (l load) run(ctx context.Context) (LoadStats, error) {
 // sampleMaxRSS samples the RSS of p until the function it returns is
 // called, which returns the largest sample.
 func sampleMaxRSS(p *process.Process) (stop func() int64) {
-	var maxRSS atomic.Int64
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
+	var maxRSS int64
+	stopSampling, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sampled)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if rss, err := p.RSS(); err == nil && rss > maxRSS.Load() {
-				maxRSS.Store(rss)
+		wait.NonSlidingUntil(func() {
+			if rss, err := p.RSS(); err == nil {
+				maxRSS = max(maxRSS, rss)
 			}
-			select {
-			case <-stopSampling:
-				return
-			case <-t.C:
-			}
-		}
+		}, 50*time.Millisecond, stopSampling)
 	}()
 	return func() int64 {
 		close(stopSampling)
 		<-sampled
-		return maxRSS.Load()
+		return maxRSS
 	}
 }
 
 // loop runs the workers and returns every latency and the number of
 // failed reviews; a failed review is any answer but a 200 with a patch.
-func (l load) loop(ctx context.Context, d time.Duration, maxReviews int) ([]time.Duration, int, error) {
+func (l load) loop(ctx context.Context, d time.Duration) ([]time.Duration, int, error) {
 	deadline := time.Now().Add(d)
 	var issued atomic.Int64
 	var failed atomic.Int64
@@ -136,9 +129,9 @@ func (l load) loop(ctx context.Context, d time.Duration, maxReviews int) ([]time
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat := make([]time.Duration, 0, min(maxReviews/l.conc+1, 1<<16))
+			lat := make([]time.Duration, 0, min(l.maxReviews/l.conc+1, 1<<16))
 			var buf bytes.Buffer
-			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(maxReviews) {
+			for ctx.Err() == nil && time.Now().Before(deadline) && issued.Add(1) <= int64(l.maxReviews) {
 				t0 := time.Now()
 				err := l.post(&buf)
 				lat = append(lat, time.Since(t0))
@@ -217,9 +210,3 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-// drain reads and closes a response body, so its connection is reused.
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-}

@@ -21,11 +21,9 @@ import (
 // setting the affinity of each of its threads: the Go runtime starts new
 // threads from existing ones, which pass the set on.
 
-func cpuSet(cpus ...int) *unix.CPUSet {
+func cpuSet(cpu int) *unix.CPUSet {
 	var s unix.CPUSet
-	for _, c := range cpus {
-		s.Set(c)
-	}
+	s.Set(cpu)
 	return &s
 }
 

@@ -38,58 +38,43 @@ func (r *Results) WriteTable(out io.Writer) error {
 	return nil
 }
 
-// table is one section's right-aligned table.
-type table struct{ tw *tabwriter.Writer }
-
-func newTable(out io.Writer) table {
-	return table{tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)}
+// newTable is one section's right-aligned table: every cell, the last
+// included, ends in a tab.
+func newTable(out io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, header)
+	return tw
 }
-
-func (t table) line(cells ...any) {
-	parts := make([]string, len(cells))
-	for i, c := range cells {
-		parts[i] = fmt.Sprint(c)
-	}
-	fmt.Fprintln(t.tw, strings.Join(parts, "\t")+"\t")
-}
-
-func (t table) flush() { _ = t.tw.Flush() }
 
 func writeWebhook(out io.Writer, w *WebhookResults) {
 	fmt.Fprintf(out, "\n[webhook] HTTPS keep-alive, server pinned to CPU %d, load generator to CPU %d; ratio = snatch / generic\n", w.ServerCPU, w.LoadCPU)
-	t := newTable(out)
-	t.line("payload", "conc", "server", "reviews/s", "p50 ms", "p99 ms", "p99.9 ms", "cpu ms/review", "cpu s/10k", "RSS MiB", "load cpu", "reviews")
+	t := newTable(out, "payload\tconc\tserver\treviews/s\tp50 ms\tp99 ms\tp99.9 ms\tcpu ms/review\tcpu s/10k\tRSS MiB\tload cpu\treviews\t")
 	for _, c := range w.Cells {
-		for _, x := range []struct {
-			name string
-			s    LoadStats
-		}{{"snatch", c.Snatch}, {"generic", c.Generic}} {
-			t.line(c.Payload, c.Concurrency, x.name, f0(x.s.ReviewsPerSecond), f3(x.s.P50Ms), f3(x.s.P99Ms), f3(x.s.P999Ms),
-				f4(x.s.CPUMsPerReview), f3(x.s.CPUSecondsPer10k), f1(x.s.RSSMiB), f2(x.s.LoadCPUShare), x.s.Reviews)
+		for i, s := range []LoadStats{c.Snatch, c.Generic} {
+			fmt.Fprintf(t, "%s\t%d\t%s\t%.0f\t%.3f\t%.3f\t%.3f\t%.4f\t%.3f\t%.1f\t%.2f\t%d\t\n", c.Payload, c.Concurrency, []string{"snatch", "generic"}[i],
+				s.ReviewsPerSecond, s.P50Ms, s.P99Ms, s.P999Ms, s.CPUMsPerReview, s.CPUSecondsPer10k, s.RSSMiB, s.LoadCPUShare, s.Reviews)
 		}
-		t.line("", "", "ratio", f2(c.ReviewsPerSecond.Ratio), f2(c.P50Ms.Ratio), f2(c.P99Ms.Ratio), f2(c.P999Ms.Ratio),
-			f2(c.CPUMsPerReview.Ratio), f2(c.CPUSecondsPer10k.Ratio), f2(c.RSSMiB.Ratio), "", "")
+		fmt.Fprintf(t, "\t\tratio\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\t\t\n", c.ReviewsPerSecond.Ratio, c.P50Ms.Ratio, c.P99Ms.Ratio,
+			c.P999Ms.Ratio, c.CPUMsPerReview.Ratio, c.CPUSecondsPer10k.Ratio, c.RSSMiB.Ratio)
 	}
-	t.flush()
+	_ = t.Flush()
 }
 
 func writeHandler(out io.Writer, h *HandlerResults) {
 	fmt.Fprintf(out, "\n[handler] %s; ratio = variant / generic\n", h.Command)
-	t := newTable(out)
-	t.line("payload", "variant", "ns/op", "B/op", "allocs/op", "ns ratio", "B ratio", "allocs ratio")
-	ratios := map[string]HandlerFigure{}
+	t := newTable(out, "payload\tvariant\tns/op\tB/op\tallocs/op\tns ratio\tB ratio\tallocs ratio\t")
+	ratios := map[string]string{}
 	for _, c := range h.Compare {
-		ratios[c.Payload+"/"+c.Variant] = c
+		ratios[c.Payload+"/"+c.Variant] = fmt.Sprintf("%.3f\t%.3f\t%.3f", c.NsPerOp.Ratio, c.BytesPerOp.Ratio, c.AllocsPerOp.Ratio)
 	}
 	for _, b := range h.Rows {
-		c, ok := ratios[b.Payload+"/"+b.Variant]
-		nr, br, ar := "", "", ""
-		if ok {
-			nr, br, ar = f3(c.NsPerOp.Ratio), f3(c.BytesPerOp.Ratio), f3(c.AllocsPerOp.Ratio)
+		r, ok := ratios[b.Payload+"/"+b.Variant]
+		if !ok {
+			r = "\t\t"
 		}
-		t.line(b.Payload, b.Variant, f0(b.NsPerOp), f0(b.BytesPerOp), f0(b.AllocsPerOp), nr, br, ar)
+		fmt.Fprintf(t, "%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t\n", b.Payload, b.Variant, b.NsPerOp, b.BytesPerOp, b.AllocsPerOp, r)
 	}
-	t.flush()
+	_ = t.Flush()
 }
 
 func writeAPIServer(out io.Writer, a *APIServerResults) {
@@ -99,48 +84,41 @@ func writeAPIServer(out io.Writer, a *APIServerResults) {
 	}
 	fmt.Fprintf(out, "\n[apiserver] Pod creates, %d creators, rounds %s; policy %s (%s); webhook and policy agree on %d differential Pods\n",
 		a.Creators, strings.Join(a.Order, " "), a.PolicyAPI, args, a.DifferentialCases)
-	t := newTable(out)
-	t.line("arm", "namespace", "Pods", "errors", "Pods/s", "p50 ms", "p99 ms", "max ms", "with term")
-	for _, x := range []struct {
-		name string
-		s    ArmStats
-	}{{"A none", a.A}, {"B webhook", a.B}, {"C policy", a.C}} {
-		t.line(x.name, x.s.Namespace, x.s.Pods, x.s.Errors, f0(x.s.PodsPerSecond), f2(x.s.P50Ms), f2(x.s.P99Ms), f2(x.s.MaxMs), x.s.WithTerm)
+	t := newTable(out, "arm\tnamespace\tPods\terrors\tPods/s\tp50 ms\tp99 ms\tmax ms\twith term\t")
+	for i, s := range []ArmStats{a.A, a.B, a.C} {
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t\n", []string{"A none", "B webhook", "C policy"}[i],
+			s.Namespace, s.Pods, s.Errors, s.PodsPerSecond, s.P50Ms, s.P99Ms, s.MaxMs, s.WithTerm)
 	}
-	for _, x := range []struct {
-		name string
-		c    Comparison
-	}{{"B/A", a.BOverA}, {"C/A", a.COverA}, {"B/C", a.BOverC}} {
-		t.line(x.name, "", "", "", f3(x.c.PodsPerSecond.Ratio), f3(x.c.P50Ms.Ratio), f3(x.c.P99Ms.Ratio), "", "")
+	for i, c := range []Comparison{a.BOverA, a.COverA, a.BOverC} {
+		fmt.Fprintf(t, "%s\t\t\t\t%.3f\t%.3f\t%.3f\t\t\t\n", []string{"B/A", "C/A", "B/C"}[i], c.PodsPerSecond.Ratio, c.P50Ms.Ratio, c.P99Ms.Ratio)
 	}
-	t.flush()
+	_ = t.Flush()
 }
 
 func writeSyncer(out io.Writer, sy *SyncerResults) {
 	fmt.Fprintf(out, "\n[syncer] %d rotations; baseline = a plain watch on the Secret, and RSS with no other Secrets\n", sy.Rotations)
-	t := newTable(out)
-	t.line("figure", "value", "baseline", "ratio")
-	t.line("Secret write → caBundle visible p50 ms", f1(sy.PropagationP50Ms.Value), f1(sy.PropagationP50Ms.Baseline), f2(sy.PropagationP50Ms.Ratio))
-	t.line("Secret write → caBundle visible p99 ms", f1(sy.PropagationP99Ms.Value), f1(sy.PropagationP99Ms.Baseline), f2(sy.PropagationP99Ms.Ratio))
-	t.line(fmt.Sprintf("RSS MiB, %d × %d KiB Secrets vs none", sy.UnrelatedSecrets, sy.SecretSize>>10), f1(sy.RSSMiB.Value), f1(sy.RSSMiB.Baseline), f3(sy.RSSMiB.Ratio))
-	t.flush()
+	t := newTable(out, "figure\tvalue\tbaseline\tratio\t")
+	for _, f := range []struct {
+		p string
+		f Figure
+	}{{"p50", sy.PropagationP50Ms}, {"p99", sy.PropagationP99Ms}} {
+		fmt.Fprintf(t, "Secret write → caBundle visible %s ms\t%.1f\t%.1f\t%.2f\t\n", f.p, f.f.Value, f.f.Baseline, f.f.Ratio)
+	}
+	fmt.Fprintf(t, "RSS MiB, %d × %d KiB Secrets vs none\t%.1f\t%.1f\t%.3f\t\n", sy.UnrelatedSecrets, sy.SecretSize>>10, sy.RSSMiB.Value, sy.RSSMiB.Baseline, sy.RSSMiB.Ratio)
+	_ = t.Flush()
 }
 
 func writeCheck(out io.Writer, c *CheckResults) {
 	fmt.Fprintf(out, "\n[check] cabundle-syncer check -o json over %d Pods (%d Kyma Pods) on %d Nodes, created in %.1f s (%.0f Pods/s, %d creators); baseline = %s\n",
 		c.Pods, c.KymaPods, c.Nodes, c.CreateSeconds, c.CreatePodsPerSecond, c.Creators, c.Baseline)
-	t := newTable(out)
-	t.line("process", "run", "wall s", "cpu s", "peak RSS MiB")
-	for _, x := range []struct {
-		name string
-		runs []MeasuredRun
-	}{{"check", c.CheckRuns}, {"baseline", c.BaselineRuns}} {
-		for i, m := range x.runs {
-			t.line(x.name, i+1, f2(m.Seconds), f2(m.CPUSeconds), f1(m.MaxRSSMiB))
+	t := newTable(out, "process\trun\twall s\tcpu s\tpeak RSS MiB\t")
+	for i, runs := range [][]MeasuredRun{c.CheckRuns, c.BaselineRuns} {
+		for j, m := range runs {
+			fmt.Fprintf(t, "%s\t%d\t%.2f\t%.2f\t%.1f\t\n", []string{"check", "baseline"}[i], j+1, m.Seconds, m.CPUSeconds, m.MaxRSSMiB)
 		}
 	}
-	t.line("ratio", "", f3(c.MedianSeconds.Ratio)+" (median)", "", f3(c.PeakRSSMiB.Ratio)+" (peak)")
-	t.flush()
+	fmt.Fprintf(t, "ratio\t\t%.3f (median)\t\t%.3f (peak)\t\n", c.MedianSeconds.Ratio, c.PeakRSSMiB.Ratio)
+	_ = t.Flush()
 }
 
 func writeTargets(out io.Writer, targets []Target) {
@@ -152,26 +130,14 @@ func writeTargets(out io.Writer, targets []Target) {
 		if !t.Met {
 			verdict = "MISSED"
 		}
-		fmt.Fprintf(tt, "%s\t%s\t%s\t%s %s\t%s\t%s\n", t.Figure, t.Reference, t.Target, fmtMeasured(t), t.Unit, verdict, t.Source)
+		format := "%.3f" // ms and ratios
+		switch t.Unit {
+		case "reviews/s":
+			format = "%.0f"
+		case "MiB":
+			format = "%.1f"
+		}
+		fmt.Fprintf(tt, "%s\t%s\t%s\t"+format+" %s\t%s\t%s\n", t.Figure, t.Reference, t.Target, t.Measured, t.Unit, verdict, t.Source)
 	}
 	_ = tt.Flush()
 }
-
-func fmtMeasured(t Target) string {
-	switch t.Unit {
-	case "reviews/s":
-		return f0(t.Measured)
-	case "ratio":
-		return f3(t.Measured)
-	case "MiB":
-		return f1(t.Measured)
-	default:
-		return f3(t.Measured)
-	}
-}
-
-func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
-func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
-func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
-func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
-func f4(v float64) string { return fmt.Sprintf("%.4f", v) }

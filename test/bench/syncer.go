@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -33,9 +33,9 @@ const (
 var syncerWebhooks = []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io"}
 
 // seen is an object received through a watch, and when.
-type seen[T any] struct {
+type seen struct {
 	at  time.Time
-	obj T
+	obj runtime.Object
 }
 
 // syncerSection measures the cabundle-syncer binary's Secret-to-caBundle
@@ -46,11 +46,10 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, cs, err := startControlPlane(ctx)
+	cluster, cs, err := r.startControlPlane(ctx, framework.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cluster.Stop() }()
 	ca0, err := seedSyncer(ctx, cs)
 	if err != nil {
 		return err
@@ -63,11 +62,11 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := r.startSyncer(ctx, bin, cluster.KubeconfigPath)
+	p, _, err := r.startReady(ctx, "cabundle-syncer", bin, -1,
+		"--kubeconfig="+cluster.KubeconfigPath, "--leader-elect=false", "--metrics-secure=false")
 	if err != nil {
 		return err
 	}
-	defer p.Stop(10 * time.Second)
 	if _, err := waitBundle(ctx, mwcSeen, ca0); err != nil {
 		return err
 	}
@@ -98,19 +97,16 @@ func (r *runner) syncerSection(ctx context.Context) error {
 	return nil
 }
 
-// startWatches watches the Secret's CA and the webhook configuration.
-func startWatches(ctx context.Context, cs kubernetes.Interface) (<-chan seen[[]byte], <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], error) {
-	secretSeen, err := watchOne(ctx, secretWatch(cs), func(s *corev1.Secret) []byte { return s.Data["ca.crt"] })
-	if err != nil {
+// startWatches watches the Secret and the webhook configuration.
+func startWatches(ctx context.Context, cs kubernetes.Interface) (secretSeen, mwcSeen <-chan seen, err error) {
+	byName := func(name string) metav1.ListOptions {
+		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+	}
+	if secretSeen, err = watchStamped(cs.CoreV1().Secrets(syncerNamespace).Watch(ctx, byName(syncerSecret))); err != nil {
 		return nil, nil, err
 	}
-	mwcSeen, err := watchOne(ctx, mwcWatch(cs), func(m *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhookConfiguration {
-		return m
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return secretSeen, mwcSeen, nil
+	mwcSeen, err = watchStamped(cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Watch(ctx, byName(mwcName)))
+	return secretSeen, mwcSeen, err
 }
 
 // seedSyncer creates the syncer's namespace, the webhook configuration and
@@ -133,39 +129,9 @@ func seedSyncer(ctx context.Context, cs kubernetes.Interface) (*certtest.Cert, e
 	return ca0, nil
 }
 
-// startSyncer starts the syncer without leader election and returns once
-// it is ready.
-func (r *runner) startSyncer(ctx context.Context, bin, kubeconfig string) (*process.Process, error) {
-	ports, err := framework.FreePorts(2)
-	if err != nil {
-		return nil, err
-	}
-	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := process.Start(process.Options{
-		Name: "cabundle-syncer",
-		Path: bin,
-		Args: []string{
-			"--kubeconfig=" + kubeconfig,
-			"--leader-elect=false",
-			"--metrics-secure=false",
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-			"--health-probe-bind-address=" + probe,
-		},
-		LogPath: filepath.Join(r.dir, "cabundle-syncer.log"),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
-		p.Stop(10 * time.Second)
-		return nil, err
-	}
-	return p, nil
-}
-
 // measurePropagation rotates the CA cfg.Rotations times and sets res's
 // propagation figures: the caBundle against the plain watch on the Secret.
-func (r *runner) measurePropagation(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen[[]byte], mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], res *SyncerResults) error {
+func (r *runner) measurePropagation(ctx context.Context, cs kubernetes.Interface, secretSeen, mwcSeen <-chan seen, res *SyncerResults) error {
 	var toSecret, toBundle []time.Duration
 	for i := 1; i <= r.cfg.Rotations; i++ {
 		s, b, err := rotate(ctx, cs, secretSeen, mwcSeen, "ca-"+strconv.Itoa(i))
@@ -188,7 +154,7 @@ func (r *runner) measurePropagation(ctx context.Context, cs kubernetes.Interface
 // rotate writes a new CA into the Secret and returns how long it took the
 // plain watch to see the write and the caBundle of every webhook entry to
 // hold the new CA.
-func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen[[]byte], mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], name string) (time.Duration, time.Duration, error) {
+func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen, mwcSeen <-chan seen, name string) (time.Duration, time.Duration, error) {
 	ca, err := certtest.NewCA(certtest.Options{CommonName: name})
 	if err != nil {
 		return 0, 0, err
@@ -198,7 +164,9 @@ func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen
 	if _, err := cs.CoreV1().Secrets(syncerNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		return 0, 0, err
 	}
-	secretAt, err := waitFor(ctx, secretSeen, func(data []byte) bool { return bytes.Equal(data, ca.CertPEM) })
+	secretAt, err := waitFor(ctx, secretSeen, func(o runtime.Object) bool {
+		return bytes.Equal(o.(*corev1.Secret).Data["ca.crt"], ca.CertPEM)
+	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("the Secret watch: %w", err)
 	}
@@ -209,10 +177,10 @@ func rotate(ctx context.Context, cs kubernetes.Interface, secretSeen <-chan seen
 	return secretAt.Sub(start), bundleAt.Sub(start), nil
 }
 
-func waitBundle(ctx context.Context, mwcSeen <-chan seen[*admissionregistrationv1.MutatingWebhookConfiguration], ca *certtest.Cert) (time.Time, error) {
+func waitBundle(ctx context.Context, mwcSeen <-chan seen, ca *certtest.Cert) (time.Time, error) {
 	fp := ca.Fingerprint()
-	at, err := waitFor(ctx, mwcSeen, func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleHas(m, fp)
+	at, err := waitFor(ctx, mwcSeen, func(o runtime.Object) bool {
+		return syncertest.EveryBundleHas(o.(*admissionregistrationv1.MutatingWebhookConfiguration), fp)
 	})
 	if err != nil {
 		return at, fmt.Errorf("the caBundle: %w", err)
@@ -221,7 +189,7 @@ func waitBundle(ctx context.Context, mwcSeen <-chan seen[*admissionregistrationv
 }
 
 // waitFor returns when ok first holds for an object from ch.
-func waitFor[T any](ctx context.Context, ch <-chan seen[T], ok func(T) bool) (time.Time, error) {
+func waitFor(ctx context.Context, ch <-chan seen, ok func(runtime.Object) bool) (time.Time, error) {
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
@@ -240,52 +208,19 @@ func waitFor[T any](ctx context.Context, ch <-chan seen[T], ok func(T) bool) (ti
 	}
 }
 
-func secretWatch(cs kubernetes.Interface) func(context.Context) (watch.Interface, error) {
-	return func(ctx context.Context) (watch.Interface, error) {
-		return cs.CoreV1().Secrets(syncerNamespace).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", syncerSecret).String(),
-		})
-	}
-}
-
-func mwcWatch(cs kubernetes.Interface) func(context.Context) (watch.Interface, error) {
-	return func(ctx context.Context) (watch.Interface, error) {
-		return cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", mwcName).String(),
-		})
-	}
-}
-
-// watchOne starts a watch and passes what each event carries, stamped with
-// its receipt time, to the returned channel; the first events are the
-// current state.
-func watchOne[O any, T any](ctx context.Context, start func(context.Context) (watch.Interface, error), extract func(O) T) (<-chan seen[T], error) {
-	w, err := start(ctx)
+// watchStamped passes the object of each Added or Modified event of w,
+// stamped with its receipt time, to the returned channel; the first events
+// are the current state. The channel closes when the watch ends.
+func watchStamped(w watch.Interface, err error) (<-chan seen, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan seen[T], 1024)
+	ch := make(chan seen, 1024)
 	go func() {
 		defer close(ch)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				at := time.Now()
-				obj, isO := ev.Object.(O)
-				if !isO || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-					continue
-				}
-				select {
-				case ch <- seen[T]{at: at, obj: extract(obj)}:
-				case <-ctx.Done():
-					return
-				}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Added || ev.Type == watch.Modified {
+				ch <- seen{at: time.Now(), obj: ev.Object}
 			}
 		}
 	}()

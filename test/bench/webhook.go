@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -39,17 +42,16 @@ type server struct {
 // reference server that decodes the whole review and Pod and diffs the
 // patch (cmd/generic-webhook), for every payload and concurrency.
 func (r *runner) webhookSection(ctx context.Context) error {
-	snatch, generic, roots, err := r.startWebhooks(ctx)
+	// On a machine with one core nothing is pinned.
+	serverCPU, loadCPU := 0, 1
+	if runtime.NumCPU() < 2 {
+		serverCPU, loadCPU = -1, -1
+	}
+	snatch, generic, roots, err := r.startWebhooks(ctx, serverCPU)
 	if err != nil {
 		return err
 	}
-	defer snatch.proc.Stop(10 * time.Second)
-	defer generic.proc.Stop(10 * time.Second)
 	r.progress("servers on CPUs %s (snatch) and %s (generic)", allowedCPUs(snatch.proc.PID()), allowedCPUs(generic.proc.PID()))
-	loadCPU := 1
-	if runtime.NumCPU() < 2 {
-		loadCPU = -1
-	}
 	if loadCPU >= 0 {
 		old, err := pinSelf(cpuSet(loadCPU))
 		if err != nil {
@@ -61,7 +63,7 @@ func (r *runner) webhookSection(ctx context.Context) error {
 			runtime.GOMAXPROCS(prev)
 		}()
 	}
-	res := &WebhookResults{Baseline: genericBaseline, ServerCPU: serverCPU(), LoadCPU: loadCPU}
+	res := &WebhookResults{Baseline: genericBaseline, ServerCPU: serverCPU, LoadCPU: loadCPU}
 	if res.Cells, err = r.webhookCells(ctx, roots, snatch, generic); err != nil {
 		return err
 	}
@@ -76,19 +78,10 @@ func (r *runner) webhookSection(ctx context.Context) error {
 	return nil
 }
 
-// serverCPU is the core the webhooks are pinned to, or -1 on a machine
-// with one core, where nothing is pinned.
-func serverCPU() int {
-	if runtime.NumCPU() < 2 {
-		return -1
-	}
-	return 0
-}
-
 // startWebhooks builds and starts snatch-webhook and the generic baseline
-// on serverCPU, with one serving certificate, and returns the pool that
-// trusts it. On error nothing is left running.
-func (r *runner) startWebhooks(ctx context.Context) (snatch, generic *server, roots *x509.CertPool, err error) {
+// on cpu, with one serving certificate, and returns the pool that trusts
+// it.
+func (r *runner) startWebhooks(ctx context.Context, cpu int) (snatch, generic *server, roots *x509.CertPool, err error) {
 	snatchBin, err := process.Build(ctx, "snatch-webhook", r.dir)
 	if err != nil {
 		return nil, nil, nil, err
@@ -101,11 +94,10 @@ func (r *runner) startWebhooks(ctx context.Context) (snatch, generic *server, ro
 	if roots, _, err = writeServingCert(certDir); err != nil {
 		return nil, nil, nil, err
 	}
-	if snatch, err = r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, serverCPU(), noShutdownDelay); err != nil {
+	if snatch, err = r.startWebhook(ctx, "snatch-webhook", snatchBin, certDir, cpu, noShutdownDelay); err != nil {
 		return nil, nil, nil, err
 	}
-	if generic, err = r.startWebhook(ctx, "generic-webhook", genericBin, certDir, serverCPU()); err != nil {
-		snatch.proc.Stop(10 * time.Second)
+	if generic, err = r.startWebhook(ctx, "generic-webhook", genericBin, certDir, cpu); err != nil {
 		return nil, nil, nil, err
 	}
 	return snatch, generic, roots, nil
@@ -131,15 +123,10 @@ func (r *runner) webhookCells(ctx context.Context, roots *x509.CertPool, snatch,
 				order[0], order[1] = order[1], order[0]
 			}
 			c := WebhookCell{Payload: p.name, PayloadBytes: len(body), Concurrency: conc}
+			stats := map[*server]*LoadStats{snatch: &c.Snatch, generic: &c.Generic}
 			for _, s := range order {
-				stats, err := r.loadCell(ctx, roots, s, p.name, body, conc)
-				if err != nil {
+				if *stats[s], err = r.loadCell(ctx, roots, s, p.name, body, conc); err != nil {
 					return nil, err
-				}
-				if s == snatch {
-					c.Snatch = stats
-				} else {
-					c.Generic = stats
 				}
 			}
 			cells = append(cells, c.withFigures())
@@ -211,22 +198,30 @@ const noShutdownDelay = "--shutdown-delay=0"
 // cpu unless it is negative, and waits until it is ready. extra are added
 // to the common flags.
 func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cpu int, extra ...string) (*server, error) {
-	ports, err := framework.FreePorts(3)
+	port, err := framework.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probe := "127.0.0.1:" + strconv.Itoa(ports[2])
-	opts := process.Options{
-		Name: name,
-		Path: bin,
-		Args: append([]string{
-			"--cert-dir=" + certDir,
-			"--webhook-port=" + strconv.Itoa(ports[0]),
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
-			"--health-probe-bind-address=" + probe,
-		}, extra...),
-		LogPath: filepath.Join(r.dir, name+".log"),
+	args := append([]string{"--cert-dir=" + certDir, "--webhook-port=" + strconv.Itoa(port)}, extra...)
+	p, metrics, err := r.startReady(ctx, name, bin, cpu, args...)
+	if err != nil {
+		return nil, err
 	}
+	return &server{proc: p, url: "https://127.0.0.1:" + strconv.Itoa(port) + "/mutate-pod", metrics: metrics}, nil
+}
+
+// startReady starts bin as name with args, and its metrics and probes on
+// free loopback ports, pinned to cpu unless it is negative, until the
+// section ends. It returns once /readyz answers 200, with the URL of
+// /metrics.
+func (r *runner) startReady(ctx context.Context, name, bin string, cpu int, args ...string) (*process.Process, string, error) {
+	ports, err := framework.FreePorts(2)
+	if err != nil {
+		return nil, "", err
+	}
+	metrics, probe := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
+	opts := process.Options{Name: name, Path: bin, LogPath: filepath.Join(r.dir, name+".log"),
+		Args: append(args, "--metrics-bind-address="+metrics, "--health-probe-bind-address="+probe)}
 	var p *process.Process
 	if cpu >= 0 {
 		p, err = startPinned(cpu, opts)
@@ -234,42 +229,34 @@ func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cp
 		p, err = process.Start(opts)
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if err := waitHTTP(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
-		p.Stop(5 * time.Second)
-		return nil, err
+	r.stops = append(r.stops, func() { p.Stop(10 * time.Second) })
+	if err := waitReady(ctx, p, "http://"+probe+"/readyz", 30*time.Second); err != nil {
+		return nil, "", err
 	}
-	return &server{
-		proc:    p,
-		url:     "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/mutate-pod",
-		metrics: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics",
-	}, nil
+	return p, "http://" + metrics + "/metrics", nil
 }
 
-// waitHTTP polls url until it answers 200, the process exits or timeout
+// waitReady polls url until it answers 200, the process exits or timeout
 // passes.
-func waitHTTP(ctx context.Context, p *process.Process, url string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+func waitReady(ctx context.Context, p *process.Process, url string, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		if p.Exited() {
-			return fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+			return false, fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
 		}
-		if resp, err := client.Get(url); err == nil {
-			ok := resp.StatusCode == http.StatusOK
-			drain(resp)
-			if ok {
-				return nil
-			}
+		resp, err := client.Get(url)
+		if err != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready at %s within %s; log:\n%s", p.Name, url, timeout, p.LogTail(20))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		// Read to the end, so that the connection is reused.
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("%s not ready at %s within %s; log:\n%s", p.Name, url, timeout, p.LogTail(20))
 	}
+	return err
 }

@@ -15,14 +15,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,27 +34,20 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
+	"github.com/kyma-project/kim-snatch/test/bench/internal/command"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "generic-webhook:", err)
-		os.Exit(1)
-	}
-}
+var (
+	flags       = flag.NewFlagSet("generic-webhook", flag.ContinueOnError)
+	certDir     = flags.String("cert-dir", "", "Directory of tls.crt and tls.key.")
+	port        = flags.Int("webhook-port", 9443, "TLS port of /mutate-pod.")
+	metricsAddr = flags.String("metrics-bind-address", "0", `Address of /metrics; "0" disables it.`)
+	probeAddr   = flags.String("health-probe-bind-address", "0", `Address of /healthz and /readyz; "0" disables it.`)
+)
 
-func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("generic-webhook", flag.ContinueOnError)
-	certDir := fs.String("cert-dir", "", "Directory of tls.crt and tls.key.")
-	port := fs.Int("webhook-port", 9443, "TLS port of /mutate-pod.")
-	metricsAddr := fs.String("metrics-bind-address", "0", `Address of /metrics; "0" disables it.`)
-	probeAddr := fs.String("health-probe-bind-address", "0", `Address of /healthz and /readyz; "0" disables it.`)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+func main() { command.Main(flags, run) }
+
+func run(ctx context.Context) error {
 	log := cmdline.NewLogger(crzap.Options{}, snatchadmission.LoggerName)
 
 	mutator, err := affinity.NewMutator(affinity.DefaultPolicy())

@@ -22,15 +22,9 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
-)
 
-// Usage is what the file holds; the harness decodes it.
-type Usage struct {
-	Seconds    float64 `json:"seconds"`
-	CPUSeconds float64 `json:"cpu_seconds"`
-	MaxRSSKiB  int64   `json:"max_rss_kib"`
-	ExitCode   int     `json:"exit_code"`
-}
+	"github.com/kyma-project/kim-snatch/test/bench/internal/command"
+)
 
 func main() {
 	code, err := run(os.Args[1:])
@@ -55,7 +49,7 @@ func run(args []string) (int, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	err := cmd.Run()
-	u := Usage{Seconds: time.Since(start).Seconds()}
+	u := command.Usage{Seconds: time.Since(start).Seconds()}
 	if cmd.ProcessState == nil {
 		return 0, err
 	}

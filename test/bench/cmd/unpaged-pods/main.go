@@ -10,33 +10,24 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kyma-project/kim-snatch/test/bench/internal/command"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "unpaged-pods:", err)
-		os.Exit(1)
-	}
-}
+var (
+	flags      = flag.NewFlagSet("unpaged-pods", flag.ContinueOnError)
+	kubeconfig = flags.String("kubeconfig", "", "Path to the kubeconfig.")
+	timeout    = flags.Duration("timeout", 5*time.Minute, "Time limit of each request.")
+)
 
-func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("unpaged-pods", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "Path to the kubeconfig.")
-	timeout := fs.Duration("timeout", 5*time.Minute, "Time limit of each request.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+func main() { command.Main(flags, run) }
+
+func run(ctx context.Context) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return err
