@@ -94,6 +94,21 @@ func New(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
+// Integration is New for an integration test of pkg/ or cmd/: it skips t
+// under -short and, when ownOnly is not empty, against an existing cluster,
+// with ownOnly as the reason.
+func Integration(t testing.TB, opts Options, ownOnly string) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the control plane from `make tools`")
+	}
+	c := New(t, opts)
+	if ownOnly != "" && c.External() {
+		t.Skip(ownOnly)
+	}
+	return c
+}
+
 // Start starts the components named by opts, or connects to the existing
 // cluster named by opts.Kubeconfig or SNATCH_TEST_KUBECONFIG. It returns once
 // kube-apiserver reports ready. On error nothing is left running.
