@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,25 +32,19 @@ type Options struct {
 	// ControllerManager starts kube-controller-manager, so that Deployments
 	// create ReplicaSets and Pods, and garbage collection runs.
 	ControllerManager bool
-	// Kubeconfig names an existing cluster to use instead of starting one.
-	// When empty, SNATCH_TEST_KUBECONFIG is consulted.
-	Kubeconfig string
-	// AggregatorRouting starts kube-apiserver with
-	// --enable-aggregator-routing=true: it then calls a webhook or an
-	// aggregated API named by a Service at a ready endpoint of the
-	// Service's EndpointSlices instead of at its ClusterIP, which nothing
-	// here routes, as there is no kube-proxy.
+	// AggregatorRouting has kube-apiserver call a webhook or an aggregated
+	// API at a ready endpoint of its Service instead of at the ClusterIP,
+	// which nothing routes without kube-proxy.
 	AggregatorRouting bool
 	// ServingIP, when set, is the address kube-apiserver binds and
-	// advertises instead of 127.0.0.1, and ServiceCIDR its Service range.
-	// Its serving certificate then also names the first address of
-	// ServiceCIDR, the kubernetes Service's ClusterIP, so that Pods on a
-	// real node reach it through that Service (package realnode).
+	// advertises instead of 127.0.0.1, and ServiceCIDR its Service range;
+	// its serving certificate then also names the kubernetes Service, so
+	// that Pods on a real node reach it (package realnode).
 	ServingIP   string
 	ServiceCIDR string
 	// APIServerArgs are extra kube-apiserver flags, "--name=value" or
-	// "--name". Each replaces the value the framework or envtest gives the
-	// same flag, list flags such as --disable-admission-plugins included.
+	// "--name", each replacing the value the framework or envtest gives it,
+	// list flags such as --disable-admission-plugins included.
 	APIServerArgs []string
 }
 
@@ -110,17 +105,12 @@ func Integration(t testing.TB, opts Options, ownOnly string) *Cluster {
 }
 
 // Start starts the components named by opts, or connects to the existing
-// cluster named by opts.Kubeconfig or SNATCH_TEST_KUBECONFIG. It returns once
-// kube-apiserver reports ready. On error nothing is left running.
+// cluster named by SNATCH_TEST_KUBECONFIG. It returns once kube-apiserver
+// reports ready. On error nothing is left running.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
-	kubeconfig := opts.Kubeconfig
-	if kubeconfig == "" {
-		kubeconfig = os.Getenv(KubeconfigEnv)
-	}
-	if kubeconfig != "" {
+	if kubeconfig := os.Getenv(KubeconfigEnv); kubeconfig != "" {
 		return connect(kubeconfig)
 	}
-
 	dir, err := os.MkdirTemp("", "kim-snatch-cluster-")
 	if err != nil {
 		return nil, err
@@ -172,25 +162,15 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	}
 
 	if opts.Scheduler {
-		if err := c.startScheduler(); err != nil {
+		if err := c.startComponent("kube-scheduler", "--kubeconfig="+c.KubeconfigPath,
+			"--leader-elect=false", "--secure-port=0", "--v=1"); err != nil {
 			return err
 		}
 	}
 	if opts.ControllerManager {
-		if err := c.startControllerManager(); err != nil {
-			return err
-		}
+		return c.startControllerManager()
 	}
 	return nil
-}
-
-func (c *Cluster) startScheduler() error {
-	return c.startComponent(schedulerBinary,
-		"--kubeconfig="+c.KubeconfigPath,
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--v=1",
-	)
 }
 
 // startControllerManager starts kube-controller-manager. It signs the tokens
@@ -204,7 +184,7 @@ func (c *Cluster) startControllerManager() error {
 	if _, err := os.Stat(saKey); err != nil {
 		return fmt.Errorf("envtest's ServiceAccount signing key: %w", err)
 	}
-	return c.startComponent(controllerManagerBinary,
+	return c.startComponent("kube-controller-manager",
 		"--kubeconfig="+c.KubeconfigPath,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -271,8 +251,8 @@ func (c *Cluster) Healthy() error {
 // the cluster's directory, unless SNATCH_KEEP_CLUSTER is set. It is safe to
 // call more than once. For an existing cluster it does nothing.
 func (c *Cluster) Stop() error {
-	for i := len(c.processes) - 1; i >= 0; i-- {
-		c.processes[i].Stop(stopGrace)
+	for _, p := range slices.Backward(c.processes) {
+		p.Stop(stopGrace)
 	}
 	c.stopControlPlane()
 	if c.Dir == "" || os.Getenv(KeepEnv) != "" {
