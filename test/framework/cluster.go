@@ -50,12 +50,11 @@ type Options struct {
 
 // Cluster is a running control plane, or an existing cluster.
 type Cluster struct {
-	// Config authenticates as a member of system:masters.
-	Config *rest.Config
-	// Clientset is built from Config.
-	Clientset kubernetes.Interface
-	// KubeconfigPath is a kubeconfig file for Config, for kubectl and for
-	// processes under test.
+	// Config, Clientset built from it, and KubeconfigPath, a kubeconfig file
+	// for kubectl and for processes under test, authenticate as a member of
+	// system:masters.
+	Config         *rest.Config
+	Clientset      kubernetes.Interface
 	KubeconfigPath string
 	// Dir holds the logs, certificates and etcd data of a started cluster.
 	// It is empty for an existing cluster.

@@ -108,9 +108,7 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
+	if _, err := p.Wait(grace); err != nil {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
