@@ -89,16 +89,16 @@ func New(t testing.TB, opts Options) *Cluster {
 }
 
 // Integration is New for an integration test of pkg/ or cmd/: it skips t
-// under -short and, when ownOnly is not empty, against an existing cluster,
-// with ownOnly as the reason.
-func Integration(t testing.TB, opts Options, ownOnly string) *Cluster {
+// under -short and, when needsOwn says why t needs a cluster started here,
+// against an existing cluster.
+func Integration(t testing.TB, opts Options, needsOwn string) *Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs the control plane from `make tools`")
 	}
 	c := New(t, opts)
-	if ownOnly != "" && c.External() {
-		t.Skip(ownOnly)
+	if needsOwn != "" && c.External() {
+		t.Skip(needsOwn)
 	}
 	return c
 }
@@ -172,12 +172,10 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// startControllerManager starts kube-controller-manager. It signs the tokens
-// of legacy token Secrets with the key envtest has kube-apiserver sign and
-// verify ServiceAccount tokens with, and publishes the CA of its kubeconfig,
-// the one of kube-apiserver's serving certificate, as the kube-root-ca.crt
-// ConfigMap. TestControllerManagerSignsTokensTheAPIServerAccepts keeps both
-// true.
+// startControllerManager starts kube-controller-manager. It signs legacy
+// token Secrets with envtest's ServiceAccount key, which kube-apiserver
+// verifies, and publishes its kubeconfig's CA, kube-apiserver's, as the
+// kube-root-ca.crt ConfigMap (TestControllerManagerSignsTokensTheAPIServerAccepts).
 func (c *Cluster) startControllerManager() error {
 	saKey := filepath.Join(c.Dir, "sa-signer.key")
 	if _, err := os.Stat(saKey); err != nil {
@@ -214,7 +212,7 @@ func (c *Cluster) startComponent(name string, args ...string) error {
 // External reports whether the cluster was not started by this package.
 func (c *Cluster) External() bool { return c.external }
 
-// PIDs returns the process IDs of the started components, in start order:
+// PIDs returns the process IDs of the started components in start order:
 // etcd, kube-apiserver, then kube-scheduler and kube-controller-manager when
 // requested.
 func (c *Cluster) PIDs() []int {
