@@ -202,9 +202,6 @@ func isOurTerm(term corev1.PreferredSchedulingTerm) bool {
 // it: each subtest is one way a Pod reaches the webhook, in the order they
 // change the webhook's state.
 func TestWebhookBehindARealAPIServerMutatesOnlyManagedPodsAndFailsOpen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the control plane from `make tools`")
-	}
 	e := startBehindAPIServer(t)
 	t.Run("dry_run_server_shows_the_mutation", e.dryRunShowsTheMutation)
 	t.Run("managed_namespace_pod_gets_exactly_one_term", e.managedPodGetsExactlyOneTerm)
@@ -236,7 +233,7 @@ type behindAPIServer struct {
 // the webhook, and waits until the API server calls it.
 func startBehindAPIServer(t *testing.T) *behindAPIServer {
 	t.Helper()
-	cluster := framework.New(t, framework.Options{})
+	cluster := framework.Integration(t, framework.Options{}, "")
 	e := &behindAPIServer{ctx: t.Context(), cluster: cluster, cs: cluster.Clientset, certDir: t.TempDir()}
 	e.ca = certtest.MustCA(t, certtest.Options{})
 	certtest.MustWriteAtomic(t, e.certDir, e.ca.MustIssue(t, certtest.Localhost(1)).Files())

@@ -24,13 +24,7 @@ import (
 // (exit 4) and never passes a gate, and no item FAILs an installation
 // that the credentials could not see.
 func TestAccessDeniedSkipsAgainstARealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the control plane from `make tools`")
-	}
-	c := framework.New(t, framework.Options{})
-	if c.External() {
-		t.Skip("impersonates users of its own, which an existing cluster may not allow")
-	}
+	c := framework.Integration(t, framework.Options{}, "impersonates users of its own, which an existing cluster may not allow")
 	ctx := context.Background()
 	if _, err := c.CreateNodes(ctx, framework.KymaPool, 1); err != nil {
 		t.Fatal(err)

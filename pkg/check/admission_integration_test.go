@@ -30,15 +30,10 @@ import (
 // item passes only on the webhook's own term, added through an entry that
 // calls the webhook's Service. Any term on the pool key is not enough.
 func TestAdmissionJudgesTheTermAgainstARealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the control plane from `make tools`")
-	}
 	// The API server calls the Service's ready endpoint, the loopback
 	// listener below, as there is no kube-proxy.
-	c := framework.New(t, framework.Options{AggregatorRouting: true})
-	if c.External() {
-		t.Skip("serves the webhook on loopback, which an existing cluster cannot call")
-	}
+	c := framework.Integration(t, framework.Options{AggregatorRouting: true},
+		"serves the webhook on loopback, which an existing cluster cannot call")
 	ctx := context.Background()
 	rc := rest.CopyConfig(c.Config)
 	rc.WarningHandler = rest.NoWarnings{} // FQDN EndpointSlices are deprecated

@@ -30,10 +30,7 @@ const (
 // one item at a time and restores it: each fault fails exactly its own
 // check, with a remediation, and the cluster is healthy again afterwards.
 func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the control plane from `make tools`")
-	}
-	c := framework.New(t, framework.Options{})
+	c := framework.Integration(t, framework.Options{}, "")
 	cs := c.Clientset
 	ctx := context.Background()
 	if !c.External() {

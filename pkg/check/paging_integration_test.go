@@ -27,13 +27,7 @@ import (
 // placement and kyma-pool count every one of them, and read them in pages
 // of podPageSize that follow continue tokens.
 func TestPodsAreReadInPagesAndNoneIsLost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the control plane from `make tools`")
-	}
-	c := framework.New(t, framework.Options{})
-	if c.External() {
-		t.Skip("creates Nodes, which needs a cluster started by the framework")
-	}
+	c := framework.Integration(t, framework.Options{}, "creates Nodes, which needs a cluster started by the framework")
 	ctx := context.Background()
 	fillPagingCluster(t, c)
 	rec := &listRecorder{}

@@ -8,23 +8,11 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// Component binaries expected in the control plane's folder.
-const (
-	etcdBinary              = "etcd"
-	apiServerBinary         = "kube-apiserver"
-	schedulerBinary         = "kube-scheduler"
-	controllerManagerBinary = "kube-controller-manager"
-	kubectlBinary           = "kubectl"
-)
-
-// BinDir returns the folder that holds the control plane binaries
-// (tools.Kubernetes).
+// BinDir returns the folder of the control plane binaries (tools.Kubernetes).
 func BinDir() (string, error) { return tools.Kubernetes.Find() }
 
 // Kubectl returns the path of the kubectl binary built by `make tools`.
-func Kubectl() (string, error) {
-	return binary(kubectlBinary)
-}
+func Kubectl() (string, error) { return binary("kubectl") }
 
 func binary(name string) (string, error) {
 	dir, err := BinDir()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,36 +32,29 @@ type Options struct {
 	// ControllerManager starts kube-controller-manager, so that Deployments
 	// create ReplicaSets and Pods, and garbage collection runs.
 	ControllerManager bool
-	// Kubeconfig names an existing cluster to use instead of starting one.
-	// When empty, SNATCH_TEST_KUBECONFIG is consulted.
-	Kubeconfig string
-	// AggregatorRouting starts kube-apiserver with
-	// --enable-aggregator-routing=true: it then calls a webhook or an
-	// aggregated API named by a Service at a ready endpoint of the
-	// Service's EndpointSlices instead of at its ClusterIP, which nothing
-	// here routes, as there is no kube-proxy.
+	// AggregatorRouting has kube-apiserver call a webhook or an aggregated
+	// API at a ready endpoint of its Service instead of at the ClusterIP,
+	// which nothing routes without kube-proxy.
 	AggregatorRouting bool
 	// ServingIP, when set, is the address kube-apiserver binds and
-	// advertises instead of 127.0.0.1, and ServiceCIDR its Service range.
-	// Its serving certificate then also names the first address of
-	// ServiceCIDR, the kubernetes Service's ClusterIP, so that Pods on a
-	// real node reach it through that Service (package realnode).
+	// advertises instead of 127.0.0.1, and ServiceCIDR its Service range;
+	// its serving certificate then also names the kubernetes Service, so
+	// that Pods on a real node reach it (package realnode).
 	ServingIP   string
 	ServiceCIDR string
 	// APIServerArgs are extra kube-apiserver flags, "--name=value" or
-	// "--name". Each replaces the value the framework or envtest gives the
-	// same flag, list flags such as --disable-admission-plugins included.
+	// "--name", each replacing the value the framework or envtest gives it,
+	// list flags such as --disable-admission-plugins included.
 	APIServerArgs []string
 }
 
 // Cluster is a running control plane, or an existing cluster.
 type Cluster struct {
-	// Config authenticates as a member of system:masters.
-	Config *rest.Config
-	// Clientset is built from Config.
-	Clientset kubernetes.Interface
-	// KubeconfigPath is a kubeconfig file for Config, for kubectl and for
-	// processes under test.
+	// Config, Clientset built from it, and KubeconfigPath, a kubeconfig file
+	// for kubectl and for processes under test, authenticate as a member of
+	// system:masters.
+	Config         *rest.Config
+	Clientset      kubernetes.Interface
 	KubeconfigPath string
 	// Dir holds the logs, certificates and etcd data of a started cluster.
 	// It is empty for an existing cluster.
@@ -94,18 +88,28 @@ func New(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// Start starts the components named by opts, or connects to the existing
-// cluster named by opts.Kubeconfig or SNATCH_TEST_KUBECONFIG. It returns once
-// kube-apiserver reports ready. On error nothing is left running.
-func Start(ctx context.Context, opts Options) (*Cluster, error) {
-	kubeconfig := opts.Kubeconfig
-	if kubeconfig == "" {
-		kubeconfig = os.Getenv(KubeconfigEnv)
+// Integration is New for an integration test of pkg/ or cmd/: it skips t
+// under -short and, when needsOwn says why t needs a cluster started here,
+// against an existing cluster.
+func Integration(t testing.TB, opts Options, needsOwn string) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the control plane from `make tools`")
 	}
-	if kubeconfig != "" {
+	c := New(t, opts)
+	if needsOwn != "" && c.External() {
+		t.Skip(needsOwn)
+	}
+	return c
+}
+
+// Start starts the components named by opts, or connects to the existing
+// cluster named by SNATCH_TEST_KUBECONFIG. It returns once kube-apiserver
+// reports ready. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if kubeconfig := os.Getenv(KubeconfigEnv); kubeconfig != "" {
 		return connect(kubeconfig)
 	}
-
 	dir, err := os.MkdirTemp("", "kim-snatch-cluster-")
 	if err != nil {
 		return nil, err
@@ -157,39 +161,27 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	}
 
 	if opts.Scheduler {
-		if err := c.startScheduler(); err != nil {
+		if err := c.startComponent("kube-scheduler", "--kubeconfig="+c.KubeconfigPath,
+			"--leader-elect=false", "--secure-port=0", "--v=1"); err != nil {
 			return err
 		}
 	}
 	if opts.ControllerManager {
-		if err := c.startControllerManager(); err != nil {
-			return err
-		}
+		return c.startControllerManager()
 	}
 	return nil
 }
 
-func (c *Cluster) startScheduler() error {
-	return c.startComponent(schedulerBinary,
-		"--kubeconfig="+c.KubeconfigPath,
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--v=1",
-	)
-}
-
-// startControllerManager starts kube-controller-manager. It signs the tokens
-// of legacy token Secrets with the key envtest has kube-apiserver sign and
-// verify ServiceAccount tokens with, and publishes the CA of its kubeconfig,
-// the one of kube-apiserver's serving certificate, as the kube-root-ca.crt
-// ConfigMap. TestControllerManagerSignsTokensTheAPIServerAccepts keeps both
-// true.
+// startControllerManager starts kube-controller-manager. It signs legacy
+// token Secrets with envtest's ServiceAccount key, which kube-apiserver
+// verifies, and publishes its kubeconfig's CA, kube-apiserver's, as the
+// kube-root-ca.crt ConfigMap (TestControllerManagerSignsTokensTheAPIServerAccepts).
 func (c *Cluster) startControllerManager() error {
 	saKey := filepath.Join(c.Dir, "sa-signer.key")
 	if _, err := os.Stat(saKey); err != nil {
 		return fmt.Errorf("envtest's ServiceAccount signing key: %w", err)
 	}
-	return c.startComponent(controllerManagerBinary,
+	return c.startComponent("kube-controller-manager",
 		"--kubeconfig="+c.KubeconfigPath,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -220,7 +212,7 @@ func (c *Cluster) startComponent(name string, args ...string) error {
 // External reports whether the cluster was not started by this package.
 func (c *Cluster) External() bool { return c.external }
 
-// PIDs returns the process IDs of the started components, in start order:
+// PIDs returns the process IDs of the started components in start order:
 // etcd, kube-apiserver, then kube-scheduler and kube-controller-manager when
 // requested.
 func (c *Cluster) PIDs() []int {
@@ -256,8 +248,8 @@ func (c *Cluster) Healthy() error {
 // the cluster's directory, unless SNATCH_KEEP_CLUSTER is set. It is safe to
 // call more than once. For an existing cluster it does nothing.
 func (c *Cluster) Stop() error {
-	for i := len(c.processes) - 1; i >= 0; i-- {
-		c.processes[i].Stop(stopGrace)
+	for _, p := range slices.Backward(c.processes) {
+		p.Stop(stopGrace)
 	}
 	c.stopControlPlane()
 	if c.Dir == "" || os.Getenv(KeepEnv) != "" {

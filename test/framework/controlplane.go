@@ -23,29 +23,22 @@ import (
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
-// defaultStartTimeout bounds each of etcd's and kube-apiserver's start when
-// the context given to Start has no deadline.
-const defaultStartTimeout = 2 * time.Minute
-
 // stopGrace is how long a component may take to end after SIGTERM before it
 // is killed.
 const stopGrace = 10 * time.Second
 
-// planeComponent is etcd or kube-apiserver. envtest starts it and keeps the
-// process handle to itself; the framework finds the process through the PID
-// file its wrapper script writes (see wrap).
+// planeComponent is etcd or kube-apiserver, whose process envtest keeps to
+// itself; proc is found through the PID file of its wrapper (see wrap).
 type planeComponent struct {
-	name    string
-	logPath string
-	log     *os.File
-	proc    *os.Process // nil until the component has started
+	name, logPath string
+	log           *os.File
+	proc          *os.Process // nil until the component has started
 
-	// Set by Kill, for Revive (faults.go).
+	// For Kill and Revive (faults.go): what to run again, and the process
+	// Revive started in place of envtest's, the starts-th.
 	argv, env []string
-	// child is the process Revive started in place of envtest's, and
-	// starts how many it started.
-	child  *process.Process
-	starts int
+	child     *process.Process
+	starts    int
 }
 
 // exited reports whether the component has ended and been reaped. On Linux
@@ -60,8 +53,8 @@ func (p *planeComponent) errExited() error {
 }
 
 // startControlPlane has envtest start etcd and kube-apiserver with the flags
-// the tests need, each through a wrapper script that gives it
-// PR_SET_PDEATHSIG. envtest returns once kube-apiserver answers /healthz.
+// the tests need, each through the wrapper script of wrap. envtest returns
+// once kube-apiserver answers /healthz.
 func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 	paths, err := c.preparePlane()
 	if err != nil {
@@ -71,13 +64,11 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	c.env = c.newEnvtest(paths, ports, startTimeout(ctx), opts)
-	c.env.Etcd.Configure().
-		// envtest picks the peer port from the kernel's ephemeral range;
-		// see FreePorts for why that collides.
-		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
-		Set("log-level", "warn")
-	setAPIServerFlags(c.env.APIServer.Configure(), opts)
+	timeout := 2 * time.Minute // each of etcd's and kube-apiserver's start, without a deadline
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+	c.env = c.newEnvtest(paths, ports, timeout, opts)
 	if opts.ServingIP != "" {
 		if c.env.APIServer.CA, err = writeServingCert(c.Dir, opts); err != nil {
 			return err
@@ -97,21 +88,20 @@ func (c *Cluster) startControlPlane(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// preparePlane writes the wrapper scripts of etcd and kube-apiserver into
-// Dir/bin and creates their log files, adding both to c.plane, and returns
-// the scripts' paths by component name.
+// preparePlane writes the wrapper scripts of etcd and kube-apiserver and
+// creates their log files, adding both to c.plane, and returns the scripts'
+// paths by component name.
 func (c *Cluster) preparePlane() (map[string]string, error) {
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		return nil, fmt.Errorf("setpriv (util-linux) starts etcd and kube-apiserver with a parent-death signal: %w", err)
 	}
-	binDir := filepath.Join(c.Dir, "bin")
-	if err := os.Mkdir(binDir, 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(c.Dir, "bin"), 0o755); err != nil {
 		return nil, err
 	}
 	paths := map[string]string{}
-	for _, name := range []string{etcdBinary, apiServerBinary} {
-		if paths[name], err = c.wrap(binDir, setpriv, name); err != nil {
+	for _, name := range []string{Etcd, APIServer} {
+		if paths[name], err = c.wrap(setpriv, name); err != nil {
 			return nil, err
 		}
 		logPath := filepath.Join(c.Dir, name+".log")
@@ -124,18 +114,9 @@ func (c *Cluster) preparePlane() (map[string]string, error) {
 	return paths, nil
 }
 
-// startTimeout is ctx's time left, or defaultStartTimeout without a
-// deadline.
-func startTimeout(ctx context.Context) time.Duration {
-	if deadline, ok := ctx.Deadline(); ok {
-		return time.Until(deadline)
-	}
-	return defaultStartTimeout
-}
-
 // newEnvtest describes etcd and kube-apiserver to envtest: the wrappers at
-// paths, etcd's client port ports[0], kube-apiserver's port ports[2] (443
-// on opts.ServingIP), and the log files of preparePlane.
+// paths, the ports (etcd's client and peer port, kube-apiserver's, which is
+// 443 on opts.ServingIP) and the log files of preparePlane.
 func (c *Cluster) newEnvtest(paths map[string]string, ports []int, timeout time.Duration, opts Options) *envtest.ControlPlane {
 	etcdLog, apiLog := c.plane[0].log, c.plane[1].log
 	servingIP, securePort := cmp.Or(opts.ServingIP, "127.0.0.1"), strconv.Itoa(ports[2])
@@ -145,11 +126,11 @@ func (c *Cluster) newEnvtest(paths map[string]string, ports []int, timeout time.
 		// egress to it by port see the port they name.
 		securePort = "443"
 	}
-	return &envtest.ControlPlane{
+	env := &envtest.ControlPlane{
 		// Explicit paths: envtest would otherwise let KUBEBUILDER_ASSETS or
 		// TEST_ASSET_* name other binaries, without the wrapper.
 		Etcd: &envtest.Etcd{
-			Path:         paths[etcdBinary],
+			Path:         paths[Etcd],
 			URL:          &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(ports[0])},
 			DataDir:      filepath.Join(c.Dir, "etcd"),
 			StartTimeout: timeout,
@@ -158,7 +139,7 @@ func (c *Cluster) newEnvtest(paths map[string]string, ports []int, timeout time.
 			Err:          etcdLog,
 		},
 		APIServer: &envtest.APIServer{
-			Path:    paths[apiServerBinary],
+			Path:    paths[APIServer],
 			CertDir: c.Dir,
 			SecureServing: envtest.SecureServing{
 				ListenAddr: envtest.ListenAddr{Address: servingIP, Port: securePort},
@@ -169,6 +150,13 @@ func (c *Cluster) newEnvtest(paths map[string]string, ports []int, timeout time.
 			Err:          apiLog,
 		},
 	}
+	env.Etcd.Configure().
+		// envtest picks the peer port from the kernel's ephemeral range;
+		// see FreePorts for why that collides.
+		Set("listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])).
+		Set("log-level", "warn")
+	setAPIServerFlags(env.APIServer.Configure(), opts)
+	return env
 }
 
 // setAPIServerFlags adds to envtest's defaults (RBAC, client certificates,
@@ -208,22 +196,16 @@ func setAPIServerFlags(args *envtest.Arguments, opts Options) {
 	}
 }
 
-// wrap writes dir/<name>, the script envtest starts in place of the binary.
-// envtest starts its processes with nothing but their own process group, so
-// a test that dies without running Stop (SIGKILL, a test timeout) would
-// leave them running: with the binaries started that way,
-// TestKilledTestLeavesNoProcess finds etcd and kube-apiserver still running
-// after it SIGKILLs the test process that started them. The script records
-// its PID, which exec keeps, in <cluster dir>/<name>.pid, which gives PIDs
-// and Healthy the processes envtest keeps to itself, and execs the binary
-// under setpriv (util-linux), which sets PR_SET_PDEATHSIG: the kernel then
-// SIGKILLs the component when the thread that started it, in this test
-// process, ends. The inner shell exits if that parent has already gone
-// before the signal was set, the race that os/exec closes the same way for
-// its Pdeathsig. The wrappers' paths are given to envtest explicitly, so
-// KUBEBUILDER_ASSETS and TEST_ASSET_* cannot bypass them; the binaries come
-// from BinDir.
-func (c *Cluster) wrap(dir, setpriv, name string) (string, error) {
+// wrap writes <cluster dir>/bin/<name>, the script envtest starts in place of
+// the binary. envtest gives its processes nothing but their own process
+// group, so a test that dies without running Stop would leave them running
+// (TestKilledTestLeavesNoProcess). The script records its PID, which exec
+// keeps, in <cluster dir>/<name>.pid, for PIDs and Healthy, and execs the
+// binary under setpriv --pdeathsig KILL: the kernel then kills the component
+// when the thread that started it, in this test process, ends. The inner
+// shell exits if that parent has gone before the signal was set, the race
+// that os/exec closes the same way for its Pdeathsig.
+func (c *Cluster) wrap(setpriv, name string) (string, error) {
 	bin, err := binary(name)
 	if err != nil {
 		return "", err
@@ -232,8 +214,12 @@ func (c *Cluster) wrap(dir, setpriv, name string) (string, error) {
 		"echo $$ >" + shellQuote(filepath.Join(c.Dir, name+".pid")) + "\n" +
 		"exec " + shellQuote(setpriv) + ` --pdeathsig KILL -- /bin/sh -c '[ "$PPID" = "$1" ] || exit 1; shift; exec "$@"' ` +
 		name + ` "$PPID" ` + shellQuote(bin) + ` "$@"` + "\n"
-	path := filepath.Join(dir, name)
+	path := filepath.Join(c.Dir, "bin", name)
 	return path, os.WriteFile(path, []byte(script), 0o755)
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // writeServingCert writes kube-apiserver's serving certificate into dir,
@@ -277,14 +263,9 @@ func writeServingCert(dir string, opts Options) ([]byte, error) {
 	return ca.CertPEM, nil
 }
 
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // readPIDFile opens a handle on the process whose PID the file holds. envtest
 // runs each binary with --help before starting it, which writes the file
-// too; by the time envtest reports the component started, the file holds
-// the PID of the running one.
+// too; once envtest reports the component started, it holds the running one.
 func readPIDFile(path string) (*os.Process, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -315,10 +296,9 @@ func (c *Cluster) waitReadyz(ctx context.Context) error {
 	return err
 }
 
-// stopControlPlane stops kube-apiserver, then etcd, and returns once both
-// have been reaped. It stops the processes Revive started before envtest's.
+// stopControlPlane stops kube-apiserver, then etcd, Revive's processes
+// before envtest's, and returns once both have been reaped.
 func (c *Cluster) stopControlPlane() {
-	// Revive's processes are the framework's own, kube-apiserver first.
 	for _, p := range slices.Backward(c.plane) {
 		if p.child != nil {
 			p.child.Stop(stopGrace)
@@ -330,23 +310,19 @@ func (c *Cluster) stopControlPlane() {
 		_ = c.env.Stop()
 	}
 	for _, p := range c.plane {
-		deadline := time.Now().Add(stopGrace)
-		for !p.exited() && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		p.waitExited(stopGrace)
 		_ = p.log.Close()
 	}
 }
 
-// logTail returns the last lines of a component's log, for error messages.
+// logTail returns the last 4 KiB of a component's log, from a line's start.
 func logTail(logPath string) string {
 	data, err := os.ReadFile(logPath)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
-	const max = 4096
-	if len(data) > max {
-		data = data[len(data)-max:]
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			data = data[i+1:]
 		}

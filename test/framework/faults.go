@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,8 +19,8 @@ import (
 // end-to-end suite crash, stop and stall, as a seed's maintenance or an
 // overloaded etcd does to a Gardener shoot's control plane.
 const (
-	Etcd      = etcdBinary
-	APIServer = apiServerBinary
+	Etcd      = "etcd"
+	APIServer = "kube-apiserver"
 )
 
 // Kill ends a component of the control plane with sig, SIGKILL for a crash
@@ -54,24 +53,25 @@ func (c *Cluster) Kill(name string, sig syscall.Signal) error {
 	if sig != syscall.SIGKILL {
 		grace = 90 * time.Second
 	}
-	exited := func() error {
-		return wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, grace, true, func(context.Context) (bool, error) {
-			return p.exited(), nil
-		})
-	}
-	if exited() == nil {
+	if p.waitExited(grace) {
 		return nil
 	}
 	// Leave it down all the same, so that Revive can start it.
 	err = fmt.Errorf("%s has not exited within %s of %s", name, grace, sig)
 	if sig != syscall.SIGKILL {
 		_ = p.proc.Signal(syscall.SIGKILL)
-		grace = 2 * stopGrace
-		if exited() == nil {
+		if p.waitExited(2 * stopGrace) {
 			return err
 		}
 	}
 	return errors.Join(err, fmt.Errorf("%s has not exited after SIGKILL either", name))
+}
+
+// waitExited reports whether the component exited within timeout.
+func (p *planeComponent) waitExited(timeout time.Duration) bool {
+	return wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return p.exited(), nil
+	}) == nil
 }
 
 // Down reports whether Kill ended the component and Revive has not started
@@ -139,9 +139,5 @@ func procStrings(pid int, file string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for f := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte{0}), []byte{0}) {
-		out = append(out, string(f))
-	}
-	return out, nil
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }

@@ -23,42 +23,22 @@ const (
 	CustomerPool = "customer-pool"
 )
 
-// NodeOption changes a Node before CreateNodes writes it.
-type NodeOption func(*corev1.Node)
-
-// WithCapacity sets the Node's capacity and allocatable resources.
-func WithCapacity(capacity corev1.ResourceList) NodeOption {
-	return func(n *corev1.Node) {
-		n.Status.Capacity = capacity.DeepCopy()
-		n.Status.Allocatable = capacity.DeepCopy()
-	}
-}
-
-// DefaultCapacity is a realistic worker: 4 CPUs, 16 GiB, 110 Pods.
-func DefaultCapacity() corev1.ResourceList {
-	return corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("4"),
-		corev1.ResourceMemory: resource.MustParse("16Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-}
-
-// CreateNodes creates n Ready Nodes labelled into pool, named
-// <pool>-<sequence>, with capacity (DefaultCapacity unless an option sets
-// it), pool labels and a Ready condition. Nothing heartbeats them, and
-// nothing needs to: kube-controller-manager runs without its node-lifecycle
-// controller and kube-apiserver without the TaintNodesByCondition admission
-// plugin, so nothing ever marks them NotReady or taints them. An existing cluster has real nodes, so CreateNodes refuses
-// to run against one; label its nodes into the pools instead.
-func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...NodeOption) ([]corev1.Node, error) {
+// CreateNodes creates n Ready linux/amd64 Nodes in pool and zone-a, named
+// <pool>-<sequence>, each a realistic worker: 4 CPUs, 16 GiB, 110 Pods.
+// Nothing heartbeats them, and nothing needs to: kube-controller-manager
+// runs without its node-lifecycle controller and kube-apiserver without the
+// TaintNodesByCondition admission plugin, so nothing ever marks them
+// NotReady or taints them. An existing cluster has real nodes, so
+// CreateNodes refuses to run against one; label its nodes into the pools
+// instead.
+func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int) ([]corev1.Node, error) {
 	if c.external {
 		return nil, errors.New("CreateNodes needs a cluster started by this package; label the existing cluster's nodes with " + PoolLabel + " instead")
 	}
 	nodes := make([]corev1.Node, 0, n)
 	for range n {
 		c.nodeSeq++
-		node := newNode(fmt.Sprintf("%s-%d", pool, c.nodeSeq), pool, opts)
-		created, err := c.createNode(ctx, node)
+		created, err := c.createNode(ctx, newNode(fmt.Sprintf("%s-%d", pool, c.nodeSeq), pool))
 		if err != nil {
 			return nil, err
 		}
@@ -67,10 +47,14 @@ func (c *Cluster) CreateNodes(ctx context.Context, pool string, n int, opts ...N
 	return nodes, nil
 }
 
-// newNode is a Ready linux/amd64 Node in pool and zone-a, with
-// DefaultCapacity, changed by opts.
-func newNode(name, pool string, opts []NodeOption) *corev1.Node {
-	node := &corev1.Node{
+func newNode(name, pool string) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("4"),
+		corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	now := metav1.Now()
+	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
@@ -81,23 +65,19 @@ func newNode(name, pool string, opts []NodeOption) *corev1.Node {
 				corev1.LabelTopologyZone: "zone-a",
 			},
 		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity.DeepCopy(),
+			Conditions: []corev1.NodeCondition{{
+				Type:               corev1.NodeReady,
+				Status:             corev1.ConditionTrue,
+				Reason:             "KubeletReady",
+				LastHeartbeatTime:  now,
+				LastTransitionTime: now,
+			}},
+			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: tools.KubernetesVersion},
+		},
 	}
-	now := metav1.Now()
-	node.Status = corev1.NodeStatus{
-		Conditions: []corev1.NodeCondition{{
-			Type:               corev1.NodeReady,
-			Status:             corev1.ConditionTrue,
-			Reason:             "KubeletReady",
-			LastHeartbeatTime:  now,
-			LastTransitionTime: now,
-		}},
-		NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: tools.KubernetesVersion},
-	}
-	WithCapacity(DefaultCapacity())(node)
-	for _, opt := range opts {
-		opt(node)
-	}
-	return node
 }
 
 // createNode creates node, then writes its status.
@@ -110,11 +90,13 @@ func (c *Cluster) createNode(ctx context.Context, node *corev1.Node) (*corev1.No
 	// The API server drops status on create; it is a subresource.
 	// kube-controller-manager may write the new Node in between (its
 	// TTL controller annotates it), so a conflict reads it again.
-	var updated *corev1.Node
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		created.Status = status
-		var err error
-		if updated, err = c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
+		updated, err := c.Clientset.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		switch {
+		case err == nil:
+			created = updated
+		case apierrors.IsConflict(err):
 			if latest, getErr := c.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); getErr == nil {
 				created = latest
 			}
@@ -124,7 +106,7 @@ func (c *Cluster) createNode(ctx context.Context, node *corev1.Node) (*corev1.No
 	if err != nil {
 		return nil, fmt.Errorf("set status of node %s: %w", name, err)
 	}
-	return updated, nil
+	return created, nil
 }
 
 // PoolTerms counts the Pod's preferred node affinity terms that are the

@@ -6,12 +6,11 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 )
 
 // FreePorts returns n distinct loopback TCP ports that were free when
-// checked, for a process the test is about to start.
+// checked, for processes the test is about to start.
 //
 // A port chosen by binding to port 0 comes from the kernel's ephemeral
 // range, which the kernel also hands to every outgoing connection and
@@ -20,8 +19,8 @@ import (
 // draws at random from below the ephemeral range, never returns the same
 // port twice in one test process, and confirms each port with a bind.
 func FreePorts(n int) ([]int, error) {
-	ports.mu.Lock()
-	defer ports.mu.Unlock()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	lo, hi := portRange()
 	out := make([]int, 0, n)
 	for attempts := 0; len(out) < n; attempts++ {
@@ -29,7 +28,7 @@ func FreePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("no free loopback port in [%d, %d) after %d attempts", lo, hi, attempts)
 		}
 		p := lo + rand.IntN(hi-lo)
-		if ports.handed[p] {
+		if handedPorts[p] {
 			continue
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
@@ -37,7 +36,7 @@ func FreePorts(n int) ([]int, error) {
 			continue
 		}
 		_ = l.Close()
-		ports.handed[p] = true
+		handedPorts[p] = true
 		out = append(out, p)
 	}
 	return out, nil
@@ -52,24 +51,18 @@ func FreePort() (int, error) {
 	return p[0], nil
 }
 
-var ports = struct {
-	mu     sync.Mutex
-	handed map[int]bool
-}{handed: map[int]bool{}}
+var (
+	portsMu     sync.Mutex
+	handedPorts = map[int]bool{}
+)
 
 // portRange is the range FreePorts draws from: from 10000 up to the start
 // of the kernel's ephemeral range (32768 when it cannot be read).
 func portRange() (lo, hi int) {
 	lo, hi = 10000, 32768
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return lo, hi
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) != 2 {
-		return lo, hi
-	}
-	if start, err := strconv.Atoi(fields[0]); err == nil && start > lo+1000 {
+	var start int
+	if _, scanErr := fmt.Sscan(string(b), &start); err == nil && scanErr == nil && start > lo+1000 {
 		hi = start
 	}
 	return lo, hi

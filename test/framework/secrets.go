@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // secretWriters is how many Secrets CreateSecrets creates at once: enough
@@ -21,36 +21,29 @@ const secretWriters = 8
 // rest of a cluster's Secrets, which a cache of Secrets would hold. It
 // returns the first error of a create, once every create has run.
 func CreateSecrets(ctx context.Context, cs kubernetes.Interface, namespace string, n, size int) error {
-	next := make(chan int)
 	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range secretWriters {
-		wg.Go(func() {
-			data := make([]byte, size)
-			for i := range next {
-				_, _ = rand.Read(data)
-				s := &corev1.Secret{
-					ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("unrelated-%05d", i)},
-					Data:       map[string][]byte{"blob": data},
-				}
-				if _, err := cs.CoreV1().Secrets(namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
+	workqueue.ParallelizeUntil(ctx, secretWriters, n, func(i int) {
+		data := make([]byte, size)
+		_, _ = rand.Read(data)
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("unrelated-%05d", i)},
+			Data:       map[string][]byte{"blob": data},
+		}
+		if _, err := cs.CoreV1().Secrets(namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			select {
+			case errs <- err:
+			default:
 			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		}
+	})
 	select {
 	case err := <-errs:
 		return fmt.Errorf("create %d Secrets in %s: %w", n, namespace, err)
 	default:
+		// ParallelizeUntil stops handing out Secrets once ctx is done.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("create %d Secrets in %s: %w", n, namespace, err)
+		}
 		return nil
 	}
 }

@@ -4,6 +4,8 @@
 package metricdefs
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -17,22 +19,14 @@ import (
 // on a fresh registry and returns the gathered families.
 func Registered() ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
-	if _, err := admission.NewMetrics(reg); err != nil {
-		return nil, err
-	}
-	if err := admission.RegisterPolicy(reg, affinity.DefaultPolicy()); err != nil {
-		return nil, err
-	}
-	if _, err := serving.NewCertMetrics(reg); err != nil {
-		return nil, err
-	}
-	if _, err := syncer.NewMetrics(reg); err != nil {
-		return nil, err
-	}
-	if err := admission.RegisterBuildInfo(reg); err != nil {
-		return nil, err
-	}
-	if err := syncer.RegisterBuildInfo(reg); err != nil {
+	_, webhookErr := admission.NewMetrics(reg)
+	_, certErr := serving.NewCertMetrics(reg)
+	_, syncerErr := syncer.NewMetrics(reg)
+	err := errors.Join(webhookErr, certErr, syncerErr,
+		admission.RegisterPolicy(reg, affinity.DefaultPolicy()),
+		admission.RegisterBuildInfo(reg),
+		syncer.RegisterBuildInfo(reg))
+	if err != nil {
 		return nil, err
 	}
 	return reg.Gather()

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -51,44 +52,30 @@ func GoBuild(ctx context.Context, module, pkg, dir string) (string, error) {
 		cmd.Env = append(cmd.Env, "GOWORK=off")
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s of %s: %w\n%s", pkg, moduleName(module), err, b)
+		return "", fmt.Errorf("build %s of %s: %w\n%s", pkg, cmp.Or(module, "the main module"), err, b)
 	}
 	return out, nil
 }
 
-func moduleName(module string) string {
-	if module == "" {
-		return "the main module"
-	}
-	return module
-}
-
-// builds are the commands Binary built, by name, in built.dir.
-var (
+// built is what Binary built: the folder, made on first use, and by name
+// the build of each command in it.
+var built struct {
+	once   sync.Once
+	dir    string
+	err    error
 	builds sync.Map
-	built  struct {
-		once sync.Once
-		dir  string
-		err  error
-	}
-)
-
-// buildDir makes the folder of Binary's builds on first use.
-func buildDir() (string, error) {
-	built.once.Do(func() { built.dir, built.err = os.MkdirTemp("", "kim-snatch-bin-") })
-	return built.dir, built.err
 }
 
 // Binary returns ./cmd/<name> built by Build once per test binary. A
 // TestMain calls RemoveBuilt when the tests end.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
-	v, _ := builds.LoadOrStore(name, sync.OnceValues(func() (string, error) {
-		dir, err := buildDir()
-		if err != nil {
-			return "", err
+	v, _ := built.builds.LoadOrStore(name, sync.OnceValues(func() (string, error) {
+		built.once.Do(func() { built.dir, built.err = os.MkdirTemp("", "kim-snatch-bin-") })
+		if built.err != nil {
+			return "", built.err
 		}
-		return Build(context.Background(), name, dir)
+		return Build(context.Background(), name, built.dir)
 	}))
 	path, err := v.(func() (string, error))()
 	if err != nil {

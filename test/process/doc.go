@@ -1,7 +1,4 @@
 // Package process builds the project's binaries and runs them as child
-// processes for integration tests, end-to-end tests, benchmarks and the
-// local environment of `make run`.
-//
-// Every child is started with PR_SET_PDEATHSIG, so the kernel kills it when
-// the process that started it dies, however that happens.
+// processes for tests, benchmarks and `make run`. The kernel kills every
+// child when the process that started it dies (PR_SET_PDEATHSIG).
 package process

@@ -7,22 +7,22 @@ import (
 	"strings"
 )
 
-// statusField reads a "kB" field of /proc/<pid>/status in bytes.
-func statusField(pid int, field string) (int64, error) {
+// RSS reads the resident set size in bytes from /proc/<pid>/status.
+func (p *Process) RSS() (int64, error) {
+	pid := p.PID()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parse %s of pid %d: %w", field, pid, err)
-			}
-			return kb * 1024, nil
-		}
+	_, rest, ok := strings.Cut(string(b), "\nVmRSS:")
+	if !ok {
+		return 0, fmt.Errorf("no VmRSS: in /proc/%d/status", pid)
 	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+	var kb int64
+	if _, err := fmt.Sscanf(rest, "%d kB", &kb); err != nil {
+		return 0, fmt.Errorf("parse VmRSS: of pid %d: %w", pid, err)
+	}
+	return kb * 1024, nil
 }
 
 // CPUTime returns the user plus system CPU time of pid in seconds, from
@@ -32,14 +32,14 @@ func CPUTime(pid int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The command name may hold spaces; the fields after it start past ")".
+	// The command name may hold spaces; the fields after it start past ")",
+	// with state (field 3). utime and stime are fields 14 and 15.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
 		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	fields := strings.Fields(s[i+1:])
-	// fields[0] is state (field 3); utime and stime are fields 14 and 15.
 	if len(fields) < 13 {
 		return 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}

@@ -10,17 +10,13 @@ import (
 	"time"
 )
 
-// Options describe one child process.
+// Options describe one child process: Name identifies it in errors and
+// logs ("webhook-1"), Env is added to the parent's environment, and LogPath
+// receives stdout and stderr.
 type Options struct {
-	// Name identifies the process in errors and logs, e.g. "webhook-1".
-	Name string
-	// Path is the executable.
-	Path string
-	Args []string
-	// Env is added to the parent's environment.
-	Env []string
-	// LogPath receives stdout and stderr.
-	LogPath string
+	Name, Path string
+	Args, Env  []string
+	LogPath    string
 }
 
 // Process is a running child. Its methods are safe for concurrent use.
@@ -112,9 +108,7 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
+	if _, err := p.Wait(grace); err != nil {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
@@ -130,9 +124,4 @@ func (p *Process) Log() string {
 func (p *Process) LogTail(n int) string {
 	all := strings.Split(strings.TrimRight(p.Log(), "\n"), "\n")
 	return strings.Join(all[max(0, len(all)-n):], "\n")
-}
-
-// RSS reads the resident set size in bytes from /proc.
-func (p *Process) RSS() (int64, error) {
-	return statusField(p.PID(), "VmRSS:")
 }

@@ -1,8 +1,6 @@
 // Package supplychain gives the tests of test/manifests and test/docs what a
 // signed release needs: cosign (tools.Cosign) run offline, a throwaway
-// signing key, and an image registry on loopback.
-//
-// The registry is go-containerregistry's in-memory registry
-// (pkg/registry), served in the test process: releases sign their image by
-// digest in a registry, and cosign stores the signature there.
+// signing key, and go-containerregistry's in-memory registry served on
+// loopback, where releases sign their image by digest and cosign stores the
+// signature.
 package supplychain

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 )
 
 // Module is the path of the repository's main module.
 const Module = "github.com/kyma-project/kim-snatch"
+
+// mainModule matches the module directive of the main module's go.mod.
+var mainModule = regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(Module) + `\s*$`)
 
 // RepoRoot walks up from the working directory to the directory that holds
 // the main module's go.mod, so that tests find bin/ and deploy/ wherever go
@@ -20,7 +23,7 @@ func RepoRoot() (string, error) {
 	}
 	for {
 		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && isMainModule(data) {
+		if err == nil && mainModule.Match(data) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -29,13 +32,4 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-func isMainModule(gomod []byte) bool {
-	for _, line := range strings.Split(string(gomod), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return f[1] == Module
-		}
-	}
-	return false
 }

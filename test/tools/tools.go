@@ -13,14 +13,10 @@ import (
 // into bin/k8s-<version>.
 const KubernetesVersion = "v1.36.3"
 
-// A Tool is a program, or a folder of them, that make builds into bin/.
+// A Tool is a program, or a folder of them, that the make Target builds
+// into bin/<Bin>; the Makefile sets Env to its path.
 type Tool struct {
-	// Env is the variable that the Makefile sets to the tool's path.
-	Env string
-	// Bin is the tool's path under bin/, where Env is unset.
-	Bin string
-	// Target is the make target that builds it.
-	Target string
+	Env, Bin, Target string
 }
 
 // The tools, as the Makefile names them.
