@@ -60,10 +60,6 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err != nil {
 		return nil, err
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
-	}
 	c := &Cluster{}
 	defer func() {
 		if err != nil {
@@ -77,12 +73,12 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		Taints:       []corev1.Taint{{Key: SystemNodeLabel, Effect: corev1.TaintEffectNoSchedule}},
 		Images:       archives,
 		SandboxImage: SandboxImage,
-		Progress:     progress,
+		Progress:     opts.Progress,
 	})
 	if err != nil {
 		return nil, err
 	}
-	progress("starting the control plane at %s", NodeIP)
+	c.Node.progress("starting the control plane at %s", NodeIP)
 	if c.Cluster, err = startControlPlane(ctx); err != nil {
 		return nil, err
 	}

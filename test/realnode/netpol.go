@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,7 +22,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -133,15 +133,10 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 		return nil, err
 	}
 	np := &NetworkPolicies{proc: p, MetricsURL: fmt.Sprintf("http://%s/metrics", net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)))}
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if err := np.Healthy(); err != nil {
-			return false, err
-		}
-		return queueBound(netpolQueue), nil
-	})
-	if err != nil {
+	what := fmt.Sprintf("kube-network-policies to listen on queue %d", netpolQueue)
+	if err := poll(ctx, what, 2*time.Minute, np.Healthy, func() bool { return queueBound(netpolQueue) }); err != nil {
 		np.Stop()
-		return nil, fmt.Errorf("wait for kube-network-policies to listen on queue %d: %w", netpolQueue, err)
+		return nil, err
 	}
 	return np, nil
 }
@@ -218,14 +213,10 @@ func grantNetworkPolicies(ctx context.Context, cs kubernetes.Interface) (string,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: NetpolServiceAccount},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: NetpolServiceAccount, Namespace: metav1.NamespaceSystem}},
 	}
-	errs := []error{}
-	_, err := cs.CoreV1().ServiceAccounts(meta.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
-	errs = append(errs, err)
-	_, err = cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-	errs = append(errs, err)
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-	errs = append(errs, err)
-	for _, err := range errs {
+	_, errSA := cs.CoreV1().ServiceAccounts(meta.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
+	_, errRole := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+	_, errBinding := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+	for _, err := range []error{errSA, errRole, errBinding} {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("grant kube-network-policies its API access: %w", err)
 		}
@@ -240,12 +231,7 @@ func grantNetworkPolicies(ctx context.Context, cs kubernetes.Interface) (string,
 }
 
 // Healthy returns an error if kube-network-policies has exited.
-func (np *NetworkPolicies) Healthy() error {
-	if np.proc.Exited() {
-		return fmt.Errorf("kube-network-policies exited: %v; last log lines:\n%s", np.proc.WaitErr(), np.proc.LogTail(20))
-	}
-	return nil
-}
+func (np *NetworkPolicies) Healthy() error { return exited(np.proc) }
 
 // Log returns what kube-network-policies logged so far: with --v=2 every
 // packet it judged, its Pods and its verdict.
@@ -343,10 +329,8 @@ func queueBound(id int) bool {
 	if err != nil {
 		return false
 	}
-	for _, l := range nonEmpty(string(b)) {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == strconv.Itoa(id) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(nonEmpty(string(b)), func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) > 0 && f[0] == strconv.Itoa(id)
+	})
 }

@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -36,8 +36,6 @@ var commands = []string{"containerd", "ctr", "runc", "/usr/lib/cni/bridge", "ipt
 
 // Options describe the node.
 type Options struct {
-	// StateDir defaults to DefaultStateDir.
-	StateDir string
 	// BinDir holds kubelet and kube-proxy.
 	BinDir string
 	Name   string
@@ -62,11 +60,15 @@ type Node struct {
 	// lock keeps a second node from starting on this host while this one
 	// runs: both would use the same devices, ranges and paths.
 	lock  *os.File
-	procs []*process.Process // containerd, kubelet, kube-proxy
-	// started holds how each of procs was started, and restarts how often
-	// Restart started it again.
-	started  map[string]process.Options
-	restarts map[string]int
+	procs []*component // containerd, kubelet, kube-proxy
+}
+
+// component is one of the node's processes, with how it was started and
+// how often Restart started it again.
+type component struct {
+	*process.Process
+	opts     process.Options
+	restarts int
 }
 
 // Prepare cleans up what an earlier run left, records the host and routes
@@ -76,7 +78,7 @@ func Prepare(opts Options) (*Node, error) {
 	if err := CheckPrerequisites(); err != nil {
 		return nil, err
 	}
-	n := &Node{opts: opts, dir: cmp.Or(opts.StateDir, DefaultStateDir)}
+	n := &Node{opts: opts, dir: DefaultStateDir}
 	var err error
 	if n.lock, err = lock(lockPath); err != nil {
 		return nil, err
@@ -113,7 +115,7 @@ func (n *Node) Start(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	sock := filepath.Join(n.dir, "containerd.sock")
-	if err := n.waitFor(ctx, "containerd's socket", func() bool { return fileExists(sock) }); err != nil {
+	if err := poll(ctx, "containerd's socket", 3*time.Minute, n.Healthy, func() bool { return fileExists(sock) }); err != nil {
 		return err
 	}
 	for _, img := range n.opts.Images {
@@ -159,24 +161,19 @@ func (n *Node) waitReady(ctx context.Context) error {
 		return err
 	}
 	n.progress("waiting for Node %s to be Ready", n.opts.Name)
-	return n.waitFor(ctx, "Node "+n.opts.Name+" Ready", func() bool {
+	return poll(ctx, "Node "+n.opts.Name+" Ready", 3*time.Minute, n.Healthy, func() bool {
 		node, err := cs.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
+		return err == nil && slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		})
 	})
 }
 
-// waitFor polls cond until it holds, the context ends or a component exits.
-func (n *Node) waitFor(ctx context.Context, what string, cond func() bool) error {
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		if err := n.Healthy(); err != nil {
+// poll polls cond until it holds, the context ends, timeout passes or
+// healthy fails.
+func poll(ctx context.Context, what string, timeout time.Duration, healthy func() error, cond func() bool) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		if err := healthy(); err != nil {
 			return false, err
 		}
 		return cond(), nil
@@ -194,20 +191,25 @@ func (n *Node) startProcess(name, path string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	n.procs = append(n.procs, p)
-	if n.started == nil {
-		n.started = map[string]process.Options{}
-	}
-	n.started[name] = o
+	n.procs = append(n.procs, &component{Process: p, opts: o})
 	return nil
 }
 
 // Healthy returns an error naming a component that has exited.
 func (n *Node) Healthy() error {
-	for _, p := range n.procs {
-		if p.Exited() {
-			return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+	for _, c := range n.procs {
+		if err := exited(c.Process); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// exited returns an error with the end and the last log lines of p if it
+// has exited.
+func exited(p *process.Process) error {
+	if p.Exited() {
+		return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
 	}
 	return nil
 }
