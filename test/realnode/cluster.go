@@ -82,7 +82,7 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if c.Cluster, err = startControlPlane(ctx); err != nil {
 		return nil, err
 	}
-	if err = c.Node.Start(ctx, c.KubeconfigPath); err != nil {
+	if err = c.Node.Start(ctx, c.KubeconfigPath, c.Clientset); err != nil {
 		return nil, err
 	}
 	if !opts.NoNetworkPolicies {

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kyma-project/kim-snatch/test/process"
 )
@@ -56,6 +55,7 @@ type Node struct {
 	opts       Options
 	dir        string
 	kubeconfig string
+	client     kubernetes.Interface
 	before     HostState
 	// lock keeps a second node from starting on this host while this one
 	// runs: both would use the same devices, ranges and paths.
@@ -105,9 +105,9 @@ func Prepare(opts Options) (*Node, error) {
 
 // Start starts containerd, imports the images, and starts the kubelet and
 // kube-proxy with kubeconfig, whose server must be at NodeIP. It returns
-// once the Node is Ready.
-func (n *Node) Start(ctx context.Context, kubeconfig string) error {
-	n.kubeconfig = kubeconfig
+// once client sees the Node Ready.
+func (n *Node) Start(ctx context.Context, kubeconfig string, client kubernetes.Interface) error {
+	n.kubeconfig, n.client = kubeconfig, client
 	if err := n.writeConfigs(); err != nil {
 		return err
 	}
@@ -156,13 +156,9 @@ func (n *Node) ImportImage(archive string) error {
 
 // waitReady waits until the Node reports Ready.
 func (n *Node) waitReady(ctx context.Context) error {
-	cs, err := clientFor(n.kubeconfig)
-	if err != nil {
-		return err
-	}
 	n.progress("waiting for Node %s to be Ready", n.opts.Name)
 	return poll(ctx, "Node "+n.opts.Name+" Ready", 3*time.Minute, n.Healthy, func() bool {
-		node, err := cs.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
+		node, err := n.client.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
 		return err == nil && slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
 			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 		})
@@ -276,12 +272,4 @@ func CheckPrerequisites() error {
 		return fmt.Errorf("a real node cannot run here; missing: %s. hack/node-prerequisites.sh installs the packages on Debian; elsewhere use make e2e-kind", strings.Join(missing, "; "))
 	}
 	return nil
-}
-
-func clientFor(kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
 }
