@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -257,29 +258,20 @@ func (np *NetworkPolicies) Verdicts(ctx context.Context) (map[string]float64, er
 
 // verdicts sums kube_network_policies_packet_count by its verdict label.
 func verdicts(r io.Reader) (map[string]float64, error) {
-	const metric = "kube_network_policies_packet_count{"
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]float64{}
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		line := s.Text()
-		if !strings.HasPrefix(line, metric) {
-			continue
-		}
-		labels, value, ok := strings.Cut(line[len(metric):], "} ")
-		if !ok {
-			return nil, fmt.Errorf("unexpected sample %q", line)
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return nil, fmt.Errorf("unexpected sample %q: %w", line, err)
-		}
-		for l := range strings.SplitSeq(labels, ",") {
-			if name, val, _ := strings.Cut(l, "="); name == "verdict" {
-				out[strings.Trim(val, `"`)] += v
+	for _, m := range families["kube_network_policies_packet_count"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "verdict" {
+				out[l.GetValue()] += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return out, s.Err()
+	return out, nil
 }
 
 // Stop stops kube-network-policies with SIGINT, the one signal on which it
