@@ -56,9 +56,13 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err != nil {
 		return nil, err
 	}
-	archives, err := imageArchives(opts.Images)
+	images, err := tools.Images.Find()
 	if err != nil {
 		return nil, err
+	}
+	archives := []string{filepath.Join(images, "pause.tar")}
+	for _, name := range opts.Images {
+		archives = append(archives, filepath.Join(images, name))
 	}
 	c := &Cluster{}
 	defer func() {
@@ -96,20 +100,6 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		}
 	}
 	return c, nil
-}
-
-// imageArchives returns the paths of pause.tar and of names in the folder
-// of the image archives (tools.Images).
-func imageArchives(names []string) ([]string, error) {
-	images, err := tools.Images.Find()
-	if err != nil {
-		return nil, err
-	}
-	archives := []string{filepath.Join(images, "pause.tar")}
-	for _, name := range names {
-		archives = append(archives, filepath.Join(images, name))
-	}
-	return archives, nil
 }
 
 // startControlPlane starts the control plane at NodeIP with kube-scheduler
