@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -116,11 +115,9 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 		return nil, fmt.Errorf("API server address %q: %w", cfg.Host, err)
 	}
 	// Started through a link in the state folder, it is found and killed
-	// by Clean after a killed run, as the other components are.
+	// by Clean after a killed run, as the other components are. Prepare
+	// left the folder new, without the link.
 	link := filepath.Join(n.dir, "netpol", "kube-network-policies")
-	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
 	if err := os.Symlink(bin, link); err != nil {
 		return nil, err
 	}
