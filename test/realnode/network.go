@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -78,13 +79,9 @@ func CheckContained() error {
 
 // probeAddresses returns the first, a middle and the last address of cidr.
 func probeAddresses(cidr string) []string {
-	_, n, err := net.ParseCIDR(cidr)
-	if err != nil {
-		panic(err)
-	}
-	ones, bits := n.Mask.Size()
-	size := uint32(1) << (bits - ones)
-	base := binary.BigEndian.Uint32(n.IP.To4())
+	p := netip.MustParsePrefix(cidr).Masked()
+	size := uint32(1) << (32 - p.Bits())
+	base := binary.BigEndian.Uint32(p.Addr().AsSlice())
 	var out []string
 	for _, off := range []uint32{1, size / 2, size - 2} {
 		out = append(out, net.IP(binary.BigEndian.AppendUint32(nil, base+off)).String())
