@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -70,16 +68,7 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 			err = errors.Join(err, c.Stop())
 		}
 	}()
-	c.Node, err = Prepare(Options{
-		BinDir:       bin,
-		Name:         SystemNodeName,
-		Labels:       map[string]string{framework.PoolLabel: framework.KymaPool, SystemNodeLabel: "true"},
-		Taints:       []corev1.Taint{{Key: SystemNodeLabel, Effect: corev1.TaintEffectNoSchedule}},
-		Images:       archives,
-		SandboxImage: SandboxImage,
-		Progress:     opts.Progress,
-	})
-	if err != nil {
+	if c.Node, err = Prepare(Options{BinDir: bin, Images: archives, Progress: opts.Progress}); err != nil {
 		return nil, err
 	}
 	c.Node.progress("starting the control plane at %s", NodeIP)

@@ -2,10 +2,8 @@ package realnode
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/template"
 )
 
@@ -67,7 +65,7 @@ authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
 authorization: {mode: AlwaysAllow}
 failSwapOn: false
 resolvConf: ""
-registerWithTaints: {{.Taints}}
+registerWithTaints: [{key: "{{.Taint}}", value: "", effect: "NoSchedule"}]
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
@@ -89,19 +87,14 @@ iptables: {localhostNodePorts: false}
 
 // configVars fill the configuration templates.
 type configVars struct {
-	Dir, IP, Name, Kubeconfig, Sandbox, Bridge, Subnet, PodCIDR, Taints string
+	Dir, IP, Name, Kubeconfig, Sandbox, Bridge, Subnet, PodCIDR, Taint string
 }
 
 // writeConfigs writes the components' configuration into the state folder.
 func (n *Node) writeConfigs() error {
-	taints := make([]string, len(n.opts.Taints))
-	for i, t := range n.opts.Taints {
-		taints[i] = fmt.Sprintf("{key: %q, value: %q, effect: %q}", t.Key, t.Value, t.Effect)
-	}
 	vars := configVars{
-		Dir: n.dir, IP: NodeIP, Name: n.opts.Name, Kubeconfig: n.kubeconfig,
-		Sandbox: n.opts.SandboxImage, Bridge: PodBridge, Subnet: PodSubnet, PodCIDR: PodCIDR,
-		Taints: "[" + strings.Join(taints, ", ") + "]",
+		Dir: n.dir, IP: NodeIP, Name: SystemNodeName, Kubeconfig: n.kubeconfig,
+		Sandbox: SandboxImage, Bridge: PodBridge, Subnet: PodSubnet, PodCIDR: PodCIDR, Taint: SystemNodeLabel,
 	}
 	files := map[string]string{
 		"containerd.toml":                  containerdConfig,

@@ -181,7 +181,7 @@ exec "$@"`
 		Name: "kube-network-policies",
 		Path: "unshare",
 		Args: []string{"--mount", "--propagation", "private", "sh", "-c", script, sa, link,
-			"--hostname-override=" + n.opts.Name,
+			"--hostname-override=" + SystemNodeName,
 			"--nfqueue-id=" + strconv.Itoa(netpolQueue),
 			"--metrics-bind-address=" + net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)),
 			// The race it works around is fixed in kernels from 6.12 on.

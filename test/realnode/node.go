@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -37,20 +38,15 @@ var commands = []string{"containerd", "ctr", "runc", "/usr/lib/cni/bridge", "ipt
 type Options struct {
 	// BinDir holds kubelet and kube-proxy.
 	BinDir string
-	Name   string
-	// Labels and Taints are the Node's from its registration.
-	Labels map[string]string
-	Taints []corev1.Taint
 	// Images are docker-archive tarballs imported before the kubelet
-	// starts; Pods run them with imagePullPolicy Never.
+	// starts; Pods run them with imagePullPolicy Never. One of them holds
+	// SandboxImage.
 	Images []string
-	// SandboxImage is the pause image, one of Images.
-	SandboxImage string
 	// Progress, if set, is told what happens.
 	Progress func(format string, args ...any)
 }
 
-// Node is a running node.
+// Node is the system node, running.
 type Node struct {
 	opts       Options
 	dir        string
@@ -123,18 +119,14 @@ func (n *Node) Start(ctx context.Context, kubeconfig string, client kubernetes.I
 			return err
 		}
 	}
-	labels := make([]string, 0, len(n.opts.Labels))
-	for k, v := range n.opts.Labels {
-		labels = append(labels, k+"="+v)
-	}
 	if err := n.startProcess("kubelet", filepath.Join(n.opts.BinDir, "kubelet"),
 		"--config="+filepath.Join(n.dir, "kubelet.yaml"),
 		"--kubeconfig="+kubeconfig,
 		"--root-dir="+filepath.Join(n.dir, "kubelet"),
 		"--cert-dir="+filepath.Join(n.dir, "kubelet", "pki"),
-		"--hostname-override="+n.opts.Name,
+		"--hostname-override="+SystemNodeName,
 		"--node-ip="+NodeIP,
-		"--node-labels="+strings.Join(labels, ","),
+		"--node-labels="+framework.PoolLabel+"="+framework.KymaPool+","+SystemNodeLabel+"=true",
 		"--v=1",
 	); err != nil {
 		return err
@@ -156,9 +148,9 @@ func (n *Node) ImportImage(archive string) error {
 
 // waitReady waits until the Node reports Ready.
 func (n *Node) waitReady(ctx context.Context) error {
-	n.progress("waiting for Node %s to be Ready", n.opts.Name)
-	return poll(ctx, "Node "+n.opts.Name+" Ready", 3*time.Minute, n.Healthy, func() bool {
-		node, err := n.client.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
+	n.progress("waiting for Node %s to be Ready", SystemNodeName)
+	return poll(ctx, "Node "+SystemNodeName+" Ready", 3*time.Minute, n.Healthy, func() bool {
+		node, err := n.client.CoreV1().Nodes().Get(ctx, SystemNodeName, metav1.GetOptions{})
 		return err == nil && slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
 			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 		})
