@@ -61,11 +61,11 @@ const (
 // with "Could not process rule: No such file or directory", and it says so
 // on every sync. The iptables NFQUEUE target (through nft_compat) reaches
 // the same queue, so these chains, in mangle, do what its rules do. Where
-// its rules do load, a packet is judged twice, with the same verdict. Like them they let
-// established connections and root's own sockets through (its `meta skuid
-// 0`): the kubelet's probes and the API server's calls to webhooks run as
-// root here, as on a node. They queue all Pod traffic, not only that of
-// Pods a policy selects; the controller accepts the rest.
+// its rules do load, a packet is judged twice, with the same verdict. Like
+// them they let established connections and root's own sockets through
+// (its `meta skuid 0`): the kubelet's probes and the API server's calls to
+// webhooks run as root here, as on a node. They queue all Pod traffic, not
+// only that of Pods a policy selects; the controller accepts the rest.
 //
 // The INPUT chain has no counterpart upstream, whose rules hook
 // postrouting alone: there the API server is on another machine, and a

@@ -53,10 +53,8 @@ type Node struct {
 	kubeconfig string
 	client     kubernetes.Interface
 	before     HostState
-	// lock keeps a second node from starting on this host while this one
-	// runs: both would use the same devices, ranges and paths.
-	lock  *os.File
-	procs []*component // containerd, kubelet, kube-proxy
+	lock       *os.File     // on lockPath while the node runs
+	procs      []*component // containerd, kubelet, kube-proxy
 }
 
 // component is one of the node's processes, with how it was started and
@@ -209,8 +207,8 @@ func (n *Node) LogDir() string { return n.dir }
 // container and what the node changed on the host, and fails if the host
 // is not as Start found it.
 func (n *Node) Stop() error {
-	for i := len(n.procs) - 1; i >= 0; i-- {
-		n.procs[i].Stop(10 * time.Second)
+	for _, c := range slices.Backward(n.procs) {
+		c.Stop(10 * time.Second)
 	}
 	n.procs = nil
 	n.progress("removing the node's containers and host changes")
