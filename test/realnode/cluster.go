@@ -72,7 +72,21 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		return nil, err
 	}
 	c.Node.progress("starting the control plane at %s", NodeIP)
-	if c.Cluster, err = startControlPlane(ctx); err != nil {
+	c.Cluster, err = framework.Start(ctx, framework.Options{
+		Scheduler: true, ControllerManager: true,
+		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
+		APIServerArgs: []string{
+			// ServiceAccount admission stays on: Pods on the node need
+			// their token. The not-ready taint would wait for the
+			// node-lifecycle controller, which does not run for the
+			// kubelet-less Nodes' sake.
+			"--disable-admission-plugins=TaintNodesByCondition",
+			// The kubelet at NodeIP, never by its host name: that lookup
+			// would go to the host's resolver, off this machine.
+			"--kubelet-preferred-address-types=InternalIP",
+		},
+	})
+	if err != nil {
 		return nil, err
 	}
 	if err = c.Node.Start(ctx, c.KubeconfigPath, c.Clientset); err != nil {
@@ -89,25 +103,6 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		}
 	}
 	return c, nil
-}
-
-// startControlPlane starts the control plane at NodeIP with kube-scheduler
-// and kube-controller-manager.
-func startControlPlane(ctx context.Context) (*framework.Cluster, error) {
-	return framework.Start(ctx, framework.Options{
-		Scheduler: true, ControllerManager: true,
-		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
-		APIServerArgs: []string{
-			// ServiceAccount admission stays on: Pods on the node need
-			// their token. The not-ready taint would wait for the
-			// node-lifecycle controller, which does not run for the
-			// kubelet-less Nodes' sake.
-			"--disable-admission-plugins=TaintNodesByCondition",
-			// The kubelet at NodeIP, never by its host name: that lookup
-			// would go to the host's resolver, off this machine.
-			"--kubelet-preferred-address-types=InternalIP",
-		},
-	})
 }
 
 // Apply applies a kustomization folder, relative to the repository, with
