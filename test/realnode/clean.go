@@ -85,7 +85,7 @@ func removeContainers(stateDir string) error {
 // (components and shims) and waits until they are gone.
 func killLeftovers(stateDir string) {
 	for range 50 {
-		pids := leftoverPIDs(stateDir)
+		pids, _ := leftovers(stateDir)
 		if len(pids) == 0 {
 			return
 		}
@@ -94,21 +94,6 @@ func killLeftovers(stateDir string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func leftoverPIDs(stateDir string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		var pid int
-		if _, err := fmt.Sscanf(p, "/proc/%d/cmdline", &pid); err != nil || pid == os.Getpid() {
-			continue
-		}
-		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), stateDir) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // unmountBelow unmounts every mount point below the given folders,

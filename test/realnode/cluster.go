@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -56,13 +54,13 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err != nil {
 		return nil, err
 	}
-	archives, err := imageArchives(opts.Images)
+	images, err := tools.Images.Find()
 	if err != nil {
 		return nil, err
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
+	archives := []string{filepath.Join(images, "pause.tar")}
+	for _, name := range opts.Images {
+		archives = append(archives, filepath.Join(images, name))
 	}
 	c := &Cluster{}
 	defer func() {
@@ -70,56 +68,11 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 			err = errors.Join(err, c.Stop())
 		}
 	}()
-	c.Node, err = Prepare(Options{
-		BinDir:       bin,
-		Name:         SystemNodeName,
-		Labels:       map[string]string{framework.PoolLabel: framework.KymaPool, SystemNodeLabel: "true"},
-		Taints:       []corev1.Taint{{Key: SystemNodeLabel, Effect: corev1.TaintEffectNoSchedule}},
-		Images:       archives,
-		SandboxImage: SandboxImage,
-		Progress:     progress,
-	})
-	if err != nil {
+	if c.Node, err = Prepare(Options{BinDir: bin, Images: archives, Progress: opts.Progress}); err != nil {
 		return nil, err
 	}
-	progress("starting the control plane at %s", NodeIP)
-	if c.Cluster, err = startControlPlane(ctx); err != nil {
-		return nil, err
-	}
-	if err = c.Node.Start(ctx, c.KubeconfigPath); err != nil {
-		return nil, err
-	}
-	if !opts.NoNetworkPolicies {
-		if c.NetworkPolicies, err = c.Node.startNetworkPolicies(ctx, c.Clientset, c.Config); err != nil {
-			return nil, err
-		}
-	}
-	for pool, n := range map[string]int{framework.KymaPool: opts.KymaNodes, framework.CustomerPool: opts.CustomerNodes} {
-		if _, err = c.CreateNodes(ctx, pool, n); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// imageArchives returns the paths of pause.tar and of names in the folder
-// of the image archives (tools.Images).
-func imageArchives(names []string) ([]string, error) {
-	images, err := tools.Images.Find()
-	if err != nil {
-		return nil, err
-	}
-	archives := []string{filepath.Join(images, "pause.tar")}
-	for _, name := range names {
-		archives = append(archives, filepath.Join(images, name))
-	}
-	return archives, nil
-}
-
-// startControlPlane starts the control plane at NodeIP with kube-scheduler
-// and kube-controller-manager.
-func startControlPlane(ctx context.Context) (*framework.Cluster, error) {
-	return framework.Start(ctx, framework.Options{
+	c.Node.progress("starting the control plane at %s", NodeIP)
+	c.Cluster, err = framework.Start(ctx, framework.Options{
 		Scheduler: true, ControllerManager: true,
 		ServingIP: NodeIP, ServiceCIDR: ServiceCIDR,
 		APIServerArgs: []string{
@@ -133,6 +86,23 @@ func startControlPlane(ctx context.Context) (*framework.Cluster, error) {
 			"--kubelet-preferred-address-types=InternalIP",
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err = c.Node.Start(ctx, c.KubeconfigPath, c.Clientset); err != nil {
+		return nil, err
+	}
+	if !opts.NoNetworkPolicies {
+		if c.NetworkPolicies, err = c.Node.startNetworkPolicies(ctx, c.Clientset, c.Config); err != nil {
+			return nil, err
+		}
+	}
+	for pool, n := range map[string]int{framework.KymaPool: opts.KymaNodes, framework.CustomerPool: opts.CustomerNodes} {
+		if _, err = c.CreateNodes(ctx, pool, n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // Apply applies a kustomization folder, relative to the repository, with

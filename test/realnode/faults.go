@@ -23,22 +23,20 @@ const restartGrace = 10 * time.Second
 // containers live on through a restart of containerd or the kubelet, as
 // they do on a real node.
 func (n *Node) Restart(ctx context.Context, name string) error {
-	i := slices.IndexFunc(n.procs, func(p *process.Process) bool { return p.Name == name })
+	i := slices.IndexFunc(n.procs, func(c *component) bool { return c.Name == name })
 	if i < 0 {
 		return fmt.Errorf("the node runs no %s", name)
 	}
-	n.procs[i].Stop(restartGrace)
-	if n.restarts == nil {
-		n.restarts = map[string]int{}
-	}
-	n.restarts[name]++
-	o := n.started[name]
-	o.LogPath = filepath.Join(n.dir, fmt.Sprintf("%s.%d.log", name, n.restarts[name]))
+	c := n.procs[i]
+	c.Stop(restartGrace)
+	c.restarts++
+	o := c.opts
+	o.LogPath = filepath.Join(n.dir, fmt.Sprintf("%s.%d.log", name, c.restarts))
 	p, err := process.Start(o)
 	if err != nil {
 		return err
 	}
-	n.procs[i] = p
+	c.Process = p
 	return n.waitReady(ctx)
 }
 

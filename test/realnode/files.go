@@ -2,19 +2,9 @@ package realnode
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/template"
-)
-
-// The node's fixed ports, all on NodeIP, which belongs to this node alone.
-const (
-	kubeletPort        = 10250
-	kubeletHealthzPort = 10248
-	proxyHealthzPort   = 10256
-	proxyMetricsPort   = 10249
 )
 
 // containerdConfig keeps containerd's state in the node's folder. containerd
@@ -58,7 +48,8 @@ const cniConfig = `{"cniVersion": "0.4.0", "name": "kim-snatch", "plugins": [{"t
 // kubeletConfig runs the kubelet on a cgroup v1 host without systemd. Its
 // syncFrequency is the default, so Secret volumes follow their Secret as
 // slowly as in a cluster. Pods get no resolver: nothing they resolve may
-// leave the machine.
+// leave the machine. Its ports, like kube-proxy's, are the defaults, on
+// NodeIP, which belongs to this node alone.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -66,15 +57,15 @@ cgroupDriver: cgroupfs
 containerRuntimeEndpoint: unix://{{.Dir}}/containerd.sock
 podLogsDir: {{.Dir}}/pod-logs
 address: {{.IP}}
-port: {{.KubeletPort}}
+port: 10250
 readOnlyPort: 0
 healthzBindAddress: {{.IP}}
-healthzPort: {{.KubeletHealthzPort}}
+healthzPort: 10248
 authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
 authorization: {mode: AlwaysAllow}
 failSwapOn: false
 resolvConf: ""
-registerWithTaints: {{.Taints}}
+registerWithTaints: [{key: "{{.Taint}}", value: "", effect: "NoSchedule"}]
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
@@ -87,8 +78,8 @@ mode: iptables
 hostnameOverride: {{.Name}}
 clientConnection: {kubeconfig: {{.Kubeconfig}}}
 bindAddress: {{.IP}}
-healthzBindAddress: {{.IP}}:{{.ProxyHealthzPort}}
-metricsBindAddress: {{.IP}}:{{.ProxyMetricsPort}}
+healthzBindAddress: {{.IP}}:10256
+metricsBindAddress: {{.IP}}:10249
 clusterCIDR: {{.PodCIDR}}
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s, udpTimeout: 0s, udpStreamTimeout: 0s}
 iptables: {localhostNodePorts: false}
@@ -96,22 +87,14 @@ iptables: {localhostNodePorts: false}
 
 // configVars fill the configuration templates.
 type configVars struct {
-	Dir, IP, Name, Kubeconfig, Sandbox, Bridge, Subnet, PodCIDR, Taints string
-	KubeletPort, KubeletHealthzPort, ProxyHealthzPort, ProxyMetricsPort int
+	Dir, IP, Name, Kubeconfig, Sandbox, Bridge, Subnet, PodCIDR, Taint string
 }
 
 // writeConfigs writes the components' configuration into the state folder.
 func (n *Node) writeConfigs() error {
-	taints := make([]string, len(n.opts.Taints))
-	for i, t := range n.opts.Taints {
-		taints[i] = fmt.Sprintf("{key: %q, value: %q, effect: %q}", t.Key, t.Value, t.Effect)
-	}
 	vars := configVars{
-		Dir: n.dir, IP: NodeIP, Name: n.opts.Name, Kubeconfig: n.kubeconfig,
-		Sandbox: n.opts.SandboxImage, Bridge: PodBridge, Subnet: PodSubnet, PodCIDR: PodCIDR,
-		Taints:      "[" + strings.Join(taints, ", ") + "]",
-		KubeletPort: kubeletPort, KubeletHealthzPort: kubeletHealthzPort,
-		ProxyHealthzPort: proxyHealthzPort, ProxyMetricsPort: proxyMetricsPort,
+		Dir: n.dir, IP: NodeIP, Name: SystemNodeName, Kubeconfig: n.kubeconfig,
+		Sandbox: SandboxImage, Bridge: PodBridge, Subnet: PodSubnet, PodCIDR: PodCIDR, Taint: SystemNodeLabel,
 	}
 	files := map[string]string{
 		"containerd.toml":                  containerdConfig,

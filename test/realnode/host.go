@@ -74,7 +74,7 @@ func ReadHostState(stateDir string) (HostState, error) {
 			s.Paths = append(s.Paths, p)
 		}
 	}
-	s.Children = leftoverProcesses(stateDir)
+	_, s.Children = leftovers(stateDir)
 	return s, errors.Join(errs...)
 }
 
@@ -147,25 +147,23 @@ func cgroups() []string {
 	return out
 }
 
-// leftoverProcesses returns the command lines of the processes that belong
+// leftovers returns the ids and command lines of the processes that belong
 // to a node in stateDir: the components, the shims and the containers the
 // shims started, whose command lines name the state folder or whose
 // parent does.
-func leftoverProcesses(stateDir string) []string {
-	var out []string
+func leftovers(stateDir string) (pids []int, cmdlines []string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	self := fmt.Sprint(os.Getpid())
 	for _, p := range procs {
-		if strings.Split(p, "/")[2] == self {
+		var pid int
+		if _, err := fmt.Sscanf(p, "/proc/%d/cmdline", &pid); err != nil || pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(stateDir)) {
-			continue
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(stateDir)) {
+			pids = append(pids, pid)
+			cmdlines = append(cmdlines, strings.Join(nonEmpty(strings.ReplaceAll(string(b), "\x00", "\n")), " "))
 		}
-		out = append(out, strings.Join(nonEmpty(strings.ReplaceAll(string(b), "\x00", "\n")), " "))
 	}
-	return out
+	return pids, cmdlines
 }
 
 // record writes the host's state before a start to stateDir, where Clean

@@ -1,9 +1,7 @@
 package realnode
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,17 +9,19 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -61,11 +61,11 @@ const (
 // with "Could not process rule: No such file or directory", and it says so
 // on every sync. The iptables NFQUEUE target (through nft_compat) reaches
 // the same queue, so these chains, in mangle, do what its rules do. Where
-// its rules do load, a packet is judged twice, with the same verdict. Like them they let
-// established connections and root's own sockets through (its `meta skuid
-// 0`): the kubelet's probes and the API server's calls to webhooks run as
-// root here, as on a node. They queue all Pod traffic, not only that of
-// Pods a policy selects; the controller accepts the rest.
+// its rules do load, a packet is judged twice, with the same verdict. Like
+// them they let established connections and root's own sockets through
+// (its `meta skuid 0`): the kubelet's probes and the API server's calls to
+// webhooks run as root here, as on a node. They queue all Pod traffic, not
+// only that of Pods a policy selects; the controller accepts the rest.
 //
 // The INPUT chain has no counterpart upstream, whose rules hook
 // postrouting alone: there the API server is on another machine, and a
@@ -115,11 +115,9 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 		return nil, fmt.Errorf("API server address %q: %w", cfg.Host, err)
 	}
 	// Started through a link in the state folder, it is found and killed
-	// by Clean after a killed run, as the other components are.
+	// by Clean after a killed run, as the other components are. Prepare
+	// left the folder new, without the link.
 	link := filepath.Join(n.dir, "netpol", "kube-network-policies")
-	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
 	if err := os.Symlink(bin, link); err != nil {
 		return nil, err
 	}
@@ -133,15 +131,10 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 		return nil, err
 	}
 	np := &NetworkPolicies{proc: p, MetricsURL: fmt.Sprintf("http://%s/metrics", net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)))}
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if err := np.Healthy(); err != nil {
-			return false, err
-		}
-		return queueBound(netpolQueue), nil
-	})
-	if err != nil {
+	what := fmt.Sprintf("kube-network-policies to listen on queue %d", netpolQueue)
+	if err := poll(ctx, what, 2*time.Minute, np.Healthy, func() bool { return queueBound(netpolQueue) }); err != nil {
 		np.Stop()
-		return nil, fmt.Errorf("wait for kube-network-policies to listen on queue %d: %w", netpolQueue, err)
+		return nil, err
 	}
 	return np, nil
 }
@@ -188,7 +181,7 @@ exec "$@"`
 		Name: "kube-network-policies",
 		Path: "unshare",
 		Args: []string{"--mount", "--propagation", "private", "sh", "-c", script, sa, link,
-			"--hostname-override=" + n.opts.Name,
+			"--hostname-override=" + SystemNodeName,
 			"--nfqueue-id=" + strconv.Itoa(netpolQueue),
 			"--metrics-bind-address=" + net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)),
 			// The race it works around is fixed in kernels from 6.12 on.
@@ -218,14 +211,10 @@ func grantNetworkPolicies(ctx context.Context, cs kubernetes.Interface) (string,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: NetpolServiceAccount},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: NetpolServiceAccount, Namespace: metav1.NamespaceSystem}},
 	}
-	errs := []error{}
-	_, err := cs.CoreV1().ServiceAccounts(meta.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
-	errs = append(errs, err)
-	_, err = cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-	errs = append(errs, err)
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-	errs = append(errs, err)
-	for _, err := range errs {
+	_, errSA := cs.CoreV1().ServiceAccounts(meta.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
+	_, errRole := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+	_, errBinding := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+	for _, err := range []error{errSA, errRole, errBinding} {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("grant kube-network-policies its API access: %w", err)
 		}
@@ -240,12 +229,7 @@ func grantNetworkPolicies(ctx context.Context, cs kubernetes.Interface) (string,
 }
 
 // Healthy returns an error if kube-network-policies has exited.
-func (np *NetworkPolicies) Healthy() error {
-	if np.proc.Exited() {
-		return fmt.Errorf("kube-network-policies exited: %v; last log lines:\n%s", np.proc.WaitErr(), np.proc.LogTail(20))
-	}
-	return nil
-}
+func (np *NetworkPolicies) Healthy() error { return exited(np.proc) }
 
 // Log returns what kube-network-policies logged so far: with --v=2 every
 // packet it judged, its Pods and its verdict.
@@ -271,29 +255,20 @@ func (np *NetworkPolicies) Verdicts(ctx context.Context) (map[string]float64, er
 
 // verdicts sums kube_network_policies_packet_count by its verdict label.
 func verdicts(r io.Reader) (map[string]float64, error) {
-	const metric = "kube_network_policies_packet_count{"
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]float64{}
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		line := s.Text()
-		if !strings.HasPrefix(line, metric) {
-			continue
-		}
-		labels, value, ok := strings.Cut(line[len(metric):], "} ")
-		if !ok {
-			return nil, fmt.Errorf("unexpected sample %q", line)
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return nil, fmt.Errorf("unexpected sample %q: %w", line, err)
-		}
-		for l := range strings.SplitSeq(labels, ",") {
-			if name, val, _ := strings.Cut(l, "="); name == "verdict" {
-				out[strings.Trim(val, `"`)] += v
+	for _, m := range families["kube_network_policies_packet_count"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "verdict" {
+				out[l.GetValue()] += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return out, s.Err()
+	return out, nil
 }
 
 // Stop stops kube-network-policies with SIGINT, the one signal on which it
@@ -343,10 +318,8 @@ func queueBound(id int) bool {
 	if err != nil {
 		return false
 	}
-	for _, l := range nonEmpty(string(b)) {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == strconv.Itoa(id) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(nonEmpty(string(b)), func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) > 0 && f[0] == strconv.Itoa(id)
+	})
 }

@@ -1,8 +1,11 @@
 package realnode
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -76,18 +79,12 @@ func CheckContained() error {
 
 // probeAddresses returns the first, a middle and the last address of cidr.
 func probeAddresses(cidr string) []string {
-	_, n, err := net.ParseCIDR(cidr)
-	if err != nil {
-		panic(err)
-	}
-	base := n.IP.To4()
-	ones, bits := n.Mask.Size()
-	size := uint32(1) << (bits - ones)
-	u := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	p := netip.MustParsePrefix(cidr).Masked()
+	size := uint32(1) << (32 - p.Bits())
+	base := binary.BigEndian.Uint32(p.Addr().AsSlice())
 	var out []string
 	for _, off := range []uint32{1, size / 2, size - 2} {
-		v := u + off
-		out = append(out, net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).String())
+		out = append(out, net.IP(binary.BigEndian.AppendUint32(nil, base+off)).String())
 	}
 	return out
 }
@@ -95,10 +92,8 @@ func probeAddresses(cidr string) []string {
 // field returns the word after key in the output of `ip route get`.
 func field(out, key string) string {
 	words := strings.Fields(out)
-	for i, w := range words {
-		if w == key && i+1 < len(words) {
-			return words[i+1]
-		}
+	if i := slices.Index(words, key); i >= 0 && i+1 < len(words) {
+		return words[i+1]
 	}
 	return ""
 }

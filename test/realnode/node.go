@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -36,37 +36,33 @@ var commands = []string{"containerd", "ctr", "runc", "/usr/lib/cni/bridge", "ipt
 
 // Options describe the node.
 type Options struct {
-	// StateDir defaults to DefaultStateDir.
-	StateDir string
 	// BinDir holds kubelet and kube-proxy.
 	BinDir string
-	Name   string
-	// Labels and Taints are the Node's from its registration.
-	Labels map[string]string
-	Taints []corev1.Taint
 	// Images are docker-archive tarballs imported before the kubelet
-	// starts; Pods run them with imagePullPolicy Never.
+	// starts; Pods run them with imagePullPolicy Never. One of them holds
+	// SandboxImage.
 	Images []string
-	// SandboxImage is the pause image, one of Images.
-	SandboxImage string
 	// Progress, if set, is told what happens.
 	Progress func(format string, args ...any)
 }
 
-// Node is a running node.
+// Node is the system node, running.
 type Node struct {
 	opts       Options
 	dir        string
 	kubeconfig string
+	client     kubernetes.Interface
 	before     HostState
-	// lock keeps a second node from starting on this host while this one
-	// runs: both would use the same devices, ranges and paths.
-	lock  *os.File
-	procs []*process.Process // containerd, kubelet, kube-proxy
-	// started holds how each of procs was started, and restarts how often
-	// Restart started it again.
-	started  map[string]process.Options
-	restarts map[string]int
+	lock       *os.File     // on lockPath while the node runs
+	procs      []*component // containerd, kubelet, kube-proxy
+}
+
+// component is one of the node's processes, with how it was started and
+// how often Restart started it again.
+type component struct {
+	*process.Process
+	opts     process.Options
+	restarts int
 }
 
 // Prepare cleans up what an earlier run left, records the host and routes
@@ -76,7 +72,7 @@ func Prepare(opts Options) (*Node, error) {
 	if err := CheckPrerequisites(); err != nil {
 		return nil, err
 	}
-	n := &Node{opts: opts, dir: cmp.Or(opts.StateDir, DefaultStateDir)}
+	n := &Node{opts: opts, dir: DefaultStateDir}
 	var err error
 	if n.lock, err = lock(lockPath); err != nil {
 		return nil, err
@@ -103,9 +99,9 @@ func Prepare(opts Options) (*Node, error) {
 
 // Start starts containerd, imports the images, and starts the kubelet and
 // kube-proxy with kubeconfig, whose server must be at NodeIP. It returns
-// once the Node is Ready.
-func (n *Node) Start(ctx context.Context, kubeconfig string) error {
-	n.kubeconfig = kubeconfig
+// once client sees the Node Ready.
+func (n *Node) Start(ctx context.Context, kubeconfig string, client kubernetes.Interface) error {
+	n.kubeconfig, n.client = kubeconfig, client
 	if err := n.writeConfigs(); err != nil {
 		return err
 	}
@@ -113,7 +109,7 @@ func (n *Node) Start(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	sock := filepath.Join(n.dir, "containerd.sock")
-	if err := n.waitFor(ctx, "containerd's socket", func() bool { return fileExists(sock) }); err != nil {
+	if err := poll(ctx, "containerd's socket", 3*time.Minute, n.Healthy, func() bool { return fileExists(sock) }); err != nil {
 		return err
 	}
 	for _, img := range n.opts.Images {
@@ -121,18 +117,14 @@ func (n *Node) Start(ctx context.Context, kubeconfig string) error {
 			return err
 		}
 	}
-	labels := make([]string, 0, len(n.opts.Labels))
-	for k, v := range n.opts.Labels {
-		labels = append(labels, k+"="+v)
-	}
 	if err := n.startProcess("kubelet", filepath.Join(n.opts.BinDir, "kubelet"),
 		"--config="+filepath.Join(n.dir, "kubelet.yaml"),
 		"--kubeconfig="+kubeconfig,
 		"--root-dir="+filepath.Join(n.dir, "kubelet"),
 		"--cert-dir="+filepath.Join(n.dir, "kubelet", "pki"),
-		"--hostname-override="+n.opts.Name,
+		"--hostname-override="+SystemNodeName,
 		"--node-ip="+NodeIP,
-		"--node-labels="+strings.Join(labels, ","),
+		"--node-labels="+framework.PoolLabel+"="+framework.KymaPool+","+SystemNodeLabel+"=true",
 		"--v=1",
 	); err != nil {
 		return err
@@ -154,29 +146,20 @@ func (n *Node) ImportImage(archive string) error {
 
 // waitReady waits until the Node reports Ready.
 func (n *Node) waitReady(ctx context.Context) error {
-	cs, err := clientFor(n.kubeconfig)
-	if err != nil {
-		return err
-	}
-	n.progress("waiting for Node %s to be Ready", n.opts.Name)
-	return n.waitFor(ctx, "Node "+n.opts.Name+" Ready", func() bool {
-		node, err := cs.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
+	n.progress("waiting for Node %s to be Ready", SystemNodeName)
+	return poll(ctx, "Node "+SystemNodeName+" Ready", 3*time.Minute, n.Healthy, func() bool {
+		node, err := n.client.CoreV1().Nodes().Get(ctx, SystemNodeName, metav1.GetOptions{})
+		return err == nil && slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		})
 	})
 }
 
-// waitFor polls cond until it holds, the context ends or a component exits.
-func (n *Node) waitFor(ctx context.Context, what string, cond func() bool) error {
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		if err := n.Healthy(); err != nil {
+// poll polls cond until it holds, the context ends, timeout passes or
+// healthy fails.
+func poll(ctx context.Context, what string, timeout time.Duration, healthy func() error, cond func() bool) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		if err := healthy(); err != nil {
 			return false, err
 		}
 		return cond(), nil
@@ -194,20 +177,25 @@ func (n *Node) startProcess(name, path string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	n.procs = append(n.procs, p)
-	if n.started == nil {
-		n.started = map[string]process.Options{}
-	}
-	n.started[name] = o
+	n.procs = append(n.procs, &component{Process: p, opts: o})
 	return nil
 }
 
 // Healthy returns an error naming a component that has exited.
 func (n *Node) Healthy() error {
-	for _, p := range n.procs {
-		if p.Exited() {
-			return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+	for _, c := range n.procs {
+		if err := exited(c.Process); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// exited returns an error with the end and the last log lines of p if it
+// has exited.
+func exited(p *process.Process) error {
+	if p.Exited() {
+		return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
 	}
 	return nil
 }
@@ -219,8 +207,8 @@ func (n *Node) LogDir() string { return n.dir }
 // container and what the node changed on the host, and fails if the host
 // is not as Start found it.
 func (n *Node) Stop() error {
-	for i := len(n.procs) - 1; i >= 0; i-- {
-		n.procs[i].Stop(10 * time.Second)
+	for _, c := range slices.Backward(n.procs) {
+		c.Stop(10 * time.Second)
 	}
 	n.procs = nil
 	n.progress("removing the node's containers and host changes")
@@ -274,12 +262,4 @@ func CheckPrerequisites() error {
 		return fmt.Errorf("a real node cannot run here; missing: %s. hack/node-prerequisites.sh installs the packages on Debian; elsewhere use make e2e-kind", strings.Join(missing, "; "))
 	}
 	return nil
-}
-
-func clientFor(kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
 }
