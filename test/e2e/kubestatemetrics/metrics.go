@@ -54,12 +54,18 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	writeNodeLabels(&b, nodes.Items)
+	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
+	for _, n := range nodes.Items {
+		series(&b, "kube_node_labels", 1, append(allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name))
+	}
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	writeNamespaceLabels(&b, namespaces.Items)
+	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
+	for _, ns := range namespaces.Items {
+		series(&b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name))
+	}
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -75,25 +81,7 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeNodeLabels writes kube_node_labels with the Nodes' allowlisted labels.
-func writeNodeLabels(b *bytes.Buffer, nodes []corev1.Node) {
-	fmt.Fprintln(b, "# TYPE kube_node_labels gauge")
-	for _, n := range nodes {
-		series(b, "kube_node_labels", 1, append(allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name))
-	}
-}
-
-// writeNamespaceLabels writes kube_namespace_labels with the Namespaces'
-// allowlisted labels.
-func writeNamespaceLabels(b *bytes.Buffer, namespaces []corev1.Namespace) {
-	fmt.Fprintln(b, "# TYPE kube_namespace_labels gauge")
-	for _, ns := range namespaces {
-		series(b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name))
-	}
-}
-
-// writePods writes the Pod-level series: kube_pod_info, kube_pod_status_phase,
-// kube_pod_labels, kube_pod_nodeselectors and kube_pod_created, in this order.
+// writePods writes the Pod-level series, in the order of Write's list.
 func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 	fmt.Fprintln(b, "# TYPE kube_pod_info gauge")
 	for _, p := range pods {
@@ -103,7 +91,16 @@ func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 		}
 		series(b, "kube_pod_info", 1, append(podKeys(p), "node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name))
 	}
-	writePodPhases(b, pods)
+	fmt.Fprintln(b, "# TYPE kube_pod_status_phase gauge")
+	for _, p := range pods {
+		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
+			v := 0
+			if p.Status.Phase == phase {
+				v = 1
+			}
+			series(b, "kube_pod_status_phase", v, append(podKeys(p), "phase", string(phase)))
+		}
+	}
 	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
 	for _, p := range pods {
 		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out")...))
@@ -115,21 +112,6 @@ func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 	fmt.Fprintln(b, "# TYPE kube_pod_created gauge")
 	for _, p := range pods {
 		series(b, "kube_pod_created", int(p.CreationTimestamp.Unix()), podKeys(p))
-	}
-}
-
-// writePodPhases writes kube_pod_status_phase: for each Pod, 1 for its
-// phase and 0 for the others.
-func writePodPhases(b *bytes.Buffer, pods []corev1.Pod) {
-	fmt.Fprintln(b, "# TYPE kube_pod_status_phase gauge")
-	for _, p := range pods {
-		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
-			v := 0
-			if p.Status.Phase == phase {
-				v = 1
-			}
-			series(b, "kube_pod_status_phase", v, append(podKeys(p), "phase", string(phase)))
-		}
 	}
 }
 

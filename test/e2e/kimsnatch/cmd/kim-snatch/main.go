@@ -48,20 +48,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return o, o.validate()
-}
-
-func (o options) validate() error {
 	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case o.healthAddr == "" || o.healthAddr == "0":
-		return errors.New("--health-probe-bind-address is required: the Deployment's probes call it")
+		return o, errors.New("--health-probe-bind-address is required: the Deployment's probes call it")
 	case o.workerPool == "" || o.webhookConfigName == "" || o.certDir == "":
-		return errors.New("--kyma-worker-pool-name, --webhook-cfg-name and --cert-dir must not be empty")
+		return o, errors.New("--kyma-worker-pool-name, --webhook-cfg-name and --cert-dir must not be empty")
 	}
-	return nil
+	return o, nil
 }
 
 func main() {
