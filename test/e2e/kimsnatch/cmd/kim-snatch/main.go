@@ -14,13 +14,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 )
 
@@ -60,12 +59,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "kim-snatch:", err)
-		os.Exit(1)
-	}
+	cmdline.Main("kim-snatch", func(ctx context.Context) error { return run(ctx, os.Args[1:]) })
 }
 
 func run(ctx context.Context, args []string) error {
