@@ -27,14 +27,13 @@ const requestedAtAnnotation = "cert.gardener.cloud/requestedAt"
 // CertificateResource is Gardener cert-management's Certificate.
 var CertificateResource = schema.GroupVersionResource{Group: "cert.gardener.cloud", Version: "v1alpha1", Resource: "certificates"}
 
-// issueTimeout bounds an issuance or a renewal by the controller. It
-// reschedules the Certificate a second after it sees spec.renew, then
-// issues within seconds. But cert-management v0.19.0 marks a request
-// pending only after the goroutine that issues has started, and when that
-// goroutine finishes first the mark outlives it: the controller then
-// answers "challenge pending for at least one domain of certificate" and
-// rechecks every 30 s until the mark expires after 5 minutes
-// (pkg/shared/legobridge/pending.go in its module). The bound covers that.
+// issueTimeout bounds an issuance or a renewal by the controller.
+// cert-management v0.19.0 marks a request pending only after the goroutine
+// that issues has started, and when that goroutine finishes first the mark
+// outlives it: the controller then answers "challenge pending for at least
+// one domain of certificate" and rechecks every 30 s until the mark expires
+// after 5 minutes (pkg/shared/legobridge/pending.go in its module). The
+// bound covers that.
 const issueTimeout = 5*time.Minute + 2*time.Minute
 
 // certPoll is how often a renewal's Secret and Certificate are read.
