@@ -137,12 +137,7 @@ var rendered struct {
 // for Pods in namespaces of Kyma, which no test of this package creates.
 func shippedManifest(t *testing.T, name string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	rendered.once.Do(func() {
-		var m *stack.WebhookManifests
-		if m, rendered.err = stack.RenderWebhookManifests(); rendered.err == nil {
-			rendered.mwc = m.Configuration
-		}
-	})
+	rendered.once.Do(func() { rendered.mwc, rendered.err = stack.RenderWebhookConfiguration() })
 	if rendered.err != nil {
 		t.Fatal(rendered.err)
 	}

@@ -15,7 +15,6 @@ import (
 const (
 	Namespace                = "kyma-system"
 	WebhookServiceName       = "kim-snatch-webhook-service"
-	SecretName               = "kim-snatch-certificates"
 	DefaultWebhookConfigName = "kim-snatch-mutating-webhook-configuration"
 	// WebhookEntryName is the MWC entry kubebuilder generated.
 	WebhookEntryName  = "mpod-v1.kb.io"

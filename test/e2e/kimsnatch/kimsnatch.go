@@ -14,11 +14,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 const pollInterval = 100 * time.Millisecond
@@ -102,7 +102,10 @@ func Start(ctx context.Context, o Options) (*KimSnatch, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc(Path, k.admit)
+	mux.Handle(Path, &admission.Webhook{
+		Handler:        admission.HandlerFunc(k.admit),
+		LogConstructor: func(logr.Logger, *admission.Request) logr.Logger { return logr.Discard() },
+	})
 	k.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	// The old binary disabled HTTP/2 unless --enable-http2 was given.
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}, GetCertificate: k.getCertificate}
@@ -254,63 +257,36 @@ func (k *KimSnatch) writeCABundle(ctx context.Context) (applied bool, err error)
 	return applied, err
 }
 
-// patch is a JSON patch of one "add", which replaces a member that is
-// present, so that it is valid whether its path exists or not.
-type patch []struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-}
-
-func add(path string, v any) patch {
-	return patch{{"add", path, v}}
-}
-
-func (k *KimSnatch) admit(w http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(w, "kimsnatch: no AdmissionReview request", http.StatusBadRequest)
-		return
-	}
-	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+// admit annotates the Pod in the fallback, and else appends the term,
+// whatever terms the Pod has, outside kube-system. As the old binary's
+// controller-runtime webhook did, it returns the difference between the
+// Pod it was sent and the Pod changed as its patch.
+func (k *KimSnatch) admit(_ context.Context, req admission.Request) admission.Response {
 	var pod corev1.Pod
-	if err := json.Unmarshal(review.Request.Object.Raw, &pod); err != nil {
-		resp.Allowed = false
-		resp.Result = &metav1.Status{Code: http.StatusBadRequest, Message: err.Error()}
-	} else if p := k.mutate(&pod); p != nil {
-		resp.Patch, _ = json.Marshal(p)
-		resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+	if err := json.Unmarshal(req.Object.Raw, &pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
 	}
-	review.Request, review.Response = nil, resp
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(review)
-}
-
-// mutate returns the patch for pod: the annotation in the fallback, else
-// the term appended, whatever terms pod has, outside kube-system.
-func (k *KimSnatch) mutate(pod *corev1.Pod) patch {
-	pool := k.o.WorkerPool
 	switch {
-	case k.Fallback() && len(pod.Annotations) == 0:
-		return add("/metadata/annotations", map[string]string{PoolLabel: pool})
 	case k.Fallback():
-		return add("/metadata/annotations/"+strings.ReplaceAll(PoolLabel, "/", "~1"), pool)
+		metav1.SetMetaDataAnnotation(&pod.ObjectMeta, PoolLabel, k.o.WorkerPool)
 	case pod.Namespace == metav1.NamespaceSystem:
-		return nil
-	}
-	term := corev1.PreferredSchedulingTerm{Weight: 10, Preference: corev1.NodeSelectorTerm{
-		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: PoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
-	}}
-	na := &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term}}
-	const path = "/spec/affinity/nodeAffinity"
-	switch a := pod.Spec.Affinity; {
-	case a == nil:
-		return add("/spec/affinity", corev1.Affinity{NodeAffinity: na})
-	case a.NodeAffinity == nil:
-		return add(path, na)
-	case len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0:
-		return add(path+"/preferredDuringSchedulingIgnoredDuringExecution", na.PreferredDuringSchedulingIgnoredDuringExecution)
+		return admission.Allowed("")
 	default:
-		return add(path+"/preferredDuringSchedulingIgnoredDuringExecution/-", term)
+		if pod.Spec.Affinity == nil {
+			pod.Spec.Affinity = &corev1.Affinity{}
+		}
+		if pod.Spec.Affinity.NodeAffinity == nil {
+			pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+		}
+		na := pod.Spec.Affinity.NodeAffinity
+		na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution,
+			corev1.PreferredSchedulingTerm{Weight: 10, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: PoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{k.o.WorkerPool}},
+			}}})
 	}
+	mutated, err := json.Marshal(&pod)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
 }

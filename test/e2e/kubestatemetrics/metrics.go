@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // Write writes, from the API objects, the series of kube-state-metrics'
@@ -53,12 +54,18 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	writeNodeLabels(&b, nodes.Items)
+	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
+	for _, n := range nodes.Items {
+		series(&b, "kube_node_labels", 1, append(allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name))
+	}
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	writeNamespaceLabels(&b, namespaces.Items)
+	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
+	for _, ns := range namespaces.Items {
+		series(&b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name))
+	}
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -74,25 +81,7 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeNodeLabels writes kube_node_labels with the Nodes' allowlisted labels.
-func writeNodeLabels(b *bytes.Buffer, nodes []corev1.Node) {
-	fmt.Fprintln(b, "# TYPE kube_node_labels gauge")
-	for _, n := range nodes {
-		series(b, "kube_node_labels", 1, allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name)
-	}
-}
-
-// writeNamespaceLabels writes kube_namespace_labels with the Namespaces'
-// allowlisted labels.
-func writeNamespaceLabels(b *bytes.Buffer, namespaces []corev1.Namespace) {
-	fmt.Fprintln(b, "# TYPE kube_namespace_labels gauge")
-	for _, ns := range namespaces {
-		series(b, "kube_namespace_labels", 1, allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name)
-	}
-}
-
-// writePods writes the Pod-level series: kube_pod_info, kube_pod_status_phase,
-// kube_pod_labels, kube_pod_nodeselectors and kube_pod_created, in this order.
+// writePods writes the Pod-level series, in the order of Write's list.
 func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 	fmt.Fprintln(b, "# TYPE kube_pod_info gauge")
 	for _, p := range pods {
@@ -100,27 +89,8 @@ func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 		if ref := metav1.GetControllerOf(&p); ref != nil {
 			kind, name = ref.Kind, ref.Name
 		}
-		series(b, "kube_pod_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
-			"node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name)
+		series(b, "kube_pod_info", 1, append(podKeys(p), "node", p.Spec.NodeName, "created_by_kind", kind, "created_by_name", name))
 	}
-	writePodPhases(b, pods)
-	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
-	for _, p := range pods {
-		series(b, "kube_pod_labels", 1, allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out"), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
-	fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
-	for _, p := range pods {
-		series(b, "kube_pod_nodeselectors", 1, prefixed("nodeselector_", p.Spec.NodeSelector), "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
-	fmt.Fprintln(b, "# TYPE kube_pod_created gauge")
-	for _, p := range pods {
-		series(b, "kube_pod_created", int(p.CreationTimestamp.Unix()), nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
-	}
-}
-
-// writePodPhases writes kube_pod_status_phase: for each Pod, 1 for its
-// phase and 0 for the others.
-func writePodPhases(b *bytes.Buffer, pods []corev1.Pod) {
 	fmt.Fprintln(b, "# TYPE kube_pod_status_phase gauge")
 	for _, p := range pods {
 		for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, corev1.PodRunning} {
@@ -128,8 +98,20 @@ func writePodPhases(b *bytes.Buffer, pods []corev1.Pod) {
 			if p.Status.Phase == phase {
 				v = 1
 			}
-			series(b, "kube_pod_status_phase", v, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID), "phase", string(phase))
+			series(b, "kube_pod_status_phase", v, append(podKeys(p), "phase", string(phase)))
 		}
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out")...))
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_nodeselectors", 1, append(podKeys(p), prefixed("nodeselector_", p.Spec.NodeSelector)...))
+	}
+	fmt.Fprintln(b, "# TYPE kube_pod_created gauge")
+	for _, p := range pods {
+		series(b, "kube_pod_created", int(p.CreationTimestamp.Unix()), podKeys(p))
 	}
 }
 
@@ -138,7 +120,7 @@ var deploymentMetrics = []struct {
 	name  string
 	value func(*appsv1.Deployment) int32
 }{
-	{"kube_deployment_spec_replicas", replicas},
+	{"kube_deployment_spec_replicas", func(d *appsv1.Deployment) int32 { return ptr.Deref(d.Spec.Replicas, 1) }},
 	{"kube_deployment_status_replicas", func(d *appsv1.Deployment) int32 { return d.Status.Replicas }},
 	{"kube_deployment_status_replicas_available", func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }},
 	{"kube_deployment_status_replicas_unavailable", func(d *appsv1.Deployment) int32 { return d.Status.UnavailableReplicas }},
@@ -149,7 +131,7 @@ func writeDeployments(b *bytes.Buffer, deployments []appsv1.Deployment) {
 	for _, m := range deploymentMetrics {
 		fmt.Fprintf(b, "# TYPE %s gauge\n", m.name)
 		for _, d := range deployments {
-			series(b, m.name, int(m.value(&d)), nil, "namespace", d.Namespace, "deployment", d.Name)
+			series(b, m.name, int(m.value(&d)), []string{"namespace", d.Namespace, "deployment", d.Name})
 		}
 	}
 }
@@ -165,8 +147,8 @@ func writeContainers(b *bytes.Buffer, pods []corev1.Pod) {
 			spec[c.Name] = c.Image
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			series(b, "kube_pod_container_info", 1, nil, "namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID),
-				"container", cs.Name, "image_spec", spec[cs.Name], "image", cs.Image, "image_id", cs.ImageID, "container_id", cs.ContainerID)
+			series(b, "kube_pod_container_info", 1, append(podKeys(p),
+				"container", cs.Name, "image_spec", spec[cs.Name], "image", cs.Image, "image_id", cs.ImageID, "container_id", cs.ContainerID))
 		}
 	}
 }
@@ -227,22 +209,18 @@ func prefixed(prefix string, m map[string]string) []string {
 	return out
 }
 
-// series writes one sample in the text exposition format; kv and extra are
-// name, value pairs.
-func series(b *bytes.Buffer, name string, v int, extra []string, kv ...string) {
-	kv = append(kv, extra...)
+// podKeys are the labels that identify a Pod, as name, value pairs.
+func podKeys(p corev1.Pod) []string {
+	return []string{"namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID)}
+}
+
+// series writes one sample in the text exposition format, with the labels
+// kv, name, value pairs, sorted by name.
+func series(b *bytes.Buffer, name string, v int, kv []string) {
 	pairs := make([]string, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		pairs = append(pairs, fmt.Sprintf("%s=%q", kv[i], kv[i+1]))
 	}
 	sort.Strings(pairs)
 	fmt.Fprintf(b, "%s{%s} %d\n", name, strings.Join(pairs, ","), v)
-}
-
-// replicas is the Deployment's spec.replicas, 1 when unset.
-func replicas(d *appsv1.Deployment) int32 {
-	if d.Spec.Replicas == nil {
-		return 1
-	}
-	return *d.Spec.Replicas
 }

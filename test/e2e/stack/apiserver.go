@@ -3,8 +3,6 @@ package stack
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -38,32 +36,6 @@ func ParseMetrics(exposition []byte) (map[string]*dto.MetricFamily, error) {
 // every pair of labels; 0 when there is none.
 func CounterSum(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
 	total := 0.0
-	for _, m := range series(families, name, labels) {
-		total += m.GetCounter().GetValue()
-	}
-	return total
-}
-
-// HistogramCounts adds up the histogram name over the series whose labels
-// hold every pair of labels: all observations, and those at most le. It
-// fails when a series has no bucket with that upper bound.
-func HistogramCounts(families map[string]*dto.MetricFamily, name string, labels map[string]string, le float64) (all, within uint64, err error) {
-	for _, m := range series(families, name, labels) {
-		h := m.GetHistogram()
-		i := slices.IndexFunc(h.GetBucket(), func(b *dto.Bucket) bool { return b.GetUpperBound() == le })
-		if i < 0 {
-			return 0, 0, fmt.Errorf("%s has no le=%q bucket", name, fmt.Sprint(le))
-		}
-		all += h.GetSampleCount()
-		within += h.GetBucket()[i].GetCumulativeCount()
-	}
-	return all, within, nil
-}
-
-// series returns the series of the family name whose labels hold every
-// pair of labels; none when the family does not exist.
-func series(families map[string]*dto.MetricFamily, name string, labels map[string]string) []*dto.Metric {
-	var out []*dto.Metric
 	for _, m := range families[name].GetMetric() {
 		matched := 0
 		for _, l := range m.GetLabel() {
@@ -72,8 +44,8 @@ func series(families map[string]*dto.MetricFamily, name string, labels map[strin
 			}
 		}
 		if matched == len(labels) {
-			out = append(out, m)
+			total += m.GetCounter().GetValue()
 		}
 	}
-	return out
+	return total
 }

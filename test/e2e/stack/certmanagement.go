@@ -16,15 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// The Gardener Certificate of deploy/webhook/certificate.yaml, and the
-// directory of test/e2e/neighbours that runs Gardener cert-management.
-const (
-	CertificateName = "kim-snatch-webhook"
-	CertManagement  = "test/e2e/neighbours/cert-management"
-	// CertManagementImage is the archive `make images` writes of the
-	// controller, for realnode.ClusterOptions.Images.
-	CertManagementImage = "cert-controller-manager.tar"
-)
+// CertificateName is the Gardener Certificate of
+// deploy/webhook/certificate.yaml.
+const CertificateName = "kim-snatch-webhook"
 
 // requestedAtAnnotation is where cert-management keeps, on the Secret, the
 // time of the request that issued it.
@@ -33,14 +27,13 @@ const requestedAtAnnotation = "cert.gardener.cloud/requestedAt"
 // CertificateResource is Gardener cert-management's Certificate.
 var CertificateResource = schema.GroupVersionResource{Group: "cert.gardener.cloud", Version: "v1alpha1", Resource: "certificates"}
 
-// issueTimeout bounds an issuance or a renewal by the controller. It
-// reschedules the Certificate a second after it sees spec.renew, then
-// issues within seconds. But cert-management v0.19.0 marks a request
-// pending only after the goroutine that issues has started, and when that
-// goroutine finishes first the mark outlives it: the controller then
-// answers "challenge pending for at least one domain of certificate" and
-// rechecks every 30 s until the mark expires after 5 minutes
-// (pkg/shared/legobridge/pending.go in its module). The bound covers that.
+// issueTimeout bounds an issuance or a renewal by the controller.
+// cert-management v0.19.0 marks a request pending only after the goroutine
+// that issues has started, and when that goroutine finishes first the mark
+// outlives it: the controller then answers "challenge pending for at least
+// one domain of certificate" and rechecks every 30 s until the mark expires
+// after 5 minutes (pkg/shared/legobridge/pending.go in its module). The
+// bound covers that.
 const issueTimeout = 5*time.Minute + 2*time.Minute
 
 // certPoll is how often a renewal's Secret and Certificate are read.
@@ -69,7 +62,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	if err != nil {
 		return Renewal{}, err
 	}
-	expiry := statusField(u.Object, "expirationDate")
+	expiry, _, _ := unstructured.NestedString(u.Object, "status", "expirationDate")
 	if err := afterLastRequest(ctx, cs, ns, secret); err != nil {
 		return Renewal{}, err
 	}
@@ -90,11 +83,11 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 		if err != nil {
 			return false, nil
 		}
-		state := statusField(u.Object, "state")
+		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		if len(r.States) == 0 || r.States[len(r.States)-1] != state {
 			r.States = append(r.States, state)
 		}
-		if r.Ready.IsZero() && state == "Ready" && statusField(u.Object, "expirationDate") != expiry {
+		if exp, _, _ := unstructured.NestedString(u.Object, "status", "expirationDate"); r.Ready.IsZero() && state == "Ready" && exp != expiry {
 			r.Ready = time.Now()
 		}
 		return !r.Ready.IsZero() && !r.SecretWritten.IsZero(), nil
@@ -123,13 +116,6 @@ func afterLastRequest(ctx context.Context, cs kubernetes.Interface, ns, name str
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// statusField returns status.<name> of a Certificate as a string.
-func statusField(obj map[string]any, name string) string {
-	status, _ := obj["status"].(map[string]any)
-	s, _ := status[name].(string)
-	return s
 }
 
 // Writers returns the Certificates (namespace/name), sorted, whose spec

@@ -12,19 +12,18 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// The cluster DNS of test/e2e/neighbours/kube-dns.
+// The cluster DNS and Gardener cert-management of test/e2e/neighbours.
 const (
-	KubeDNS = "test/e2e/neighbours/kube-dns"
-	// KubeDNSImage is the archive `make images` writes of CoreDNS, for
-	// realnode.ClusterOptions.Images.
-	KubeDNSImage = "coredns.tar"
+	KubeDNS        = "test/e2e/neighbours/kube-dns"
+	CertManagement = "test/e2e/neighbours/cert-management"
 	// KubeDNSService is the Service in kube-system in front of CoreDNS.
 	KubeDNSService = "kube-dns"
 )
 
-// NeighbourImages are the archives of what InstallNeighbours runs, for
+// NeighbourImages are the archives `make images` writes of what
+// InstallNeighbours runs, cert-management's controller and CoreDNS, for
 // realnode.ClusterOptions.Images.
-var NeighbourImages = []string{CertManagementImage, KubeDNSImage}
+var NeighbourImages = []string{"cert-controller-manager.tar", "coredns.tar"}
 
 // InstallNeighbours installs what a Kyma runtime on Gardener runs before
 // deploy/ is applied: the cluster DNS, the CRDs of Gardener cert-management
@@ -48,12 +47,7 @@ func InstallNeighbours(ctx context.Context, kubeconfig string) error {
 		{"-n", "kube-system", "rollout", "status", "--timeout=3m", "deployment/coredns"},
 		{"-n", "cert-management", "rollout", "status", "--timeout=3m", "deployment/cert-controller-manager"},
 	}
-	for _, args := range steps {
-		if _, err := Kubectl(ctx, kubeconfig, args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return kubectlSteps(ctx, kubeconfig, steps)
 }
 
 // InstallMonitoring installs the Prometheus stack of Monitoring, as
@@ -70,6 +64,12 @@ func InstallMonitoring(ctx context.Context, kubeconfig string) error {
 		append(ns, "rollout", "status", "--timeout=3m", "deployment/prometheus-operator", "deployment/kube-state-metrics"),
 		append(ns, "wait", "--for=condition=Available", "--timeout=4m", "prometheus/k8s", "prometheus/shoot", "alertmanager/main"),
 	}
+	return kubectlSteps(ctx, kubeconfig, steps)
+}
+
+// kubectlSteps runs kubectl with each of steps in turn, up to the first
+// that fails.
+func kubectlSteps(ctx context.Context, kubeconfig string, steps [][]string) error {
 	for _, args := range steps {
 		if _, err := Kubectl(ctx, kubeconfig, args...); err != nil {
 			return err

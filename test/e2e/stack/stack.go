@@ -19,6 +19,9 @@ const (
 	ManagedByLabel    = "operator.kyma-project.io/managed-by"
 	WebhookName       = "snatch-webhook"
 	SyncerName        = "cabundle-syncer"
+	// ServiceName is the Service of deploy/webhook that the
+	// MutatingWebhookConfiguration calls.
+	ServiceName = WebhookName
 )
 
 // CreateNamespace creates a namespace, labelled as Kyma-managed if managed.

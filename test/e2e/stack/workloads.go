@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // PauseImage is the image of the workloads created on the stack. No
@@ -16,7 +17,6 @@ const PauseImage = "registry.k8s.io/pause:3.10"
 // kubelet to stop them, so they are deleted at once.
 func PauseDeployment(name string, replicas int32, cpu string) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
-	zero := int64(0)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.DeploymentSpec{
@@ -25,7 +25,7 @@ func PauseDeployment(name string, replicas int32, cpu string) *appsv1.Deployment
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: &zero,
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
 					Containers: []corev1.Container{{
 						Name:  "app",
 						Image: PauseImage,

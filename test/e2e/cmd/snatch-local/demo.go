@@ -20,8 +20,7 @@ const (
 	customerNamespace = "customer-demo"
 	deploymentName    = "demo"
 	cpuRequest        = "50m"
-	// bindTimeout is generous: the scheduler binds a handful of Pods in
-	// about a second, but a loaded machine may be running tests too.
+	// bindTimeout is generous: a loaded machine may be running tests too.
 	bindTimeout = 2 * time.Minute
 )
 
@@ -80,6 +79,7 @@ func deployDemo(ctx context.Context, cs kubernetes.Interface, namespaces []demoN
 // of them are bound to a Node, and returns them.
 func waitBound(ctx context.Context, cs kubernetes.Interface, ns, name string, replicas int) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
+	bound := 0
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, bindTimeout, true, func(ctx context.Context) (bool, error) {
 		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
@@ -87,25 +87,20 @@ func waitBound(ctx context.Context, cs kubernetes.Interface, ns, name string, re
 			// which reports what was seen.
 			return false, nil
 		}
-		pods = list.Items
-		return len(pods) == replicas && bound(pods) == replicas, nil
+		pods, bound = list.Items, 0
+		for _, p := range pods {
+			if p.Spec.NodeName != "" {
+				bound++
+			}
+		}
+		return len(pods) == replicas && bound == replicas, nil
 	})
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("wait for the Pods of deployment %s/%s: %w", ns, name, ctx.Err())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s: %d of %d Pods bound to a Node after %s (see kube-scheduler.log and kube-controller-manager.log): %w",
-			ns, name, bound(pods), replicas, bindTimeout, err)
+			ns, name, bound, replicas, bindTimeout, err)
 	}
 	return pods, nil
-}
-
-func bound(pods []corev1.Pod) int {
-	n := 0
-	for _, p := range pods {
-		if p.Spec.NodeName != "" {
-			n++
-		}
-	}
-	return n
 }

@@ -8,22 +8,21 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 )
 
 const binaryName = "snatch-local"
 
+// main stops the cluster at the first signal; a second one ends the process
+// at once, the children die with it, and the next start cleans up what the
+// node left.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// After the first signal, a second one ends the process at once instead
-	// of waiting for the cluster to stop; the children die with it, and the
-	// next start cleans up what the node left.
-	go func() { <-ctx.Done(); stop() }()
-
-	err := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(cmdline.ExitCode(binaryName, err, os.Stderr))
+	cmdline.Main(binaryName, func(ctx context.Context) error {
+		o, err := parse(os.Args[1:], os.Stderr)
+		if err != nil {
+			return err
+		}
+		return run(ctx, o, os.Stdout)
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,10 +19,6 @@ type Options struct {
 // the kubelet-less Nodes, so that every Pod is bound.
 const maxReplicas = 50
 
-func defaultOptions() Options {
-	return Options{KymaReplicas: 3, CustomerReplicas: 3}
-}
-
 // Validate reports every option that cannot work, all at once.
 func (o Options) Validate() error {
 	var errs []error
@@ -36,18 +31,9 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// execute parses args (os.Args[1:]) and runs until ctx ends.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
-	if err != nil {
-		return err
-	}
-	return run(ctx, o, stdout)
-}
-
 // parse turns the flags into validated Options.
 func parse(args []string, stderr io.Writer) (Options, error) {
-	o := defaultOptions()
+	o := Options{KymaReplicas: 3, CustomerReplicas: 3}
 	fs := flag.NewFlagSet(binaryName, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.KymaReplicas, "kyma-replicas", o.KymaReplicas, "Replicas of the Deployment in the Kyma-managed namespace "+kymaNamespace+".")

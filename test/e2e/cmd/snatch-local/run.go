@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -107,7 +106,7 @@ func (s *session) install(ctx context.Context) error {
 	}
 	s.progress("cert-management issued Secret %s/%s, CA %s", stack.Namespace, stack.SecretName, fp[:16])
 	for _, d := range []string{stack.WebhookName, stack.SyncerName} {
-		if err := s.kubectl(ctx, "-n", stack.Namespace, "rollout", "status", "deployment/"+d, "--timeout=5m"); err != nil {
+		if _, err := stack.Kubectl(ctx, s.cluster.KubeconfigPath, "-n", stack.Namespace, "rollout", "status", "deployment/"+d, "--timeout=5m"); err != nil {
 			return err
 		}
 	}
@@ -118,18 +117,6 @@ func (s *session) install(ctx context.Context) error {
 		return err
 	}
 	s.progress("installed: both Deployments rolled out, caBundle written, the API server calls the webhook")
-	return nil
-}
-
-func (s *session) kubectl(ctx context.Context, args ...string) error {
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		return err
-	}
-	out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.cluster.KubeconfigPath}, args...)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kubectl %v: %w\n%s", args, err, out)
-	}
 	return nil
 }
 

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -40,11 +41,8 @@ func rowsOf(pods []corev1.Pod, pools map[string]string) []Row {
 			Node: p.Spec.NodeName, Pool: pools[p.Spec.NodeName],
 		})
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if a, b := rank[rows[i].Namespace], rank[rows[j].Namespace]; a != b {
-			return a < b
-		}
-		return rows[i].Pod < rows[j].Pod
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(rank[a.Namespace], rank[b.Namespace]), strings.Compare(a.Pod, b.Pod))
 	})
 	return rows
 }
@@ -52,17 +50,12 @@ func rowsOf(pods []corev1.Pod, pools map[string]string) []Row {
 // hasTerm reports whether the Pod carries exactly the term of the default
 // policy, which is what the stack's webhook replicas add.
 func hasTerm(p *corev1.Pod) bool {
-	a := p.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil {
+	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
 		return false
 	}
 	want := affinity.DefaultPolicy().Term()
-	for _, t := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if equality.Semantic.DeepEqual(t, want) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		func(t corev1.PreferredSchedulingTerm) bool { return equality.Semantic.DeepEqual(t, want) })
 }
 
 // writeTable renders the rows as aligned columns. An unbound Pod shows
@@ -94,23 +87,17 @@ func orNone(s string) string {
 // it is reported, not judged.
 func summarize(rows []Row, managed map[string]bool) (lines, problems []string) {
 	var order []string
-	type tally struct {
-		pods, terms int
-		pools       map[string]int
-	}
-	by := map[string]*tally{}
+	pods, terms, pools := map[string]int{}, map[string]int{}, map[string]map[string]int{}
 	for _, r := range rows {
-		t, ok := by[r.Namespace]
-		if !ok {
-			t = &tally{pools: map[string]int{}}
-			by[r.Namespace] = t
+		if pools[r.Namespace] == nil {
+			pools[r.Namespace] = map[string]int{}
 			order = append(order, r.Namespace)
 		}
-		t.pods++
+		pods[r.Namespace]++
 		if r.Term {
-			t.terms++
+			terms[r.Namespace]++
 		}
-		t.pools[orNone(r.Pool)]++
+		pools[r.Namespace][orNone(r.Pool)]++
 		switch {
 		case managed[r.Namespace] && !r.Term:
 			problems = append(problems, fmt.Sprintf("%s/%s lacks the term although its namespace is Kyma-managed", r.Namespace, r.Pod))
@@ -119,13 +106,12 @@ func summarize(rows []Row, managed map[string]bool) (lines, problems []string) {
 		}
 	}
 	for _, ns := range order {
-		t := by[ns]
-		pools := make([]string, 0, len(t.pools))
-		for p, n := range t.pools {
-			pools = append(pools, fmt.Sprintf("%s=%d", p, n))
+		var spread []string
+		for p, n := range pools[ns] {
+			spread = append(spread, fmt.Sprintf("%s=%d", p, n))
 		}
-		sort.Strings(pools)
-		lines = append(lines, fmt.Sprintf("%s: %d of %d Pods carry the term; pools: %s", ns, t.terms, t.pods, strings.Join(pools, " ")))
+		slices.Sort(spread)
+		lines = append(lines, fmt.Sprintf("%s: %d of %d Pods carry the term; pools: %s", ns, terms[ns], pods[ns], strings.Join(spread, " ")))
 	}
 	return lines, problems
 }

@@ -14,13 +14,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 )
 
@@ -48,29 +47,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return o, o.validate()
-}
-
-func (o options) validate() error {
 	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case o.healthAddr == "" || o.healthAddr == "0":
-		return errors.New("--health-probe-bind-address is required: the Deployment's probes call it")
+		return o, errors.New("--health-probe-bind-address is required: the Deployment's probes call it")
 	case o.workerPool == "" || o.webhookConfigName == "" || o.certDir == "":
-		return errors.New("--kyma-worker-pool-name, --webhook-cfg-name and --cert-dir must not be empty")
+		return o, errors.New("--kyma-worker-pool-name, --webhook-cfg-name and --cert-dir must not be empty")
 	}
-	return nil
+	return o, nil
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "kim-snatch:", err)
-		os.Exit(1)
-	}
+	cmdline.Main("kim-snatch", func(ctx context.Context) error { return run(ctx, os.Args[1:]) })
 }
 
 func run(ctx context.Context, args []string) error {
