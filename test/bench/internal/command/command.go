@@ -1,6 +1,8 @@
 // Package command is what the commands under test/bench/cmd share: how they
 // parse their flags, stop on a signal and report an error, and the usage
-// file peak-rss writes for the harness.
+// file peak-rss writes for the harness. It is not pkg/cmdline.Main, whose
+// logging packages would add to the resident set of unpaged-pods, a
+// baseline that must hold its reads and nothing else.
 package command
 
 import (
