@@ -155,9 +155,9 @@ func panelQueries(t *testing.T) []panelQuery {
 		t.Fatalf("no dashboards in deploy/components/dashboards (%v)", err)
 	}
 	// $__rate_interval as Grafana sets it for a recent range: four scrape
-	// intervals of the ServiceMonitors, 5 s in the suite
-	// (test/e2e/overlay/shorter-scrape.yaml; 30 s as shipped, so 2m).
-	out, err := exec.Command(bin, append([]string{"queries", "-namespace", "kyma-system", "-rate-interval", "20s"}, files...)...).Output()
+	// intervals of the ServiceMonitors (2m as shipped).
+	rateInterval := (4 * scrapeInterval(t)).String()
+	out, err := exec.Command(bin, append([]string{"queries", "-namespace", "kyma-system", "-rate-interval", rateInterval}, files...)...).Output()
 	if err != nil {
 		t.Fatalf("%s queries: %v", bin, err)
 	}

@@ -39,9 +39,11 @@ import (
 const faultRate = 20
 
 // observe is how long the watch goes on after the heal: a scrape interval
-// of the suite's ServiceMonitors (5 s, test/e2e/overlay/shorter-scrape.yaml),
-// an evaluation (5 s), and a margin.
-const observe = 20 * time.Second
+// of the suite's ServiceMonitors, an evaluation, and two more scrape
+// intervals of margin.
+func observe(t testing.TB) time.Duration {
+	return 3*scrapeInterval(t) + evaluationInterval(t)
+}
 
 // faultRow is one scenario's line of the table.
 type faultRow struct {
@@ -126,7 +128,7 @@ func runFault(t *testing.T, s *nodeSystem, c checker, aw *alertWatch, f platform
 	row.awaitConverged(t, healed, rotate)
 	// The alerts' conditions show within a scrape and an evaluation of the
 	// heal, pending or firing.
-	time.Sleep(max(lead, time.Until(healed.Add(observe))))
+	time.Sleep(max(lead, time.Until(healed.Add(observe(t)))))
 	cancel()
 	res := <-done
 	rise, samples, lostCA, alerts, checks := watch.stop()
