@@ -34,6 +34,11 @@ func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing
 			wantErr: "--kyma-replicas must be between 1 and 50, got 0",
 		},
 		{
+			name:    "too_many_kyma_replicas",
+			args:    []string{"--kyma-replicas=51"},
+			wantErr: "--kyma-replicas must be between 1 and 50, got 51",
+		},
+		{
 			name:    "too_many_customer_replicas",
 			args:    []string{"--customer-replicas=51"},
 			wantErr: "--customer-replicas must be between 1 and 50, got 51",
