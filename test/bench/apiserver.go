@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -322,26 +322,20 @@ func createPods(ctx context.Context, cs kubernetes.Interface, a *arm, prefix str
 	return elapsed, nil
 }
 
-// forEach calls do for 0 to n-1 on conc goroutines, and returns once they
-// are done; once ctx ends, it hands out no more.
+// forEach calls do for 0 to n-1, at most conc at a time, and returns once
+// they are done; once ctx ends, it skips the rest.
 func forEach(ctx context.Context, n, conc int, do func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Go(func() {
-			for i := range next {
+	var g errgroup.Group
+	g.SetLimit(conc)
+	for i := range n {
+		g.Go(func() error {
+			if ctx.Err() == nil {
 				do(i)
 			}
+			return nil
 		})
 	}
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // deletePods deletes the arm's Pods, so that later rounds do not run

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/process"
@@ -37,10 +38,14 @@ func (c *Cluster) Kill(name string, sig syscall.Signal) error {
 	// What Revive runs again: the process's own command line and
 	// environment, as a supervisor such as the kubelet of a static Pod
 	// would start it.
-	if p.argv, err = procStrings(p.proc.Pid, "cmdline"); err != nil {
+	proc, err := procfs.NewProc(p.proc.Pid)
+	if err != nil {
 		return err
 	}
-	if p.env, err = procStrings(p.proc.Pid, "environ"); err != nil {
+	if p.argv, err = proc.CmdLine(); err != nil {
+		return err
+	}
+	if p.env, err = proc.Environ(); err != nil {
 		return err
 	}
 	_ = p.proc.Signal(syscall.SIGCONT) // a frozen process handles no signal but SIGKILL
@@ -131,13 +136,4 @@ func (c *Cluster) component(name string) (*planeComponent, error) {
 		}
 	}
 	return nil, fmt.Errorf("no control-plane component %q", name)
-}
-
-// procStrings reads a NUL-separated file of /proc/<pid>, such as cmdline.
-func procStrings(pid int, file string) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
-	if err != nil {
-		return nil, err
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }
