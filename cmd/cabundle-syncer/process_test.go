@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -171,24 +170,14 @@ func (p *syncerProcess) waitReady(timeout time.Duration) {
 	}
 }
 
-// rssBytes reads the resident set size of the process from /proc.
+// rssBytes reads the resident set size of the process.
 func (p *syncerProcess) rssBytes() int64 {
 	p.t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	n, err := p.RSS()
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				p.t.Fatal(err)
-			}
-			return kb * 1024
-		}
-	}
-	p.t.Fatal("no VmRSS in /proc/<pid>/status")
-	return 0
+	return n
 }
 
 func freePort(t *testing.T) int {
