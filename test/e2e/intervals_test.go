@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -24,10 +24,8 @@ import (
 func scrapeInterval(t testing.TB) time.Duration {
 	t.Helper()
 	var ops []struct{ Op, Path, Value string }
-	for _, doc := range yamlDocs(t, "test/e2e/overlay/shorter-scrape.yaml") {
-		if err := utilyaml.Unmarshal(doc, &ops); err != nil {
-			t.Fatal(err)
-		}
+	if err := utilyaml.Unmarshal(repoFile(t, "test/e2e/overlay/shorter-scrape.yaml"), &ops); err != nil {
+		t.Fatal(err)
 	}
 	for _, op := range ops {
 		if op.Op == "replace" && op.Path == "/spec/endpoints/0/interval" {
@@ -43,13 +41,18 @@ func scrapeInterval(t testing.TB) time.Duration {
 // unless every one of them has the same.
 func evaluationInterval(t testing.TB) time.Duration {
 	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(repoFile(t, "test/e2e/neighbours/monitoring/prometheus.yaml")), 4096)
 	var got time.Duration
-	for _, doc := range yamlDocs(t, "test/e2e/neighbours/monitoring/prometheus.yaml") {
+	for {
 		var o struct {
 			Kind string
 			Spec struct{ EvaluationInterval string }
 		}
-		if err := utilyaml.Unmarshal(doc, &o); err != nil {
+		err := dec.Decode(&o)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		if o.Kind != "Prometheus" {
@@ -67,31 +70,18 @@ func evaluationInterval(t testing.TB) time.Duration {
 	return got
 }
 
-// yamlDocs returns the documents of a YAML stream, by its path from the
-// repository's root.
-func yamlDocs(t testing.TB, path string) [][]byte {
+// repoFile returns a file, by its path from the repository's root.
+func repoFile(t testing.TB, path string) []byte {
 	t.Helper()
 	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(root, path))
+	b, err := os.ReadFile(filepath.Join(root, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var docs [][]byte
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		docs = append(docs, doc)
-	}
+	return b
 }
 
 // parseInterval parses a Prometheus duration of the form the suite's files
