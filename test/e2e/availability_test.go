@@ -9,11 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // With every webhook replica down, Pod creation goes on: the API server
 // fails open after at most the 2 s timeout, and counts it.
 func TestAllWebhooksDownBlocksNothing(t *testing.T) {
+	framework.InTier(t, framework.Full, "fail-open is also proven by the smoke's break of all replicas")
 	ctx := context.Background()
 	ns := namespace(t, "e2e-down", true)
 	if err := sys.StopWebhooks(ctx); err != nil {
@@ -60,6 +62,7 @@ func TestAllWebhooksDownBlocksNothing(t *testing.T) {
 // A rolling restart of the replicas under load loses no request: each
 // leaves the endpoints, drains what is in flight, and comes back.
 func TestGracefulRestartUnderLoadLosesNothing(t *testing.T) {
+	framework.InTier(t, framework.Full, "a rollout under load; the smoke proves the install, a rotation and a fault")
 	ns := namespace(t, "e2e-restart", true)
 	before := failOpen(t)
 	ctx, cancel := context.WithCancel(context.Background())

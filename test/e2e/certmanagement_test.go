@@ -17,6 +17,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // What the design rests on (docs/architecture.md), checked on what the real
@@ -28,6 +29,7 @@ import (
 // Ready, so that the syncer, which watches the Secret alone, is never
 // behind the Certificate's status.
 func TestCertManagementWritesWhatTheDesignAssumes(t *testing.T) {
+	framework.InTier(t, framework.Full, "pins the neighbour's behaviour; the smoke's rotation depends on it and fails if it changes")
 	servedAfter(t)
 	ctx := context.Background()
 	cs := sys.Clientset()

@@ -30,6 +30,7 @@ import (
 // (alertWatch). The table at the end gives the time from each break to
 // each alert's pending, firing and notification.
 func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "one break reaches Alertmanager in both monitoring profiles; the other breaks are in the full tier")
 	c := newChecker(t)
 	targetNamespace(t)
 	watch := newAlertWatch(t)
@@ -74,7 +75,9 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			exercise: waitLeaderRefusedAgain,
 		},
 		{
-			name: "all_webhook_replicas_stopped", item: check.IDWebhookPods, message: "no Pods match",
+			// The smoke tier's break: it fires in both profiles and reaches
+			// Alertmanager, and it is the failure users feel first.
+			name: "all_webhook_replicas_stopped", smoke: true, item: check.IDWebhookPods, message: "no Pods match",
 			others: map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail},
 			breakIt: func(t *testing.T) func(context.Context) error {
 				if err := sys.StopWebhooks(context.Background()); err != nil {
@@ -169,7 +172,14 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.prove(t, c, watch, args) })
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.smoke {
+				framework.InTier(t, framework.Smoke, "one break, in both monitoring profiles, reaching Alertmanager")
+			} else {
+				framework.InTier(t, framework.Full, "the smoke tier breaks one item")
+			}
+			tt.prove(t, c, watch, args)
+		})
 	}
 	if watch != nil {
 		watch.table()
@@ -217,6 +227,8 @@ func onceCleanup(t *testing.T, restore func(context.Context) error) func(context
 // the check and the alerts must then show.
 type checkBreak struct {
 	name string
+	// smoke puts the break in the smoke tier; the others are in the full.
+	smoke bool
 	// item is the item that must fail (or have status, when set),
 	// with message in its message.
 	item, message string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // docs/operations.md and docs/troubleshooting.md run the check inside a
@@ -19,6 +20,7 @@ import (
 // the MutatingWebhookConfiguration and the Lease are readable, the Pods
 // are not.
 func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
 	c := newChecker(t)
 	ctx := context.Background()
 	kubeconfig := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")

@@ -31,6 +31,7 @@ func checkIDs(withNamespace bool) []string {
 // An operator's first command on a healthy installation: every item
 // passes, in the table and in JSON, run as docs/operations.md quotes it.
 func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "the operators' checklist on the installation as shipped, once")
 	c := newChecker(t)
 	targetNamespace(t)
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 // healthy installation it completes, and its log passes every item: from
 // inside the cluster served-certificate dials the webhook Pods.
 func TestInClusterCheckJobPasses(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
 	logs, completed := runCheckJob(t)
 	if !completed {
 		t.Fatalf("the check Job failed on a healthy installation:\n%s", logs)

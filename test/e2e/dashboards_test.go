@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -62,6 +63,7 @@ var breakPanels = map[string]panelChange{
 // CA is renewed first, as a cluster's traffic and cert-management would,
 // so that rates and latency quantiles have samples.
 func TestDashboardsShowDataInPrometheus(t *testing.T) {
+	framework.InTier(t, framework.Full, "the dashboards' queries; the smoke's break proves the monitoring path")
 	prom := monitored(t, stack.ProfileAPIServer)
 	servedAfter(t)
 	// A renewal, as cert-management does it, so that the syncer

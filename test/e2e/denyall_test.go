@@ -21,6 +21,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // kyma-system runs under Kyma's deny-all (test/e2e/overlay), so each path
@@ -38,6 +39,7 @@ const (
 // check Job, which needs the same allow, fails. Back in place, the
 // caBundle converges without anyone's help.
 func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
+	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
 	c := enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()
@@ -65,6 +67,7 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 // a renewal's CA never reaches the caBundle. Back in place, the caBundle
 // converges without anyone's help.
 func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
+	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
 	enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()
@@ -174,6 +177,7 @@ func resolveAPIServerByName(t *testing.T) {
 // Without its egress to the webhook's Pods the check Job cannot dial them,
 // and served-certificate fails: the Job fails. Back in place, it passes.
 func TestWithoutTheWebhookAllowTheCheckJobCannotVerifyTheServedCertificate(t *testing.T) {
+	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
 	enforcingCluster(t)
 	requirePolicy(t, denyAll)
 	restore := withoutPolicy(t, allowToWebhook)
@@ -195,6 +199,7 @@ func TestWithoutTheWebhookAllowTheCheckJobCannotVerifyTheServedCertificate(t *te
 // server is on Gardener, where it calls from the seed) is dropped; without
 // the metrics port's, a labelled scraper is. Back in place, both pass.
 func TestWithoutEachIngressRuleOfTheWebhookItsCallersAreDropped(t *testing.T) {
+	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
 	c := enforcingCluster(t)
 	requirePolicy(t, denyAll)
 	webhook := systemPod(t, stack.WebhookName)

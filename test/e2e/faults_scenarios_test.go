@@ -16,15 +16,17 @@ import (
 type platformFault struct {
 	name    string
 	prepare func(t *testing.T, s *nodeSystem) (inject func(renew func()) (healed time.Time))
-	// smoke is the load under which make test runs the scenario, if any;
-	// make chaos runs every scenario under each of its loads.
-	smoke string
+	// tier is the tier of the node suites that runs the scenario under
+	// load, if any (framework.InTier); make chaos runs every scenario
+	// under each of its loads.
+	tier framework.Tier
+	load string
 	// loads are rotation and steady, unless set.
 	loads []string
 }
 
 // FaultsEnv set to "all" runs every scenario under both loads, as make
-// chaos does; otherwise only those with a smoke load run.
+// chaos does; otherwise only those with a tier run, under its load.
 const FaultsEnv = "SNATCH_FAULTS"
 
 const (
@@ -89,7 +91,7 @@ func platformFaults() []platformFault {
 		}
 	}
 	return []platformFault{
-		{name: "kube-apiserver killed", prepare: downFor(framework.APIServer, syscall.SIGKILL, 0), smoke: loadSteady},
+		{name: "kube-apiserver killed", prepare: downFor(framework.APIServer, syscall.SIGKILL, 0), tier: framework.Smoke, load: loadSteady},
 		{name: "kube-apiserver stopped 60s", prepare: downFor(framework.APIServer, syscall.SIGTERM, 60*time.Second)},
 		{name: "etcd stalled 30s", prepare: func(t *testing.T, s *nodeSystem) func(func()) time.Time {
 			return renewFirst(func() time.Time {
@@ -104,10 +106,10 @@ func platformFaults() []platformFault {
 		{name: "etcd restarted", prepare: downFor(framework.Etcd, syscall.SIGKILL, 0)},
 		{name: "containerd restarted", prepare: restart("containerd")},
 		{name: "kubelet restarted", prepare: restart("kubelet")},
-		// The smoke's slow path stays within the timeout: calls that fail
-		// open would keep the term objective's burn alerts active into the
-		// tests that follow in make test.
-		{name: "path to the webhook +500ms", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 500}), smoke: loadSteady},
+		// The full tier's slow path stays within the timeout: calls that
+		// fail open would keep the term objective's burn alerts active into
+		// the tests that follow in make e2e.
+		{name: "path to the webhook +500ms", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 500}), tier: framework.Full, load: loadSteady},
 		{name: "path to the webhook +1.5s", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 1500})},
 		{name: "path to the webhook +3s", prepare: toxic("latency", "downstream", 1, map[string]any{"latency": 3000})},
 		{name: "path to the webhook resets 30% of connections", prepare: toxic("reset_peer", "upstream", 0.3, map[string]any{"timeout": 0})},
@@ -125,7 +127,7 @@ func platformFaults() []platformFault {
 			}
 		}},
 		// A second renewal before the kubelet has projected the first.
-		{name: "Secret renewed twice", smoke: loadRotation, loads: []string{loadRotation}, prepare: func(*testing.T, *nodeSystem) func(func()) time.Time {
+		{name: "Secret renewed twice", tier: framework.Full, load: loadRotation, loads: []string{loadRotation}, prepare: func(*testing.T, *nodeSystem) func(func()) time.Time {
 			return func(renew func()) time.Time {
 				renew()
 				renew()

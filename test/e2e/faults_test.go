@@ -20,6 +20,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // Faults of the platform: kube-apiserver, etcd, containerd, the kubelet
@@ -30,10 +31,10 @@ import (
 // failed open, the caBundle never loses the CA the replicas serve, the
 // webhook's containers do not restart and its memory stays flat, and after
 // the heal the syncer leads again, the caBundle converges and `check`
-// passes. make test runs the smoke scenarios, make chaos all of them. The
-// table at the end is that of docs/benchmarks.md, "Faults of the platform,
-// on the real node"; docs/operations.md, "Known failure modes", says what
-// each means for an installation.
+// passes. make test and make e2e run those of their tiers, make chaos all
+// of them. The table at the end is that of docs/benchmarks.md, "Faults of
+// the platform, on the real node"; docs/operations.md, "Known failure
+// modes", says what each means for an installation.
 
 // faultRate is the Pods created per second during a scenario.
 const faultRate = 20
@@ -73,6 +74,7 @@ func restarts(t *testing.T, app string) int32 {
 }
 
 func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "one platform fault; the others are in the full tier and make chaos")
 	s, ok := sys.(*nodeSystem)
 	if !ok {
 		t.Skipf("%T's platform is not the suite's to break", sys)
@@ -81,7 +83,7 @@ func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
 	aw := newAlertWatch(t)
 	all := os.Getenv(FaultsEnv) == "all"
 	if !all {
-		logf("platform faults: the smoke scenarios only; make chaos (%s=all) runs each under both loads", FaultsEnv)
+		logf("platform faults: those of the tiers only; make chaos (%s=all) runs each under both loads", FaultsEnv)
 	}
 	var rows []faultRow
 	for _, f := range platformFaults() {
@@ -90,10 +92,13 @@ func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
 			loads = []string{loadRotation, loadSteady}
 		}
 		for _, load := range loads {
-			if !all && f.smoke != load {
+			if !all && f.load != load {
 				continue
 			}
 			t.Run(strings.ReplaceAll(f.name, " ", "_")+"/"+load, func(t *testing.T) {
+				if !all {
+					framework.InTier(t, f.tier, "one fault in the smoke tier, two more in the full, all in make chaos")
+				}
 				rows = append(rows, runFault(t, s, c, aw, f, load))
 			})
 		}

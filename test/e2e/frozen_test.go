@@ -12,6 +12,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // The unresponsive webhook: every replica reachable, none answering, as
@@ -26,6 +27,7 @@ import (
 // Run once at the shipped timeout and once at 1 s, and once healthy, this
 // is the measurement behind timeoutSeconds (docs/architecture.md).
 func TestFrozenWebhookFailsNoCreate(t *testing.T) {
+	framework.InTier(t, framework.Full, "the measurement behind timeoutSeconds; the smoke's break proves fail-open")
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the webhook's processes are not on this host", sys)
 	}
@@ -244,6 +246,7 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 // monitoring profiles, and the check fails webhook-pods and admission.
 // The table gives the time each alert takes.
 func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second unavailability break; the smoke's break stops every replica")
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the webhook's processes are not on this host", sys)
 	}

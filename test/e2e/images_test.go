@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // read-only root filesystem, and is ready. This reads what the kernel
 // says of the containers' processes, not what the Pod spec asks for.
 func TestImagesRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "the images as shipped, under the restricted profile, once")
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the containers' processes are not on this host", sys)
 	}

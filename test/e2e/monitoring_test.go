@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -41,6 +42,7 @@ func monitored(t *testing.T, profile string) promv1.API {
 // Every running replica of both binaries is a target of the job its
 // ServiceMonitor names, and up.
 func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testing.T) {
+	framework.InTier(t, framework.Full, "the smoke's break reaches Alertmanager only through these scrapes")
 	prom := monitored(t, stack.ProfileAPIServer)
 	want := map[string]string{} // pod -> job
 	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
@@ -79,6 +81,7 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 // kube-apiserver and has the series the rules tell the profiles apart by;
 // the Shoot profile's has neither, while it scrapes both binaries.
 func TestEachProfileScrapesWhatItReaches(t *testing.T) {
+	framework.InTier(t, framework.Full, "the smoke's break fires in each profile only through these scrapes")
 	const guard = "apiserver_admission_controller_admission_duration_seconds_count"
 	for profile, want := range map[string]bool{stack.ProfileAPIServer: true, stack.ProfileShoot: false} {
 		prom := monitored(t, profile)
@@ -105,6 +108,7 @@ func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 // PrometheusRules, and the fleet component's, and evaluates each without
 // error.
 func TestPrometheusLoadsEveryShippedRule(t *testing.T) {
+	framework.InTier(t, framework.Full, "every rule; the smoke's break proves the rules it fires")
 	want := shippedRuleNames(t)
 	for profile := range stack.Profiles {
 		prom := monitored(t, profile)

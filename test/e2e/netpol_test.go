@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
@@ -240,6 +241,7 @@ func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.
 // port is also dialled from a Pod that no policy names and from a host
 // process that is not root.
 func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
+	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
 	c := enforcingCluster(t)
 	before := verdicts(t, c)
 	webhook := systemPod(t, stack.WebhookName)
@@ -267,6 +269,7 @@ func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
 // Metrics are open only to Pods labelled as scrapers, in any namespace, as
 // both policies say; every other port of both Pods is closed.
 func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
+	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
 	c := enforcingCluster(t)
 	before := verdicts(t, c)
 	webhook := systemPod(t, stack.WebhookName)
@@ -320,6 +323,7 @@ func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
 // through the kubernetes Service, while the deny-all drops the same
 // connection from a Pod with another label: enforcement is real.
 func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
+	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
 	c := enforcingCluster(t)
 	ctx := context.Background()
 	cs := sys.Clientset()

@@ -17,6 +17,7 @@ import (
 )
 
 func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "placement: each capability once, and this is the product's")
 	pool := pools(t)
 	kyma := namespace(t, "e2e-kyma", true)
 	pods := runDeployment(t, kyma, deployment("operator", 5, "100m"), 5)
@@ -43,6 +44,7 @@ func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 // With every Kyma node full, Kyma Pods go to the customer pool: the term
 // is a preference, not a requirement.
 func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second placement case; the smoke places Pods once")
 	c := newChecker(t)
 	watch := newAlertWatch(t)
 	alerts := map[string][]string{stack.ProfileAPIServer: {alertPodsOffPool}, stack.ProfileShoot: {alertPodsOffPool}}
@@ -102,6 +104,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 
 // Without any Kyma-pool node the term matches nothing and costs nothing.
 func TestNoKymaPoolStillSchedules(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second placement case; the smoke places Pods once")
 	ctx := context.Background()
 	cs := sys.Clientset()
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})

@@ -20,6 +20,7 @@ const pluginName = "kubectl-kim_snatch"
 // under the name kubectl-kim_snatch on PATH, found by kubectl's own plugin
 // lookup, reports what `cabundle-syncer check` reports, with its exit code.
 func TestKubectlPluginReportsWhatCheckReports(t *testing.T) {
+	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
 	c := newChecker(t)
 	kubectl, err := framework.Kubectl()
 	if err != nil {

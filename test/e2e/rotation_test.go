@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // rotationUnderLoad creates Pods in a Kyma namespace at rate per second,
@@ -53,6 +55,7 @@ func rotationUnderLoad(t *testing.T, rate int) (missing []string, total int, fai
 // kubelet swaps their files. With the overlap the API server trusts both
 // meanwhile: no Pod misses the term.
 func TestCARotationUnderLoadLosesNothing(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "one CA rotation by cert-management under load, with the shipped overlap")
 	missing, total, rise, res := rotationUnderLoad(t, 20)
 	logf("rotation with --ca-overlap=1h: %d Pods created, %d without the term, fail-open count +%v, create p50 %s p99 %s",
 		total, len(missing), rise, res.percentile(0.5), res.percentile(0.99))
@@ -72,6 +75,7 @@ func TestCARotationUnderLoadLosesNothing(t *testing.T) {
 // cannot verify them and admits Pods without the term. This is the gap the
 // overlap closes.
 func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
+	framework.InTier(t, framework.Full, "a rotation that proves the overlap's need; the smoke rotates once, as shipped")
 	ctx := context.Background()
 	if err := sys.SetCAOverlap(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -96,6 +100,7 @@ func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
 // The leader dies right after the Secret changes; the standby takes over
 // the Lease and the caBundle still converges on the new CA.
 func TestSyncerLeaderKilledMidRotation(t *testing.T) {
+	framework.InTier(t, framework.Full, "a rotation under a fault; the smoke rotates once, as shipped")
 	ctx := context.Background()
 	t.Cleanup(func() {
 		if err := sys.RestoreSyncers(ctx); err != nil {

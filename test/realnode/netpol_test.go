@@ -1,12 +1,14 @@
 package realnode
 
 import (
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"maps"
 	"strings"
 	"testing"
 )
 
 func TestVerdictsSumsPacketCountByVerdict(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: kube-network-policies' verdicts")
 	cases := []struct {
 		name    string
 		text    string

@@ -30,7 +30,7 @@ var (
 	DeschedulerPolicy = Tool{Env: "SNATCH_DESCHEDULER_POLICY", Bin: "descheduler-policy", Target: "make tools"}
 	Cosign            = Tool{Env: "SNATCH_COSIGN", Bin: "cosign", Target: "make tools"}
 	CycloneDXGomod    = Tool{Env: "SNATCH_CYCLONEDX_GOMOD", Bin: "cyclonedx-gomod", Target: "make tools"}
-	Toxiproxy         = Tool{Env: "SNATCH_TOXIPROXY", Bin: "toxiproxy-server", Target: "make test"}
+	Toxiproxy         = Tool{Env: "SNATCH_TOXIPROXY", Bin: "toxiproxy-server", Target: "make e2e"}
 )
 
 // ErrMissing is the error of Find for a tool that is not there.

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 // The parser finds the steps and their sh blocks, skips blocks of other
 // languages, and refuses a guide that would run nothing.
 func TestGuideReaderTakesShStepsAndRefusesAGuideThatRunsNothing(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: the guide's reader")
 	dir := t.TempDir()
 	guide := filepath.Join(dir, "guide.md")
 	write := func(s string) {

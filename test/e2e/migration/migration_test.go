@@ -55,15 +55,17 @@ const oldRotation = "kim-snatch's own rotation: it serves the new certificate an
 
 // runs are the migrations the scenario makes, one after another: it stops
 // after a step and rolls back from there, and at last migrates completely
-// (upTo 0) and rolls back.
+// (upTo 0) and rolls back. The smoke tier makes the whole migration and
+// its rollback; the aborts are in the full tier.
 var runs = []struct {
 	name string
 	upTo int
+	tier framework.Tier
 }{
-	{"abort after 3", 3},
-	{"abort after 4", 4},
-	{"abort after 5", 5},
-	{"migration", 0},
+	{"abort after 3", 3, framework.Full},
+	{"abort after 4", 4, framework.Full},
+	{"abort after 5", 5, framework.Full},
+	{"migration", 0, framework.Smoke},
 }
 
 // The migration from the old kim-snatch to KIM Snatch and the rollback,
@@ -76,6 +78,7 @@ var runs = []struct {
 // CRDs hold, after each rollback none of the new, and at each end exactly
 // one Certificate writes the Secret.
 func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "the migration there and back; its aborts are in the full tier")
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
@@ -104,7 +107,15 @@ func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.
 	defer l.finish()
 	env.phase(ctx, t, l, "before", func() error { return env.hold(ctx, 5*time.Second) })
 
+	tier, err := framework.RunTier()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range runs {
+		if !tier.Runs(r.tier) {
+			t.Logf("%s: in the %s tier (make e2e)", r.name, r.tier)
+			continue
+		}
 		env.migrateAndRollBack(ctx, t, l, steps, r.name, r.upTo, old)
 	}
 	l.finish()

@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: make run's flags")
 	tests := []struct {
 		name string
 		args []string
@@ -82,6 +84,7 @@ func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing
 }
 
 func TestHelpPrintsTheUsageOfEveryFlag(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: make run's usage")
 	var b strings.Builder
 	_, err := parse([]string{"-h"}, &b)
 	if !errors.Is(err, flag.ErrHelp) {

@@ -16,6 +16,7 @@ import (
 // `make run` runs up to the wait for a signal, on the real node, and then
 // its teardown.
 func TestRunShowsTheTermOnKymaPodsOnlyAndCloseStopsTheControlPlane(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "make run's path, once")
 	if testing.Short() {
 		t.Skip("starts a control plane, a node and both binaries; skipped with -short")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 )
 
 func TestTableAlignsColumnsAndShowsNoneForMissingValues(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: make run's table")
 	tests := []struct {
 		name string
 		rows []Row
@@ -62,6 +64,7 @@ func pod(ns, name, node string, terms ...corev1.PreferredSchedulingTerm) corev1.
 }
 
 func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: make run's table")
 	injected := affinity.DefaultPolicy().Term()
 	otherPool := affinity.DefaultPolicy()
 	otherPool.WorkerPool = "gpu"
@@ -116,6 +119,7 @@ func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
 }
 
 func TestSummaryCountsTermsAndPoolsAndReportsMisplacedTerms(t *testing.T) {
+	framework.InTier(t, framework.Smoke, "no node: make run's table")
 	managed := map[string]bool{"kyma": true, "cust": false}
 	tests := []struct {
 		name         string
