@@ -65,6 +65,10 @@ GO_TEST_FLAGS   ?= -timeout 80m
 # make test runs them one after another. The others run meanwhile, one
 # package at a time: the node's packages mostly wait on the kubelet.
 NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local ./test/realnode
+# The node packages' scenarios are in two tiers (docs/development.md, "Two
+# tiers"): make test runs the smoke tier, make e2e both.
+# $(call NODE_TEST,tier,with-node flags,go test flags,wrapper)
+NODE_TEST       = SNATCH_TIER=$(1) hack/with-node.sh $(2) $(4) go test -p 1 $(GO_TEST_FLAGS) -count=1 $(3) $(NODE_PKGS)
 FUZZ_TIME       ?= 10s
 
 K8S_LDFLAGS := -s -w \
@@ -127,8 +131,8 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## Run all tests: the vulnerability check, unit, integration against a real control plane, the suite on a real node, fuzz smoke.
-	hack/with-node.sh go test -p 1 $(GO_TEST_FLAGS) $(NODE_PKGS) & node=$$!; \
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## The presubmit tier: the vulnerability check, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
+	$(call NODE_TEST,smoke) & node=$$!; \
 	rest=0; { \
 	$(MAKE) --no-print-directory $(COSIGN) $(CYCLONEDX_GOMOD) vuln && \
 	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
@@ -166,8 +170,20 @@ vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for kno
 	[ $$rc -eq 0 ] || { echo "make vuln: a binary reaches a known vulnerability (above); docs/releasing.md, \"Vulnerabilities\"" >&2; exit 1; }
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## End-to-end suite and the migration from kim-snatch on a real node beside the local control plane (root, Debian; also part of make test).
-	hack/with-node.sh --require go test -p 1 $(GO_TEST_FLAGS) -count=1 -v ./test/e2e ./test/e2e/migration
+e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## The full tier: every scenario of the node packages, the smoke tier's included (root, Debian).
+	$(call NODE_TEST,full,--require,-v)
+
+# make test-cost runs the node packages' tier TIER (full, or smoke) under
+# test/cost, which measures each top-level test's wall time, waiting and
+# CPU-seconds, and each long-running process's CPU-seconds
+# (docs/benchmarks.md, "What the suite costs"). The report goes to
+# bin/cost/<tier>.md and .json.
+TIER ?= full
+
+.PHONY: test-cost
+test-cost: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## Measure what each node test and each process of its stack costs: TIER=full (default) or smoke.
+	go build -o $(BIN)/test-cost ./test/cost/cmd/test-cost
+	$(call NODE_TEST,$(TIER),--require,-json,$(BIN)/test-cost -json $(BIN)/cost/$(TIER).json -md $(BIN)/cost/$(TIER).md --)
 
 # make test and make e2e run the platform-fault scenarios that
 # test/e2e/faults_test.go marks as smoke; make chaos runs each scenario under
