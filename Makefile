@@ -131,18 +131,27 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) images monitoring-images ## The presubmit tier: the vulnerability check, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(COSIGN) $(CYCLONEDX_GOMOD) images monitoring-images ## The presubmit tier: the vulnerability check, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
 	$(call NODE_TEST,smoke) & node=$$!; \
-	rest=0; { \
-	$(MAKE) --no-print-directory $(COSIGN) $(CYCLONEDX_GOMOD) vuln && \
-	go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") && \
-	GOWORK=off go -C hack/tools/imagetool test ./... && \
-	GOWORK=off go -C hack/tools/dashboards test ./... && \
-	GOWORK=off go -C hack/tools/promrules test ./... && \
-	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME) && \
-	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME); } || rest=$$?; \
-	wait $$node || { echo "make test: the node's packages failed" >&2; exit 1; }; \
-	[ $$rest -eq 0 ] || { echo "make test: the other packages failed" >&2; exit 1; }
+	nice -n 19 $(MAKE) --no-print-directory test-checks & checks=$$!; \
+	rest=0; go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") || rest=$$?; \
+	failed=; wait $$node || failed="$$failed the node's smoke tier;"; \
+	wait $$checks || failed="$$failed make test-checks;"; \
+	[ $$rest -eq 0 ] || failed="$$failed the packages without a node;"; \
+	[ -z "$$failed" ] || { echo "make test failed:$$failed" >&2; exit 1; }
+
+# make test runs three lanes at once: the node's smoke tier, the packages
+# without a node, and test-checks, which only builds and fuzzes and so runs
+# at nice 19: it takes the cores the other lanes leave idle, and the
+# node's scenarios hold under such a load (docs/benchmarks.md, "What the
+# suite costs").
+.PHONY: test-checks
+test-checks: vuln ## The vulnerability check, the tests of hack/tools' modules and the fuzz smoke (part of make test).
+	GOWORK=off go -C hack/tools/imagetool test ./...
+	GOWORK=off go -C hack/tools/dashboards test ./...
+	GOWORK=off go -C hack/tools/promrules test ./...
+	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
+	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 # make vuln builds both binaries as a release does, for every platform the
 # release ships (hack/release.sh --platforms), and runs govulncheck on them,
