@@ -13,7 +13,16 @@ import (
 type Sampler struct {
 	fs  procfs.FS
 	now func() time.Time
+	// known is the class of each process the last sample saw, by its
+	// comm then: a process keeps its command line until it executes
+	// another binary, which changes its comm, so the command line is read
+	// only for a new process or after an exec. Reading every command line
+	// every second was most of the sampler's own CPU time.
+	known map[procKey]classified
 }
+
+// classified is a process's class and the comm it was classified under.
+type classified struct{ comm, class string }
 
 // NewSampler returns a Sampler of the proc file system mounted at
 // mountPoint, procfs.DefaultMountPoint for this machine's.
@@ -22,7 +31,7 @@ func NewSampler(mountPoint string, now func() time.Time) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the proc file system at %s: %w", mountPoint, err)
 	}
-	return &Sampler{fs: fs, now: now}, nil
+	return &Sampler{fs: fs, now: now, known: map[procKey]classified{}}, nil
 }
 
 // Sample reads the machine's CPU times and every process's. A process that
@@ -39,17 +48,25 @@ func (s *Sampler) Sample() (Sample, error) {
 		return Sample{}, fmt.Errorf("list the processes: %w", err)
 	}
 	out := Sample{Time: at, CPUs: len(stat.CPU), Busy: MachineBusy(stat.CPUTotal), Procs: make([]ProcSample, 0, len(procs))}
+	known := make(map[procKey]classified, len(procs))
 	for _, p := range procs {
 		ps, err := p.Stat()
 		if err != nil {
 			continue
 		}
-		cmdline, err := p.CmdLine()
-		if err != nil {
-			continue
+		k := procKey{p.PID, ps.Starttime}
+		c, ok := s.known[k]
+		if !ok || c.comm != ps.Comm {
+			cmdline, err := p.CmdLine()
+			if err != nil {
+				continue
+			}
+			c = classified{comm: ps.Comm, class: Classify(cmdline, ps.Comm)}
 		}
-		out.Procs = append(out.Procs, ProcSample{PID: p.PID, Start: ps.Starttime, Class: Classify(cmdline, ps.Comm), CPU: ps.CPUTime()})
+		known[k] = c
+		out.Procs = append(out.Procs, ProcSample{PID: p.PID, Start: ps.Starttime, Class: c.class, CPU: ps.CPUTime()})
 	}
+	s.known = known
 	return out, nil
 }
 

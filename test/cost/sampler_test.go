@@ -93,3 +93,45 @@ func TestSampleWithoutMachineStatFails(t *testing.T) {
 		t.Errorf("error %v, want one about the CPU times of the machine", err)
 	}
 }
+
+// The command line is read once per process and again only after an exec,
+// which the kernel shows as a new comm: go test turning into e2e.test.
+func TestSampleClassifiesAProcessAgainOnlyAfterAnExec(t *testing.T) {
+	root := fakeProc(t, map[string]string{
+		"stat":      machineStat,
+		"1/stat":    procStat(1, "go", 1, 0, 100),
+		"1/cmdline": "/usr/local/go/bin/go\x00test\x00",
+		"2/stat":    procStat(2, "etcd", 1, 0, 200),
+		"2/cmdline": "/bin/etcd\x00",
+	})
+	s, err := NewSampler(root, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sample(); err != nil {
+		t.Fatal(err)
+	}
+	// Process 1 executes the test binary; process 2 rewrites its command
+	// line without an exec, which the class does not follow.
+	rewrite := map[string]string{
+		"1/stat":    procStat(1, "e2e.test", 1, 0, 100),
+		"1/cmdline": "/tmp/go-build1/b001/e2e.test\x00",
+		"2/cmdline": "/bin/kubectl\x00",
+	}
+	for name, content := range rewrite {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[int]string{}
+	for _, p := range got.Procs {
+		classes[p.PID] = p.Class
+	}
+	if classes[1] != ClassTestBinaries || classes[2] != "etcd" {
+		t.Errorf("classes after the exec %v, want 1: %s, 2: etcd", classes, ClassTestBinaries)
+	}
+}
