@@ -11,7 +11,6 @@ import (
 
 // The actions of cmd/test2json this package reads.
 const (
-	ActionStart       = "start"
 	ActionRun         = "run"
 	ActionPass        = "pass"
 	ActionFail        = "fail"
@@ -24,10 +23,9 @@ const (
 type Event struct {
 	Time    time.Time `json:",omitempty"`
 	Action  string
-	Package string  `json:",omitempty"`
-	Test    string  `json:",omitempty"`
-	Elapsed float64 `json:",omitempty"`
-	Output  string  `json:",omitempty"`
+	Package string `json:",omitempty"`
+	Test    string `json:",omitempty"`
+	Output  string `json:",omitempty"`
 }
 
 // parseEvent returns the event a line holds, or false when the line is not
