@@ -69,6 +69,9 @@ NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local .
 # tiers"): make test runs the smoke tier, make e2e both.
 # $(call NODE_TEST,tier,with-node flags,go test flags,wrapper)
 NODE_TEST       = SNATCH_TIER=$(1) hack/with-node.sh $(2) $(4) go test -p 1 $(GO_TEST_FLAGS) -count=1 $(3) $(NODE_PKGS)
+# What make e2e, make test-cost and make chaos run on the node: the full
+# tier's faults need Toxiproxy, which the smoke tier does not.
+E2E_DEPS        = $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images
 FUZZ_TIME       ?= 10s
 
 K8S_LDFLAGS := -s -w \
@@ -179,7 +182,7 @@ vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for kno
 	[ $$rc -eq 0 ] || { echo "make vuln: a binary reaches a known vulnerability (above); docs/releasing.md, \"Vulnerabilities\"" >&2; exit 1; }
 
 .PHONY: e2e
-e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## The full tier: every scenario of the node packages, the smoke tier's included (root, Debian).
+e2e: $(E2E_DEPS) ## The full tier: every scenario of the node packages, the smoke tier's included (root, Debian).
 	$(call NODE_TEST,full,--require,-v)
 
 # make test-cost runs the node packages' tier TIER (full, or smoke) under
@@ -190,15 +193,15 @@ e2e: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIP
 TIER ?= full
 
 .PHONY: test-cost
-test-cost: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## Measure what each node test and each process of its stack costs: TIER=full (default) or smoke.
+test-cost: $(E2E_DEPS) ## Measure what each node test and each process of its stack costs: TIER=full (default) or smoke.
 	go build -o $(BIN)/test-cost ./test/cost/cmd/test-cost
 	$(call NODE_TEST,$(TIER),--require,-json,$(BIN)/test-cost -json $(BIN)/cost/$(TIER).json -md $(BIN)/cost/$(TIER).md --)
 
-# make test and make e2e run the platform-fault scenarios that
-# test/e2e/faults_test.go marks as smoke; make chaos runs each scenario under
+# make test and make e2e run the platform-fault scenarios of their tiers
+# (test/e2e/faults_scenarios_test.go); make chaos runs each scenario under
 # both loads (docs/benchmarks.md, "Faults of the platform").
 .PHONY: chaos
-chaos: $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images ## The platform-fault scenarios on the real node, each during a CA rotation and under steady load (root, Debian).
+chaos: $(E2E_DEPS) ## The platform-fault scenarios on the real node, each during a CA rotation and under steady load (root, Debian).
 	SNATCH_FAULTS=all hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v -timeout 90m -run '^TestPlatformFaultsBreakNoInvariant$$' ./test/e2e
 
 .PHONY: e2e-kind
