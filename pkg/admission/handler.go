@@ -1,13 +1,11 @@
 package admission
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -33,13 +32,20 @@ type Options struct {
 	Metrics      *Metrics          // optional
 	Log          logr.Logger       // one line per request, MsgDecision
 	MaxBodyBytes int64             // DefaultMaxBodyBytes when not positive
+	// InFlightBodyBytes bounds the bodies held at once by all requests;
+	// DefaultInFlightBodyBytes when not positive. It must hold one body of
+	// MaxBodyBytes.
+	InFlightBodyBytes int64
 }
 
 // Handler serves the Pod mutation as a plain http.Handler.
 type Handler struct {
-	opts Options
-	log  decisionLogger
-	bufs sync.Pool
+	opts   Options
+	log    decisionLogger
+	bufs   sync.Pool
+	budget *semaphore.Weighted // of InFlightBodyBytes
+	// malformed limits the lines of malformed requests (logcap.go).
+	malformed *malformedLog
 }
 
 // NewHandler returns a Handler for the options.
@@ -50,7 +56,14 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &Handler{opts: o, log: newDecisionLogger(o.Log)}
+	if o.InFlightBodyBytes <= 0 {
+		o.InFlightBodyBytes = DefaultInFlightBodyBytes
+	}
+	if o.InFlightBodyBytes <= o.MaxBodyBytes {
+		return nil, fmt.Errorf("admission handler: the bodies in flight (%d bytes) must hold one body of the largest size, %d bytes", o.InFlightBodyBytes, o.MaxBodyBytes)
+	}
+	h := &Handler{opts: o, log: newDecisionLogger(o.Log), budget: semaphore.NewWeighted(o.InFlightBodyBytes),
+		malformed: newMalformedLog()}
 	h.bufs.New = func() any { return new(buffers) }
 	return h, nil
 }
@@ -58,8 +71,8 @@ func NewHandler(o Options) (*Handler, error) {
 // buffers are pooled: at a thousand reviews a second, a new 10 KB body each
 // would be most of the garbage.
 type buffers struct {
-	in      bytes.Buffer
-	limit   io.LimitedReader
+	in      []byte
+	charged int64 // of the budget, for in's capacity
 	out     []byte
 	scan    scanner
 	written bool // the current request has its answer
@@ -82,7 +95,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", http.MethodPost)
 		}
 		bufs.write(w, reqErr.code, appendMalformed(bufs.out[:0], rev.uid.raw, reqErr.code, reqErr.message))
-		h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code})
+		if ok, suppressed := h.malformed.allow(); ok {
+			h.log.write(&rev, nil, decisionLine{outcome: OutcomeMalformed, reason: reqErr.reason, detail: reqErr.message, status: reqErr.code, suppressed: suppressed})
+		}
 		h.opts.Metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
@@ -108,7 +123,8 @@ func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, star
 		h.log.write(rev, err, decisionLine{outcome: OutcomeAllowed, reason: string(affinity.ReasonError), detail: "the handler panicked"})
 		h.opts.Metrics.observe(OutcomeAllowed, string(affinity.ReasonError), time.Since(start))
 	}
-	if bufs.in.Cap() <= 1<<20 { // a rare huge body's buffer is not kept
+	h.releaseBody(bufs)
+	if cap(bufs.in) <= 1<<20 { // a rare huge body's buffer is not kept
 		h.bufs.Put(bufs)
 	}
 }
@@ -131,7 +147,7 @@ func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	return affinity.Decision{Reason: affinity.ReasonError, Message: err.Error()}, err
 }
 
-// readReview reads at most MaxBodyBytes into bufs.in and decodes them into rev;
+// readReview reads at most MaxBodyBytes into bufs.in (readBody) and decodes them into rev;
 // checkReview checks the content type last, so that its answer echoes the uid.
 func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *requestError {
 	if r.Method != http.MethodPost {
@@ -140,20 +156,14 @@ func (h *Handler) readReview(r *http.Request, bufs *buffers, rev *review) *reque
 	if r.ContentLength > h.opts.MaxBodyBytes {
 		return h.tooLarge()
 	}
-	bufs.in.Reset()
-	bufs.in.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom's last read wants MinRead bytes free
-	bufs.limit = io.LimitedReader{R: cmp.Or[io.Reader](r.Body, http.NoBody), N: h.opts.MaxBodyBytes + 1}
-	_, err := bufs.in.ReadFrom(&bufs.limit) // limit is pooled so as not to allocate it
-	bufs.limit.R = nil
-	switch {
-	case err != nil:
-		return &requestError{http.StatusBadRequest, ReasonInvalidJSON, "read the request body: " + err.Error()}
-	case int64(bufs.in.Len()) > h.opts.MaxBodyBytes:
-		return h.tooLarge()
-	case bufs.in.Len() == 0:
+	if reqErr := h.readBody(r, bufs); reqErr != nil {
+		return reqErr
+	}
+	if len(bufs.in) == 0 {
 		return &requestError{http.StatusBadRequest, ReasonEmptyBody, "the request body is empty"}
 	}
-	*rev, err = decodeReview(&bufs.scan, bufs.in.Bytes(), h.opts.Mutator.Policy().PoolLabelKey)
+	var err error
+	*rev, err = decodeReview(&bufs.scan, bufs.in, h.opts.Mutator.Policy().PoolLabelKey)
 	return checkReview(rev, err, r.Header.Get("Content-Type"))
 }
 
@@ -218,6 +228,7 @@ var statusReasons = map[int]metav1.StatusReason{
 	http.StatusRequestEntityTooLarge: metav1.StatusReasonRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType:  metav1.StatusReasonUnsupportedMediaType,
 	http.StatusInternalServerError:   metav1.StatusReasonInternalError,
+	http.StatusServiceUnavailable:    metav1.StatusReasonServiceUnavailable,
 }
 
 // appendMalformed appends the body of an error answer. The API server reads

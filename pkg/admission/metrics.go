@@ -30,6 +30,9 @@ const (
 	ReasonInvalidReview    = "invalid-review"
 	ReasonNoRequest        = "no-request"
 	ReasonNoUID            = "no-uid"
+	// ReasonOverBudget: the bodies in flight were at their bound
+	// (Options.InFlightBodyBytes); answered 503, so that call fails open.
+	ReasonOverBudget = "over-budget"
 )
 
 // Metrics are the admission metrics (docs/operations.md, "Metrics"), labelled
@@ -47,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		zero = append(zero, []string{outcomeOf(r), string(r)})
 	}
 	for _, r := range []string{ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
-		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID} {
+		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID, ReasonOverBudget} {
 		zero = append(zero, []string{OutcomeMalformed, r})
 	}
 	m := &Metrics{

@@ -29,7 +29,7 @@ func TestNewMetricsRegistersEveryLabelPairAtZero(t *testing.T) {
 		got[f.GetName()] = len(f.GetMetric())
 	}
 	malformed := []string{ReasonMethodNotAllowed, ReasonBodyTooLarge, ReasonEmptyBody, ReasonWrongContentType,
-		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID}
+		ReasonInvalidJSON, ReasonInvalidReview, ReasonNoRequest, ReasonNoUID, ReasonOverBudget}
 	if want := len(affinity.Reasons()) + len(malformed); got["snatch_webhook_admission_total"] != want {
 		t.Errorf("snatch_webhook_admission_total has %d series, want %d", got["snatch_webhook_admission_total"], want)
 	}
