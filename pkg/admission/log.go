@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -42,6 +43,10 @@ func newDecisionLogger(l logr.Logger) decisionLogger {
 
 // write logs line, naming rev's Pod, at error level when err is set.
 func (l decisionLogger) write(rev *review, err error, line decisionLine) {
+	line.detail = capField(line.detail)
+	if err != nil && len(err.Error()) > maxLoggedField {
+		err = errors.New(capField(err.Error()))
+	}
 	if err == nil && l.zap != nil {
 		if ce := l.zap.Check(zapcore.InfoLevel, MsgDecision); ce != nil {
 			e := new(line) // the one allocation for the line and its field
@@ -69,7 +74,8 @@ type decisionLine struct {
 	namespace, pod, uid     string
 	outcome, reason, detail string
 	dryRun                  bool
-	status                  int // of a 4xx answer
+	status                  int   // of a 4xx answer
+	suppressed              int64 // malformed lines left out before this one
 	field                   [1]zap.Field
 }
 
@@ -84,13 +90,13 @@ func (e *decisionLine) setNames(rev *review) {
 		pod, suffix = rev.pod.generateName, "*"
 	}
 	var b strings.Builder
-	b.Grow(len(rev.namespace.raw) + len(pod.raw) + len(suffix) + len(rev.uid.raw))
-	rev.namespace.writeTo(&b)
+	b.Grow(min(len(rev.namespace.raw), maxLoggedField) + min(len(pod.raw), maxLoggedField) + len(suffix) + min(len(rev.uid.raw), maxLoggedField))
+	writeCapped(&b, rev.namespace)
 	nsEnd := b.Len()
-	pod.writeTo(&b)
+	writeCapped(&b, pod)
 	b.WriteString(suffix)
 	podEnd := b.Len()
-	rev.uid.writeTo(&b)
+	writeCapped(&b, rev.uid)
 	s := b.String()
 	e.namespace, e.pod, e.uid = s[:nsEnd], s[nsEnd:podEnd], s[podEnd:]
 }
@@ -110,6 +116,9 @@ func (e *decisionLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if e.status != 0 {
 		enc.AddInt(logkeys.Status, e.status)
 	}
+	if e.suppressed != 0 {
+		enc.AddInt64(keySuppressed, e.suppressed)
+	}
 	return nil
 }
 
@@ -119,6 +128,7 @@ type kvEncoder struct {
 	kv                    []any
 }
 
-func (e *kvEncoder) AddString(k, v string)    { e.kv = append(e.kv, k, v) }
-func (e *kvEncoder) AddBool(k string, v bool) { e.kv = append(e.kv, k, v) }
-func (e *kvEncoder) AddInt(k string, v int)   { e.kv = append(e.kv, k, v) }
+func (e *kvEncoder) AddString(k, v string)      { e.kv = append(e.kv, k, v) }
+func (e *kvEncoder) AddBool(k string, v bool)   { e.kv = append(e.kv, k, v) }
+func (e *kvEncoder) AddInt(k string, v int)     { e.kv = append(e.kv, k, v) }
+func (e *kvEncoder) AddInt64(k string, v int64) { e.kv = append(e.kv, k, v) }
