@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 )
 
 // Defaults of Options.ShutdownTimeout and ShutdownDelay (snatch-webhook's
@@ -26,6 +27,26 @@ const (
 	DefaultShutdownTimeout = 20 * time.Second
 	DefaultShutdownDelay   = 5 * time.Second
 )
+
+// DefaultRequestTimeout bounds the reading of a webhook request, headers and
+// body, and the writing of its answer (Options.RequestTimeout, snatch-webhook's
+// --request-timeout). The API server gives up on a call after the webhook's
+// timeoutSeconds (at most 30 s; the shipped MutatingWebhookConfiguration has
+// 2 s), so a connection held past it serves no one but a slow client. It is the
+// shipped timeoutSeconds plus a margin of 1 s for the TLS handshake and clock
+// skew; test/manifests (TestWebhookTimeoutsMatchTheAPIServers) holds the two
+// together. An operator who raises timeoutSeconds raises the flag with it.
+const DefaultRequestTimeout = 3 * time.Second
+
+// DefaultMaxConnections bounds the webhook listener's open connections
+// (Options.MaxConnections, snatch-webhook's --max-connections). Each costs the
+// webhook memory until its request timeout closes it, however little its
+// client sends; docs/benchmarks.md ("[hostile]") measures what, and bounded
+// so, the connections fit beside the bodies in flight under the shipped
+// memory limit. Past it, new connections wait in the kernel's backlog and the
+// API server fails open for a call that waits too long. The API server keeps
+// a few connections to each replica, far fewer than this.
+const DefaultMaxConnections = 512
 
 // Keys of the lines only people read; those of the contract are in pkg/logkeys.
 const (
@@ -52,6 +73,13 @@ type Options struct {
 	// kept-alive connection is closed under a request the API server would not
 	// retry. Zero or negative skips the phase.
 	ShutdownDelay time.Duration
+	// RequestTimeout is the webhook listener's ReadHeaderTimeout, ReadTimeout
+	// and WriteTimeout; DefaultRequestTimeout when not positive. The probe and
+	// metrics listeners keep newHTTPServer's.
+	RequestTimeout time.Duration
+	// MaxConnections bounds the webhook listener's open connections, with
+	// golang.org/x/net/netutil; DefaultMaxConnections when not positive.
+	MaxConnections int
 }
 
 // Server runs the webhook's TLS listener, its probes, its metrics and the
@@ -78,6 +106,12 @@ func New(o Options) (*Server, error) {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
 	o.Gatherer = cmp.Or[prometheus.Gatherer](o.Gatherer, prometheus.NewRegistry())
 	s := &Server{opts: o, endDelay: make(chan struct{})}
 
@@ -88,6 +122,7 @@ func New(o Options) (*Server, error) {
 		}
 		o.Webhook.ServeHTTP(w, r)
 	}), o.Log.WithName("webhook-http"))
+	s.webhook.ReadHeaderTimeout, s.webhook.ReadTimeout, s.webhook.WriteTimeout = o.RequestTimeout, o.RequestTimeout, o.RequestTimeout
 	s.webhook.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: o.Certs.GetCertificate}
 	s.webhook.Protocols = new(http.Protocols)
 	s.webhook.Protocols.SetHTTP1(true)
@@ -111,9 +146,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// newHTTPServer sets the limits of every listener. The API server gives a
-// webhook at most 30 s (timeoutSeconds) and sends a few KB, so slow clients are
-// cut off before they hold many connections.
+// newHTTPServer sets the limits of every listener: slow clients are cut off
+// before they hold many connections. The webhook listener's timeouts are
+// Options.RequestTimeout instead.
 func newHTTPServer(h http.Handler, l logr.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -166,6 +201,7 @@ func (s *Server) Listen() (err error) {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
 	}
+	s.listeners[0] = netutil.LimitListener(s.listeners[0], s.opts.MaxConnections)
 	return nil
 }
 
