@@ -23,6 +23,7 @@ func ExampleMerge() {
 
 	res := cabundle.Merge(cabundle.Input{
 		Source:  newCA.CertPEM,           // ca.crt of the Secret, just renewed
+		Serving: newCA.CertPEM,           // tls.crt: the self-signed CA serves itself
 		Current: [][]byte{oldCA.CertPEM}, // the caBundle in place
 		Overlap: time.Hour,
 		Now:     now,

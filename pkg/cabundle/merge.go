@@ -22,6 +22,9 @@ type State map[string]Record
 // Input is everything Merge needs.
 type Input struct {
 	Source []byte // the PEM data of ca.crt in the certificate Secret
+	// Serving is the PEM data of tls.crt in the same Secret, which the
+	// source must verify (VerifyServing); without it nothing is written.
+	Serving []byte
 	// Current holds the caBundle of every webhook entry, where the previous CAs
 	// come from; after an external edit they may differ, and any may be damaged.
 	Current [][]byte
@@ -51,8 +54,10 @@ type Result struct {
 // same bytes and no write. A previous CA without a record (state lost, or an
 // older syncer wrote the bundle) starts its overlap now: keeping a CA too long
 // is harmless, dropping it too early opens the window Merge exists to close.
+// A record superseded later than now is read as superseded now, so that a
+// forged or skewed time cannot keep a CA trusted past the overlap.
 func Merge(in Input) Result {
-	source, verdict := Validate(in.Source, in.Now)
+	source, verdict := ValidateSource(in.Source, in.Serving, in.Now)
 	if !verdict.Valid() {
 		return Result{Verdict: verdict}
 	}
@@ -96,6 +101,9 @@ func previousEntries(in Input, seen map[string]bool, stamp time.Time) []entry {
 			seen[fp] = true
 			rec := in.State[fp]
 			rec.FirstSeen, rec.SupersededAt = orStamp(rec.FirstSeen, stamp), orStamp(rec.SupersededAt, stamp)
+			if rec.SupersededAt.After(stamp) {
+				rec.SupersededAt = stamp // no overlap starts in the future
+			}
 			if in.Now.Before(rec.SupersededAt.Add(in.Overlap)) {
 				previous = append(previous, entry{cert: c, fp: fp, rec: rec})
 			}
@@ -152,6 +160,7 @@ const (
 	ReasonUnparsable Reason = "unparsable" // not clean PEM certificates
 	ReasonNotCA      Reason = "not-ca"     // a certificate is not a CA
 	ReasonExpired    Reason = "expired"    // every certificate has expired
+	ReasonNotIssuer  Reason = "not-issuer" // the CAs do not verify the Secret's serving certificate
 )
 
 // Verdict says whether a source may be written, and why not.

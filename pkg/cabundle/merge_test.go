@@ -27,6 +27,7 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 	tests := []struct {
 		name        string
 		source      []byte
+		serving     []byte // tls.crt; the source when nil, as the shipped self-signed CA serves itself
 		current     [][]byte
 		state       State
 		overlap     time.Duration
@@ -203,6 +204,28 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 			wantReason: ReasonNotCA,
 		},
 		{
+			// One write of the annotation with a time far ahead must not keep
+			// a CA through every rotation: its overlap starts now.
+			name:        "superseded_at_in_the_future_is_read_as_now",
+			source:      caB.pem,
+			current:     [][]byte{join(caB.pem, caA.pem)},
+			state:       State{caB.fp(): rec(t0, never), caA.fp(): rec(t0, time.Date(2099, time.January, 1, 0, 0, 0, 0, time.UTC))},
+			overlap:     overlap,
+			wantReason:  ReasonValid,
+			wantFP:      []string{caB.fp(), caA.fp()},
+			wantState:   State{caB.fp(): rec(t0, never), caA.fp(): rec(t0, now)},
+			wantRequeue: overlap,
+		},
+		{
+			name:       "ca_that_does_not_verify_the_serving_certificate_yields_nothing",
+			source:     caB.pem,
+			serving:    caA.pem,
+			current:    [][]byte{caA.pem},
+			state:      State{caA.fp(): rec(t0, never)},
+			overlap:    overlap,
+			wantReason: ReasonNotIssuer,
+		},
+		{
 			name:       "expired_source_yields_nothing",
 			source:     expiredCA.pem,
 			current:    [][]byte{expiredCA.pem},
@@ -212,7 +235,11 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Merge(Input{Source: tt.source, Current: tt.current, State: tt.state, Overlap: tt.overlap, Now: now})
+			serving := tt.serving
+			if serving == nil {
+				serving = tt.source
+			}
+			res := Merge(Input{Source: tt.source, Serving: serving, Current: tt.current, State: tt.state, Overlap: tt.overlap, Now: now})
 			if res.Verdict.Reason != tt.wantReason {
 				t.Fatalf("verdict = %s, want %q", res.Verdict, tt.wantReason)
 			}
@@ -266,11 +293,11 @@ func TestMergeIsStable(t *testing.T) {
 	var firstBundle []byte
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			first := Merge(Input{Source: caB.pem, Current: tt.current, Overlap: time.Hour, Now: at})
+			first := Merge(Input{Source: caB.pem, Serving: caB.pem, Current: tt.current, Overlap: time.Hour, Now: at})
 			if !first.Verdict.Valid() {
 				t.Fatalf("verdict = %s", first.Verdict)
 			}
-			second := Merge(Input{Source: caB.pem, Current: [][]byte{first.Bundle}, State: first.State, Overlap: time.Hour, Now: at.Add(time.Second)})
+			second := Merge(Input{Source: caB.pem, Serving: caB.pem, Current: [][]byte{first.Bundle}, State: first.State, Overlap: time.Hour, Now: at.Add(time.Second)})
 			if !bytes.Equal(first.Bundle, second.Bundle) {
 				t.Error("the bundle changed when fed back")
 			}

@@ -35,6 +35,8 @@ type Options struct {
 	// NotBefore defaults to an hour ago, NotAfter to DefaultValidity after
 	// now.
 	NotBefore, NotAfter time.Time
+	// ExtKeyUsage defaults to server authentication.
+	ExtKeyUsage []x509.ExtKeyUsage
 }
 
 // Localhost returns the Options of a serving certificate for localhost,
@@ -80,6 +82,14 @@ func (c *Cert) Issue(o Options) (*Cert, error) {
 	return create(o, false, c)
 }
 
+// IssueCA returns an intermediate CA for the names in o, signed by c.
+func (c *Cert) IssueCA(o Options) (*Cert, error) {
+	if !c.Cert.IsCA {
+		return nil, errors.New("certtest: issue: the signer is no CA")
+	}
+	return create(o, true, c)
+}
+
 // MustCA is NewCA that fails t on error.
 func MustCA(t testing.TB, o Options) *Cert {
 	t.Helper()
@@ -96,6 +106,12 @@ func MustSelfSigned(t testing.TB, o Options) *Cert {
 func (c *Cert) MustIssue(t testing.TB, o Options) *Cert {
 	t.Helper()
 	return must(t)(c.Issue(o))
+}
+
+// MustIssueCA is IssueCA that fails t on error.
+func (c *Cert) MustIssueCA(t testing.TB, o Options) *Cert {
+	t.Helper()
+	return must(t)(c.IssueCA(o))
 }
 
 // TLSCertificate returns the certificate and its key for a tls.Config.
@@ -150,7 +166,10 @@ func create(o Options, isCA bool, signer *Cert) (*Cert, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  isCA,
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           o.ExtKeyUsage,
+	}
+	if tmpl.ExtKeyUsage == nil {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 	}
 	if isCA {
 		tmpl.KeyUsage |= x509.KeyUsageCertSign

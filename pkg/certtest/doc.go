@@ -6,7 +6,7 @@
 //     isCA: true issues it; it serves its Options' names, ca.crt is tls.crt.
 //   - NewSelfSigned: the same without isCA, a serving certificate that is
 //     no CA (what the syncer must refuse as a source).
-//   - Cert.Issue: a serving certificate signed by a CA.
+//   - Cert.Issue: a serving certificate signed by a CA; Cert.IssueCA a CA.
 //
 // Each returns an error; the Must variants fail a test instead. Like every
 // test helper package it is imported by tests, the benchmark and the local
