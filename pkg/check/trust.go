@@ -18,7 +18,8 @@ import (
 )
 
 // checkCASecret judges the CA the syncer copies by the syncer's own rules
-// (cabundle.Validate), and returns the current CA for ca-bundle, or nil.
+// (cabundle.ValidateSource), and returns the current CA for
+// ca-bundle, or nil.
 func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) (Result, *x509.Certificate) {
 	what := fmt.Sprintf("Secret %s/%s", cfg.SecretNamespace, cfg.SecretName)
 	certificates := fmt.Sprintf("kubectl -n %s get certificates.cert.gardener.cloud", cfg.SecretNamespace)
@@ -35,7 +36,7 @@ func checkCASecret(cfg Config, secret *corev1.Secret, err error, now time.Time) 
 		return fail(IDCASecret, fmt.Sprintf("%s has no key %s (keys: %s)", what, cfg.CAKey, strings.Join(slices.Sorted(maps.Keys(secret.Data)), ", ")),
 			fmt.Sprintf("Check that the Certificate is a CA (isCA: true) so that its issuer writes %s: %s; or fix --ca-key.", cfg.CAKey, certificates)), nil
 	}
-	usable, verdict := cabundle.Validate(data, now)
+	usable, verdict := cabundle.ValidateSource(data, secret.Data[corev1.TLSCertKey], now)
 	if !verdict.Valid() {
 		return fail(IDCASecret, fmt.Sprintf("%s key %s is %s: %s", what, cfg.CAKey, verdict.Reason, verdict.Message),
 			fmt.Sprintf("The syncer keeps the last good caBundle until this is fixed; have cert-management reissue the certificate: %s.", certificates)), nil

@@ -52,10 +52,26 @@ func TestCASecretFailsUnlessItHoldsAValidCA(t *testing.T) {
 			wantMessage: map[string][]string{check.IDCASecret: {"is expired"}},
 		},
 		{
+			// A valid CA, but not the issuer of the certificate the webhook
+			// serves: the syncer does not write it, and says so.
+			name: "ca_not_the_issuer_of_tls_crt_fails",
+			mutate: func(t *testing.T, in *checktest.Install) {
+				in.Secret.Data["ca.crt"] = certtest.MustCA(t, certtest.Options{CommonName: "stranger"}).CertPEM
+			},
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"is not-issuer", "tls.crt does not verify against the CA"}},
+		},
+		{
+			name:        "tls_crt_missing_fails",
+			mutate:      func(_ *testing.T, in *checktest.Install) { delete(in.Secret.Data, "tls.crt") },
+			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
+			wantMessage: map[string][]string{check.IDCASecret: {"is not-issuer", "tls.crt"}},
+		},
+		{
 			name: "ca_expiring_warns_and_the_bundle_is_still_compared",
 			mutate: func(t *testing.T, in *checktest.Install) {
 				soon := certtest.MustCA(t, certtest.Options{CommonName: "soon", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(71 * time.Hour)})
-				in.Secret.Data["ca.crt"] = soon.CertPEM
+				in.Secret.Data["ca.crt"], in.Secret.Data["tls.crt"] = soon.CertPEM, soon.CertPEM
 				for i := range in.MWC.Webhooks {
 					in.MWC.Webhooks[i].ClientConfig.CABundle = append(append([]byte{}, soon.CertPEM...), in.CA.CertPEM...)
 				}

@@ -217,6 +217,7 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 	now := time.Now()
 	expired := certtest.MustCA(t, certtest.Options{CommonName: "expired", NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-time.Hour)})
 	leaf := certtest.MustSelfSigned(t, certtest.Options{DNSNames: []string{"webhook.kyma-system.svc"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour)})
+	stranger := certtest.MustCA(t, certtest.Options{CommonName: "stranger"})
 	withCA := func(ca []byte) func(context.Context, *harness) {
 		return func(ctx context.Context, h *harness) { h.putCA(ctx, ca) }
 	}
@@ -248,6 +249,14 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 		{name: "ca_crt_empty", mutate: withCA([]byte{}), reason: "empty", eventReason: EventSourceEmpty},
 		{name: "expired_ca", mutate: withCA(expired.CertPEM), reason: "expired", eventReason: EventSourceExpired},
 		{name: "leaf_certificate", mutate: withCA(leaf.CertPEM), reason: "not-ca", eventReason: EventSourceNotCA},
+		// A valid CA, but not the one that issued the certificate the webhook
+		// serves: the API server would refuse every call with it.
+		{name: "ca_not_the_issuer_of_tls_crt", mutate: func(ctx context.Context, h *harness) {
+			h.putSecret(ctx, map[string][]byte{h.cfg.CAKey: stranger.CertPEM, corev1.TLSCertKey: good.CertPEM, corev1.TLSPrivateKeyKey: []byte("key")})
+		}, reason: "not-issuer", eventReason: EventSourceNotIssuer},
+		{name: "tls_crt_missing", mutate: func(ctx context.Context, h *harness) {
+			h.putSecret(ctx, map[string][]byte{h.cfg.CAKey: stranger.CertPEM})
+		}, reason: "not-issuer", eventReason: EventSourceNotIssuer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

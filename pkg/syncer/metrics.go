@@ -25,7 +25,7 @@ const (
 func errorReasons() [][]string {
 	return [][]string{
 		{ReasonSecretNotFound}, {ReasonCAKeyMissing}, {string(cabundle.ReasonEmpty)}, {string(cabundle.ReasonUnparsable)},
-		{string(cabundle.ReasonNotCA)}, {string(cabundle.ReasonExpired)}, {ReasonWebhookConfigNotFound},
+		{string(cabundle.ReasonNotCA)}, {string(cabundle.ReasonExpired)}, {string(cabundle.ReasonNotIssuer)}, {ReasonWebhookConfigNotFound},
 		{ReasonReadFailed}, {ReasonStateInvalid}, {ReasonApplyConflict}, {ReasonApplyFailed},
 	}
 }

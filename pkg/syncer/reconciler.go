@@ -36,6 +36,7 @@ const (
 	EventSourceUnparsable      = "SourceUnparsable"
 	EventSourceNotCA           = "SourceNotCA"
 	EventSourceExpired         = "SourceExpired"
+	EventSourceNotIssuer       = "SourceNotIssuer"
 	EventWebhookConfigNotFound = "WebhookConfigurationNotFound"
 	EventCABundleUpdated       = "CABundleUpdated"
 	EventCABundleApplyFailed   = "CABundleApplyFailed"
@@ -140,7 +141,8 @@ func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
 		current = append(current, wh.ClientConfig.CABundle)
 	}
 	res := cabundle.Merge(cabundle.Input{
-		Source: in.secret.Data[r.cfg.CAKey], Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
+		Source: in.secret.Data[r.cfg.CAKey], Serving: in.secret.Data[corev1.TLSCertKey],
+		Current: current, State: state, Overlap: r.cfg.Overlap, Now: r.now()})
 	var end *ending
 	if res.Verdict.Valid() {
 		end = r.write(ctx, in, res)
@@ -297,4 +299,5 @@ var sourceEventReasons = map[cabundle.Reason]string{
 	cabundle.ReasonUnparsable: EventSourceUnparsable,
 	cabundle.ReasonNotCA:      EventSourceNotCA,
 	cabundle.ReasonExpired:    EventSourceExpired,
+	cabundle.ReasonNotIssuer:  EventSourceNotIssuer,
 }
