@@ -69,6 +69,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	}
 	handler, err := admission.NewHandler(admission.Options{
 		Mutator: mutator, Metrics: admissionMetrics, Log: log.WithName(admission.LoggerName),
+		InFlightBodyBytes: o.InFlightBodyBytes,
 	})
 	if err != nil {
 		return nil, err
@@ -76,6 +77,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	certs, err := serving.NewCertWatcher(serving.CertWatcherOptions{
 		CertFile: filepath.Join(o.CertDir, o.CertName),
 		KeyFile:  filepath.Join(o.CertDir, o.KeyName),
+		DNSName:  o.CertDNSName,
 		Metrics:  certMetrics,
 		Log:      log.WithName("certificates"),
 	})
@@ -86,15 +88,17 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	mux.Handle(webhookpath.MutatePod, handler)
 	mux.Handle(webhookpath.MutatePodLegacy, handler)
 	return serving.New(serving.Options{
-		WebhookAddr:   net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort)),
-		ProbeAddr:     o.HealthProbeBindAddress,
-		MetricsAddr:   o.MetricsBindAddress,
-		EnableHTTP2:   o.EnableHTTP2,
-		Webhook:       mux,
-		Certs:         certs,
-		Gatherer:      reg,
-		ShutdownDelay: o.ShutdownDelay,
-		Log:           log.WithName("serving"),
+		WebhookAddr:    net.JoinHostPort(o.webhookHost, strconv.Itoa(o.WebhookPort)),
+		ProbeAddr:      o.HealthProbeBindAddress,
+		MetricsAddr:    o.MetricsBindAddress,
+		EnableHTTP2:    o.EnableHTTP2,
+		Webhook:        mux,
+		Certs:          certs,
+		Gatherer:       reg,
+		ShutdownDelay:  o.ShutdownDelay,
+		RequestTimeout: o.RequestTimeout,
+		MaxConnections: o.MaxConnections,
+		Log:            log.WithName("serving"),
 	})
 }
 

@@ -26,8 +26,8 @@ import (
 // Flags of each binary (docs/operations.md). The manifests may pass no others.
 var (
 	webhookFlags = []string{
-		"worker-pool", "pool-label-key", "affinity-weight", "cert-dir", "cert-name", "key-name",
-		"webhook-port", "metrics-bind-address", "health-probe-bind-address", "enable-http2",
+		"worker-pool", "pool-label-key", "affinity-weight", "cert-dir", "cert-name", "key-name", "cert-dns-name",
+		"request-timeout", "max-in-flight-body-bytes", "max-connections", "webhook-port", "metrics-bind-address", "health-probe-bind-address", "enable-http2",
 		"shutdown-delay", "zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level", "zap-time-encoding",
 	}
 	syncerFlags = []string{
