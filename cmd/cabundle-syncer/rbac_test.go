@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
@@ -37,56 +42,79 @@ import (
 // the Deployment uses, as the cluster admin.
 func applyRBAC(t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "syncer", "rbac.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	kinds := map[string]int{}
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("decode rbac.yaml: %v", err)
-		}
-		kinds[gvk.Kind]++
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("rbac.yaml holds a %s; this test does not know it", gvk)
-		}
-		if err != nil {
-			t.Fatalf("create %s from rbac.yaml: %v", gvk.Kind, err)
-		}
-	}
+	kinds := applyManifests(t, cs, "rbac.yaml")
 	for _, k := range []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} {
 		if kinds[k] == 0 {
 			t.Errorf("rbac.yaml has no %s", k)
 		}
 	}
+}
+
+// applyManifests creates every object of the named files of deploy/syncer
+// as the cluster admin, and counts them by kind.
+func applyManifests(t *testing.T, cs kubernetes.Interface, files ...string) map[string]int {
+	t.Helper()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, file := range files {
+		data, err := os.ReadFile(filepath.Join(root, "deploy", "syncer", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := reader.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+			if err != nil {
+				t.Fatalf("decode %s: %v", file, err)
+			}
+			kinds[gvk.Kind]++
+			if err := createObject(cs, obj); err != nil {
+				t.Fatalf("create %s from %s: %v", gvk.Kind, file, err)
+			}
+		}
+	}
+	return kinds
+}
+
+// createObject creates one object of the kinds deploy/syncer's RBAC, Lease
+// and policy files hold.
+func createObject(cs kubernetes.Interface, obj runtime.Object) error {
+	ctx := context.Background()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.ServiceAccount:
+		_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.Role:
+		_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.RoleBinding:
+		_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRole:
+		_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRoleBinding:
+		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+	case *coordinationv1.Lease:
+		_, err = cs.CoordinationV1().Leases(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, o, metav1.CreateOptions{})
+	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+		_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, o, metav1.CreateOptions{})
+	default:
+		err = fmt.Errorf("this test does not know a %T", obj)
+	}
+	return err
 }
 
 // serviceAccountConfig returns a client configuration that authenticates
@@ -127,26 +155,26 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	applyRBAC(t, cs)
+	applyManifests(t, cs, "lease.yaml", "policy.yaml")
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
+	sa := kubernetes.NewForConfigOrDie(saCfg)
+	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPolicyEnforced(t, sa, mwc)
 
-	// Leader election, the Lease, the cache, the release of the old apply
-	// entry, the write and the Events all run under the ServiceAccount.
+	// Leader election on the shipped Lease, the cache, the release of the
+	// old apply entry, the writes of the caBundles and the overlap state
+	// (under the policy of policy.yaml) and the Events all run under the
+	// ServiceAccount.
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)
 	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	waitBundle(t, cs, caA.Fingerprint())
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
-		return err == nil && !syncertest.HasApplyEntry(mwc, syncer.FieldManager), nil
-	})
-	if err != nil {
-		t.Errorf("the old server-side apply entry of %s was not released: %v", syncer.FieldManager, err)
-	}
+	checkApplyEntryReleased(t, cs)
 	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	putCA(t, cs, caB)
-	waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint())
-	if _, err := cs.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{}); err != nil {
-		t.Errorf("Lease %s/%s: %v", namespace, leaseName, err)
-	}
+	checkSuperseded(t, waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint()), caA)
 	secret := syncertest.CertSecret(namespace, secretName, "ca.crt", []byte("garbage"))
 	if _, err := cs.CoreV1().Secrets(namespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -162,7 +190,6 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 
 	// The scoping is real: the ServiceAccount reads the one Secret only
 	// through a field selector, and nothing else.
-	sa := kubernetes.NewForConfigOrDie(saCfg)
 	forbidden := []struct {
 		name string
 		call func() error
@@ -196,6 +223,34 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	}
 	if _, err := sa.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + secretName}); err != nil {
 		t.Errorf("list with the field selector, as the cache does: %v", err)
+	}
+}
+
+// checkApplyEntryReleased waits until the syncer has removed the
+// server-side apply entry of its earlier builds from the MWC.
+func checkApplyEntryReleased(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
+		return err == nil && !syncertest.HasApplyEntry(mwc, syncer.FieldManager), nil
+	})
+	if err != nil {
+		t.Errorf("the old server-side apply entry of %s was not released: %v", syncer.FieldManager, err)
+	}
+}
+
+// checkSuperseded checks that the MWC's overlap state records ca as
+// superseded, read as JSON.
+func checkSuperseded(t *testing.T, mwc *admissionregistrationv1.MutatingWebhookConfiguration, ca *certtest.Cert) {
+	t.Helper()
+	var state struct {
+		CAs map[string]struct {
+			SupersededAt string `json:"supersededAt"`
+		} `json:"cas"`
+	}
+	raw := mwc.Annotations[syncer.StateAnnotation]
+	if err := json.Unmarshal([]byte(raw), &state); err != nil || state.CAs[ca.Fingerprint()].SupersededAt == "" {
+		t.Errorf("annotation %s = %q (%v), want the overlap state with %s superseded", syncer.StateAnnotation, raw, err, ca.Cert.Subject.CommonName)
 	}
 }
 

@@ -87,8 +87,8 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 	lease, err := client.CoordinationV1().Leases(cfg.LeaderElectionNamespace).Get(ctx, cfg.LeaderElectionID, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return fail(IDSyncerLease, what+" not found: no cabundle-syncer has ever led, so nothing keeps the caBundle in step with the CA",
-			fmt.Sprintf("Look at the syncer's Pods: %s; if they are gone, %s; or fix --leader-election-namespace/--leader-election-id.", syncerPods, reinstall("cabundle-syncer")))
+		return fail(IDSyncerLease, what+" not found: it ships with cabundle-syncer and the syncer may not create it, so no replica can lead and nothing keeps the caBundle in step with the CA",
+			fmt.Sprintf("Re-create it: %s, which ships the Lease; or fix --leader-election-namespace/--leader-election-id. Then check %s.", reinstall("cabundle-syncer"), syncerPods))
 	case err != nil:
 		res, _ := unreadable(IDSyncerLease, fmt.Sprintf("get Lease %s/%s", cfg.LeaderElectionNamespace, cfg.LeaderElectionID), what, err)
 		return res
@@ -97,7 +97,7 @@ func checkSyncerLease(ctx context.Context, client kubernetes.Interface, cfg Conf
 			fmt.Sprintf("Check that the syncer Deployment has running replicas and read their logs: %s.", syncerPods))
 	case lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil:
 		return fail(IDSyncerLease, fmt.Sprintf("%s held by %s has no renewTime or leaseDurationSeconds, so its term cannot be told", what, *lease.Spec.HolderIdentity),
-			fmt.Sprintf("Delete the Lease so that a syncer replica recreates it (kubectl -n %s delete lease %s) and check %s.", cfg.LeaderElectionNamespace, cfg.LeaderElectionID, syncerPods))
+			fmt.Sprintf(`Clear its holder so that a syncer replica takes it (kubectl -n %s patch lease %s --type=merge -p '{"spec":{"holderIdentity":null}}') and check %s.`, cfg.LeaderElectionNamespace, cfg.LeaderElectionID, syncerPods))
 	}
 	holder := *lease.Spec.HolderIdentity
 	renewed := lease.Spec.RenewTime.Time

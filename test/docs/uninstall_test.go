@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -278,11 +277,15 @@ func writtenByTheInstallation(t *testing.T, c *framework.Cluster, must func(t *t
 	t.Helper()
 	must(t, "-n", "kyma-system", "create", "secret", "generic", "kim-snatch-certificates",
 		"--from-literal=ca.crt=stand-in", "--from-literal=tls.crt=stand-in", "--from-literal=tls.key=stand-in")
-	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kyma-system", Name: syncer.DefaultLeaseName},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("cabundle-syncer-0")},
+	// The install ships the Lease (deploy/syncer/lease.yaml); a leader
+	// writes itself in, as leader election does.
+	leases := c.Clientset.CoordinationV1().Leases("kyma-system")
+	lease, err := leases.Get(context.Background(), syncer.DefaultLeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := c.Clientset.CoordinationV1().Leases("kyma-system").Create(context.Background(), lease, metav1.CreateOptions{}); err != nil {
+	lease.Spec.HolderIdentity = ptr.To("cabundle-syncer-0")
+	if _, err := leases.Update(context.Background(), lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	must(t, "-n", "kyma-system", "create", "job", "--from=cronjob/kim-snatch-check", "kim-snatch-check-now")

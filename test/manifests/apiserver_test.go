@@ -396,7 +396,8 @@ func checkCannotGetMetrics(t *testing.T, env *apiEnv, user string, groups []stri
 }
 
 // The syncer's RBAC, as the API server's authorizer sees it: exactly the one
-// Secret and the one webhook configuration, plus its Lease and Events.
+// Secret and the one webhook configuration, plus its shipped Lease and
+// Events.
 func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
@@ -465,7 +466,10 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 		{name: "update_the_webhook_configuration", attrs: mwc("update", webhookConfiguration)},
 		{name: "delete_the_webhook_configuration", attrs: mwc("delete", webhookConfiguration)},
 		{name: "patch_validating_webhook_configurations", attrs: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: "patch", Resource: "validatingwebhookconfigurations", Name: webhookConfiguration}},
-		{name: "create_leases", attrs: leases(namespace, "create", ""), want: true},
+		// deploy/syncer/lease.yaml ships the Lease: no create, by any name.
+		{name: "create_leases", attrs: leases(namespace, "create", "")},
+		{name: "create_its_lease", attrs: leases(namespace, "create", lease)},
+		{name: "delete_its_lease", attrs: leases(namespace, "delete", lease)},
 		{name: "get_its_lease", attrs: leases(namespace, "get", lease), want: true},
 		{name: "update_its_lease", attrs: leases(namespace, "update", lease), want: true},
 		{name: "create_leases_elsewhere", attrs: leases("default", "create", "")},
