@@ -32,6 +32,10 @@ const (
 	allowToDNS       = "kyma-project.io--kim-snatch-allow-to-dns"
 	allowToWebhook   = "kyma-project.io--kim-snatch-check-allow-to-webhook"
 	denyAll          = "kyma-project.io--deny-all"
+	// apiServerName is a DNS name of the kube-apiserver that its serving
+	// certificate carries, which the syncer is given as Gardener gives it
+	// one (resolveAPIServerByName).
+	apiServerName = "kubernetes.default.svc.cluster.local"
 )
 
 // Without its egress to the API server the syncer cannot hold the Lease,
@@ -73,7 +77,7 @@ func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
 	ctx := context.Background()
 	requirePolicy(t, denyAll)
 	requirePolicy(t, allowToDNS)
-	resolveAPIServerByName(t)
+	resolveAPIServerByName(t, kubeDNSClusterIP(t))
 	fp, err := sys.Renew(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -120,22 +124,29 @@ func renewCutOff(t *testing.T, why string) string {
 	return fp
 }
 
+// kubeDNSClusterIP is the ClusterIP of the Service kube-dns: the resolver
+// the kubelet gives a Pod under dnsPolicy ClusterFirst on a shoot without
+// NodeLocalDNS.
+func kubeDNSClusterIP(t *testing.T) string {
+	t.Helper()
+	dns, err := sys.Clientset().CoreV1().Services("kube-system").Get(context.Background(), stack.KubeDNSService, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dns.Spec.ClusterIP
+}
+
 // resolveAPIServerByName rolls the syncer out as Gardener runs it: with
-// KUBERNETES_SERVICE_HOST set to a DNS name of the kube-apiserver (one its
-// serving certificate carries), and the resolver the kubelet gives a Pod
-// under dnsPolicy ClusterFirst, the Service kube-dns. The real node's
-// kubelet gives Pods no resolver, so the Pod names it itself. At cleanup
-// the syncer rolls back to its shipped template.
-func resolveAPIServerByName(t *testing.T) {
+// KUBERNETES_SERVICE_HOST set to apiServerName, and nameserver as its
+// resolver, the one the kubelet gives a Pod under dnsPolicy ClusterFirst.
+// The real node's kubelet gives Pods no resolver, so the Pod names it
+// itself. At cleanup the syncer rolls back to its shipped template.
+func resolveAPIServerByName(t *testing.T, nameserver string) {
 	t.Helper()
 	ctx := context.Background()
 	ns, ok := sys.(*nodeSystem)
 	if !ok {
 		t.Skipf("%T: the syncer resolves names as its cluster does", sys)
-	}
-	dns, err := sys.Clientset().CoreV1().Services("kube-system").Get(ctx, stack.KubeDNSService, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	deployments := sys.Clientset().AppsV1().Deployments(stack.Namespace)
 	d, err := deployments.Get(ctx, stack.SyncerName, metav1.GetOptions{})
@@ -146,12 +157,12 @@ func resolveAPIServerByName(t *testing.T) {
 	pod := &d.Spec.Template.Spec
 	pod.DNSPolicy = corev1.DNSNone
 	pod.DNSConfig = &corev1.PodDNSConfig{
-		Nameservers: []string{dns.Spec.ClusterIP},
+		Nameservers: []string{nameserver},
 		Searches:    []string{stack.Namespace + ".svc.cluster.local", "svc.cluster.local", "cluster.local"},
 		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("5")}},
 	}
 	for i := range pod.Containers {
-		pod.Containers[i].Env = append(pod.Containers[i].Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: "kubernetes.default.svc.cluster.local"})
+		pod.Containers[i].Env = append(pod.Containers[i].Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: apiServerName})
 	}
 	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -268,6 +279,22 @@ func withoutPolicy(t *testing.T, name string) func() {
 // open port; what it returns, also run at cleanup, puts them back.
 func withoutIngressRule(t *testing.T, name, port string) func() {
 	t.Helper()
+	return editPolicy(t, name, "the "+port+" ingress rule", func(spec *networkingv1.NetworkPolicySpec) {
+		was := len(spec.Ingress)
+		spec.Ingress = slices.DeleteFunc(spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+			return slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.String() == port })
+		})
+		if len(spec.Ingress) != was-1 {
+			t.Fatalf("NetworkPolicy %s has %d ingress rules for port %s, want one", name, was-len(spec.Ingress), port)
+		}
+	})
+}
+
+// editPolicy changes the spec of NetworkPolicy name in kyma-system with
+// edit, which may fail t; what it returns, also run at cleanup, puts the
+// spec back. what names the change in the log.
+func editPolicy(t *testing.T, name, what string, edit func(*networkingv1.NetworkPolicySpec)) func() {
+	t.Helper()
 	ctx := context.Background()
 	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
 	saved, err := policies.Get(ctx, name, metav1.GetOptions{})
@@ -275,16 +302,11 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 		t.Fatal(err)
 	}
 	cut := saved.DeepCopy()
-	cut.Spec.Ingress = slices.DeleteFunc(cut.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
-		return slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.String() == port })
-	})
-	if len(cut.Spec.Ingress) != len(saved.Spec.Ingress)-1 {
-		t.Fatalf("NetworkPolicy %s has %d ingress rules for port %s, want one", name, len(saved.Spec.Ingress)-len(cut.Spec.Ingress), port)
-	}
+	edit(&cut.Spec)
 	if _, err := policies.Update(ctx, cut, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	logf("denyall: removed the %s ingress rule of NetworkPolicy %s", port, name)
+	logf("denyall: removed %s of NetworkPolicy %s", what, name)
 	restore := sync.OnceFunc(func() {
 		np, err := policies.Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil {
@@ -294,7 +316,7 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 		if err != nil {
 			t.Errorf("restore NetworkPolicy %s: %v", name, err)
 		}
-		logf("denyall: restored the %s ingress rule of NetworkPolicy %s", port, name)
+		logf("denyall: restored %s of NetworkPolicy %s", what, name)
 	})
 	t.Cleanup(restore)
 	return restore
