@@ -52,7 +52,7 @@ type Config struct {
 }
 
 // SectionNames are all sections, in the order they run.
-var SectionNames = []string{"webhook", "handler", "apiserver", "syncer", "check"}
+var SectionNames = []string{"webhook", "hostile", "handler", "apiserver", "syncer", "check"}
 
 // Full is the scale of `make bench`.
 func Full() Config {
@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 
 	sections := map[string]func(context.Context) error{
-		"webhook": r.webhookSection, "handler": r.handlerSection, "apiserver": r.apiServerSection,
+		"webhook": r.webhookSection, "hostile": r.hostileSection, "handler": r.handlerSection, "apiserver": r.apiServerSection,
 		"syncer": r.syncerSection, "check": r.checkSection,
 	}
 	for _, name := range SectionNames {

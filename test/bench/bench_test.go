@@ -46,6 +46,11 @@ func TestSmokeRunFillsEverySection(t *testing.T) {
 		c.PeakRSSMiB.Value <= 0 || c.PeakRSSMiB.Baseline <= 0 || c.MedianSeconds.Value <= 0 || c.MemoryLimitMiB <= 0 {
 		t.Errorf("check figures = %+v, want %d runs of each, Kyma Pods, RSS, times and the Job's limit", c, cfg.CheckRuns)
 	}
+	if h := back.Hostile; h == nil {
+		t.Error("no hostile figures")
+	} else if h.Quiet.Reviews == 0 || h.Hostile.Reviews == 0 || h.RSSMiB.Value <= 0 || h.RSSMiB.Baseline <= 0 || h.P99Ms.Baseline <= 0 {
+		t.Errorf("hostile figures = %+v, want reviews, RSS and p99 with and without the hostile clients", h)
+	}
 	if len(back.Targets) == 0 {
 		t.Error("no target was checked")
 	}

@@ -32,6 +32,9 @@ func (r *Results) WriteTable(out io.Writer) error {
 	if r.Check != nil {
 		writeCheck(out, r.Check)
 	}
+	if r.Hostile != nil {
+		writeHostile(out, r.Hostile)
+	}
 	if len(r.Targets) > 0 {
 		writeTargets(out, r.Targets)
 	}
@@ -140,4 +143,15 @@ func writeTargets(out io.Writer, targets []Target) {
 		fmt.Fprintf(tt, "%s\t%s\t%s\t"+format+" %s\t%s\t%s\n", t.Figure, t.Reference, t.Target, t.Measured, t.Unit, verdict, t.Source)
 	}
 	_ = tt.Flush()
+}
+
+func writeHostile(out io.Writer, h *HostileResults) {
+	fmt.Fprintf(out, "\n[hostile] %s at %d connections, beside %d claiming 32 MiB, %d sending the largest review slowly, %d idle; %s; ratio = hostile / quiet\n",
+		h.Payload, h.Concurrency, h.ClaimConns, h.SlowConns, h.IdleConns, h.GoMemLimit)
+	t := newTable(out, "run\treviews/s\tp50 ms\tp99 ms\tmax ms\tfailed\treviews\tRSS MiB\t")
+	for i, s := range []LoadStats{h.Quiet, h.Hostile} {
+		fmt.Fprintf(t, "%s\t%.0f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.1f\t\n", []string{"quiet", "hostile"}[i], s.ReviewsPerSecond, s.P50Ms, s.P99Ms, s.MaxMs, s.Errors, s.Reviews, s.RSSMiB)
+	}
+	fmt.Fprintf(t, "ratio\t\t\t%.2f\t\t\t\t%.2f\t\n", h.P99Ms.Ratio, h.RSSMiB.Ratio)
+	_ = t.Flush()
 }

@@ -24,6 +24,7 @@ type Results struct {
 	APIServer *APIServerResults `json:"apiserver,omitempty"`
 	Syncer    *SyncerResults    `json:"syncer,omitempty"`
 	Check     *CheckResults     `json:"check,omitempty"`
+	Hostile   *HostileResults   `json:"hostile,omitempty"`
 
 	// Targets compare the figures with the project's targets.
 	Targets []Target `json:"targets,omitempty"`
@@ -310,4 +311,23 @@ func (r *Results) WriteJSON(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// HostileResults are the webhook's legitimate load with hostile clients
+// beside it (Hostile) and without them (Quiet), in one run.
+type HostileResults struct {
+	Payload     string `json:"payload"`
+	Concurrency int    `json:"concurrency"`
+	// ClaimConns claim a 32 MiB body and send nothing, SlowConns send the
+	// largest review slowly, IdleConns send nothing after the handshake;
+	// each opens its connection again when the webhook closes it.
+	ClaimConns int       `json:"claim_conns"`
+	SlowConns  int       `json:"slow_conns"`
+	IdleConns  int       `json:"idle_conns"`
+	GoMemLimit string    `json:"gomemlimit"`
+	Quiet      LoadStats `json:"quiet"`
+	Hostile    LoadStats `json:"hostile"`
+	// RSSMiB and P99Ms are the hostile figures over the quiet ones.
+	RSSMiB Figure `json:"server_rss_mib"`
+	P99Ms  Figure `json:"p99_ms"`
 }

@@ -215,13 +215,18 @@ func (r *runner) startWebhook(ctx context.Context, name, bin, certDir string, cp
 // section ends. It returns once /readyz answers 200, with the URL of
 // /metrics.
 func (r *runner) startReady(ctx context.Context, name, bin string, cpu int, args ...string) (*process.Process, string, error) {
+	return r.startReadyEnv(ctx, name, bin, cpu, nil, args...)
+}
+
+// startReadyEnv is startReady with env added to the process's environment.
+func (r *runner) startReadyEnv(ctx context.Context, name, bin string, cpu int, env []string, args ...string) (*process.Process, string, error) {
 	ports, err := framework.FreePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
 	metrics, probe := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	opts := process.Options{Name: name, Path: bin, LogPath: filepath.Join(r.dir, name+".log"),
-		Args: append(args, "--metrics-bind-address="+metrics, "--health-probe-bind-address="+probe)}
+		Env: env, Args: append(args, "--metrics-bind-address="+metrics, "--health-probe-bind-address="+probe)}
 	var p *process.Process
 	if cpu >= 0 {
 		p, err = startPinned(cpu, opts)
