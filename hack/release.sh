@@ -18,7 +18,12 @@
 #                             cyclonedx-gomod from the binary itself
 #   <binary>-<os>-<arch>.sigstore.json
 #                             the cosign signature (a bundle) of each binary
-#   cosign.pub                the public half of the signing key
+#   <binary>-image-linux-<arch>.cdx.json
+#                             with DIGEST: the CycloneDX SBOM of the image
+#                             that ships, <registry>/<binary>@<DIGEST>, on
+#                             that platform: its base image by digest (the
+#                             Dockerfile's final FROM) and its binary's
+#                             modules
 #   SHA256SUMS                of every file but the notes and the signatures
 #   SHA256SUMS.sigstore.json  the cosign signature of SHA256SUMS
 #   RELEASE_NOTES.md          the version's section of CHANGELOG.md
@@ -30,7 +35,12 @@
 # alone, not logged in a transparency log, and verify offline
 # (docs/releasing.md, "Verifying a release"). With DIGEST, the image
 # <registry>/<binary>@<DIGEST> is signed as well, in its registry, and
-# carries each linux binary's SBOM as a signed CycloneDX attestation.
+# carries each of its image SBOMs as a signed CycloneDX attestation.
+#
+# The release ships no public key: operators take it from the repository at
+# the release's tag, the committed cosign.pub, which no release asset can
+# replace (docs/releasing.md, "Signing"). So the release refuses a key whose
+# public half is not that file.
 #
 # and for cabundle-syncer, whose `check` operators run from their own
 # machines, also:
@@ -43,10 +53,15 @@
 #                             version, the archives' URLs and their sums
 #
 # It refuses a dirty work tree, a version that is not semver, a version with
-# no CHANGELOG section or one that holds only its headings, and a version
-# whose tag <binary>/<version> exists. It never creates the tag. The release
-# workflow runs it on that tag, so there RELEASE_TAG_AT_HEAD=1 accepts the
-# tag when it points at HEAD.
+# no CHANGELOG section or one that holds only its headings, a version whose
+# tag <binary>/<version> exists, and a commit without cosign.pub. It never
+# creates the tag. The release workflow runs it on that tag, so there
+# RELEASE_TAG_AT_HEAD=1 accepts the tag when it points at HEAD.
+#
+#   hack/release.sh --check <binary> <version>
+#
+# runs only these checks; the release workflow runs them before anything
+# else.
 #
 # The image: it prints the `docker buildx build ... --push` command that
 # builds and pushes the multi-arch image, and runs it with PUSH=1 (which
@@ -88,7 +103,11 @@ if [ "${1:-}" = --platforms ]; then
 	exit 0
 fi
 
-manifests_only=
+manifests_only= check_only=
+if [ "${1:-}" = --check ]; then
+	check_only=1
+	shift
+fi
 if [ "${1:-}" = --manifests ]; then
 	[ $# -eq 4 ] || {
 		echo "usage: KUBECTL=<kubectl> $0 --manifests <dir> <snatch-webhook|cabundle-syncer> <vX.Y.Z>" >&2
@@ -199,6 +218,43 @@ $(git status --short)"
 		printf '%s\n' "$notes" | grep -qx "#### $h" ||
 			die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
 	done
+
+	git cat-file -e "HEAD:$trusted_key" 2>/dev/null ||
+		die "$trusted_key is not committed: operators verify a release with the key of the repository at its tag (docs/releasing.md, \"Signing\")"
+}
+
+# trusted_key is the public key operators verify every release with, read
+# from the repository at the release's tag, never from the release.
+trusted_key=cosign.pub
+
+# base_image prints the final stage's base image of the Dockerfile $1, which
+# must be pinned by digest: the image SBOM names it.
+base_image() {
+	local base
+	base=$(awk 'toupper($1) == "FROM" { from = $0 } END { print from }' "$1" |
+		awk '{ for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }')
+	[[ $base =~ @sha256:[0-9a-f]{64}$ ]] || die "$1: the final stage's base '$base' is not pinned by digest"
+	printf '%s\n' "$base"
+}
+
+# image_sbom writes to $3 the CycloneDX SBOM of the image $image@$digest on
+# platform $2, from the SBOM $1 of its binary: the image is the described
+# component, and it holds the base image $base and the binary with its
+# modules.
+image_sbom() {
+	local base_name=${base%@*} base_digest=${base##*@}
+	jq --arg image "$image" --arg digest "$digest" --arg platform "$2" \
+		--arg base "${base_name%:*}" --arg baseTag "${base_name##*:}" --arg baseDigest "$base_digest" '
+		.metadata.component as $bin
+		| {type: "container", "bom-ref": ($image + "@" + $digest), name: $image, version: $digest,
+		   purl: ("pkg:oci/" + ($image | split("/") | last) + "@" + ($digest | sub(":"; "%3A")) + "?repository_url=" + $image + "&arch=" + ($platform | split("/") | last)),
+		   properties: [{name: "platform", value: $platform}]} as $img
+		| {type: "container", "bom-ref": ($base + "@" + $baseDigest), name: $base, version: $baseDigest,
+		   purl: ("pkg:oci/" + ($base | split("/") | last) + "@" + ($baseDigest | sub(":"; "%3A")) + "?repository_url=" + $base + "&tag=" + $baseTag)} as $baseImage
+		| .metadata.component = $img
+		| .components = [$baseImage, $bin] + .components
+		| .dependencies = [{ref: $img["bom-ref"], dependsOn: [$baseImage["bom-ref"], $bin["bom-ref"]]}] + (.dependencies // [])
+	' "$1" >"$3"
 }
 
 # stamp_runbooks points each alert's runbook_url, which the bases point at
@@ -258,6 +314,10 @@ if [ -n "$manifests_only" ]; then
 fi
 
 release_checks
+if [ -n "$check_only" ]; then
+	echo "release: $binary $version passes the checks"
+	exit 0
+fi
 revision=${REVISION:-$(git rev-parse HEAD)}
 cosign=${COSIGN:-cosign}
 cyclonedx=${CYCLONEDX_GOMOD:-cyclonedx-gomod}
@@ -266,6 +326,14 @@ key=${COSIGN_KEY:-}
 for tool in "$cosign" "$cyclonedx"; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; make release builds it into bin/"
 done
+if [ -n "$digest" ]; then
+	command -v jq >/dev/null 2>&1 || die "jq is not installed; a release with DIGEST writes the image's SBOMs with it"
+	base=$(base_image "$dockerfile")
+fi
+# The signing key must be the one operators trust: its public half is the
+# committed key file, byte for byte.
+"$cosign" public-key --key "$key" | cmp -s - "$trusted_key" ||
+	die "the public half of COSIGN_KEY is not the committed $trusted_key; sign with the project's key (docs/releasing.md, \"Signing\")"
 
 out="dist/$binary/$version"
 rm -rf "$out"
@@ -293,8 +361,17 @@ for f in "${binaries[@]}"; do
 	"$cyclonedx" bin -json -std -noserial -notimestamp -version "$version" -output "$out/$f.cdx.json" "$out/$f"
 	files+=("$f.cdx.json")
 done
-"$cosign" public-key --key "$key" --outfile "$out/cosign.pub"
-files+=(cosign.pub)
+# The image's SBOMs: what ships is the image, on each linux platform.
+images=()
+if [ -n "$digest" ]; then
+	for f in "${binaries[@]}"; do
+		case $f in "$binary"-linux-*) ;; *) continue ;; esac
+		platform=linux/${f##*-}
+		image_sbom "$out/$f.cdx.json" "$platform" "$out/$binary-image-linux-${f##*-}.cdx.json"
+		files+=("$binary-image-linux-${f##*-}.cdx.json")
+		images+=("$out/$binary-image-linux-${f##*-}.cdx.json")
+	done
+fi
 
 (cd "$out" && sha256sum "${files[@]}" >SHA256SUMS)
 printf '# %s %s\n\n%s\n' "$binary" "$version" "$notes" >"$out/RELEASE_NOTES.md"
@@ -307,13 +384,13 @@ for f in "${binaries[@]}" SHA256SUMS; do
 	sign_blob "$f"
 done
 # cosign writes its files for the owner only; the release publishes them.
-chmod 0644 "$out"/*.sigstore.json "$out/cosign.pub"
+chmod 0644 "$out"/*.sigstore.json
 
 # The image is signed by its digest, never by its tag, which can move; the
 # signature and the attestations are stored beside it in its registry.
 if [ -n "$digest" ]; then
 	"$cosign" sign --yes --key "$key" --tlog-upload=false "$image@$digest"
-	for f in "$out/$binary"-linux-*.cdx.json; do
+	for f in "${images[@]}"; do
 		"$cosign" attest --yes --key "$key" --tlog-upload=false --type cyclonedx --predicate "$f" "$image@$digest"
 	done
 fi

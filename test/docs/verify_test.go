@@ -12,9 +12,11 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// curlStub stands for curl in the documented commands: it serves each
-// download of a GitHub release of the project from the release that the
-// test made, $RELEASES/<binary>/<version>/<file>, and fails on any other URL.
+// curlStub stands for curl in the documented commands. It serves each
+// download of a GitHub release of the project from $RELEASES/<binary>/<version>/<file>,
+// and each file of the repository at a release's tag, as
+// raw.githubusercontent.com serves it, from the git repository $REPOSITORY
+// at that tag; it fails on any other URL.
 const curlStub = `#!/bin/sh
 out= url=
 while [ $# -gt 0 ]; do
@@ -24,9 +26,18 @@ while [ $# -gt 0 ]; do
 	*) url=$1; shift ;;
 	esac
 done
-path=${url#https://github.com/kyma-project/kim-snatch/releases/download/}
-[ "$path" != "$url" ] && [ -n "$out" ] || { echo "curl stub: unexpected call for $url" >&2; exit 22; }
-mkdir -p "$(dirname "$out")" && cp "$RELEASES/$path" "$out"
+[ -n "$out" ] || { echo "curl stub: no -o for $url" >&2; exit 2; }
+mkdir -p "$(dirname "$out")"
+case $url in
+https://github.com/kyma-project/kim-snatch/releases/download/*)
+	cp "$RELEASES/${url#https://github.com/kyma-project/kim-snatch/releases/download/}" "$out" ;;
+https://raw.githubusercontent.com/kyma-project/kim-snatch/refs/tags/*/*/*)
+	rest=${url#https://raw.githubusercontent.com/kyma-project/kim-snatch/refs/tags/}
+	binary=${rest%%/*} rest=${rest#*/}
+	version=${rest%%/*} path=${rest#*/}
+	git -C "$REPOSITORY" show "refs/tags/$binary/$version:$path" >"$out" ;;
+*) echo "curl stub: unexpected call for $url" >&2; exit 22 ;;
+esac
 `
 
 // The commands with which operators verify a release before they install
@@ -56,10 +67,13 @@ func fencedBlock(t *testing.T, text, heading string) string {
 }
 
 // The commands with which verificationDoc has operators verify a release
-// before they install it pass on a release made and signed here, with its
+// before they install it trust only the key of the repository at the
+// release's tag. They pass on a release made and signed here, with its
 // image signed in a registry on loopback, and fail once one byte of a
-// downloaded file differs from what was signed.
-func TestDocumentedVerificationPassesAReleaseAndFailsATamperedFile(t *testing.T) {
+// downloaded file differs from what was signed, on a release whose every
+// file, key and image an attacker replaced and signed with his own key,
+// and on a release whose signed SHA256SUMS does not list install.yaml.
+func TestDocumentedVerificationTrustsOnlyTheKeyAtTheTag(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes a release")
 	}
@@ -71,9 +85,50 @@ func TestDocumentedVerificationPassesAReleaseAndFailsATamperedFile(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := fencedBlock(t, string(readme), verificationHeading)
+	verify := documentedVerification(t, fencedBlock(t, string(readme), verificationHeading))
+	rel := releaseInClone(t, kubectl)
 
-	repo := releaseInClone(t, kubectl)
+	t.Run("the_release_passes", func(t *testing.T) {
+		if out, err := verify(rel.copy(t), rel.repo); err != nil {
+			t.Fatalf("the documented verification of a signed release fails: %v\n%s", err, out)
+		}
+	})
+	t.Run("one_changed_byte_fails", func(t *testing.T) {
+		dir := rel.copy(t)
+		flipByte(t, filepath.Join(dir, releasePath, "install.yaml"))
+		if out, err := verify(dir, rel.repo); err == nil {
+			t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", out)
+		}
+	})
+	t.Run("a_forged_release_fails", func(t *testing.T) {
+		dir := rel.copy(t)
+		attacker := forgeRelease(t, filepath.Join(dir, releasePath), rel)
+		// The forgery is whole: against a repository that held the
+		// attacker's key it would pass, so only the key at the tag stops it.
+		if out, err := verify(dir, repositoryWithKey(t, attacker)); err != nil {
+			t.Fatalf("the forged release fails even with the attacker's key at the tag, so it proves nothing: %v\n%s", err, out)
+		}
+		if out, err := verify(dir, rel.repo); err == nil {
+			t.Errorf("the documented verification passes a release whose every file an attacker replaced:\n%s", out)
+		}
+	})
+	t.Run("sums_without_install_yaml_fail", func(t *testing.T) {
+		dir := rel.copy(t)
+		dropFromSums(t, filepath.Join(dir, releasePath), "install.yaml", rel.key)
+		out, err := verify(dir, rel.repo)
+		if err == nil {
+			t.Errorf("the documented verification passes a SHA256SUMS that does not list install.yaml:\n%s", out)
+		} else if !strings.Contains(out, "no properly formatted checksum lines") {
+			t.Errorf("the verification fails, but not where SHA256SUMS lacks install.yaml:\n%s", out)
+		}
+	})
+}
+
+// documentedVerification returns a function that runs block, as the
+// document says, with bash -euo pipefail, cosign offline and curl served by
+// curlStub from the releases below releases and the repository repository.
+func documentedVerification(t *testing.T, block string) func(releases, repository string) (string, error) {
+	t.Helper()
 	stubs := t.TempDir()
 	if err := os.WriteFile(filepath.Join(stubs, "curl"), []byte(curlStub), 0o755); err != nil {
 		t.Fatal(err)
@@ -81,38 +136,46 @@ func TestDocumentedVerificationPassesAReleaseAndFailsATamperedFile(t *testing.T)
 	if err := os.Symlink(tools.Cosign.Path(t), filepath.Join(stubs, "cosign")); err != nil {
 		t.Fatal(err)
 	}
-	verify := func() (string, error) {
+	return func(releases, repository string) (string, error) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), append(supplychain.OfflineEnv(),
 			"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"RELEASES="+filepath.Join(repo, "dist"),
+			"RELEASES="+releases, "REPOSITORY="+repository,
 			"WEBHOOK_VERSION=v0.1.0", "SYNCER_VERSION=v0.1.0")...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := verify(); err != nil {
-		t.Fatalf("the documented verification of a signed release fails: %v\n%s", err, out)
-	}
+}
 
-	installYAML := filepath.Join(repo, "dist", "snatch-webhook", "v0.1.0", "install.yaml")
-	b, err := os.ReadFile(installYAML)
-	if err != nil {
+// releasePath is the release of the tests below the releases' root, as
+// its tag names it.
+const releasePath = "snatch-webhook/v0.1.0"
+
+// release is a release made by hack/release.sh in a clone of the
+// repository.
+type release struct {
+	repo     string // the clone, tagged snatch-webhook/v0.1.0
+	key      string // the signing key, whose public half the clone committed
+	registry string // the registry on loopback that holds its image
+	digest   string // the image's digest
+}
+
+// copy returns a new root of releases holding a copy of the release.
+func (r release) copy(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, releasePath), os.DirFS(filepath.Join(r.repo, "dist", releasePath))); err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)/2] ^= 0x01
-	if err := os.WriteFile(installYAML, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := verify(); err == nil {
-		t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", out)
-	}
+	return root
 }
 
 // releaseInClone makes a release of snatch-webhook v0.1.0 from a clone, as
-// the workflow makes it: the image pushed first, then make release with its
-// digest. It returns the clone.
-func releaseInClone(t *testing.T, kubectl string) string {
+// the workflow makes it: the signing key's public half committed, the
+// release commit tagged, the image pushed first, then make release with its
+// digest.
+func releaseInClone(t *testing.T, kubectl string) release {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	run := func(dir string, env []string, name string, args ...string) {
@@ -125,6 +188,8 @@ func releaseInClone(t *testing.T, kubectl string) string {
 		}
 	}
 	run("", nil, "git", "clone", "-q", repoRoot(t), repo)
+	key := supplychain.ThrowawayKey(t)
+	supplychain.CommitTrustedKey(t, repo, key)
 	changelog := filepath.Join(repo, "CHANGELOG.md")
 	b, err := os.ReadFile(changelog)
 	if err != nil {
@@ -134,10 +199,10 @@ func releaseInClone(t *testing.T, kubectl string) string {
 		t.Fatal(err)
 	}
 	run(repo, nil, "git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "Release v0.1.0")
+	run(repo, nil, "git", "tag", releasePath)
 	registry := supplychain.StartRegistry(t) + "/kyma-project/prod"
 	digest := supplychain.PushRandomImage(t, registry+"/snatch-webhook:v0.1.0")
-	key := supplychain.ThrowawayKey(t)
-	run(repo, append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest),
+	run(repo, append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest, "RELEASE_TAG_AT_HEAD=1"),
 		"hack/release.sh", "snatch-webhook", "v0.1.0")
-	return repo
+	return release{repo: repo, key: key, registry: registry, digest: digest}
 }

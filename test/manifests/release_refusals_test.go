@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func newReleaser(t *testing.T) *releaser {
 	}
 	key := supplychain.ThrowawayKey(t)
 	env := append([]string{"KUBECTL=" + kubectl}, supplychain.ReleaseEnv(t, key)...)
-	return &releaser{repo: cloneForRelease(t), key: key, env: env}
+	return &releaser{repo: cloneForRelease(t, key), key: key, env: env}
 }
 
 // release runs hack/release.sh binary version with env added, and returns
@@ -59,14 +60,16 @@ func gitIn(t *testing.T, repo string, args ...string) {
 }
 
 // make release refuses a bad version, an unknown binary, a missing or
-// incomplete CHANGELOG section, a dirty tree and a released tag, and writes
-// nothing to dist/ then.
+// incomplete CHANGELOG section, a dirty tree, a released tag, a commit
+// without the trusted key and a signing key that is not the trusted one,
+// and writes nothing to dist/ then.
 func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	r := newReleaser(t)
 	repo := r.repo
 	git := func(args ...string) { gitIn(t, repo, args...) }
 	for _, tt := range []struct {
 		name, binary, version, want string
+		env                         []string
 		setup, undo                 func()
 	}{
 		{name: "not_semver", binary: "snatch-webhook", version: "1.0", want: "is not semver"},
@@ -87,13 +90,23 @@ func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 		{name: "already_tagged", binary: "cabundle-syncer", version: "v0.1.0", want: "already tagged",
 			setup: func() { git("tag", "cabundle-syncer/v0.1.0") },
 			undo:  func() { git("tag", "-d", "cabundle-syncer/v0.1.0") }},
+		{name: "no_trusted_key", binary: "snatch-webhook", version: "v0.1.0", want: "cosign.pub is not committed",
+			setup: func() { git("rm", "-q", supplychain.TrustedKeyFile); git("commit", "-qm", "no key") },
+			undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
+		{name: "base_image_not_pinned_by_digest", binary: "snatch-webhook", version: "v0.1.0", want: "is not pinned by digest",
+			env:   []string{"DIGEST=sha256:" + strings.Repeat("0", 64)},
+			setup: func() { commitUnpinnedBase(t, repo, "Dockerfile.webhook") },
+			undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
+		{name: "signing_key_not_the_trusted_one", binary: "snatch-webhook", version: "v0.1.0", want: "is not the committed cosign.pub",
+			setup: func() { supplychain.CommitTrustedKey(t, repo, supplychain.ThrowawayKey(t)) },
+			undo:  func() { git("reset", "-q", "--hard", "HEAD~1") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup()
 				defer tt.undo()
 			}
-			out, err := r.release(tt.binary, tt.version)
+			out, err := r.release(tt.binary, tt.version, tt.env...)
 			if err == nil || !strings.Contains(out, tt.want) {
 				t.Fatalf("release %s %s: err %v, output %q; want a failure saying %q", tt.binary, tt.version, err, out, tt.want)
 			}
@@ -104,15 +117,17 @@ func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	}
 }
 
-// cloneForRelease clones the repository at HEAD into a temporary directory
-// and gives each binary's Unreleased notes the version v0.1.0, as a release
-// commit would. Uncommitted changes of the work tree are not part of it.
-func cloneForRelease(t *testing.T) string {
+// cloneForRelease clones the repository at HEAD into a temporary directory,
+// commits the public half of key as the trusted key, and gives each
+// binary's Unreleased notes the version v0.1.0, as a release commit would.
+// Uncommitted changes of the work tree are not part of it.
+func cloneForRelease(t *testing.T, key string) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), repo).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
+	supplychain.CommitTrustedKey(t, repo, key)
 	changelog := filepath.Join(repo, "CHANGELOG.md")
 	b, err := os.ReadFile(changelog)
 	if err != nil {
@@ -121,6 +136,23 @@ func cloneForRelease(t *testing.T) string {
 	writeFile(t, changelog, strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0"))
 	gitIn(t, repo, "commit", "-qam", "Release v0.1.0 of both")
 	return repo
+}
+
+// commitUnpinnedBase commits dockerfile with its final stage's base pinned by
+// tag alone.
+func commitUnpinnedBase(t *testing.T, repo, dockerfile string) {
+	t.Helper()
+	path := filepath.Join(repo, dockerfile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpinned := regexp.MustCompile(`(?m)^(FROM gcr\.io/distroless/static:nonroot)@sha256:[0-9a-f]{64}$`).ReplaceAll(b, []byte("$1"))
+	if bytes.Equal(unpinned, b) {
+		t.Fatalf("%s has no base pinned by digest to unpin", dockerfile)
+	}
+	writeFile(t, path, string(unpinned))
+	gitIn(t, repo, "commit", "-qam", "unpinned base")
 }
 
 // changelogHeadings is a release's five headings, each followed by body.
@@ -147,4 +179,27 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 	}
 	writeFile(t, path, strings.Replace(string(b), heading, heading+"\n### "+version+"\n\n"+text+"\n", 1))
 	gitIn(t, repo, "commit", "-qam", "CHANGELOG "+version)
+}
+
+// hack/release.sh --check, which the release workflow runs before anything
+// else, runs the release's checks alone: it passes a releasable commit and
+// writes nothing, and refuses what a release refuses.
+func TestReleaseCheckRunsTheChecksAlone(t *testing.T) {
+	r := newReleaser(t)
+	check := func(binary, version string) (string, error) {
+		cmd := exec.Command("hack/release.sh", "--check", binary, version)
+		cmd.Dir = r.repo
+		cmd.Env = append(os.Environ(), r.env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := check("snatch-webhook", "v0.1.0"); err != nil {
+		t.Fatalf("--check of a releasable commit: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(r.repo, "dist")); err == nil {
+		t.Errorf("--check wrote dist/")
+	}
+	if out, err := check("snatch-webhook", "v9.9.9"); err == nil || !strings.Contains(out, "has no section '### v9.9.9'") {
+		t.Errorf("--check of a version without notes: err %v, output %q", err, out)
+	}
 }

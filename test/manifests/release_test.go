@@ -83,7 +83,11 @@ func TestReleaseWritesPinnedChecksummedSignedArtefacts(t *testing.T) {
 				assertRunbooksAtTag(t, r.repo, filepath.Join(dir, file), tt.binary+"/v0.1.0")
 			}
 			binaries := releaseBinaries(tt.binary)
-			sums := assertReleaseSums(t, dir, releaseFiles(tt.binary, binaries, slices.Collect(maps.Keys(tt.manifests))))
+			files := releaseFiles(tt.binary, binaries, slices.Collect(maps.Keys(tt.manifests)))
+			if tt.image != "" {
+				files = append(files, imageSBOMs(tt.binary)...)
+			}
+			sums := assertReleaseSums(t, dir, files)
 			assertStaticLinuxBinaries(t, dir, tt.binary)
 			assertDarwinBinaries(t, dir, tt.binary)
 			if tt.binary == "cabundle-syncer" {
@@ -91,17 +95,20 @@ func TestReleaseWritesPinnedChecksummedSignedArtefacts(t *testing.T) {
 			}
 			assertReleaseNotes(t, r.repo, dir, tt.binary)
 			// Each binary and SHA256SUMS, which covers every other file,
-			// verify against the release's key offline, and each binary's
-			// SBOM lists what the binary links.
-			assertBlobSignatures(t, dir, append(binaries, "SHA256SUMS"))
+			// verify offline against the key the repository holds at the
+			// release's commit, and each binary's SBOM lists what the binary
+			// links. The release itself ships no key.
+			trusted := filepath.Join(r.repo, supplychain.TrustedKeyFile)
+			assertBlobSignatures(t, dir, trusted, append(binaries, "SHA256SUMS"))
 			for _, b := range binaries {
 				assertSBOM(t, filepath.Join(dir, b), "v0.1.0")
 			}
 			if tt.image != "" {
-				assertImageSigned(t, dir, tt.image, digest, unsigned)
+				assertImageSigned(t, dir, trusted, tt.image, digest, unsigned)
+				assertImageSBOMs(t, r.repo, dir, tt.binary, tt.image+"@"+digest)
 			}
-			if got, want := readFile(t, filepath.Join(dir, "cosign.pub")), publicKey(t, r.key); got != want {
-				t.Errorf("the release's cosign.pub is not the signing key's public half:\n%s\nwant:\n%s", got, want)
+			if _, err := os.Stat(filepath.Join(dir, supplychain.TrustedKeyFile)); err == nil {
+				t.Errorf("the release ships %s: whoever replaces its files replaces that key too", supplychain.TrustedKeyFile)
 			}
 			if treeHash(t, filepath.Join(r.repo, "dist", tt.other)) != otherBefore {
 				t.Errorf("releasing %s changed dist/%s", tt.binary, tt.other)
@@ -120,9 +127,10 @@ func releaseBinaries(binary string) []string {
 	return binaries
 }
 
-// releaseFiles are the files SHA256SUMS of a release of binary lists.
+// releaseFiles are the files SHA256SUMS of a release of binary lists,
+// without an image.
 func releaseFiles(binary string, binaries, manifests []string) []string {
-	files := []string{"cosign.pub"}
+	var files []string
 	for _, b := range binaries {
 		files = append(files, b, b+".cdx.json")
 	}

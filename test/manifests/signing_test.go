@@ -12,13 +12,13 @@ import (
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
-// assertBlobSignatures verifies each file's bundle with the release's
-// cosign.pub, offline, and checks that one changed byte fails it.
-func assertBlobSignatures(t *testing.T, dir string, signed []string) {
+// assertBlobSignatures verifies each file's bundle with the public key
+// pub, offline, and checks that one changed byte fails it.
+func assertBlobSignatures(t *testing.T, dir, pub string, signed []string) {
 	t.Helper()
 	for _, f := range signed {
 		bundle := f + ".sigstore.json"
-		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", f); err != nil {
+		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", pub, "--bundle", bundle, "--insecure-ignore-tlog=true", f); err != nil {
 			t.Errorf("cosign verify-blob %s: %v\n%s", f, err, out)
 			continue
 		}
@@ -31,7 +31,7 @@ func assertBlobSignatures(t *testing.T, dir string, signed []string) {
 		if err := os.WriteFile(changed, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", "cosign.pub", "--bundle", bundle, "--insecure-ignore-tlog=true", changed); err == nil {
+		if out, err := supplychain.Cosign(t, dir, "verify-blob", "--key", pub, "--bundle", bundle, "--insecure-ignore-tlog=true", changed); err == nil {
 			t.Errorf("cosign verify-blob accepts %s with one byte changed:\n%s", f, out)
 		}
 	}
@@ -42,15 +42,15 @@ type cycloneDX struct {
 	BOMFormat   string `json:"bomFormat"`
 	SpecVersion string `json:"specVersion"`
 	Metadata    struct {
-		Component struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"component"`
+		Component cdxComponent `json:"component"`
 	} `json:"metadata"`
-	Components []struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"components"`
+	Components []cdxComponent `json:"components"`
+}
+
+type cdxComponent struct {
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // assertSBOM holds a binary's SBOM to the binary's own build information,
@@ -76,6 +76,13 @@ func assertSBOM(t *testing.T, binaryPath, version string) {
 	if c := bom.Metadata.Component; c.Name != info.Main.Path || c.Version != version {
 		t.Errorf("the SBOM describes %s %s, want %s %s", c.Name, c.Version, info.Main.Path, version)
 	}
+	assertLinkedModules(t, filepath.Base(binaryPath), bom, info)
+}
+
+// assertLinkedModules checks that bom lists the toolchain as the component
+// std and every module the binary of info links.
+func assertLinkedModules(t *testing.T, name string, bom cycloneDX, info *buildinfo.BuildInfo) {
+	t.Helper()
 	var got []string
 	for _, c := range bom.Components {
 		got = append(got, c.Name+"@"+c.Version)
@@ -89,36 +96,91 @@ func assertSBOM(t *testing.T, binaryPath, version string) {
 	}
 	for _, w := range want {
 		if !slices.Contains(got, w) {
-			t.Errorf("the SBOM of %s lacks %s, which the binary links", filepath.Base(binaryPath), w)
+			t.Errorf("the SBOM of %s lacks %s, which the binary links", name, w)
 		}
 	}
 }
 
-// assertImageSigned verifies the image's signature and its CycloneDX
-// attestation by digest with the release's cosign.pub, and checks that
-// another image of the same repository does not verify.
-func assertImageSigned(t *testing.T, dir, image, digest, unsignedDigest string) {
+// imageSBOMs are the image's SBOMs that a release with DIGEST writes, one
+// for each linux platform.
+func imageSBOMs(binary string) []string {
+	return []string{binary + "-image-linux-amd64.cdx.json", binary + "-image-linux-arm64.cdx.json"}
+}
+
+// assertImageSBOMs holds each image SBOM of the release in dir to the image
+// that ships: the image ref (<image>@<digest>) as the described container,
+// the base of the final stage of the binary's Dockerfile in repo, by
+// digest, and the binary of that platform with every module it links.
+func assertImageSBOMs(t *testing.T, repo, dir, binary, ref string) {
 	t.Helper()
-	ref := image + "@" + digest
-	if out, err := supplychain.Cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", ref); err != nil {
-		t.Errorf("cosign verify %s: %v\n%s", ref, err, out)
+	stages := parseDockerfile(t, filepath.Join(repo, dockerfileOf(t, binary)))
+	base := stages[len(stages)-1].from
+	baseName, baseDigest, ok := strings.Cut(base, "@")
+	if !ok {
+		t.Fatalf("the base %s is not pinned by digest", base)
 	}
-	out, err := supplychain.Cosign(t, dir, "verify-attestation", "--key", "cosign.pub", "--insecure-ignore-tlog=true", "--type", "cyclonedx", ref)
-	if err != nil {
-		t.Errorf("cosign verify-attestation %s: %v\n%s", ref, err, out)
-	} else if boms := attestedSBOMs(t, out); len(boms) == 0 {
-		t.Errorf("the attestations of %s hold no CycloneDX SBOM:\n%s", ref, out)
-	}
-	other := image + "@" + unsignedDigest
-	if out, err := supplychain.Cosign(t, dir, "verify", "--key", "cosign.pub", "--insecure-ignore-tlog=true", other); err == nil {
-		t.Errorf("cosign verify accepts %s, which the release did not sign:\n%s", other, out)
+	baseName, _, _ = strings.Cut(baseName, ":")
+	image, digest, _ := strings.Cut(ref, "@")
+	for _, f := range imageSBOMs(binary) {
+		var bom cycloneDX
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, f))), &bom); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if c := bom.Metadata.Component; c != (cdxComponent{Type: "container", Name: image, Version: digest}) {
+			t.Errorf("%s describes %+v, want the container %s", f, c, ref)
+		}
+		if !slices.Contains(bom.Components, cdxComponent{Type: "container", Name: baseName, Version: baseDigest}) {
+			t.Errorf("%s does not hold the base image %s by its digest", f, base)
+		}
+		arch := strings.TrimSuffix(strings.TrimPrefix(f, binary+"-image-linux-"), ".cdx.json")
+		info, err := buildinfo.ReadFile(filepath.Join(dir, binary+"-linux-"+arch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertLinkedModules(t, f, bom, info)
 	}
 }
 
-// publicKey is the public half of the key pair that throwawayKey wrote.
-func publicKey(t testing.TB, key string) string {
+// dockerfileOf is the Dockerfile of binary.
+func dockerfileOf(t *testing.T, binary string) string {
 	t.Helper()
-	return readFile(t, strings.TrimSuffix(key, ".key")+".pub")
+	for _, img := range images {
+		if img.binary == binary {
+			return img.dockerfile
+		}
+	}
+	t.Fatalf("no image of %s", binary)
+	return ""
+}
+
+// assertImageSigned verifies the image's signature and its CycloneDX
+// attestations by digest with the public key pub, checks that they are the
+// image's SBOMs, one for each linux platform, and that another image of the
+// same repository does not verify.
+func assertImageSigned(t *testing.T, dir, pub, image, digest, unsignedDigest string) {
+	t.Helper()
+	ref := image + "@" + digest
+	if out, err := supplychain.Cosign(t, dir, "verify", "--key", pub, "--insecure-ignore-tlog=true", ref); err != nil {
+		t.Errorf("cosign verify %s: %v\n%s", ref, err, out)
+	}
+	out, err := supplychain.Cosign(t, dir, "verify-attestation", "--key", pub, "--insecure-ignore-tlog=true", "--type", "cyclonedx", ref)
+	if err != nil {
+		t.Errorf("cosign verify-attestation %s: %v\n%s", ref, err, out)
+	} else {
+		var described int
+		for _, bom := range attestedSBOMs(t, out) {
+			if c := bom.Metadata.Component; c.Type == "container" && c.Name == image && c.Version == digest {
+				described++
+			}
+		}
+		if described != 2 {
+			t.Errorf("%d attested SBOMs describe the image %s, want one for each linux platform:\n%s", described, ref, out)
+		}
+	}
+	other := image + "@" + unsignedDigest
+	if out, err := supplychain.Cosign(t, dir, "verify", "--key", pub, "--insecure-ignore-tlog=true", other); err == nil {
+		t.Errorf("cosign verify accepts %s, which the release did not sign:\n%s", other, out)
+	}
 }
 
 func readFile(t testing.TB, path string) string {

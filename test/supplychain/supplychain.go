@@ -89,3 +89,35 @@ func PushRandomImage(t testing.TB, ref string) string {
 	}
 	return d.String()
 }
+
+// TrustedKeyFile is the committed public key that operators verify every
+// release with, read from the repository at the release's tag
+// (docs/releasing.md, "Signing"); hack/release.sh refuses to sign with a
+// key whose public half differs from it.
+const TrustedKeyFile = "cosign.pub"
+
+// PublicKey returns the path of the public half of a key that ThrowawayKey
+// wrote.
+func PublicKey(key string) string {
+	return filepath.Join(filepath.Dir(key), "cosign.pub")
+}
+
+// CommitTrustedKey commits the public half of key as TrustedKeyFile in the
+// git repository repo, as the project commits its own.
+func CommitTrustedKey(t testing.TB, repo, key string) {
+	t.Helper()
+	b, err := os.ReadFile(PublicKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, TrustedKeyFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", TrustedKeyFile}, {"commit", "-qm", "The release signing key"}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
