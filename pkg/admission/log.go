@@ -117,7 +117,7 @@ func (e *decisionLine) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt(logkeys.Status, e.status)
 	}
 	if e.suppressed != 0 {
-		enc.AddInt64(keySuppressed, e.suppressed)
+		enc.AddInt64(logkeys.Suppressed, e.suppressed)
 	}
 	return nil
 }

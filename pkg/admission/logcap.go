@@ -17,11 +17,6 @@ const maxLoggedField = 512
 // capSuffix ends a field that was cut.
 const capSuffix = "...(cut)"
 
-// keySuppressed counts, on a malformed line, the malformed lines left out
-// since the last one logged. It is not part of the contract of pkg/logkeys: it
-// appears only while malformed requests come faster than malformedLogRate.
-const keySuppressed = "suppressed"
-
 // Malformed requests never come from the API server in normal operation, so
 // their lines are limited to a rate that a person reads and that no client can
 // turn into a flood; the metrics still count every request.

@@ -71,8 +71,8 @@ func TestHandlerRateLimitsMalformedLines(t *testing.T) {
 	post(h, "application/json", []byte("not json"))
 	lines := buf.lines(t)
 	last := lines[len(lines)-1]
-	if got, _ := last[keySuppressed].(float64); got != sent-malformedLogBurst {
-		t.Errorf("%s = %v on the next line, want %d", keySuppressed, last[keySuppressed], sent-malformedLogBurst)
+	if got, _ := last[logkeys.Suppressed].(float64); got != sent-malformedLogBurst {
+		t.Errorf("%s = %v on the next line, want %d", logkeys.Suppressed, last[logkeys.Suppressed], sent-malformedLogBurst)
 	}
 	post(h, "application/json", reviewOf(t, "uid-ok", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))
 	if got := len(buf.lines(t)); got != len(lines)+1 {

@@ -19,6 +19,9 @@ const (
 	UID       = "uid" // the AdmissionReview's uid, which the API server logs too
 	DryRun    = "dryRun"
 	Status    = "status" // the HTTP status of a malformed request's answer
+	// Suppressed counts, on a malformed request's line, the malformed lines
+	// left out since the last one logged.
+	Suppressed = "suppressed"
 
 	// Keys of snatch-webhook's serving certificate.
 	Serial       = "serial"
