@@ -20,10 +20,10 @@ const capSuffix = "...(cut)"
 // Malformed requests never come from the API server in normal operation, so
 // their lines are limited to a rate that a person reads and that no client can
 // turn into a flood; the metrics still count every request.
-const (
-	malformedLogRate  rate.Limit = 5
-	malformedLogBurst            = 20
-)
+const malformedLogRate rate.Limit = 5
+
+// malformedLogBurst is how many malformed lines may come at one instant.
+const malformedLogBurst = 20
 
 // capField cuts s to maxLoggedField bytes at a rune boundary.
 func capField(s string) string {

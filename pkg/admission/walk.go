@@ -103,14 +103,6 @@ func (v rawString) String() string {
 	return string(out)
 }
 
-func (v rawString) writeTo(b *strings.Builder) {
-	if v.escaped {
-		b.WriteString(v.String())
-	} else {
-		b.Write(v.raw)
-	}
-}
-
 // readString reads the string that is next, in place.
 func (s *scanner) readString() (rawString, error) {
 	v, err := s.dec.ReadValue()

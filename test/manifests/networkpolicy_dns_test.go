@@ -92,7 +92,7 @@ func assertDNSBlocks(t *testing.T, blocks []netip.Prefix) {
 	for _, p := range blocks {
 		first, last := p.Masked().Addr(), lastAddr(p)
 		private := first.IsPrivate() && last.IsPrivate() || sharedAddressSpace.Contains(first) && sharedAddressSpace.Contains(last)
-		if !private && !(p.IsSingleIP() && p.Addr().IsLinkLocalUnicast()) {
+		if linkLocalHost := p.IsSingleIP() && p.Addr().IsLinkLocalUnicast(); !private && !linkLocalHost {
 			t.Errorf("ipBlock %s holds addresses that are neither private nor shared, or a link-local range wider than one address", p)
 		}
 	}
