@@ -17,9 +17,8 @@ import (
 )
 
 func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
-	c := newCluster(t)
+	c, ctx := newCluster(t), context.Background()
 	cs := c.Clientset
-	ctx := context.Background()
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
