@@ -215,7 +215,9 @@ $(git status --short)"
 	[ -n "$(printf '%s\n' "$notes" | grep -v '^#### ' | tr -d '[:space:]')" ] ||
 		die "the section '### $version' under '## $binary' in CHANGELOG.md is empty"
 	for h in "${headings[@]}"; do
-		printf '%s\n' "$notes" | grep -qx "#### $h" ||
+		# A here-string, not a pipe: grep -q stops at the first match, and
+		# under pipefail the writer's SIGPIPE would fail the check.
+		grep -qx "#### $h" <<<"$notes" ||
 			die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
 	done
 
