@@ -89,6 +89,12 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// call.
 			alerts: []string{alertWebhookUnavailable, alertFailingOpen},
 			shoot:  []string{alertWebhookUnavailable},
+			// The Shoot profile's witness fires too once more Kyma Pods were
+			// created in 10 minutes than the webhook answered calls in 15:
+			// the replicas scaled back are Kyma Pods admitted without a
+			// call, and how near the installation's own Pods left the count
+			// depends on the tests before.
+			maybe: []string{alertAdmittedWithoutWebhook},
 		},
 		{
 			name: "both_syncers_stopped", item: check.IDSyncerLease, message: "has no holder",
