@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"strconv"
@@ -28,33 +29,28 @@ const minBodyChunk = 16 << 10
 // Retry-After, so the API server fails open for this call and does not retry.
 func (h *Handler) readBody(r *http.Request, bufs *buffers) *requestError {
 	limit := h.opts.MaxBodyBytes + 1 // one byte past the limit tells a body over it
-	var body io.Reader = http.NoBody
-	if r.Body != nil {
-		body = r.Body
-	}
-	in := bufs.in[:0]
-	defer func() { bufs.in = in }()
+	body := cmp.Or[io.Reader](r.Body, http.NoBody)
+	bufs.in = bufs.in[:0]
 	for {
-		if int64(len(in)) == bufs.charged {
-			if int64(len(in)) >= limit {
+		if int64(len(bufs.in)) == bufs.charged {
+			if int64(len(bufs.in)) >= limit {
 				return h.tooLarge()
 			}
-			want := nextBodyCap(len(in), r.ContentLength, limit)
+			want := nextBodyCap(len(bufs.in), r.ContentLength, limit)
 			if !h.budget.TryAcquire(want - bufs.charged) {
 				return &requestError{http.StatusServiceUnavailable, ReasonOverBudget,
 					"the request bodies in flight would exceed " + strconv.FormatInt(h.opts.InFlightBodyBytes, 10) + " bytes"}
 			}
 			bufs.charged = want
-			if int(want) > cap(in) {
-				grown := make([]byte, len(in), want)
-				in = grown[:copy(grown, in)]
+			if int(want) > cap(bufs.in) {
+				bufs.in = append(make([]byte, 0, want), bufs.in...)
 			}
 		}
-		n, err := body.Read(in[len(in):bufs.charged])
-		in = in[:len(in)+n]
+		n, err := body.Read(bufs.in[len(bufs.in):bufs.charged])
+		bufs.in = bufs.in[:len(bufs.in)+n]
 		switch {
 		case err == io.EOF:
-			if int64(len(in)) >= limit {
+			if int64(len(bufs.in)) >= limit {
 				return h.tooLarge()
 			}
 			return nil
