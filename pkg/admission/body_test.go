@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,7 @@ func TestHandlerAllocatesOnlyForBytesThatArrive(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	req := httptest.NewRequest(http.MethodPost, webhookpath.MutatePod, io.MultiReader(
-		strings.NewReader(`{"kind":"AdmissionReview"`), iotestErrReader{io.ErrUnexpectedEOF}))
+		strings.NewReader(`{"kind":"AdmissionReview"`), iotest.ErrReader(io.ErrUnexpectedEOF)))
 	req.ContentLength = DefaultMaxBodyBytes
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -42,10 +43,6 @@ func TestHandlerAllocatesOnlyForBytesThatArrive(t *testing.T) {
 		t.Errorf("invalid-json count = %v, want 1", got)
 	}
 }
-
-type iotestErrReader struct{ err error }
-
-func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }
 
 // slowRequest serves a request whose body arrives through a pipe: the test
 // writes part of it, which returns once the handler has read it.
