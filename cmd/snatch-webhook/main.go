@@ -71,8 +71,8 @@ type Options struct {
 }
 
 // maxRequestTimeout is the API server's largest timeoutSeconds (30 s) plus
-// serving.DefaultRequestTimeout's margin.
-const maxRequestTimeout = 31 * time.Second
+// serving.RequestTimeoutMargin.
+const maxRequestTimeout = 30*time.Second + serving.RequestTimeoutMargin
 
 // maxShutdownDelay leaves room for the drain in a 30 s termination grace period.
 const maxShutdownDelay = 10 * time.Second

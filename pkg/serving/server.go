@@ -28,15 +28,19 @@ const (
 	DefaultShutdownDelay   = 5 * time.Second
 )
 
+// RequestTimeoutMargin is what a webhook request's timeout adds to the
+// webhook's timeoutSeconds, for the TLS handshake and clock skew.
+const RequestTimeoutMargin = time.Second
+
 // DefaultRequestTimeout bounds the reading of a webhook request, headers and
 // body, and the writing of its answer (Options.RequestTimeout, snatch-webhook's
 // --request-timeout). The API server gives up on a call after the webhook's
 // timeoutSeconds (at most 30 s; the shipped MutatingWebhookConfiguration has
 // 2 s), so a connection held past it serves no one but a slow client. It is the
-// shipped timeoutSeconds plus a margin of 1 s for the TLS handshake and clock
-// skew; test/manifests (TestWebhookTimeoutsMatchTheAPIServers) holds the two
-// together. An operator who raises timeoutSeconds raises the flag with it.
-const DefaultRequestTimeout = 3 * time.Second
+// shipped timeoutSeconds plus RequestTimeoutMargin; test/manifests
+// (TestWebhookTimeoutsMatchTheAPIServers) holds the two together. An operator
+// who raises timeoutSeconds raises the flag with it.
+const DefaultRequestTimeout = 2*time.Second + RequestTimeoutMargin
 
 // DefaultMaxConnections bounds the webhook listener's open connections
 // (Options.MaxConnections, snatch-webhook's --max-connections). Each costs the
