@@ -12,15 +12,13 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
-
-// shippedGoMemLimit is deploy/webhook/deployment.yaml's GOMEMLIMIT, under
-// which the hostile section runs the webhook as shipped; test/manifests holds
-// the manifest to the memory limit.
-const shippedGoMemLimit = "GOMEMLIMIT=96MiB"
 
 // hostileSection measures the legitimate load of the webhook section (one
 // payload, 8 connections) with and without hostile clients beside it: RSS,
@@ -43,9 +41,13 @@ func (r *runner) hostileSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := &HostileResults{Payload: payloads[0].name, Concurrency: 8, ClaimConns: ClaimConns, SlowConns: SlowConns, IdleConns: IdleConns, GoMemLimit: shippedGoMemLimit}
+	goMemLimit, err := shippedGoMemLimit(root)
+	if err != nil {
+		return err
+	}
+	res := &HostileResults{Payload: payloads[0].name, Concurrency: 8, ClaimConns: ClaimConns, SlowConns: SlowConns, IdleConns: IdleConns, GoMemLimit: goMemLimit}
 	for _, hostile := range []bool{false, true} {
-		s, err := r.startHostileTarget(ctx, bin, certDir)
+		s, err := r.startHostileTarget(ctx, bin, certDir, goMemLimit)
 		if err != nil {
 			return err
 		}
@@ -66,15 +68,38 @@ func (r *runner) hostileSection(ctx context.Context) error {
 	return nil
 }
 
+// shippedGoMemLimit is the GOMEMLIMIT environment entry of
+// deploy/webhook/deployment.yaml, under which the hostile section runs the
+// webhook as shipped; test/manifests holds the manifest to the memory limit.
+func shippedGoMemLimit(root string) (string, error) {
+	path := filepath.Join(root, "deploy", "webhook", "deployment.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == "GOMEMLIMIT" {
+				return e.Name + "=" + e.Value, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: no container sets GOMEMLIMIT", path)
+}
+
 // startHostileTarget starts snatch-webhook as shipped, unpinned: the hostile
 // clients compete with it as another Pod would.
-func (r *runner) startHostileTarget(ctx context.Context, bin, certDir string) (*server, error) {
+func (r *runner) startHostileTarget(ctx context.Context, bin, certDir, goMemLimit string) (*server, error) {
 	port, err := framework.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	ports := strconv.Itoa(port)
-	p, metrics, err := r.startReadyEnv(ctx, "snatch-webhook-hostile", bin, -1, []string{shippedGoMemLimit},
+	p, metrics, err := r.startReadyEnv(ctx, "snatch-webhook-hostile", bin, -1, []string{goMemLimit},
 		"--cert-dir="+certDir, "--webhook-port="+ports, noShutdownDelay)
 	if err != nil {
 		return nil, err
