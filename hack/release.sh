@@ -368,10 +368,10 @@ images=()
 if [ -n "$digest" ]; then
 	for f in "${binaries[@]}"; do
 		case $f in "$binary"-linux-*) ;; *) continue ;; esac
-		platform=linux/${f##*-}
-		image_sbom "$out/$f.cdx.json" "$platform" "$out/$binary-image-linux-${f##*-}.cdx.json"
-		files+=("$binary-image-linux-${f##*-}.cdx.json")
-		images+=("$out/$binary-image-linux-${f##*-}.cdx.json")
+		sbom=$binary-image-linux-${f##*-}.cdx.json
+		image_sbom "$out/$f.cdx.json" "linux/${f##*-}" "$out/$sbom"
+		files+=("$sbom")
+		images+=("$out/$sbom")
 	done
 fi
 
