@@ -25,7 +25,6 @@ func TestShippedLeaseNeedsNoCreate(t *testing.T) {
 	ctx := context.Background()
 	setupObjects(t, cs, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
 	applyRBAC(t, cs)
-	applyManifests(t, cs, "lease.yaml")
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)
 	other := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "another-component"}}

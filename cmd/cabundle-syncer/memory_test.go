@@ -22,7 +22,6 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
-	applyManifests(t, cs, "lease.yaml") // the syncer may not create it
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)

@@ -36,7 +36,6 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyRBAC(t, cs)
-	applyManifests(t, cs, "lease.yaml") // the syncer may not create it
 	_, kubeconfig := serviceAccountConfig(t, c)
 
 	allowed, stranger := bindScrapers(t, cs)

@@ -38,14 +38,15 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// applyRBAC creates every object of deploy/syncer/rbac.yaml, the manifest
-// the Deployment uses, as the cluster admin.
+// applyRBAC creates, as the cluster admin, every object of
+// deploy/syncer/rbac.yaml, the identity the Deployment uses, and the Lease of
+// lease.yaml, which that identity may update but not create.
 func applyRBAC(t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
-	kinds := applyManifests(t, cs, "rbac.yaml")
-	for _, k := range []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} {
+	kinds := applyManifests(t, cs, "rbac.yaml", "lease.yaml")
+	for _, k := range []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Lease"} {
 		if kinds[k] == 0 {
-			t.Errorf("rbac.yaml has no %s", k)
+			t.Errorf("rbac.yaml and lease.yaml have no %s", k)
 		}
 	}
 }
@@ -155,7 +156,7 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	applyRBAC(t, cs)
-	applyManifests(t, cs, "lease.yaml", "policy.yaml")
+	applyManifests(t, cs, "policy.yaml")
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)
 	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
