@@ -378,7 +378,11 @@ func assertSyncerConnectionsAccepted(ctx context.Context, t *testing.T, c *realn
 	for _, p := range list.Items {
 		syncerIPs = append(syncerIPs, p.Status.PodIP)
 	}
-	judged := syncerConnections(c.NetworkPolicies.Log()[logFrom:], syncerIPs, apiPort)
+	// The syncer connects as its container starts, so these packets may
+	// show srcPod="none": they prove that its connections pass the queue
+	// and are accepted, and the probe under its policy shows what the
+	// policy allows.
+	judged := judgedPackets(c.NetworkPolicies.Log()[logFrom:], syncerIPs, hostPort(realnode.NodeIP, apiPort))
 	for line, verdict := range judged {
 		t.Logf("kube-network-policies judged a syncer connection to the API server: %s: %q", line, verdict)
 		if verdict != "accept" {
@@ -433,23 +437,21 @@ func assertAllowToAPIServerAllowsTheSyncer(ctx context.Context, t *testing.T, c 
 	}
 }
 
-// syncerConnections returns, for each packet from a syncer Pod's address
-// to the API server that kube-network-policies judged, the packet and its
-// verdict. With --v=2 it logs "Evaluating packet" with both Pods, the
-// packet on the next line as "[id] src:port dst:port proto", and
-// "Finished syncing packet" with its id and verdict. The syncer connects
-// as its container starts, so these packets may show srcPod="none" (see
-// probeAfter): they prove that its connections pass the queue and are
-// accepted, and the probe under its policy shows what the policy allows.
-func syncerConnections(log string, syncerIPs []string, apiPort int) map[string]string {
+// judgedPackets returns, for each packet from one of srcIPs to dst
+// (host:port) that kube-network-policies judged in log, the packet and its
+// verdict ("accept" or "drop"). With --v=2 it logs "Evaluating packet"
+// with both Pods, the packet on the next line as "[id] src:port dst:port
+// proto", and "Finished syncing packet" with its id and verdict. A process
+// that connects as its container starts may show srcPod="none" (see
+// probeAfter).
+func judgedPackets(log string, srcIPs []string, dst string) map[string]string {
 	lines := strings.Split(log, "\n")
-	api := hostPort(realnode.NodeIP, apiPort)
 	judged := map[string]string{} // packet id -> packet
 	verdict := map[string]string{}
 	for i, l := range lines {
 		if strings.Contains(l, `"Evaluating packet"`) && i+1 < len(lines) {
 			m := evaluatedPacket.FindStringSubmatch(lines[i+1])
-			if m != nil && m[3] == api && slices.Contains(syncerIPs, m[2]) {
+			if m != nil && m[3] == dst && slices.Contains(srcIPs, m[2]) {
 				judged[m[1]] = strings.TrimSpace(l[strings.Index(l, `"Evaluating`):]) + " " + strings.TrimSpace(lines[i+1])
 			}
 		}

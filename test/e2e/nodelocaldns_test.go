@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os/exec"
 	"slices"
@@ -29,12 +30,13 @@ import (
 // names. So given, under the deny-all, the syncer finds the API server by
 // name and repairs a wiped caBundle through the shipped DNS allow, and
 // check passes. With the allow as it was before it named that address (the
-// cluster's DNS Pods only), the syncer's lookups time out: a wiped caBundle
-// stays empty, and check fails ca-bundle and syncer-lease. Back to the
-// shipped allow, the caBundle converges without anyone's help.
+// cluster's DNS Pods only), kube-network-policies drops the syncer's
+// queries to node-local-dns: a wiped caBundle stays empty, and check fails
+// ca-bundle and syncer-lease. Back to the shipped allow, the caBundle
+// converges without anyone's help.
 func TestNodeLocalDNSResolvesForTheSyncerUnderTheDenyAll(t *testing.T) {
 	framework.InTier(t, framework.Full, "one resolver shape of Gardener; the smoke installs with the cluster's DNS Pods")
-	enforcingCluster(t)
+	cluster := enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()
 	requirePolicy(t, denyAll)
@@ -61,6 +63,7 @@ func TestNodeLocalDNSResolvesForTheSyncerUnderTheDenyAll(t *testing.T) {
 	waitCheckPasses(t, c, "the syncer resolving through node-local-dns")
 
 	restore := editPolicy(t, allowToDNS, "the ipBlock rules", withoutIPBlockRules(t))
+	logFrom := len(cluster.NetworkPolicies.Log())
 	restartSyncerContainers(t)
 	args := []string{"--kubeconfig", sys.KubeconfigPath(), "-o", "json"}
 	if run, _, seen := c.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool {
@@ -68,11 +71,10 @@ func TestNodeLocalDNSResolvesForTheSyncerUnderTheDenyAll(t *testing.T) {
 	}); !seen {
 		t.Fatalf("check never failed %s with the DNS allow as before:\n%s", check.IDSyncerLease, run)
 	}
-	wiped := time.Now()
 	if err := wipeCABundle(ctx, sys.Clientset()); err != nil {
 		t.Fatal(err)
 	}
-	waitSyncerLookupFailed(t, wiped)
+	waitSyncerQueriesDropped(t, cluster, logFrom)
 	if !bundleEmpty(t) {
 		t.Errorf("the caBundle is no longer empty although the syncer cannot resolve the API server")
 	}
@@ -242,29 +244,31 @@ func assertResolverAskedBySyncer(t *testing.T) {
 	t.Errorf("node-local-dns's log has no answer for %s to a syncer Pod:\n%s", apiServerName, tail(log, 20))
 }
 
-// waitSyncerLookupFailed waits until a syncer container has logged, since
-// since, that its lookup of the API server's name failed: the caBundle
-// stays empty because the syncer cannot resolve, not because it did not
-// try.
-func waitSyncerLookupFailed(t *testing.T, since time.Time) {
+// waitSyncerQueriesDropped waits until kube-network-policies has dropped,
+// since logFrom in its log, a query of a syncer Pod to node-local-dns: the
+// caBundle stays empty because the syncer's resolver is cut off, not
+// because it did not try. The syncer's own error need not name the lookup
+// (a request whose deadline passes first reports only that), so the policy
+// engine's verdicts are the witness. A query judged before the engine saw
+// the edited policy may have been accepted; the log lists each verdict.
+func waitSyncerQueriesDropped(t *testing.T, c *realnode.Cluster, logFrom int) {
 	t.Helper()
-	marker := "lookup " + apiServerName
-	var line string
-	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Second, 3*time.Minute, true, func(context.Context) (bool, error) {
+	resolver := hostPort(stack.NodeLocalDNSAddress, 53)
+	var judged map[string]string
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(context.Context) (bool, error) {
+		var ips []string
 		for _, p := range runningPods(t, stack.SyncerName) {
-			for _, l := range strings.Split(podLog(t, stack.Namespace, p.Name, since), "\n") {
-				if strings.Contains(l, marker) {
-					line = p.Name + ": " + l
-					return true, nil
-				}
-			}
+			ips = append(ips, p.Status.PodIP)
 		}
-		return false, nil
+		judged = judgedPackets(c.NetworkPolicies.Log()[logFrom:], ips, resolver)
+		return slices.Contains(slices.Collect(maps.Values(judged)), "drop"), nil
 	})
-	if err != nil {
-		t.Fatalf("no syncer container logged a failed %q within 3 minutes of the wipe", marker)
+	for packet, verdict := range judged {
+		logf("nodelocaldns: kube-network-policies judged a syncer query: %s: %q", packet, verdict)
 	}
-	logf("nodelocaldns: %s", line)
+	if err != nil {
+		t.Fatalf("kube-network-policies dropped no query of a syncer Pod to %s within 3 minutes of the wipe; its log's tail:\n%s", resolver, tail(c.NetworkPolicies.Log(), 30))
+	}
 }
 
 // podLog returns the log of Pod ns/name since since (all of it when zero),
