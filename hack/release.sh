@@ -84,6 +84,43 @@
 #
 # prints the platforms a release of that binary ships binaries for, as
 # GOOS/GOARCH; make vuln checks each of them.
+#
+# The module kim-snatch, which Kyma's lifecycle-manager installs on every
+# runtime (docs/releasing.md, "The module"), is released from two binary
+# releases, one of each binary, by
+#
+#   hack/release.sh [--check] --module <module-version> <webhook-version> <syncer-version>
+#
+# for example `hack/release.sh --module 2.0.0 v0.3.0 v0.2.1`, with KUBECTL,
+# COSIGN and COSIGN_KEY as above. The module version is lifecycle-manager's:
+# MAJOR.MINOR.PATCH without a v, and one lower-case pre-release identifier
+# at most. It reads each binary's release from dist/<binary>/<version>/
+# (install.yaml, SHA256SUMS and SHA256SUMS.sigstore.json, as make release
+# writes them or as deploy/README.md, "Verifying a release", downloads
+# them), checks SHA256SUMS's signature with the key of the repository at
+# the binary's tag and install.yaml against it, and writes
+# dist/kim-snatch/<module-version>/:
+#
+#   module.yaml               the module's one manifest, which
+#                             lifecycle-manager applies: snatch-webhook's
+#                             install.yaml, then cabundle-syncer's, each
+#                             without its ServiceMonitors and
+#                             PrometheusRules (deploy/module/manifest)
+#   monitoring.yaml           those, and only those (deploy/module/monitoring),
+#                             for a runtime with prometheus-operator
+#   SHA256SUMS, SHA256SUMS.sigstore.json, RELEASE_NOTES.md
+#                             as for a binary, the notes naming the pair
+#
+# Every object carries app.kubernetes.io/version, its binary's version, and
+# the annotation kim-snatch.kyma-project.io/module-version. The webhook
+# comes first: lifecycle-manager reads the state of a module from its
+# manifest's first Deployment or StatefulSet. It refuses a module version
+# lifecycle-manager does not take or whose tag kim-snatch/<module-version>
+# exists, a binary version that is not tagged or has build metadata (a
+# label value cannot hold the +), a dirty work tree, a commit without
+# cosign.pub, a binary release that is missing, not signed with the key at
+# its tag, or whose install.yaml is not the one it lists or is another
+# binary's or version's. It never creates the tag.
 set -euo pipefail
 
 # platforms_of prints the platforms of binary $1's release.
@@ -119,12 +156,71 @@ if [ "${1:-}" = --manifests ]; then
 	esac
 	shift 2
 fi
+module_mode=
+if [ "${1:-}" = --module ]; then
+	module_mode=1
+	shift
+fi
 
 cd "$(dirname "$0")/.."
 
 die() {
 	echo "release: $*" >&2
 	exit 1
+}
+
+# Semantic Versioning 2.0.0, with the v of the tags.
+semver='^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
+
+# trusted_key is the public key operators verify every release with, read
+# from the repository at the release's tag, never from the release.
+trusted_key=cosign.pub
+
+# refuse_tagged refuses the release of tag $1, which is never built again
+# once tagged; the release workflow, which runs on the tag, sets
+# RELEASE_TAG_AT_HEAD=1 to accept it at HEAD.
+refuse_tagged() {
+	git rev-parse -q --verify "refs/tags/$1" >/dev/null || return 0
+	local at
+	at=$(git rev-parse "refs/tags/$1^{commit}")
+	if [ "${RELEASE_TAG_AT_HEAD:-}" != 1 ] || [ "$at" != "$(git rev-parse HEAD)" ]; then
+		die "$1 is already tagged; a released version is never built again"
+	fi
+}
+
+# refuse_dirty refuses a work tree with changes, and a commit without the
+# trusted key.
+refuse_dirty() {
+	[ -z "$(git status --porcelain)" ] || die "the work tree is not clean; commit or stash first:
+$(git status --short)"
+	git cat-file -e "HEAD:$trusted_key" 2>/dev/null ||
+		die "$trusted_key is not committed: operators verify a release with the key of the repository" \
+			"at its tag (docs/releasing.md, \"Signing\")"
+}
+
+# signing_tools sets cosign and key, and refuses a missing key, a missing
+# tool (cosign and those named in $@), and a key whose public half is not
+# the committed one: every release is signed with the key operators trust.
+signing_tools() {
+	cosign=${COSIGN:-cosign}
+	key=${COSIGN_KEY:-}
+	[ -n "$key" ] || die "COSIGN_KEY is not set: every release is signed (docs/releasing.md, \"Signing\");" \
+		"for a local check, sign with a throwaway key of \`cosign generate-key-pair\`"
+	local tool
+	for tool in "$cosign" "$@"; do
+		command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; make release builds it into bin/"
+	done
+	"$cosign" public-key --key "$key" | cmp -s - "$trusted_key" ||
+		die "the public half of COSIGN_KEY is not the committed $trusted_key;" \
+			"sign with the project's key (docs/releasing.md, \"Signing\")"
+}
+
+# sign_blob signs the file $1 of the release in $out with the key alone,
+# offline; cosign writes its files for the owner only, the release
+# publishes them.
+sign_blob() {
+	"$cosign" sign-blob --yes --key "$key" --tlog-upload=false --bundle "$out/$1.sigstore.json" "$out/$1" >/dev/null
+	chmod 0644 "$out/$1.sigstore.json"
 }
 
 # krew_plugin packs each binary of $out as the kubectl plugin
@@ -158,6 +254,192 @@ krew_plugin() {
 	files+=(kim-snatch.yaml)
 }
 
+# --- The module kim-snatch (docs/releasing.md, "The module") ---
+
+module_name=kim-snatch
+# What lifecycle-manager takes as a module version (its ModuleTemplate's
+# spec.version): no v, at most one pre-release identifier, lower case, as
+# the version ends the ModuleTemplate's name kim-snatch-<version>.
+module_semver='^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[a-z-][0-9a-z-]*)?$'
+module_annotation=kim-snatch.kyma-project.io/module-version
+# The binaries in the order of module.yaml: lifecycle-manager reads a
+# module's state from the first Deployment or StatefulSet of its manifest,
+# and the webhook's is the one that tells whether Kyma's Pods are placed.
+module_binaries="snatch-webhook cabundle-syncer"
+
+# version_of prints the version of binary $1 in the module.
+version_of() {
+	case $1 in
+	snatch-webhook) echo "$webhook_version" ;;
+	cabundle-syncer) echo "$syncer_version" ;;
+	esac
+}
+
+# module_checks refuses what docs/releasing.md, "The module", lists, but
+# the binary releases' files, which it reads after these checks.
+module_checks() {
+	if ! [[ $module_version =~ $module_semver ]] || [ ${#module_version} -gt 32 ]; then
+		die "module version '$module_version' is not one lifecycle-manager takes: MAJOR.MINOR.PATCH[-prerelease]" \
+			"without a v, one lower-case pre-release identifier, at most 32 characters"
+	fi
+	local b v
+	for b in $module_binaries; do
+		v=$(version_of "$b")
+		[[ $v =~ $semver ]] || die "$b version '$v' is not semver (vMAJOR.MINOR.PATCH[-pre])"
+		[[ $v != *+* ]] || die "$b version '$v' has build metadata, which the label app.kubernetes.io/version cannot hold"
+	done
+	refuse_dirty
+	refuse_tagged "$module_name/$module_version"
+	for b in $module_binaries; do
+		v=$(version_of "$b")
+		git rev-parse -q --verify "refs/tags/$b/$v" >/dev/null ||
+			die "$b/$v is not tagged: a module holds released binaries only"
+	done
+}
+
+# verify_binary_release checks the release of binary $1 in dist/ as
+# operators verify a release (deploy/README.md, "Verifying a release"):
+# SHA256SUMS against its signature, with the key of the repository at the
+# binary's tag, and install.yaml against SHA256SUMS. Then install.yaml must
+# be that binary's and version's, each image of it pinned to the version
+# or a digest.
+verify_binary_release() {
+	local binary=$1 version dir f img pinned=
+	version=$(version_of "$binary")
+	dir=dist/$binary/$version
+	for f in install.yaml SHA256SUMS SHA256SUMS.sigstore.json; do
+		[ -f "$dir/$f" ] || die "$dir/$f is missing: make release writes it, or download and verify the release" \
+			"as deploy/README.md, \"Verifying a release\", does"
+	done
+	git show "refs/tags/$binary/$version:$trusted_key" >"$overlay/$binary.pub" 2>/dev/null ||
+		die "the tag $binary/$version has no $trusted_key to verify its release with"
+	"$cosign" verify-blob --key "$overlay/$binary.pub" --bundle "$dir/SHA256SUMS.sigstore.json" \
+		--insecure-ignore-tlog=true "$dir/SHA256SUMS" >/dev/null 2>&1 ||
+		die "$dir/SHA256SUMS does not verify with the key at the tag $binary/$version"
+	awk '$2 == "install.yaml"' "$dir/SHA256SUMS" | (cd "$dir" && sha256sum --check --strict --status -) ||
+		die "$dir/install.yaml is not the install.yaml its SHA256SUMS lists"
+	[[ $(head -1 "$dir/install.yaml") == "# $binary $version, "* ]] ||
+		die "$dir/install.yaml is not the install.yaml of $binary $version"
+	while read -r img; do
+		pinned=1
+		[[ $img == */"$binary:$version" || $img =~ /$binary@sha256:[0-9a-f]{64}$ ]] ||
+			die "$dir/install.yaml runs $img, not $binary pinned to $version or a digest"
+	done < <(sed -n 's/^ *image: //p' "$dir/install.yaml" | sort -u)
+	[ -n "$pinned" ] || die "$dir/install.yaml runs no image"
+}
+
+# module_part renders to stdout the install.yaml of binary $1 through the
+# Component deploy/module/$2 (manifest or monitoring), each object
+# labelled with the binary's version and annotated with the module's. The
+# annotation stays out of the Pod templates, so that a new module version
+# restarts only the binary whose version it changes.
+module_part() {
+	local binary=$1 component=$2 version dir
+	version=$(version_of "$binary")
+	dir=$overlay/$binary-$component
+	mkdir -p "$dir"
+	cp "dist/$binary/$version/install.yaml" "$dir/install.yaml"
+	cat >"$dir/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - install.yaml
+components:
+  - ../../../deploy/module/$component
+labels:
+  - pairs:
+      app.kubernetes.io/version: "$version"
+    includeSelectors: false
+    includeTemplates: true
+transformers:
+  - |-
+    apiVersion: builtin
+    kind: AnnotationsTransformer
+    metadata:
+      name: module-version
+    annotations:
+      $module_annotation: "$module_version"
+    fieldSpecs:
+      - path: metadata/annotations
+        create: true
+YAML
+	"$kubectl" kustomize "$dir"
+}
+
+# write_module writes module.yaml and monitoring.yaml into $out, each the
+# binaries' parts in the order of module_binaries.
+write_module() {
+	local entry file component b sep
+	for entry in module.yaml:manifest monitoring.yaml:monitoring; do
+		file=${entry%%:*} component=${entry#*:}
+		sep=
+		{
+			echo "# $module_name $module_version: snatch-webhook $webhook_version, cabundle-syncer $syncer_version ($file)"
+			for b in $module_binaries; do
+				printf '%s' "$sep"
+				module_part "$b" "$component"
+				sep=$'---\n'
+			done
+		} >"$out/$file"
+	done
+}
+
+# module_notes writes the notes of the module release: the pair, and where
+# each binary's notes are.
+module_notes() {
+	local repo b
+	repo=https://$(sed -n 's/^module //p' go.mod)
+	{
+		printf '# %s %s\n\n' "$module_name" "$module_version"
+		printf 'The module %s %s installs snatch-webhook %s and cabundle-syncer %s,\n' \
+			"$module_name" "$module_version" "$webhook_version" "$syncer_version"
+		printf 'each from the install.yaml of its release. ServiceMonitors and PrometheusRules are\n'
+		printf 'in monitoring.yaml, for runtimes with prometheus-operator.\n\n'
+		for b in $module_binaries; do
+			printf -- '- %s %s: %s/releases/tag/%s/%s\n' "$b" "$(version_of "$b")" "$repo" "$b" "$(version_of "$b")"
+		done
+	} >"$out/RELEASE_NOTES.md"
+}
+
+# release_module releases the module of the two binary versions in $@
+# (the usage above).
+release_module() {
+	[ $# -eq 3 ] || {
+		echo "usage: KUBECTL=<kubectl> COSIGN=<cosign> COSIGN_KEY=<key>" \
+			"$0 [--check] --module <module-version> <webhook-version> <syncer-version>" >&2
+		exit 2
+	}
+	module_version=$1 webhook_version=$2 syncer_version=$3
+	kubectl=${KUBECTL:-kubectl}
+	module_checks
+	if [ -n "$check_only" ]; then
+		echo "release: $module_name $module_version passes the checks"
+		exit 0
+	fi
+	signing_tools
+	mkdir -p dist
+	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
+	trap 'rm -rf "$overlay"' EXIT
+	local b
+	for b in $module_binaries; do
+		verify_binary_release "$b"
+	done
+	out=dist/$module_name/$module_version
+	rm -rf "$out"
+	mkdir -p "$out"
+	write_module
+	module_notes
+	(cd "$out" && sha256sum module.yaml monitoring.yaml >SHA256SUMS)
+	sign_blob SHA256SUMS
+	echo "release: wrote $out:"
+	ls -l "$out"
+}
+
+if [ -n "$module_mode" ]; then
+	release_module "$@"
+	exit 0
+fi
+
 [ $# -eq 2 ] || {
 	echo "usage: KUBECTL=<kubectl> $0 <snatch-webhook|cabundle-syncer> <vX.Y.Z>" >&2
 	exit 2
@@ -184,22 +466,13 @@ cabundle-syncer)
 esac
 platforms=$(platforms_of "$binary")
 
-# Semantic Versioning 2.0.0, with the v of the tags.
-semver='^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
 [[ $version =~ $semver ]] || die "version '$version' is not semver (vMAJOR.MINOR.PATCH[-pre][+build])"
 
 # release_checks refuses a dirty tree, a tagged version and missing notes,
 # and sets notes to the version's CHANGELOG section.
 release_checks() {
-	[ -z "$(git status --porcelain)" ] || die "the work tree is not clean; commit or stash first:
-$(git status --short)"
-
-	local tag="$binary/$version"
-	if git rev-parse -q --verify "refs/tags/$tag" >/dev/null; then
-		if [ "${RELEASE_TAG_AT_HEAD:-}" != 1 ] || [ "$(git rev-parse "refs/tags/$tag^{commit}")" != "$(git rev-parse HEAD)" ]; then
-			die "$tag is already tagged; a released version is never built again"
-		fi
-	fi
+	refuse_dirty
+	refuse_tagged "$binary/$version"
 
 	# The notes: from "### <version>" under "## <binary>" to the next heading
 	# of either level.
@@ -220,14 +493,7 @@ $(git status --short)"
 		grep -qx "#### $h" <<<"$notes" ||
 			die "the section '### $version' under '## $binary' in CHANGELOG.md has no heading '#### $h' (write \"none\" under it if nothing changed)"
 	done
-
-	git cat-file -e "HEAD:$trusted_key" 2>/dev/null ||
-		die "$trusted_key is not committed: operators verify a release with the key of the repository at its tag (docs/releasing.md, \"Signing\")"
 }
-
-# trusted_key is the public key operators verify every release with, read
-# from the repository at the release's tag, never from the release.
-trusted_key=cosign.pub
 
 # base_image prints the final stage's base image of the Dockerfile $1, which
 # must be pinned by digest: the image SBOM names it.
@@ -321,21 +587,12 @@ if [ -n "$check_only" ]; then
 	exit 0
 fi
 revision=${REVISION:-$(git rev-parse HEAD)}
-cosign=${COSIGN:-cosign}
 cyclonedx=${CYCLONEDX_GOMOD:-cyclonedx-gomod}
-key=${COSIGN_KEY:-}
-[ -n "$key" ] || die "COSIGN_KEY is not set: every release is signed (docs/releasing.md, \"Signing\"); for a local check, sign with a throwaway key of \`cosign generate-key-pair\`"
-for tool in "$cosign" "$cyclonedx"; do
-	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; make release builds it into bin/"
-done
+signing_tools "$cyclonedx"
 if [ -n "$digest" ]; then
 	command -v jq >/dev/null 2>&1 || die "jq is not installed; a release with DIGEST writes the image's SBOMs with it"
 	base=$(base_image "$dockerfile")
 fi
-# The signing key must be the one operators trust: its public half is the
-# committed key file, byte for byte.
-"$cosign" public-key --key "$key" | cmp -s - "$trusted_key" ||
-	die "the public half of COSIGN_KEY is not the committed $trusted_key; sign with the project's key (docs/releasing.md, \"Signing\")"
 
 out="dist/$binary/$version"
 rm -rf "$out"
@@ -378,15 +635,9 @@ fi
 (cd "$out" && sha256sum "${files[@]}" >SHA256SUMS)
 printf '# %s %s\n\n%s\n' "$binary" "$version" "$notes" >"$out/RELEASE_NOTES.md"
 
-# sign_blob signs one file of the release with the key alone, offline.
-sign_blob() {
-	"$cosign" sign-blob --yes --key "$key" --tlog-upload=false --bundle "$out/$1.sigstore.json" "$out/$1" >/dev/null
-}
 for f in "${binaries[@]}" SHA256SUMS; do
 	sign_blob "$f"
 done
-# cosign writes its files for the owner only; the release publishes them.
-chmod 0644 "$out"/*.sigstore.json
 
 # The image is signed by its digest, never by its tag, which can move; the
 # signature and the attestations are stored beside it in its registry.

@@ -103,6 +103,20 @@ func startAPIServer() (*apiEnv, error) {
 		return nil, err
 	}
 	shared.cluster = c
+	env, err := newAPIEnv(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.installCRDs(ctx, "*.yaml"); err != nil {
+		return nil, err
+	}
+	env.warnings.take()
+	return env, nil
+}
+
+// newAPIEnv returns the clients of the control plane c, whose warnings it
+// records.
+func newAPIEnv(c *framework.Cluster) (*apiEnv, error) {
 	rec := &warningRecorder{}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = rec
@@ -118,26 +132,22 @@ func startAPIServer() (*apiEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &apiEnv{
+	return &apiEnv{
 		cluster:  c,
 		cs:       cs,
 		dyn:      dyn,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
 		warnings: rec,
-	}
-	if err := env.installCRDs(ctx); err != nil {
-		return nil, err
-	}
-	rec.take()
-	return env, nil
+	}, nil
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// installCRDs creates the CRDs in testdata/crds (keeping any that exist
-// already, as on a real cluster) and waits until they are served.
-func (e *apiEnv) installCRDs(ctx context.Context) error {
-	files, err := filepath.Glob(filepath.Join("testdata", "crds", "*.yaml"))
+// installCRDs creates the CRDs of the files in testdata/crds that match
+// pattern (keeping any that exist already, as on a real cluster) and waits
+// until they are served.
+func (e *apiEnv) installCRDs(ctx context.Context, pattern string) error {
+	files, err := filepath.Glob(filepath.Join("testdata", "crds", pattern))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no CRDs in testdata/crds: %v", err)
 	}

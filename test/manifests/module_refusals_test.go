@@ -1,0 +1,104 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/supplychain"
+)
+
+// hack/release.sh --module refuses a module version lifecycle-manager does
+// not take or that is tagged, a binary version a label cannot hold or that
+// is not released, a dirty tree, and a binary release that is missing, not
+// signed with the key at its tag, changed after signing or another
+// version's; and writes nothing to dist/kim-snatch/ then.
+func TestModuleReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
+	r := newReleaser(t)
+	webhook := r.binaryRelease(t, "snatch-webhook", "v0.1.0", "")
+	syncer := r.binaryRelease(t, "cabundle-syncer", "v0.1.0", "")
+	install := filepath.Join(webhook, "install.yaml")
+	shipped := readFile(t, install)
+	git := func(args ...string) { gitIn(t, r.repo, args...) }
+	other := filepath.Join(r.repo, "dist", "cabundle-syncer", "v0.2.0")
+	for _, tt := range []struct {
+		name, want  string
+		args        []string // module, webhook and syncer version
+		setup, undo func()
+	}{
+		{name: "module_version_with_a_v", args: []string{"v2.0.0", "v0.1.0", "v0.1.0"},
+			want: "is not one lifecycle-manager takes"},
+		{name: "module_prerelease_of_two_identifiers", args: []string{"2.0.0-rc.1", "v0.1.0", "v0.1.0"},
+			want: "is not one lifecycle-manager takes"},
+		{name: "module_prerelease_in_upper_case", args: []string{"2.0.0-RC1", "v0.1.0", "v0.1.0"},
+			want: "is not one lifecycle-manager takes"},
+		{name: "binary_version_with_build_metadata", args: []string{"2.0.0", "v0.1.0+abc", "v0.1.0"},
+			want: "has build metadata"},
+		{name: "binary_version_not_released", args: []string{"2.0.0", "v0.1.0", "v0.9.0"},
+			want: "cabundle-syncer/v0.9.0 is not tagged"},
+		{name: "module_version_already_tagged", args: []string{"2.0.0", "v0.1.0", "v0.1.0"},
+			want:  "kim-snatch/2.0.0 is already tagged",
+			setup: func() { git("tag", "kim-snatch/2.0.0") }, undo: func() { git("tag", "-d", "kim-snatch/2.0.0") }},
+		{name: "dirty_tree", args: []string{"2.0.0", "v0.1.0", "v0.1.0"}, want: "not clean",
+			setup: func() { writeFile(t, filepath.Join(r.repo, "stray.txt"), "x") },
+			undo:  func() { _ = os.Remove(filepath.Join(r.repo, "stray.txt")) }},
+		{name: "binary_release_missing", args: []string{"2.0.0", "v0.4.0", "v0.1.0"},
+			want:  "dist/snatch-webhook/v0.4.0/install.yaml is missing",
+			setup: func() { git("tag", "snatch-webhook/v0.4.0") }, undo: func() { git("tag", "-d", "snatch-webhook/v0.4.0") }},
+		{name: "install_yaml_changed_after_signing", args: []string{"2.0.0", "v0.1.0", "v0.1.0"},
+			want:  "is not the install.yaml its SHA256SUMS lists",
+			setup: func() { writeFile(t, install, shipped+"# changed\n") }, undo: func() { writeFile(t, install, shipped) }},
+		{name: "sums_signed_with_another_key", args: []string{"2.0.0", "v0.1.0", "v0.1.0"},
+			want:  "does not verify with the key at the tag cabundle-syncer/v0.1.0",
+			setup: func() { r.signSums(t, syncer, supplychain.ThrowawayKey(t)) },
+			undo:  func() { r.signSums(t, syncer, r.key) }},
+		{name: "install_yaml_of_another_version", args: []string{"2.0.0", "v0.1.0", "v0.2.0"},
+			want: "is not the install.yaml of cabundle-syncer v0.2.0",
+			setup: func() {
+				if err := os.CopyFS(other, os.DirFS(syncer)); err != nil {
+					t.Fatal(err)
+				}
+				git("tag", "cabundle-syncer/v0.2.0")
+			},
+			undo: func() { _ = os.RemoveAll(other); git("tag", "-d", "cabundle-syncer/v0.2.0") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.setup != nil {
+				tt.setup()
+				defer tt.undo()
+			}
+			out, err := r.module(tt.args...)
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Fatalf("--module %v: err %v, output %q; want a failure saying %q", tt.args, err, out, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(r.repo, "dist", moduleName, tt.args[0])); err == nil {
+				t.Errorf("a refused module release wrote dist/%s/%s", moduleName, tt.args[0])
+			}
+		})
+	}
+}
+
+// hack/release.sh --check --module runs a module release's checks alone,
+// before the binary releases are downloaded: it passes on released binary
+// versions and writes nothing, and refuses what a module release refuses.
+func TestModuleReleaseCheckRunsTheChecksAlone(t *testing.T) {
+	r := newReleaser(t)
+	gitIn(t, r.repo, "tag", "snatch-webhook/v0.1.0")
+	gitIn(t, r.repo, "tag", "cabundle-syncer/v0.1.0")
+	if out, err := r.module("2.0.0", "v0.1.0", "v0.1.0"); err == nil || !strings.Contains(out, "is missing") {
+		t.Fatalf("--module without the binary releases in dist/: err %v, output %q; want a refusal", err, out)
+	}
+	check := func(args ...string) (string, error) {
+		return r.script(append([]string{"--check", "--module"}, args...)...)
+	}
+	if out, err := check("2.0.0", "v0.1.0", "v0.1.0"); err != nil {
+		t.Fatalf("--check --module of released binaries: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(r.repo, "dist", moduleName)); err == nil {
+		t.Errorf("--check --module wrote dist/%s", moduleName)
+	}
+	if out, err := check("2.0.0", "v0.1.0", "v0.9.0"); err == nil || !strings.Contains(out, "is not tagged") {
+		t.Errorf("--check --module of an unreleased binary: err %v, output %q", err, out)
+	}
+}
