@@ -120,7 +120,9 @@
 # label value cannot hold the +), a dirty work tree, a commit without
 # cosign.pub, a binary release that is missing, not signed with the key at
 # its tag, or whose install.yaml is not the one it lists or is another
-# binary's or version's. It never creates the tag.
+# binary's or version's. It never creates the tag. With --check it runs
+# the checks that read nothing of dist/ and stops. The TestModule... tests
+# of test/manifests hold it to this.
 set -euo pipefail
 
 # platforms_of prints the platforms of binary $1's release.
