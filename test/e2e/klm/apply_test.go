@@ -55,7 +55,7 @@ func fieldOwners(t *testing.T, entries []metav1.ManagedFieldsEntry,
 		if e.FieldsV1 == nil {
 			continue
 		}
-		must(t, json.Unmarshal(e.FieldsV1.Raw, &fields))
+		must(t, json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields))
 		node := any(fields)
 		for _, p := range path {
 			m, _ := node.(map[string]any)

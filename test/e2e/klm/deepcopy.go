@@ -23,7 +23,7 @@ func (m *Manifest) DeepCopy() *Manifest {
 		return nil
 	}
 	out := &Manifest{TypeMeta: m.TypeMeta, Spec: m.Spec, Status: m.Status}
-	m.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	m.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.LocalizedImages = slices.Clone(m.Spec.LocalizedImages)
 	out.Status = *m.Status.DeepCopy()
 	return out
@@ -48,7 +48,7 @@ func (s *ManifestStatus) DeepCopy() *ManifestStatus {
 // DeepCopyObject implements runtime.Object.
 func (l *ManifestList) DeepCopyObject() runtime.Object {
 	out := &ManifestList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	for i := range l.Items {
 		out.Items = append(out.Items, *l.Items[i].DeepCopy())
 	}
@@ -61,7 +61,7 @@ func (m *ModuleReleaseMeta) DeepCopy() *ModuleReleaseMeta {
 		return nil
 	}
 	out := &ModuleReleaseMeta{TypeMeta: m.TypeMeta}
-	m.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	m.DeepCopyInto(&out.ObjectMeta)
 	if m.Spec.Mandatory != nil {
 		mandatory := *m.Spec.Mandatory
 		out.Spec.Mandatory = &mandatory
@@ -75,7 +75,7 @@ func (m *ModuleReleaseMeta) DeepCopyObject() runtime.Object { return m.DeepCopy(
 // DeepCopyObject implements runtime.Object.
 func (l *ModuleReleaseMetaList) DeepCopyObject() runtime.Object {
 	out := &ModuleReleaseMetaList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	for i := range l.Items {
 		out.Items = append(out.Items, *l.Items[i].DeepCopy())
 	}

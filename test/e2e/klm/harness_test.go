@@ -154,9 +154,7 @@ func (f *fixture) waitManifest(what string, ok func(*klm.Manifest) bool) *klm.Ma
 // waitReady waits until the Manifest is Ready with version synced in full.
 func (f *fixture) waitReady(version string) *klm.Manifest {
 	f.t.Helper()
-	return f.waitManifest("Ready at "+version, func(m *klm.Manifest) bool {
-		return m.Spec.Version == version && m.Status.State == klm.StateReady && m.Status.ObservedVersion == version
-	})
+	return f.waitManifest("Ready at "+version, func(m *klm.Manifest) bool { return m.ReadyAt(version) })
 }
 
 // waitPasses waits until the stand-in has finished n more reconciles of

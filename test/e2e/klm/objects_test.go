@@ -35,6 +35,9 @@ func doc(apiVersion, kind, ns, name string, fields map[string]any) string {
 }
 
 func configMap(ns, name string, data map[string]string) string {
+	if data == nil {
+		return doc("v1", "ConfigMap", ns, name, nil)
+	}
 	return doc("v1", "ConfigMap", ns, name, map[string]any{"data": data})
 }
 

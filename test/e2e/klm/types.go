@@ -42,6 +42,12 @@ type Manifest struct {
 	Status ManifestStatus `json:"status,omitempty"`
 }
 
+// ReadyAt reports whether m has applied the layer of version in full and
+// found it Ready: the state KLM reports when a module is installed.
+func (m *Manifest) ReadyAt(version string) bool {
+	return m.Spec.Version == version && m.Status.State == StateReady && m.Status.ObservedVersion == version
+}
+
 // ManifestSpec says which layer to apply.
 type ManifestSpec struct {
 	// Module names the module; with Version it names the template.
