@@ -72,8 +72,8 @@ func checkSecondPhaseWaits(t *testing.T, f *fixture) {
 	}
 }
 
-// A deleted Manifest prunes everything it applied, in two phases, and
-// then lets go of its finalizer.
+// A deleted Manifest prunes everything it applied, in two phases: the
+// Service outlives a terminating ConfigMap, and the finalizer goes last.
 func deletedManifestPrunes(t *testing.T, e *env) {
 	f := e.start(t, fast())
 	f.publish("1", configMap(f.skr, "cfg", nil), service(f.skr, "svc"))
@@ -81,8 +81,20 @@ func deletedManifestPrunes(t *testing.T, e *env) {
 	if m := f.waitReady("1"); !controllerutil.ContainsFinalizer(m, klm.Finalizer) {
 		t.Errorf("the Manifest lacks the finalizer %s: %v", klm.Finalizer, m.Finalizers)
 	}
+	f.setFinalizers(configMaps, "cfg", []string{holdFinalizer})
 	r := f.record(f.skr, configMaps, services)
 	must(t, f.cl.Delete(t.Context(), f.manifest()))
+	f.waitObjectWhere(configMaps, "cfg", "terminating", func(u *unstructured.Unstructured) bool {
+		return u.GetDeletionTimestamp() != nil
+	})
+	f.waitPasses(3)
+	if u := f.get(services, f.skr, "svc"); u == nil || u.GetDeletionTimestamp() != nil {
+		t.Error("Service svc was deleted while the first phase still held ConfigMap cfg")
+	}
+	if m := f.manifest(); !controllerutil.ContainsFinalizer(m, klm.Finalizer) {
+		t.Error("the Manifest let go of its finalizer before its objects were gone")
+	}
+	f.setFinalizers(configMaps, "cfg", nil)
 	f.poll("the Manifest gone", func(ctx context.Context) (bool, error) {
 		err := f.cl.Get(ctx, f.key, &klm.Manifest{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)

@@ -142,11 +142,12 @@ func (f *fixture) waitManifest(what string, ok func(*klm.Manifest) bool) *klm.Ma
 	f.t.Helper()
 	var last klm.Manifest
 	f.poll(what, func(ctx context.Context) (bool, error) {
-		last = klm.Manifest{}
-		if err := f.cl.Get(ctx, f.key, &last); err != nil {
+		var m klm.Manifest
+		if err := f.cl.Get(ctx, f.key, &m); err != nil {
 			return false, err
 		}
-		return ok(&last), nil
+		last = m
+		return ok(&m), nil
 	}, func() string { return fmt.Sprintf("spec %+v, status %+v", last.Spec, last.Status) })
 	return &last
 }

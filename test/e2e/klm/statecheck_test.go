@@ -2,6 +2,7 @@ package klm_test
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +15,9 @@ import (
 // Error, an available second Deployment does not change that, and once the
 // first is available the Manifest is Ready though the second is not.
 func stateFollowsFirstDeployment(t *testing.T, e *env) {
-	f := e.start(t, fast())
+	iv := fast()
+	iv.Success = 200 * time.Millisecond // so that a wrong Ready does not stop the passes the test waits for
+	f := e.start(t, iv)
 	f.publish("1", deployment(f.skr, "first", "example.org/a:1", "example.org/a:1"),
 		deployment(f.skr, "second", "example.org/b:1", "example.org/b:1"))
 	f.create("1", nil)
