@@ -13,6 +13,10 @@ package klm
 
 // What each part mirrors, by lifecycle-manager path at 1.20.4:
 //
+//   - types.go, names.go: api/v1beta2/{manifest,modulereleasemeta}_types.go,
+//     api/shared/{resource,state,operator_labels,operator_annotations}.go.
+//   - klm.go: cmd/main.go (the Manifest and mandatory-module controllers'
+//     wiring), internal/rate_limiter.go.
 //   - controller.go: internal/controller/manifest/controller.go (one
 //     reconcile: render, prune, apply, state check; the delete path) and
 //     resource_list.go (the prune's identity).
