@@ -123,6 +123,42 @@
 # binary's or version's. It never creates the tag. With --check it runs
 # the checks that read nothing of dist/ and stops. The TestModule... tests
 # of test/manifests hold it to this.
+#
+# The bridge versions carry a runtime from the single-binary kim-snatch
+# module to the module <module-version>, M, one step of lifecycle-manager
+# at a time, each safe forward and back (docs/releasing.md, "The bridge
+# versions"; docs/migration.md, "Through lifecycle-manager"):
+#
+#   KIM_SNATCH_MANIFEST=<kim-snatch.yaml> hack/release.sh [--check] --module <M>-bridge-<N> <webhook-version> <syncer-version>
+#
+# for N from 1 to 5, with KIM_SNATCH_MANIFEST the manifest of the
+# kim-snatch release the runtimes run, which it is built from. It writes
+# dist/kim-snatch/<M>-bridge-<N>/ as above, module.yaml being the bridge
+# version: kim-snatch's manifest and both binaries' parts, each through
+# its step's Components of deploy/module/bridge (step-<N>/kim-snatch,
+# step-<N>/webhook), then the whole through step-<N>; snatch-webhook's
+# part first, or kim-snatch's in bridge-2, for lifecycle-manager's state
+# check. kim-snatch's objects keep their labels, CustomResourceDefinitions
+# and Namespace included, and get the annotation. The release holds the
+# manifest too, as kim-snatch-manifest.yaml, which SHA256SUMS lists, and
+# its notes name the step and the manifest's sha256. Besides the refusals
+# above, it refuses a bridge version without KIM_SNATCH_MANIFEST, of a
+# step outside 1 to 5, and a manifest that lacks what the steps change
+# (deploy/module/bridge/check: the Deployment
+# kim-snatch-controller-manager, the Service kim-snatch-webhook-service,
+# the Certificate kim-snatch-kyma, the MutatingWebhookConfiguration with
+# the entry mpod-v1.kb.io); --check checks the manifest too. It refuses
+# KIM_SNATCH_MANIFEST for any other version. The TestModuleBridge... tests
+# of test/manifests hold it to this.
+#
+#   hack/release.sh --module-manifests <dir> <module-version> <webhook-version> <syncer-version> [<kim-snatch.yaml>]
+#
+# writes into <dir> module.yaml and monitoring.yaml of <module-version>,
+# and with kim-snatch's manifest also bridge-1.yaml to bridge-5.yaml, the
+# module.yaml of <module-version>-bridge-1 to -5. It reads each binary's
+# dist/<binary>/<version>/install.yaml, as --manifests renders it, without
+# the checks of the releases, the work tree and the tags. The tests of
+# test/manifests and the migration scenario of test/e2e render with it.
 set -euo pipefail
 
 # platforms_of prints the platforms of binary $1's release.
@@ -158,11 +194,24 @@ if [ "${1:-}" = --manifests ]; then
 	esac
 	shift 2
 fi
-module_mode=
+module_mode= module_manifests=
 if [ "${1:-}" = --module ]; then
 	module_mode=1
 	shift
 fi
+if [ "${1:-}" = --module-manifests ] && [ -z "$check_only$manifests_only$module_mode" ]; then
+	[ $# -eq 5 ] || [ $# -eq 6 ] || {
+		echo "usage: KUBECTL=<kubectl> $0 --module-manifests <dir> <module-version> <webhook-version>" \
+			"<syncer-version> [<kim-snatch.yaml>]" >&2
+		exit 2
+	}
+	module_mode=1 module_manifests=$(realpath -m -- "$2")
+	shift 2
+	[ $# -eq 3 ] || set -- "$1" "$2" "$3" "$(realpath -m -- "$4")"
+fi
+# The manifest of the kim-snatch release that the bridge versions are built
+# from, named from where the script was called.
+kim_snatch_manifest=${KIM_SNATCH_MANIFEST:+$(realpath -m -- "$KIM_SNATCH_MANIFEST")}
 
 cd "$(dirname "$0")/.."
 
@@ -277,9 +326,9 @@ version_of() {
 	esac
 }
 
-# module_checks refuses what docs/releasing.md, "The module", lists, but
-# the binary releases' files, which it reads after these checks.
-module_checks() {
+# version_checks refuses a module version lifecycle-manager does not take,
+# and binary versions a label cannot hold.
+version_checks() {
 	if ! [[ $module_version =~ $module_semver ]] || [ ${#module_version} -gt 32 ]; then
 		die "module version '$module_version' is not one lifecycle-manager takes: MAJOR.MINOR.PATCH[-prerelease]" \
 			"without a v, one lower-case pre-release identifier, at most 32 characters"
@@ -290,6 +339,45 @@ module_checks() {
 		[[ $v =~ $semver ]] || die "$b version '$v' is not semver (vMAJOR.MINOR.PATCH[-pre])"
 		[[ $v != *+* ]] || die "$b version '$v' has build metadata, which the label app.kubernetes.io/version cannot hold"
 	done
+}
+
+# bridge_checks sets bridge_step (1 to 5) and bridge_module (M) of a bridge
+# version M-bridge-<step>, and refuses one of another step or without
+# kim-snatch's manifest; it refuses that manifest for any other version.
+bridge_checks() {
+	bridge_step= bridge_module=
+	if [[ $module_version != *-bridge* ]]; then
+		[ -z "$kim_snatch_manifest" ] ||
+			die "KIM_SNATCH_MANIFEST is set, but $module_version is not a bridge version <module-version>-bridge-<1..5>"
+		return 0
+	fi
+	[[ $module_version =~ ^(.+)-bridge-([1-5])$ ]] ||
+		die "bridge version '$module_version' is not <module-version>-bridge-<step> of a step 1 to 5"
+	bridge_module=${BASH_REMATCH[1]} bridge_step=${BASH_REMATCH[2]}
+	[ -n "$kim_snatch_manifest" ] ||
+		die "the bridge version $module_version is built from kim-snatch's manifest: set KIM_SNATCH_MANIFEST" \
+			"to the manifest of the kim-snatch release the runtimes run"
+	[ -f "$kim_snatch_manifest" ] || die "KIM_SNATCH_MANIFEST: $kim_snatch_manifest is not a file"
+}
+
+# check_kim_snatch_manifest refuses a kim-snatch manifest that lacks an
+# object the bridge versions change: it renders it through
+# deploy/module/bridge/check, which fails on the first one missing.
+check_kim_snatch_manifest() {
+	local err
+	part_overlay kim-snatch-check "$kim_snatch_manifest" kim-snatch.yaml "" "" bridge/check
+	err=$("$kubectl" kustomize "$overlay/kim-snatch-check" 2>&1 >/dev/null) ||
+		die "the kim-snatch manifest $kim_snatch_manifest lacks what the bridge versions change (the Deployment" \
+			"kim-snatch-controller-manager, the Service kim-snatch-webhook-service, the Certificate kim-snatch-kyma," \
+			"the MutatingWebhookConfiguration with the entry mpod-v1.kb.io): $err"
+}
+
+# module_checks refuses what docs/releasing.md, "The module" and "The
+# bridge versions", lists, but the files it reads after these checks: the
+# binary releases' and kim-snatch's manifest.
+module_checks() {
+	version_checks
+	bridge_checks
 	refuse_dirty
 	refuse_tagged "$module_name/$module_version"
 	for b in $module_binaries; do
@@ -330,29 +418,32 @@ verify_binary_release() {
 	[ -n "$pinned" ] || die "$dir/install.yaml runs no image"
 }
 
-# module_part renders to stdout the install.yaml of binary $1 through the
-# Component deploy/module/$2 (manifest or monitoring), each object
-# labelled with the binary's version and annotated with the module's. The
-# annotation stays out of the Pod templates, so that a new module version
-# restarts only the binary whose version it changes.
-module_part() {
-	local binary=$1 component=$2 version dir
-	version=$(version_of "$binary")
-	dir=$overlay/$binary-$component
+# part_overlay writes the overlay $overlay/$1 over the file $2, copied
+# there as $3, through the Components of deploy/module named in the rest
+# of the arguments: each object annotated with the module version $5, and
+# labelled with its binary's version $4 unless that is empty (kim-snatch's
+# objects keep what they have). The annotation stays out of the Pod
+# templates, so that a new module version restarts only the binary whose
+# version it changes.
+part_overlay() {
+	local dir=$overlay/$1 file=$2 name=$3 version=$4 annotated=$5 c
+	shift 5
 	mkdir -p "$dir"
-	cp "dist/$binary/$version/install.yaml" "$dir/install.yaml"
-	cat >"$dir/kustomization.yaml" <<YAML
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - install.yaml
-components:
-  - ../../../deploy/module/$component
+	cp "$file" "$dir/$name"
+	{
+		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n' "$name"
+		echo "components:"
+		for c; do
+			echo "  - ../../../deploy/module/$c"
+		done
+		[ -z "$version" ] || cat <<YAML
 labels:
   - pairs:
       app.kubernetes.io/version: "$version"
     includeSelectors: false
     includeTemplates: true
+YAML
+		cat <<YAML
 transformers:
   - |-
     apiVersion: builtin
@@ -360,16 +451,28 @@ transformers:
     metadata:
       name: module-version
     annotations:
-      $module_annotation: "$module_version"
+      $module_annotation: "$annotated"
     fieldSpecs:
       - path: metadata/annotations
         create: true
 YAML
-	"$kubectl" kustomize "$dir"
+	} >"$dir/kustomization.yaml"
 }
 
-# write_module writes module.yaml and monitoring.yaml into $out, each the
-# binaries' parts in the order of module_binaries.
+# module_part renders to stdout the install.yaml of binary $1 through the
+# Component deploy/module/$2 (manifest or monitoring), as part_overlay
+# marks it.
+module_part() {
+	local binary=$1 component=$2 version
+	version=$(version_of "$binary")
+	part_overlay "$binary-$component" "dist/$binary/$version/install.yaml" install.yaml "$version" \
+		"$module_version" "$component"
+	"$kubectl" kustomize "$overlay/$binary-$component"
+}
+
+# write_module writes module.yaml and monitoring.yaml of the module
+# version $module_version into $out, each the binaries' parts in the order
+# of module_binaries.
 write_module() {
 	local entry file component b sep
 	for entry in module.yaml:manifest monitoring.yaml:monitoring; do
@@ -386,6 +489,64 @@ write_module() {
 	done
 }
 
+# bridge_parts prints the parts of bridge-$1 in their order: the first
+# Deployment is the one lifecycle-manager reads the version's state from.
+# In bridge-2 it is kim-snatch's, so that its Ready shows the old Pods
+# ready for a step back to bridge-1, and bridge-1's, snatch-webhook's,
+# shows the new ones ready before bridge-2 sends them the old Service's
+# calls; in every other step it is snatch-webhook's (docs/releasing.md,
+# "The bridge versions").
+bridge_parts() {
+	case $1 in
+	2) echo "kim-snatch snatch-webhook cabundle-syncer" ;;
+	*) echo "snatch-webhook cabundle-syncer kim-snatch" ;;
+	esac
+}
+
+# write_bridge writes to $2 the module.yaml of bridge-$1 of the module
+# $bridge_module: the parts of bridge_parts, each through its step's
+# Component (deploy/module/bridge/step-$1/webhook and kim-snatch; the
+# syncer's is its module part), then the whole through
+# deploy/module/bridge/step-$1, which reads from one part what it writes
+# into another. Kept in the parts' order: kustomize would sort by kind.
+write_bridge() {
+	local step=$1 file=$2 annotated=$bridge_module-bridge-$1 top=$overlay/bridge-$1 part sum
+	part_overlay "bridge-$step-snatch-webhook" "dist/snatch-webhook/$webhook_version/install.yaml" install.yaml \
+		"$webhook_version" "$annotated" manifest "bridge/step-$step/webhook"
+	part_overlay "bridge-$step-cabundle-syncer" "dist/cabundle-syncer/$syncer_version/install.yaml" install.yaml \
+		"$syncer_version" "$annotated" manifest
+	part_overlay "bridge-$step-kim-snatch" "$kim_snatch_manifest" kim-snatch.yaml "" "$annotated" \
+		"bridge/step-$step/kim-snatch"
+	mkdir -p "$top"
+	{
+		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n'
+		for part in $(bridge_parts "$step"); do
+			echo "  - ../bridge-$step-$part"
+		done
+		printf 'components:\n  - ../../../deploy/module/bridge/step-%s\n' "$step"
+		printf 'sortOptions:\n  order: fifo\n'
+	} >"$top/kustomization.yaml"
+	sum=$(sha256sum "$kim_snatch_manifest" | cut -d' ' -f1)
+	{
+		echo "# $module_name $annotated: snatch-webhook $webhook_version, cabundle-syncer $syncer_version," \
+			"kim-snatch manifest sha256:$sum (bridge-$step of docs/releasing.md, \"The bridge versions\")"
+		"$kubectl" kustomize "$top"
+	} >"$file"
+}
+
+# bridge_step_notes prints what bridge-$1 changes, for its notes.
+bridge_step_notes() {
+	case $1 in
+	1) echo "kim-snatch's manifest unchanged, with both binaries beside it, snatch-webhook without its" \
+		"MutatingWebhookConfiguration and Certificate; nothing routes differently" ;;
+	2) echo "kim-snatch's webhook Service selects snatch-webhook's Pods" ;;
+	3) echo "kim-snatch's Deployment, ServiceAccount and RBAC removed" ;;
+	4) echo "kim-snatch's Certificate also names snatch-webhook's Service; the MutatingWebhookConfiguration" \
+		"holds kim-snatch's entry, active, and snatch-webhook's, inert" ;;
+	5) echo "snatch-webhook's entry active, kim-snatch's inert" ;;
+	esac
+}
+
 # module_notes writes the notes of the module release: the pair, and where
 # each binary's notes are.
 module_notes() {
@@ -397,6 +558,14 @@ module_notes() {
 			"$module_name" "$module_version" "$webhook_version" "$syncer_version"
 		printf 'each from the install.yaml of its release. ServiceMonitors and PrometheusRules are\n'
 		printf 'in monitoring.yaml, for runtimes with prometheus-operator.\n\n'
+		if [ -n "$bridge_step" ]; then
+			printf 'It is bridge-%s of the five bridge versions from kim-snatch to the module %s %s\n' \
+				"$bridge_step" "$module_name" "$bridge_module"
+			printf '(docs/releasing.md, "The bridge versions"; docs/migration.md, "Through lifecycle-manager"):\n'
+			printf '%s.\n\n' "$(bridge_step_notes "$bridge_step")"
+			printf 'Built from the kim-snatch manifest kim-snatch-manifest.yaml, sha256:%s.\n\n' \
+				"$(sha256sum "$kim_snatch_manifest" | cut -d' ' -f1)"
+		fi
 		for b in $module_binaries; do
 			printf -- '- %s %s: %s/releases/tag/%s/%s\n' "$b" "$(version_of "$b")" "$repo" "$b" "$(version_of "$b")"
 		done
@@ -407,22 +576,23 @@ module_notes() {
 # (the usage above).
 release_module() {
 	[ $# -eq 3 ] || {
-		echo "usage: KUBECTL=<kubectl> COSIGN=<cosign> COSIGN_KEY=<key>" \
-			"$0 [--check] --module <module-version> <webhook-version> <syncer-version>" >&2
+		echo "usage: KUBECTL=<kubectl> COSIGN=<cosign> COSIGN_KEY=<key> [KIM_SNATCH_MANIFEST=<kim-snatch.yaml>]" \
+			"$0 [--check] --module <module-version>[-bridge-<1..5>] <webhook-version> <syncer-version>" >&2
 		exit 2
 	}
 	module_version=$1 webhook_version=$2 syncer_version=$3
 	kubectl=${KUBECTL:-kubectl}
 	module_checks
+	mkdir -p dist
+	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
+	trap 'rm -rf "$overlay"' EXIT
+	[ -z "$bridge_step" ] || check_kim_snatch_manifest
 	if [ -n "$check_only" ]; then
 		echo "release: $module_name $module_version passes the checks"
 		exit 0
 	fi
 	signing_tools
-	mkdir -p dist
-	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
-	trap 'rm -rf "$overlay"' EXIT
-	local b
+	local b sums=(module.yaml monitoring.yaml)
 	for b in $module_binaries; do
 		verify_binary_release "$b"
 	done
@@ -430,13 +600,56 @@ release_module() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	write_module
+	if [ -n "$bridge_step" ]; then
+		write_bridge "$bridge_step" "$out/module.yaml"
+		cp "$kim_snatch_manifest" "$out/kim-snatch-manifest.yaml"
+		sums+=(kim-snatch-manifest.yaml)
+	fi
 	module_notes
-	(cd "$out" && sha256sum module.yaml monitoring.yaml >SHA256SUMS)
+	(cd "$out" && sha256sum "${sums[@]}" >SHA256SUMS)
 	sign_blob SHA256SUMS
 	echo "release: wrote $out:"
 	ls -l "$out"
 }
 
+# module_manifests writes into $module_manifests the manifests of the
+# module version $1 of the binary versions $2 and $3, from their
+# install.yaml in dist/ without a check of their releases, and with
+# kim-snatch's manifest $4 also its bridge versions (the usage above).
+module_manifests() {
+	module_version=$1 webhook_version=$2 syncer_version=$3 kim_snatch_manifest=${4:-}
+	kubectl=${KUBECTL:-kubectl}
+	version_checks
+	[[ $module_version != *-bridge* ]] ||
+		die "give the module version M; the bridge versions are M-bridge-<1..5>, not $module_version-bridge-<1..5>"
+	local b step
+	for b in $module_binaries; do
+		[ -f "dist/$b/$(version_of "$b")/install.yaml" ] ||
+			die "dist/$b/$(version_of "$b")/install.yaml is missing: hack/release.sh --manifests renders it"
+	done
+	mkdir -p "$module_manifests" dist
+	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
+	trap 'rm -rf "$overlay"' EXIT
+	out=$module_manifests
+	write_module
+	if [ -n "$kim_snatch_manifest" ]; then
+		[ -f "$kim_snatch_manifest" ] || die "$kim_snatch_manifest is not a file"
+		bridge_module=$module_version
+		check_kim_snatch_manifest
+		for step in 1 2 3 4 5; do
+			module_version=$bridge_module-bridge-$step
+			version_checks
+			write_bridge "$step" "$out/bridge-$step.yaml"
+		done
+	fi
+	echo "release: wrote the manifests of $module_name $1${kim_snatch_manifest:+ and its bridge versions}" \
+		"into $module_manifests"
+}
+
+if [ -n "$module_manifests" ]; then
+	module_manifests "$@"
+	exit 0
+fi
 if [ -n "$module_mode" ]; then
 	release_module "$@"
 	exit 0
