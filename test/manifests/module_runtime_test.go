@@ -5,7 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -98,6 +100,92 @@ func checkAppliesToPlainRuntime(t *testing.T, rt *plainRuntime, m *moduleRelease
 	for _, o := range m.monitoring {
 		if err := rt.env.apply(t.Context(), o, true); !meta.IsNoMatchError(err) {
 			t.Errorf("%s on the plain runtime: %v; want no kind to match: the check above proves nothing", id(o), err)
+		}
+	}
+}
+
+// Each bridge version applies to a plain runtime, server-side, on the
+// version before it, as lifecycle-manager takes a runtime from kim-snatch
+// 1.0.16 through the bridge versions to the module and back: it deletes
+// what the earlier version has and the later lacks, then applies every
+// object of the later (docs/releasing.md, "The bridge versions"). After
+// each step the runtime holds the version's objects and its one
+// configuration's entries, the API server having accepted the inert
+// entry's condition.
+func TestModuleBridgeVersionsApplyToAPlainRuntime(t *testing.T) {
+	r := bridgeReleaser(t)
+	c := renderBridges(t, r, kimSnatchManifest(t, withoutCRDs))
+	rt := startPlainRuntime(t)
+	order := make([]int, 0, 2*len(c.versions))
+	for i := range c.versions {
+		order = append(order, i)
+	}
+	for i := len(c.versions) - 2; i >= 0; i-- {
+		order = append(order, i)
+	}
+	var prev []*unstructured.Unstructured
+	for k, i := range order {
+		step := c.names[i]
+		if k > 0 {
+			step = c.names[order[k-1]] + "_to_" + step
+		}
+		ok := t.Run(step, func(t *testing.T) {
+			checkGroupsServed(t, rt, c.versions[i])
+			checkStepOnPlainRuntime(t, rt, prev, c.versions[i])
+		})
+		if !ok {
+			t.FailNow()
+		}
+		prev = c.versions[i]
+	}
+}
+
+// checkStepOnPlainRuntime deletes the objects of from that to lacks,
+// applies to, and reads back its objects and its configuration's entries.
+func checkStepOnPlainRuntime(t *testing.T, rt *plainRuntime, from, to []*unstructured.Unstructured) {
+	ctx := t.Context()
+	for _, o := range from {
+		if pruned(from, to).Has(id(o)) {
+			res, err := rt.env.resource(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("prune %s: %v", id(o), err)
+			}
+		}
+	}
+	for _, o := range to {
+		if err := rt.env.apply(ctx, o, false); err != nil {
+			t.Errorf("apply %s: %v", id(o), err)
+		}
+	}
+	var mwc *unstructured.Unstructured
+	for _, o := range to {
+		res, err := rt.env.resource(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := res.Get(ctx, o.GetName(), metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("read %s back: %v", id(o), err)
+			continue
+		}
+		if o.GetKind() == "MutatingWebhookConfiguration" {
+			mwc = got
+		}
+	}
+	if mwc == nil {
+		t.Fatal("no MutatingWebhookConfiguration on the runtime")
+	}
+	want, wantNames := entries(t, to)
+	got, gotNames := entries(t, []*unstructured.Unstructured{mwc})
+	if !slices.Equal(gotNames, wantNames) {
+		t.Fatalf("the runtime's configuration has the entries %v, want %v", gotNames, wantNames)
+	}
+	for _, name := range wantNames {
+		if inert(got[name]) != inert(want[name]) {
+			t.Errorf("the runtime's entry %s is inert: %v, want %v", name, inert(got[name]), inert(want[name]))
 		}
 	}
 }
