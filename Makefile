@@ -289,10 +289,10 @@ docker-build: ## Build both images (needs a Docker engine).
 KUBECTL ?= $(K8S_BIN)/kubectl
 
 .PHONY: release
-release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) $(COSIGN) $(CYCLONEDX_GOMOD) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 COSIGN_KEY=<key> [DIGEST=sha256:...] [REVISION=<commit>] [PUSH=1]; or the module of two binary releases: make release MODULE=2.0.0 WEBHOOK_VERSION=v0.1.0 SYNCER_VERSION=v0.1.0 COSIGN_KEY=<key> (docs/releasing.md).
+release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) $(COSIGN) $(CYCLONEDX_GOMOD) ## Release one binary: make release BINARY=snatch-webhook VERSION=v0.1.0 COSIGN_KEY=<key> [DIGEST=sha256:...] [REVISION=<commit>] [PUSH=1]; or the module of two binary releases: make release MODULE=2.0.0 WEBHOOK_VERSION=v0.1.0 SYNCER_VERSION=v0.1.0 COSIGN_KEY=<key>, a bridge version with MODULE=2.0.0-bridge-<1..5> KIM_SNATCH_MANIFEST=<kim-snatch.yaml> (docs/releasing.md).
 ifneq ($(MODULE),)
-	@test -n "$(WEBHOOK_VERSION)" -a -n "$(SYNCER_VERSION)" || { echo "usage: make release MODULE=<X.Y.Z> WEBHOOK_VERSION=<vX.Y.Z> SYNCER_VERSION=<vX.Y.Z> COSIGN_KEY=<key>"; exit 2; }
-	KUBECTL=$(KUBECTL) COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) \
+	@test -n "$(WEBHOOK_VERSION)" -a -n "$(SYNCER_VERSION)" || { echo "usage: make release MODULE=<X.Y.Z>[-bridge-<1..5>] WEBHOOK_VERSION=<vX.Y.Z> SYNCER_VERSION=<vX.Y.Z> COSIGN_KEY=<key> [KIM_SNATCH_MANIFEST=<kim-snatch.yaml>]"; exit 2; }
+	KUBECTL=$(KUBECTL) COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) KIM_SNATCH_MANIFEST=$(KIM_SNATCH_MANIFEST) \
 		hack/release.sh --module $(MODULE) $(WEBHOOK_VERSION) $(SYNCER_VERSION)
 else
 	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z> COSIGN_KEY=<key>"; exit 2; }
