@@ -217,7 +217,8 @@ func entries(t *testing.T, objs []*unstructured.Unstructured) (map[string]map[st
 	if n := len(ofKind(objs, "MutatingWebhookConfiguration")); n != 1 {
 		t.Fatalf("%d MutatingWebhookConfigurations, want one", n)
 	}
-	hooks, _, _ := unstructured.NestedSlice(find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration).Object, "webhooks")
+	mwc := find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration)
+	hooks, _, _ := unstructured.NestedSlice(mwc.Object, "webhooks")
 	out := map[string]map[string]any{}
 	var names []string
 	for _, h := range hooks {
@@ -244,7 +245,8 @@ func checkBridgeWebhookConfiguration(t *testing.T, c *bridgeChain, n int) {
 		mwc, old := find(t, c.bridge(n), "MutatingWebhookConfiguration", webhookConfiguration),
 			find(t, c.kimSnatch, "MutatingWebhookConfiguration", webhookConfiguration)
 		if !equalObjects(withoutAnnotation(mwc, moduleAnnotation), old) {
-			t.Errorf("%s's MutatingWebhookConfiguration is not kim-snatch's:\n got %v\nwant %v", c.names[n], mwc.Object, old.Object)
+			t.Errorf("%s's MutatingWebhookConfiguration is not kim-snatch's:\n got %v\nwant %v",
+				c.names[n], mwc.Object, old.Object)
 		}
 		return
 	}
@@ -269,8 +271,10 @@ func checkBridgeWebhookConfiguration(t *testing.T, c *bridgeChain, n int) {
 			t.Errorf("%s: the entry %s is not its source's:\n got %v\nwant %v", c.names[n], name, e, want[name])
 		}
 	}
-	mwc := withoutAnnotation(find(t, c.bridge(n), "MutatingWebhookConfiguration", webhookConfiguration), moduleAnnotation)
-	released := withoutAnnotation(find(t, c.module(), "MutatingWebhookConfiguration", webhookConfiguration), moduleAnnotation)
+	configuration := func(objs []*unstructured.Unstructured) *unstructured.Unstructured {
+		return withoutAnnotation(find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration), moduleAnnotation)
+	}
+	mwc, released := configuration(c.bridge(n)), configuration(c.module())
 	unstructured.RemoveNestedField(mwc.Object, "webhooks")
 	unstructured.RemoveNestedField(released.Object, "webhooks")
 	if !equalObjects(mwc, released) {
@@ -300,8 +304,8 @@ func checkBridgeOldCertificate(t *testing.T, c *bridgeChain, n int) {
 	want, _, _ := unstructured.NestedSlice(find(t, c.kimSnatch, "Certificate", oldCertificate).Object, "spec", "dnsNames")
 	if n >= 4 {
 		want = append(want, bridgeDNSNames...)
-		released, _, _ := unstructured.NestedSlice(find(t, c.install["snatch-webhook"], "Certificate", newCertificate).Object,
-			"spec", "dnsNames")
+		cert := find(t, c.install["snatch-webhook"], "Certificate", newCertificate)
+		released, _, _ := unstructured.NestedSlice(cert.Object, "spec", "dnsNames")
 		if !equalValues(released, bridgeDNSNames) {
 			t.Errorf("snatch-webhook's release names %v, not the design's %v: the check below proves another thing",
 				released, bridgeDNSNames)
