@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			wantRun: true,
 			check: func(t *testing.T, o Options) {
 				want := defaultOptions()
-				if o.Syncer != want.Syncer || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
+				if !reflect.DeepEqual(o.Syncer, want.Syncer) || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
 					o.LeaseDuration != 15*time.Second || o.MetricsBindAddress != ":8080" || !o.MetricsSecure || o.HealthProbeBindAddress != ":8081" {
 					t.Errorf("options = %+v, want the defaults %+v", o, want)
 				}

@@ -37,4 +37,5 @@ const (
 	Fingerprints         = "fingerprints" // each CA's Fingerprint, the Secret's CA first
 	Webhooks             = "webhooks"     // the number of webhook entries written
 	RequeueAfter         = "requeueAfter" // when the syncer looks again without an event
+	FieldManager         = "fieldManager" // whose server-side apply entry the syncer removed from managedFields
 )

@@ -25,6 +25,10 @@ const (
 	DefaultCAKey                = "ca.crt"
 	DefaultWebhookConfiguration = "kim-snatch-mutating-webhook-configuration"
 	DefaultLeaseName            = "cabundle-syncer"
+	// DefaultReleaseFieldManager is the field manager of the single-binary
+	// kim-snatch, which force-applies the whole MutatingWebhookConfiguration
+	// at every certificate load.
+	DefaultReleaseFieldManager = "snatch"
 )
 
 // Config names the two objects the syncer connects, and the overlap.
@@ -33,6 +37,10 @@ type Config struct {
 	CAKey                       string        // the key in the Secret's data that holds the CA in PEM
 	WebhookConfiguration        string        // the MutatingWebhookConfiguration whose caBundle is kept
 	Overlap                     time.Duration // how long a CA stays after it left the Secret; 0 replaces the bundle
+	// ReleaseFieldManagers are retired field managers: the syncer removes
+	// their server-side apply entries from the managedFields of the
+	// MutatingWebhookConfiguration at every sync. None turns that off.
+	ReleaseFieldManagers []string
 }
 
 // Validate reports every field that cannot work, checked with the API
@@ -43,7 +51,23 @@ func (c Config) Validate() error {
 	if c.Overlap < 0 {
 		errs.Addf("CA overlap %s: must not be negative", c.Overlap)
 	}
+	c.validateReleaseFieldManagers(&errs)
 	return errs.Err()
+}
+
+// validateReleaseFieldManagers adds an empty name and the syncer's own: the
+// Apply entry of its earlier builds is released at start in any case
+// (docs/operations.md, "Upgrade").
+func (c Config) validateReleaseFieldManagers(errs *validate.Errors) {
+	list := strings.Join(c.ReleaseFieldManagers, ",")
+	for _, m := range c.ReleaseFieldManagers {
+		switch m {
+		case "":
+			errs.Addf("field managers to release %q: a name is empty", list)
+		case FieldManager:
+			errs.Addf("field managers to release %q: %s is the syncer's own field manager", list, m)
+		}
+	}
 }
 
 // FieldNames name the fields ValidateNames checks, as its messages call

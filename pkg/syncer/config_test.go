@@ -14,6 +14,7 @@ func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
 		CAKey:                "ca.crt",
 		WebhookConfiguration: "kim-snatch-mutating-webhook-configuration",
 		Overlap:              time.Hour,
+		ReleaseFieldManagers: []string{DefaultReleaseFieldManager},
 	}
 	tests := []struct {
 		name    string
@@ -28,10 +29,27 @@ func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
 		{name: "upper_case_secret", mutate: func(c *Config) { c.SecretName = "Certs" }, wantErr: []string{"secret name"}},
 		{name: "ca_key_with_slash", mutate: func(c *Config) { c.CAKey = "certs/ca.crt" }, wantErr: []string{"CA key"}},
 		{name: "empty_webhook_configuration", mutate: func(c *Config) { c.WebhookConfiguration = "" }, wantErr: []string{"webhook configuration"}},
+		{name: "release_nothing", mutate: func(c *Config) { c.ReleaseFieldManagers = nil }},
+		{name: "release_two_managers", mutate: func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", "manager-b"} }},
+		{
+			name:    "release_an_empty_name",
+			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", ""} },
+			wantErr: []string{`field managers to release "snatch,": a name is empty`},
+		},
+		{
+			name:    "release_only_an_empty_name",
+			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{""} },
+			wantErr: []string{"a name is empty"},
+		},
+		{
+			name:    "release_the_own_manager",
+			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", FieldManager} },
+			wantErr: []string{"cabundle-syncer is the syncer's own field manager"},
+		},
 		{
 			name:    "every_error_reported",
-			mutate:  func(c *Config) { *c = Config{Overlap: -1} },
-			wantErr: []string{"secret namespace", "secret name", "CA key", "webhook configuration", "CA overlap"},
+			mutate:  func(c *Config) { *c = Config{Overlap: -1, ReleaseFieldManagers: []string{"", FieldManager}} },
+			wantErr: []string{"secret namespace", "secret name", "CA key", "webhook configuration", "CA overlap", "a name is empty", "syncer's own"},
 		},
 	}
 	for _, tt := range tests {

@@ -36,8 +36,8 @@ func errorReasons() [][]string {
 type Metrics struct {
 	InSync, SourceValid, CANotAfter, BundleCertificates, IsLeader prometheus.Gauge
 
-	Updates prometheus.Counter
-	Errors  *prometheus.CounterVec
+	Updates, ApplyEntriesReleased prometheus.Counter
+	Errors                        *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -49,6 +49,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"1 when the CA in the Secret was usable at the last reconcile."),
 		Updates: prometheus.NewCounter(prometheus.CounterOpts{Name: "cabundle_syncer_updates_total",
 			Help: "Writes to the MutatingWebhookConfiguration: of the caBundle, or of the overlap state alone."}),
+		ApplyEntriesReleased: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cabundle_syncer_apply_entries_released_total",
+			Help: "Server-side apply entries of a retired field manager or of an earlier syncer build " +
+				"removed from the managedFields of the MutatingWebhookConfiguration, one per manager and removal."}),
 		Errors: metric.CounterVec("cabundle_syncer_errors_total",
 			"Reconciles that ended in an error or found an invalid source, by reason.",
 			[]string{"reason"}, errorReasons()...),
@@ -59,7 +63,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		IsLeader: metric.Gauge("cabundle_syncer_is_leader",
 			"1 while this process holds the leader lease and reconciles."),
 	}
-	if err := metric.Register(reg, "syncer", m.InSync, m.SourceValid, m.Updates, m.Errors, m.CANotAfter, m.BundleCertificates, m.IsLeader); err != nil {
+	err := metric.Register(reg, "syncer", m.InSync, m.SourceValid, m.Updates, m.ApplyEntriesReleased, m.Errors,
+		m.CANotAfter, m.BundleCertificates, m.IsLeader)
+	if err != nil {
 		return nil, err
 	}
 	return m, nil

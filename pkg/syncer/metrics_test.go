@@ -25,6 +25,7 @@ func TestNewMetricsRegistersEveryMetricWithEveryErrorReason(t *testing.T) {
 		}
 	}
 	want := []string{
+		"cabundle_syncer_apply_entries_released_total",
 		"cabundle_syncer_bundle_certificates",
 		"cabundle_syncer_ca_not_after_seconds",
 		"cabundle_syncer_errors_total",

@@ -19,26 +19,43 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/patch"
 )
 
-// releaseApplyEntry removes the managedFields entry of earlier builds
-// (FieldManager, operation Apply), which an Update leaves in place, from the
-// MutatingWebhookConfiguration name, and reports whether there was one; reader
-// must not strip managedFields, as the cache does. Replacing managedFields is
-// the documented reset of ownership (docs/operations.md); an empty list would
-// leave them as they are, so the last entry goes as a list of one empty entry.
-// The patch changes nothing else, which the reset would make the syncer own,
-// and its resourceVersion precondition keeps an entry added after the read.
-func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Client, name string) (bool, error) {
+// Messages of a released entry: of the syncer's earlier builds, and of a
+// field manager of --release-field-managers.
+const (
+	msgReleasedEarlierBuild = "Removed the server-side apply entry of an earlier syncer build from managedFields"
+	msgReleasedRetired      = "Removed the server-side apply entry of a retired field manager from managedFields"
+)
+
+// releaseApplyEntries removes the managedFields entries of managers with
+// operation Apply, which an Update leaves in place, from the
+// MutatingWebhookConfiguration name, and returns the managers it removed
+// entries of; reader must not strip managedFields, as the cache does.
+// Replacing managedFields is the documented reset of ownership
+// (docs/operations.md); an empty list would leave them as they are, so the
+// last entry goes as a list of one empty entry. The patch changes nothing
+// else, which the reset would make the syncer own, and its resourceVersion
+// precondition keeps an entry added after the read.
+func releaseApplyEntries(ctx context.Context, reader client.Reader, c client.Client, name string,
+	managers []string,
+) ([]string, error) {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: name}, mwc); apierrors.IsNotFound(err) {
-		return false, nil
+		return nil, nil
 	} else if err != nil {
-		return false, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", name, err)
+		return nil, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", name, err)
 	}
+	var released []string
 	kept := slices.DeleteFunc(slices.Clone(mwc.ManagedFields), func(mf metav1.ManagedFieldsEntry) bool {
-		return mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
+		if mf.Operation != metav1.ManagedFieldsOperationApply || !slices.Contains(managers, mf.Manager) {
+			return false
+		}
+		if !slices.Contains(released, mf.Manager) {
+			released = append(released, mf.Manager)
+		}
+		return true
 	})
-	if len(kept) == len(mwc.ManagedFields) {
-		return false, nil
+	if len(released) == 0 {
+		return nil, nil
 	}
 	if len(kept) == 0 {
 		kept = []metav1.ManagedFieldsEntry{{}}
@@ -48,30 +65,54 @@ func releaseApplyEntry(ctx context.Context, reader client.Reader, c client.Clien
 		{Op: "replace", Path: "/metadata/managedFields", Value: kept},
 	})
 	if err != nil {
-		return false, fmt.Errorf("encode managedFields of MutatingWebhookConfiguration %s: %w", name, err)
+		return nil, fmt.Errorf("encode managedFields of MutatingWebhookConfiguration %s: %w", name, err)
 	}
 	if err := c.Patch(ctx, mwc, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(FieldManager)); err != nil {
-		return false, fmt.Errorf("remove the %s Apply entry from the managedFields of MutatingWebhookConfiguration %s: %w", FieldManager, name, err)
+		return nil, fmt.Errorf("remove the Apply entries of %q from the managedFields of MutatingWebhookConfiguration %s: %w",
+			released, name, err)
 	}
-	return true, nil
+	return released, nil
 }
 
-// releaseApplyEntryUntilDone retries releaseApplyEntry with the controller's
-// backoff until it succeeds or ctx ends: a conflict with the controller's write
-// is expected, and no error here (RBAC, API server down) may stop the syncing.
-func releaseApplyEntryUntilDone(ctx context.Context, reader client.Reader, c client.Client, name string, log logr.Logger) {
+// releaser releases the field ownership of writers that no longer write:
+// it removes their Apply entries, and logs and counts each manager.
+type releaser struct {
+	reader  client.Reader // the API reader: the cache strips managedFields
+	client  client.Client
+	name    string // the MutatingWebhookConfiguration
+	metrics *Metrics
+}
+
+// release removes the Apply entries of managers, with one read and at most
+// one write.
+func (r releaser) release(ctx context.Context, managers []string, log logr.Logger) error {
+	released, err := releaseApplyEntries(ctx, r.reader, r.client, r.name, managers)
+	for _, m := range released {
+		r.metrics.ApplyEntriesReleased.Inc()
+		msg := msgReleasedRetired
+		if m == FieldManager {
+			msg = msgReleasedEarlierBuild
+		}
+		log.Info(msg, logkeys.FieldManager, m)
+	}
+	return err
+}
+
+// releaseEarlierBuildUntilDone releases the Apply entry of the syncer's
+// earlier builds, retrying with the controller's backoff until it succeeds
+// or ctx ends: a conflict with the controller's write is expected, and no
+// error here (RBAC, API server down) may stop the syncing.
+func (r releaser) releaseEarlierBuildUntilDone(ctx context.Context, log logr.Logger) {
 	backoff := retryBackoff()
-	log = log.WithValues(logkeys.WebhookConfiguration, name)
+	log = log.WithValues(logkeys.WebhookConfiguration, r.name)
 	for {
-		released, err := releaseApplyEntry(ctx, reader, c, name)
+		err := r.release(ctx, []string{FieldManager}, log)
 		if err == nil {
-			if released {
-				log.Info("Removed the server-side apply entry of an earlier syncer build from managedFields")
-			}
 			return
 		}
 		delay := backoff.When(reconcile.Request{})
-		log.Error(err, "Releasing the field ownership of an earlier syncer build failed; retrying", logkeys.RequeueAfter, delay.String())
+		log.Error(err, "Releasing the field ownership of an earlier syncer build failed; retrying",
+			logkeys.RequeueAfter, delay.String())
 		select {
 		case <-ctx.Done():
 			return

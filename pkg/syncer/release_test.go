@@ -154,7 +154,7 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 			}
 			before := h.mwc(ctx)
 
-			released, err := releaseApplyEntry(ctx, reader, c, h.cfg.WebhookConfiguration)
+			released, err := releaseApplyEntries(ctx, reader, c, h.cfg.WebhookConfiguration, []string{FieldManager})
 			after := h.mwc(ctx)
 			if tt.wantConflict {
 				assertStaleReleaseConflicts(t, err, before, after)
@@ -163,8 +163,8 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if released != tt.wantReleased {
-				t.Errorf("released = %v, want %v", released, tt.wantReleased)
+			if (len(released) > 0) != tt.wantReleased || len(released) > 0 && !slices.Equal(released, []string{FieldManager}) {
+				t.Errorf("released %q, want %s: %v", released, FieldManager, tt.wantReleased)
 			}
 			if !tt.wantReleased && after.ResourceVersion != before.ResourceVersion {
 				t.Errorf("nothing to release, but the object was written: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
@@ -179,9 +179,9 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		released, err := releaseApplyEntry(ctx, c, c, h.cfg.WebhookConfiguration)
-		if err != nil || released {
-			t.Errorf("release of an absent object = %v, %v; want false, nil", released, err)
+		released, err := releaseApplyEntries(ctx, c, c, h.cfg.WebhookConfiguration, []string{FieldManager})
+		if err != nil || len(released) > 0 {
+			t.Errorf("release of an absent object = %q, %v; want nothing, nil", released, err)
 		}
 		if _, err := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("Get after the release = %v, want NotFound", err)

@@ -43,9 +43,11 @@ func CacheOptions(cfg Config) cache.Options {
 	}
 }
 
-// SetupWithManager adds to mgr the reconciler and, on the leader only, the
-// is_leader gauge and releaseApplyEntry. The manager must use
-// CacheOptions(cfg) and must not have been started.
+// SetupWithManager adds to mgr the reconciler, which releases the Apply
+// entries of cfg.ReleaseFieldManagers after each sync, and, on the leader
+// only, the is_leader gauge and the release of the Apply entry of the
+// syncer's earlier builds. The manager must use CacheOptions(cfg) and must
+// not have been started.
 func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *Metrics) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -67,13 +69,16 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 			return o.GetNamespace() == namespace && o.GetName() == name
 		}))
 	}
+	// The API reader, not the cache: the cache strips managedFields.
+	rel := releaser{reader: mgr.GetAPIReader(), client: mgr.GetClient(), name: cfg.WebhookConfiguration, metrics: m}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// Watching the MutatingWebhookConfiguration corrects drift.
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, named("", cfg.WebhookConfiguration)).
 		Watches(&corev1.Secret{}, toKey, named(cfg.SecretNamespace, cfg.SecretName)).
 		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
-		Complete(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg))
+		Complete(withRelease(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg),
+			rel, cfg.ReleaseFieldManagers))
 	if err != nil {
 		return fmt.Errorf("set up controller %s: %w", ControllerName, err)
 	}
@@ -81,8 +86,7 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		m.IsLeader.Set(1)
 		defer m.IsLeader.Set(0)
-		// The API reader, not the cache: the cache strips managedFields.
-		releaseApplyEntryUntilDone(ctx, mgr.GetAPIReader(), mgr.GetClient(), cfg.WebhookConfiguration, mgr.GetLogger().WithName(ControllerName))
+		rel.releaseEarlierBuildUntilDone(ctx, mgr.GetLogger().WithName(ControllerName))
 		<-ctx.Done()
 		return nil
 	})); err != nil {

@@ -2,6 +2,7 @@ package syncertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
@@ -218,4 +220,22 @@ func HasApplyEntry(mwc *admissionregistrationv1.MutatingWebhookConfiguration, fi
 	return slices.ContainsFunc(mwc.ManagedFields, func(mf metav1.ManagedFieldsEntry) bool {
 		return mf.Manager == fieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
 	})
+}
+
+// ForceApply applies mwc whole as fieldManager with force, without its
+// managedFields, and returns the object as the API server left it: the
+// write of lifecycle-manager's applier, and of kim-snatch 1.0.x (manager
+// snatch) on the object it read.
+func ForceApply(ctx context.Context, cs kubernetes.Interface, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
+	fieldManager string,
+) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	mwc = mwc.DeepCopy()
+	mwc.APIVersion, mwc.Kind = "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"
+	mwc.ManagedFields = nil
+	body, err := json.Marshal(mwc)
+	if err != nil {
+		return nil, err
+	}
+	return cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, mwc.Name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 }
