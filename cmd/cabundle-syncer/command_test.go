@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			wantRun: true,
 			check: func(t *testing.T, o Options) {
 				want := defaultOptions()
-				if !reflect.DeepEqual(o.Syncer, want.Syncer) || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
+				if !reflect.DeepEqual(o.Syncer, want.Syncer) || !slices.Equal(o.Syncer.ReleaseFieldManagers, []string{"snatch"}) || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
 					o.LeaseDuration != 15*time.Second || o.MetricsBindAddress != ":8080" || !o.MetricsSecure || o.HealthProbeBindAddress != ":8081" {
 					t.Errorf("options = %+v, want the defaults %+v", o, want)
 				}
@@ -43,7 +44,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			name: "every_flag",
 			args: []string{
 				"--secret-namespace=ns", "--secret-name=certs", "--ca-key=root.pem",
-				"--webhook-configuration=hook", "--ca-overlap=90s", "--leader-elect=false",
+				"--webhook-configuration=hook", "--ca-overlap=90s", "--release-field-managers=snatch, manager-b", "--leader-elect=false",
 				"--leader-election-namespace=le", "--leader-election-id=lock",
 				"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 				"--metrics-bind-address=0", "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0",
@@ -52,7 +53,8 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			wantRun: true,
 			check: func(t *testing.T, o Options) {
 				s := o.Syncer
-				if s.SecretNamespace != "ns" || s.SecretName != "certs" || s.CAKey != "root.pem" || s.WebhookConfiguration != "hook" || s.Overlap != 90*time.Second {
+				if s.SecretNamespace != "ns" || s.SecretName != "certs" || s.CAKey != "root.pem" || s.WebhookConfiguration != "hook" || s.Overlap != 90*time.Second ||
+					!slices.Equal(s.ReleaseFieldManagers, []string{"snatch", "manager-b"}) {
 					t.Errorf("syncer config = %+v", s)
 				}
 				if o.LeaderElect || o.LeaderElectionNamespace != "le" || o.LeaderElectionID != "lock" ||
@@ -67,6 +69,17 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "release_no_field_manager", args: []string{"--release-field-managers="}, wantRun: true,
+			check: func(t *testing.T, o Options) {
+				if len(o.Syncer.ReleaseFieldManagers) != 0 {
+					t.Errorf("field managers to release = %q, want none", o.Syncer.ReleaseFieldManagers)
+				}
+			},
+		},
+		{name: "release_an_empty_field_manager", args: []string{"--release-field-managers=snatch,"}, wantCode: 64, wantStderr: "a name is empty"},
+		{name: "release_the_own_field_manager", args: []string{"--release-field-managers=cabundle-syncer"}, wantCode: 64, wantStderr: "syncer's own field manager"},
+		{name: "help_shows_the_default_release", args: []string{"--help"}, wantStderr: "(default snatch)"},
 		{name: "version", args: []string{"--version"}, wantStdout: version.String("cabundle-syncer") + "\n"},
 		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, wantStdout: version.String("cabundle-syncer") + "\n"},
 		{name: "help", args: []string{"--help"}, wantStderr: "Usage: cabundle-syncer [flags]"},

@@ -61,7 +61,8 @@ type Options struct {
 func defaultOptions() Options {
 	return Options{
 		Syncer: syncer.Config{SecretNamespace: syncer.DefaultNamespace, SecretName: syncer.DefaultSecretName,
-			CAKey: syncer.DefaultCAKey, WebhookConfiguration: syncer.DefaultWebhookConfiguration, Overlap: time.Hour},
+			CAKey: syncer.DefaultCAKey, WebhookConfiguration: syncer.DefaultWebhookConfiguration, Overlap: time.Hour,
+			ReleaseFieldManagers: []string{syncer.DefaultReleaseFieldManager}},
 		LeaderElect: true, LeaderElectionNamespace: syncer.DefaultNamespace, LeaderElectionID: syncer.DefaultLeaseName,
 		// client-go's recommended values, as kube-controller-manager uses.
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
@@ -77,6 +78,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Syncer.CAKey, "ca-key", o.Syncer.CAKey, "Key in the Secret's data that holds the CA in PEM.")
 	fs.StringVar(&o.Syncer.WebhookConfiguration, "webhook-configuration", o.Syncer.WebhookConfiguration, "Name of the MutatingWebhookConfiguration whose caBundle is kept.")
 	fs.DurationVar(&o.Syncer.Overlap, "ca-overlap", o.Syncer.Overlap, "How long a CA stays in the caBundle after it left the Secret; 0 replaces the bundle at every rotation.")
+	fs.Var(commaList{&o.Syncer.ReleaseFieldManagers}, "release-field-managers",
+		"Field managers, `NAME[,NAME...]`, whose server-side apply entries the syncer removes from the "+
+			"MutatingWebhookConfiguration's managedFields at every sync, so that they own no webhook entry: writers "+
+			"that no longer write it, such as the single-binary kim-snatch (snatch). Empty releases none.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader through a Lease; only the leader writes.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election Lease.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election Lease.")

@@ -30,6 +30,7 @@ import (
 const (
 	keyCAKey, keyCAOverlap, keyLeaderElect, keyMetricsSecure = "caKey", "caOverlap", "leaderElect", "metricsSecure"
 	keyLease, keyIdentity                                    = "lease", "identity"
+	keyReleaseFieldManagers                                  = "releaseFieldManagers"
 	// podNameEnv is set through the downward API in deploy/syncer/deployment.yaml.
 	podNameEnv = "POD_NAME"
 )
@@ -45,6 +46,7 @@ func run(ctx context.Context, o Options) error {
 	log.Info("Starting", logkeys.Version, version.String(binaryName),
 		logkeys.Secret, o.Syncer.SecretNamespace+"/"+o.Syncer.SecretName, keyCAKey, o.Syncer.CAKey,
 		logkeys.WebhookConfiguration, o.Syncer.WebhookConfiguration, keyCAOverlap, o.Syncer.Overlap,
+		keyReleaseFieldManagers, o.Syncer.ReleaseFieldManagers,
 		keyLeaderElect, o.LeaderElect, keyMetricsSecure, o.MetricsSecure)
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
