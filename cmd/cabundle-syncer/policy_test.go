@@ -64,6 +64,11 @@ var policyCases = []struct {
 	{"state_annotation", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		metav1.SetMetaDataAnnotation(&m.ObjectMeta, syncer.StateAnnotation, `{"v":1,"cas":{}}`)
 	}, ""},
+	// The release of a retired writer's server-side apply entry changes
+	// managedFields alone.
+	{"managed_fields_only", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+		m.ManagedFields = m.ManagedFields[1:]
+	}, ""},
 	{"add_a_webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		w := *m.Webhooks[0].DeepCopy()
 		w.Name = "added.kim-snatch.kyma-project.io"
@@ -140,6 +145,9 @@ func TestPolicyLetsTheSyncerChangeOnlyTheCABundlesAndItsState(t *testing.T) {
 		[]byte(`{"metadata":{"labels":{"`+policyLabel+`":"kim-snatch"},"annotations":{"`+policyAnnotation+`":"flux"}}}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(mwc.ManagedFields) < 2 {
+		t.Fatalf("managedFields %v: managed_fields_only needs an entry to drop and one to keep", mwc.ManagedFields)
 	}
 	saCfg, _ := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)

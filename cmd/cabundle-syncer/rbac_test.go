@@ -145,16 +145,17 @@ func serviceAccountConfig(t *testing.T, c *framework.Cluster) (*rest.Config, str
 	return cfg, path
 }
 
+// kimSnatchManager is the field manager of kim-snatch 1.0.x, which the
+// syncer releases by default (docs/operations.md, "Upgrade").
+const kimSnatchManager = "snatch"
+
 func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	c := newCluster(t)
 	cs := c.Clientset
 	ctx := context.Background()
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
-	// The object as a syncer that wrote with server-side apply left it.
-	if _, err := syncertest.ApplyAsOldSyncer(ctx, cs, mwcName, syncer.FieldManager, caA.CertPEM, syncer.StateAnnotation, "{}"); err != nil {
-		t.Fatal(err)
-	}
+	applyAsEarlierWriters(t, cs, caA)
 	applyRBAC(t, cs)
 	applyManifests(t, cs, "policy.yaml")
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
@@ -166,13 +167,15 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	waitPolicyEnforced(t, sa, mwc)
 
 	// Leader election on the shipped Lease, the cache, the release of the
-	// old apply entry, the writes of the caBundles and the overlap state
+	// old apply entry and of kim-snatch's (the default of
+	// --release-field-managers), both under the policy, the writes of the caBundles and the overlap state
 	// (under the policy of policy.yaml) and the Events all run under the
 	// ServiceAccount.
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)
 	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 	waitBundle(t, cs, caA.Fingerprint())
-	checkApplyEntryReleased(t, cs)
+	checkApplyEntryReleased(t, cs, syncer.FieldManager)
+	checkApplyEntryReleased(t, cs, kimSnatchManager)
 	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	putCA(t, cs, caB)
 	checkSuperseded(t, waitBundle(t, cs, caB.Fingerprint(), caA.Fingerprint()), caA)
@@ -227,16 +230,31 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	}
 }
 
+// applyAsEarlierWriters leaves the object as a syncer that wrote with
+// server-side apply left it, and then kim-snatch 1.0.x, which force-applies
+// the whole object as snatch.
+func applyAsEarlierWriters(t *testing.T, cs kubernetes.Interface, ca *certtest.Cert) {
+	t.Helper()
+	ctx := context.Background()
+	old, err := syncertest.ApplyAsOldSyncer(ctx, cs, mwcName, syncer.FieldManager, ca.CertPEM, syncer.StateAnnotation, "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncertest.ForceApply(ctx, cs, old, kimSnatchManager); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkApplyEntryReleased waits until the syncer has removed the
-// server-side apply entry of its earlier builds from the MWC.
-func checkApplyEntryReleased(t *testing.T, cs kubernetes.Interface) {
+// server-side apply entry of manager from the MWC.
+func checkApplyEntryReleased(t *testing.T, cs kubernetes.Interface, manager string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
-		return err == nil && !syncertest.HasApplyEntry(mwc, syncer.FieldManager), nil
+		return err == nil && !syncertest.HasApplyEntry(mwc, manager), nil
 	})
 	if err != nil {
-		t.Errorf("the old server-side apply entry of %s was not released: %v", syncer.FieldManager, err)
+		t.Errorf("the server-side apply entry of %s was not released: %v", manager, err)
 	}
 }
 
