@@ -134,11 +134,12 @@
 # for N from 1 to 5, with KIM_SNATCH_MANIFEST the manifest of the
 # kim-snatch release the runtimes run, which it is built from. It writes
 # dist/kim-snatch/<M>-bridge-<N>/ as above, module.yaml being the bridge
-# version: kim-snatch's manifest and both binaries' parts, each through
-# its step's Components of deploy/module/bridge (step-<N>/kim-snatch,
-# step-<N>/webhook), then the whole through step-<N>; snatch-webhook's
-# part first, or kim-snatch's in bridge-2, for lifecycle-manager's state
-# check. kim-snatch's objects keep their labels, CustomResourceDefinitions
+# version: kim-snatch's manifest and the binaries' parts (cabundle-syncer's
+# alone in bridge-1), each through its step's Components of
+# deploy/module/bridge (step-<N>/kim-snatch, step-<N>/webhook), then the
+# whole through step-<N>; for lifecycle-manager's state check
+# cabundle-syncer's part first in bridge-1, kim-snatch's in bridge-3,
+# snatch-webhook's in the others. kim-snatch's objects keep their labels, CustomResourceDefinitions
 # and Namespace included, and get the annotation. The release holds the
 # manifest too, as kim-snatch-manifest.yaml, which SHA256SUMS lists, and
 # its notes name the step and the manifest's sha256. Besides the refusals
@@ -491,32 +492,43 @@ write_module() {
 
 # bridge_parts prints the parts of bridge-$1 in their order: the first
 # Deployment is the one lifecycle-manager reads the version's state from.
-# In bridge-2 it is kim-snatch's, so that its Ready shows the old Pods
-# ready for a step back to bridge-1, and bridge-1's, snatch-webhook's,
-# shows the new ones ready before bridge-2 sends them the old Service's
-# calls; in every other step it is snatch-webhook's (docs/releasing.md,
-# "The bridge versions").
+# bridge-1 has no snatch-webhook, whose Pods would not get ready before
+# bridge-2 names its Service in the certificate; its Ready, read from
+# cabundle-syncer, shows the syncer running before bridge-2 rotates the
+# certificate. In bridge-3 it is kim-snatch's, so that its Ready shows the
+# old Pods ready for a step back to bridge-2, and bridge-2's,
+# snatch-webhook's, shows the new ones ready before bridge-3 sends them
+# the old Service's calls; in bridge-4 and bridge-5 it is snatch-webhook's
+# (docs/releasing.md, "The bridge versions").
 bridge_parts() {
 	case $1 in
-	2) echo "kim-snatch snatch-webhook cabundle-syncer" ;;
+	1) echo "cabundle-syncer kim-snatch" ;;
+	3) echo "kim-snatch snatch-webhook cabundle-syncer" ;;
 	*) echo "snatch-webhook cabundle-syncer kim-snatch" ;;
 	esac
 }
 
 # write_bridge writes to $2 the module.yaml of bridge-$1 of the module
-# $bridge_module: the parts of bridge_parts, each through its step's
-# Component (deploy/module/bridge/step-$1/webhook and kim-snatch; the
-# syncer's is its module part), then the whole through
+# $bridge_module: the parts of bridge_parts, and no other, each through its
+# step's Component (deploy/module/bridge/step-$1/webhook and kim-snatch;
+# the syncer's is its module part), then the whole through
 # deploy/module/bridge/step-$1, which reads from one part what it writes
 # into another. Kept in the parts' order: kustomize would sort by kind.
 write_bridge() {
 	local step=$1 file=$2 annotated=$bridge_module-bridge-$1 top=$overlay/bridge-$1 part sum
-	part_overlay "bridge-$step-snatch-webhook" "dist/snatch-webhook/$webhook_version/install.yaml" install.yaml \
-		"$webhook_version" "$annotated" manifest "bridge/step-$step/webhook"
-	part_overlay "bridge-$step-cabundle-syncer" "dist/cabundle-syncer/$syncer_version/install.yaml" install.yaml \
-		"$syncer_version" "$annotated" manifest
-	part_overlay "bridge-$step-kim-snatch" "$kim_snatch_manifest" kim-snatch.yaml "" "$annotated" \
-		"bridge/step-$step/kim-snatch"
+	for part in $(bridge_parts "$step"); do
+		case $part in
+		snatch-webhook)
+			part_overlay "bridge-$step-$part" "dist/$part/$webhook_version/install.yaml" install.yaml \
+				"$webhook_version" "$annotated" manifest "bridge/step-$step/webhook" ;;
+		cabundle-syncer)
+			part_overlay "bridge-$step-$part" "dist/$part/$syncer_version/install.yaml" install.yaml \
+				"$syncer_version" "$annotated" manifest ;;
+		kim-snatch)
+			part_overlay "bridge-$step-$part" "$kim_snatch_manifest" kim-snatch.yaml "" "$annotated" \
+				"bridge/step-$step/kim-snatch" ;;
+		esac
+	done
 	mkdir -p "$top"
 	{
 		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n'
@@ -537,11 +549,12 @@ write_bridge() {
 # bridge_step_notes prints what bridge-$1 changes, for its notes.
 bridge_step_notes() {
 	case $1 in
-	1) echo "kim-snatch's manifest unchanged, with both binaries beside it, snatch-webhook without its" \
-		"MutatingWebhookConfiguration and Certificate; nothing routes differently" ;;
-	2) echo "kim-snatch's webhook Service selects snatch-webhook's Pods" ;;
-	3) echo "kim-snatch's Deployment, ServiceAccount and RBAC removed" ;;
-	4) echo "kim-snatch's Certificate also names snatch-webhook's Service; the MutatingWebhookConfiguration" \
+	1) echo "kim-snatch's manifest unchanged, with cabundle-syncer beside it and no snatch-webhook;" \
+		"nothing routes differently" ;;
+	2) echo "kim-snatch's Certificate also names snatch-webhook's Service, and snatch-webhook is there, without" \
+		"its MutatingWebhookConfiguration and Certificate" ;;
+	3) echo "kim-snatch's webhook Service selects snatch-webhook's Pods" ;;
+	4) echo "kim-snatch's Deployment, ServiceAccount and RBAC removed; the MutatingWebhookConfiguration" \
 		"holds kim-snatch's entry, active, and snatch-webhook's, inert" ;;
 	5) echo "snatch-webhook's entry active, kim-snatch's inert" ;;
 	esac
