@@ -22,27 +22,25 @@ func TestModuleBridgeStepsPruneOnlyWhatTheDesignSays(t *testing.T) {
 	c := renderBridges(t, r, kimSnatchManifest(t, withoutCRDs))
 	kimSnatch := sets.New(ids(c.kimSnatch)...)
 	binary := sets.New(oldBinary...)
-	var ours []string
-	for _, b := range moduleBinaries {
-		ours = append(ours, ids(without(c.install[b], isMonitoring))...)
-	}
+	part := func(b string) sets.Set[string] { return sets.New(ids(without(c.install[b], isMonitoring))...) }
 	// Forward, step i prunes forward[i] of versions[i]; back, backward[i]
 	// of versions[i+1].
 	forward := []sets.Set[string]{
-		sets.New[string](), // nothing routes differently
+		sets.New[string](), // the syncer is added, nothing routes differently
+		sets.New[string](), // names and the webhook are added
 		sets.New[string](), // a selector flips
-		binary,             // kim-snatch's binary goes
-		sets.New[string](), // names and an inert entry are added
+		binary,             // kim-snatch's binary goes, an inert entry is added
 		sets.New[string](), // the inert condition moves
 		// Svc_old, C_old and kim-snatch's leftovers; the configuration
 		// stays, by its name.
 		kimSnatch.Difference(binary).Delete(mwcID),
 	}
 	backward := []sets.Set[string]{
-		sets.New(ours...).Delete(mwcID, newCertificateID), // the binaries' objects
+		part("cabundle-syncer"), // the syncer's objects
+		// the webhook's objects; C_old loses its names
+		part("snatch-webhook").Delete(mwcID, newCertificateID),
 		sets.New[string](),
-		sets.New[string](),
-		sets.New[string](),
+		sets.New[string](), // kim-snatch's binary comes back
 		sets.New[string](),
 		sets.New(newCertificateID), // C_old writes the Secret again, alone
 	}

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -28,6 +29,8 @@ const (
 	bridgeWebhook      = "v0.2.0"
 	bridgeSyncer       = "v0.1.0"
 	oldDeployment      = "kim-snatch-controller-manager"
+	syncerDeployment   = "cabundle-syncer"
+	webhookDeployment  = "snatch-webhook"
 	oldService         = "kim-snatch-webhook-service"
 	oldCertificate     = "kim-snatch-kyma"
 	newCertificate     = "kim-snatch-webhook"
@@ -45,7 +48,7 @@ const (
 	newCertificateID = "Certificate.cert.gardener.cloud/" + namespace + "/" + newCertificate
 )
 
-// oldBinary is what bridge-3 drops of kim-snatch's manifest: its
+// oldBinary is what bridge-4 drops of kim-snatch's manifest: its
 // Deployment, ServiceAccount and RBAC, by their names in the test's
 // manifest.
 var oldBinary = []string{
@@ -60,7 +63,7 @@ var oldBinary = []string{
 	"ClusterRole.rbac.authorization.k8s.io/kim-snatch-metrics-reader",
 }
 
-// The design's additions: the names C_old also carries from bridge-4, and
+// The design's additions: the names C_old also carries from bridge-2, and
 // the condition of the inert entry.
 var (
 	bridgeDNSNames = []any{"snatch-webhook." + namespace + ".svc", "snatch-webhook." + namespace + ".svc.cluster.local"}
@@ -152,7 +155,8 @@ func withoutCRDs(objs []*unstructured.Unstructured) []*unstructured.Unstructured
 // it and as releases up to 1.0.9 do, with two CRDs, hold what the design's
 // table says of each: the objects, the one MutatingWebhookConfiguration
 // and its entries, the old Service's selector, the old Certificate's
-// names, the first Deployment, and nothing else changed.
+// names, the first Deployment, the webhook only where the certificate it
+// serves names its Service, and nothing else changed.
 func TestModuleBridgeVersionsAreTheDesignsSteps(t *testing.T) {
 	r := bridgeReleaser(t)
 	for _, m := range []struct{ name, path string }{
@@ -168,6 +172,7 @@ func TestModuleBridgeVersionsAreTheDesignsSteps(t *testing.T) {
 					checkBridgeOldService(t, c, n)
 					checkBridgeOldCertificate(t, c, n)
 					checkBridgeFirstDeployment(t, c, n)
+					checkBridgeWebhookCertificateNamesIt(t, c, n)
 					checkBridgeUnchangedElse(t, c, n)
 				})
 			}
@@ -176,19 +181,22 @@ func TestModuleBridgeVersionsAreTheDesignsSteps(t *testing.T) {
 }
 
 // wantBridgeIDs is the design's set of objects of bridge-n: kim-snatch's
-// and both binaries' module parts, but snatch-webhook's Certificate, and
-// its MutatingWebhookConfiguration, whose name is kim-snatch's; without
-// kim-snatch's binary from bridge-3.
+// and cabundle-syncer's module part; from bridge-2 snatch-webhook's too,
+// but its Certificate, and its MutatingWebhookConfiguration, whose name is
+// kim-snatch's; without kim-snatch's binary from bridge-4.
 func wantBridgeIDs(c *bridgeChain, n int) []string {
 	want := ids(c.kimSnatch)
 	for _, b := range moduleBinaries {
+		if b == "snatch-webhook" && n < 2 {
+			continue
+		}
 		for _, o := range without(c.install[b], isMonitoring) {
 			if i := id(o); i != newCertificateID && i != mwcID {
 				want = append(want, i)
 			}
 		}
 	}
-	if n >= 3 {
+	if n >= 4 {
 		want = slices.DeleteFunc(want, func(i string) bool { return slices.Contains(oldBinary, i) })
 	}
 	slices.Sort(want)
@@ -284,11 +292,11 @@ func checkBridgeWebhookConfiguration(t *testing.T, c *bridgeChain, n int) {
 }
 
 // checkBridgeOldService: the old Service selects kim-snatch's Pods in
-// bridge-1 and snatch-webhook's from bridge-2.
+// bridge-1 and bridge-2 and snatch-webhook's from bridge-3.
 func checkBridgeOldService(t *testing.T, c *bridgeChain, n int) {
 	got, _, _ := unstructured.NestedStringMap(find(t, c.bridge(n), "Service", oldService).Object, "spec", "selector")
 	want := map[string]string{"app.kubernetes.io/name": "snatch-webhook"}
-	if n == 1 {
+	if n <= 2 {
 		want, _, _ = unstructured.NestedStringMap(find(t, c.kimSnatch, "Service", oldService).Object, "spec", "selector")
 	}
 	if !equalValues(got, want) {
@@ -297,12 +305,12 @@ func checkBridgeOldService(t *testing.T, c *bridgeChain, n int) {
 }
 
 // checkBridgeOldCertificate: the old Certificate names the old Service
-// alone up to bridge-3, and snatch-webhook's too from bridge-4, as
+// alone in bridge-1, and snatch-webhook's too from bridge-2, as
 // snatch-webhook's release names it.
 func checkBridgeOldCertificate(t *testing.T, c *bridgeChain, n int) {
 	got, _, _ := unstructured.NestedSlice(find(t, c.bridge(n), "Certificate", oldCertificate).Object, "spec", "dnsNames")
 	want, _, _ := unstructured.NestedSlice(find(t, c.kimSnatch, "Certificate", oldCertificate).Object, "spec", "dnsNames")
-	if n >= 4 {
+	if n >= 2 {
 		want = append(want, bridgeDNSNames...)
 		cert := find(t, c.install["snatch-webhook"], "Certificate", newCertificate)
 		released, _, _ := unstructured.NestedSlice(cert.Object, "spec", "dnsNames")
@@ -317,10 +325,11 @@ func checkBridgeOldCertificate(t *testing.T, c *bridgeChain, n int) {
 }
 
 // checkBridgeFirstDeployment: lifecycle-manager reads the state of a
-// version from its first Deployment: kim-snatch's in bridge-2,
-// snatch-webhook's in the others.
+// version from its first Deployment: cabundle-syncer's in bridge-1,
+// kim-snatch's in bridge-3, snatch-webhook's in the others.
 func checkBridgeFirstDeployment(t *testing.T, c *bridgeChain, n int) {
-	want := map[bool]string{true: oldDeployment, false: "snatch-webhook"}[n == 2]
+	want := map[int]string{1: syncerDeployment, 2: webhookDeployment, 3: oldDeployment, 4: webhookDeployment,
+		5: webhookDeployment}[n]
 	for _, o := range c.bridge(n) {
 		if g := o.GroupVersionKind(); g.Group == "apps" && (g.Kind == "Deployment" || g.Kind == "StatefulSet") {
 			if g.Kind != "Deployment" || o.GetName() != want {
@@ -330,6 +339,40 @@ func checkBridgeFirstDeployment(t *testing.T, c *bridgeChain, n int) {
 		}
 	}
 	t.Errorf("%s has no Deployment", c.names[n])
+}
+
+// checkBridgeWebhookCertificateNamesIt: snatch-webhook serves only a
+// certificate that names its own Service, so in a version that runs it a
+// Certificate writes the Secret its Pods mount, and every such Certificate
+// names snatch-webhook's Service.
+func checkBridgeWebhookCertificateNamesIt(t *testing.T, c *bridgeChain, n int) {
+	d := findIn(c.bridge(n), "Deployment", namespace, webhookDeployment)
+	if d == nil {
+		return
+	}
+	volumes, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	secrets := map[string]bool{}
+	for _, v := range volumes {
+		if name, ok, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); ok {
+			secrets[name] = true
+		}
+	}
+	var writers int
+	for _, cert := range ofKind(c.bridge(n), "Certificate") {
+		if secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretRef", "name"); !secrets[secret] {
+			continue
+		}
+		writers++
+		names, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+		if !slices.Contains(names, bridgeDNSNames[0].(string)) {
+			t.Errorf("%s runs %s, but %s writes its Secret with the names %v, without %s",
+				c.names[n], webhookDeployment, id(cert), names, bridgeDNSNames[0])
+		}
+	}
+	if writers == 0 {
+		t.Errorf("%s runs %s, but no Certificate writes the Secrets %v it mounts", c.names[n], webhookDeployment,
+			slices.Sorted(maps.Keys(secrets)))
+	}
 }
 
 // checkBridgeUnchangedElse: every other object of bridge-n is its source's
@@ -343,7 +386,7 @@ func checkBridgeUnchangedElse(t *testing.T, c *bridgeChain, n int) {
 	for _, o := range c.module() {
 		source[id(o)] = withoutAnnotation(o, moduleAnnotation)
 	}
-	changed := map[string]bool{mwcID: true, oldServiceID: n >= 2, oldCertificateID: n >= 4}
+	changed := map[string]bool{mwcID: true, oldServiceID: n >= 3, oldCertificateID: n >= 2}
 	for _, o := range c.bridge(n) {
 		o = withoutAnnotation(o, moduleAnnotation)
 		if i := id(o); changed[i] {
