@@ -231,6 +231,8 @@ type env struct {
 	// projections are the measured delays from a Secret write to the
 	// certificate served by running Pods.
 	projections []string
+	// checks counts the check Jobs the scenario created, which it names by.
+	checks int
 }
 
 func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {

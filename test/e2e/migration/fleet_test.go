@@ -1,0 +1,111 @@
+package migration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kyma-project/kim-snatch/test/e2e/klm"
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/realnode"
+	"github.com/kyma-project/kim-snatch/test/tools"
+)
+
+// The module versions of the fleet path (docs/migration.md, "Through
+// lifecycle-manager"): kim-snatch's last release, the five bridge versions
+// and the module, then a module that changes only the webhook's release
+// and one that changes only the syncer's.
+const (
+	oldModule     = "1.0.16"
+	module        = "2.0.0"
+	webhookUpdate = "2.0.1"
+	syncerUpdate  = "2.0.2"
+)
+
+// bridges are the bridge versions, in the order the fleet takes them.
+var bridges = []string{module + "-bridge-1", module + "-bridge-2", module + "-bridge-3", module + "-bridge-4",
+	module + "-bridge-5"}
+
+// The fleet path from kim-snatch to KIM Snatch and back, driven only
+// through the stand-in of lifecycle-manager (test/e2e/klm), as Kyma's
+// fleet takes it: a ModuleReleaseMeta pins the mandatory module kim-snatch,
+// and each step sets its version, on a real node while Pods are created at
+// 20/s. Between two steps it waits for what docs/migration.md tells the
+// operator to wait for: the Manifest Ready at the new version, and every
+// webhook Pod serving the Secret's certificate, which each entry's
+// caBundle verifies. Four scenarios, one after another on one runtime:
+//   - there: 1.0.16, through every bridge version, to the module;
+//   - upgrades: the webhook's release alone, then the syncer's;
+//   - skip: a Manifest labelled skip-reconciliation stays as it was through
+//     a version change, and converges once the label is gone;
+//   - back: the module, through the bridge versions in reverse, to 1.0.16.
+//
+// Every Pod gets exactly one term, no create fails, the API server's
+// fail-open count does not rise, `check` passes at the module, and at each
+// end only one installation is left.
+func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
+	framework.InTier(t, framework.Full, "the fleet path through lifecycle-manager's stand-in")
+	if testing.Short() {
+		t.Skip("e2e: skipped with -short")
+	}
+	if err := realnode.CheckPrerequisites(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("no real node here: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 75*time.Minute)
+	defer cancel()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := readGuide(filepath.Join(root, "docs", "migration.md"), "Steps", "Rolling back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(ctx, t, root, steps)
+	f := e.startFleet(ctx, t)
+	f.install(ctx, t, oldModule)
+	e.waitServed(ctx, t)
+
+	l := newLoad(e.load, loadNamespace, podsPerSecond)
+	l.setPhase("before")
+	l.start(ctx)
+	defer l.finish()
+	e.phase(ctx, t, l, "before", func() error { return e.hold(ctx, 5*time.Second) })
+
+	for _, v := range append(slices.Clone(bridges), module) {
+		f.step(ctx, t, l, "there", v)
+	}
+	f.checkModule(ctx, t, module)
+	f.step(ctx, t, l, "upgrades", webhookUpdate)
+	f.checkRolled(ctx, t, webhookUpdate, "snatch-webhook")
+	f.step(ctx, t, l, "upgrades", syncerUpdate)
+	f.checkRolled(ctx, t, syncerUpdate, "cabundle-syncer")
+	f.checkModule(ctx, t, syncerUpdate)
+	f.skip(ctx, t, l, module)
+	f.checkModule(ctx, t, module)
+	back := append(slices.Clone(bridges), oldModule)
+	slices.Reverse(back[:len(bridges)])
+	for _, v := range back {
+		f.step(ctx, t, l, "back", v)
+	}
+	f.checkOld(ctx, t)
+	l.finish()
+
+	f.report(t, l)
+}
+
+// fleetIntervals are lifecycle-manager's defaults but for the requeue of a
+// Ready Manifest, which is shorter so that the runtime is applied again
+// between the steps, as often as the fleet's runtimes are over hours, and
+// that the skipped Manifest is looked at several times.
+func fleetIntervals() klm.Intervals {
+	iv := klm.DefaultIntervals()
+	iv.Success = 15 * time.Second
+	return iv
+}
