@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -159,7 +160,7 @@ func (e *env) migrateAndRollBack(ctx context.Context, t *testing.T, l *load, ste
 			e.phase(ctx, t, l, name+": migrated", func() error { return e.measure(ctx, "webhook replicas after step 7", newPods) })
 		}
 		if st.section == "Steps" && st.n == 6 {
-			e.checkOldOwnsFields(ctx, t)
+			e.checkOldReleased(ctx, t)
 		}
 		e.phase(ctx, t, l, fmt.Sprintf("%s: %s %d", name, st.section, st.n), func() error { return e.run(ctx, t, st) })
 	}
@@ -396,9 +397,14 @@ func (e *env) waitServed(ctx context.Context, t *testing.T) {
 	}
 }
 
-// checkOldOwnsFields shows what step 6's reset of the field ownership is
-// for: the old binary's forced apply owns fields of the MWC.
-func (e *env) checkOldOwnsFields(ctx context.Context, t *testing.T) {
+// checkOldReleased shows what happens to the old binary's ownership of
+// the MWC before step 6: its forced apply at each certificate load makes
+// it the owner of every field of the entry, and the syncer, running since
+// step 2, removes that Apply entry again after each sync
+// (--release-field-managers, default snatch): none is left, and the
+// syncer's log names the release. Step 6's reset is what leaves nothing
+// of it once the binary is gone, whatever came last.
+func (e *env) checkOldReleased(ctx context.Context, t *testing.T) {
 	t.Helper()
 	mwc, err := e.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
 	if err != nil {
@@ -406,10 +412,17 @@ func (e *env) checkOldOwnsFields(ctx context.Context, t *testing.T) {
 	}
 	for _, mf := range mwc.ManagedFields {
 		if mf.Manager == kimsnatch.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
-			return
+			t.Errorf("before step 6 the old binary's field manager %q still owns fields of the MWC; the syncer did not release it", mf.Manager)
 		}
 	}
-	t.Errorf("before step 6 the old binary's field manager %q owns nothing of the MWC; the scenario does not show what the step's reset is for", kimsnatch.FieldManager)
+	logs, err := e.kubectl(ctx, nil, "-n", namespace, "logs", "-l", "app.kubernetes.io/name=cabundle-syncer", "--tail=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := fmt.Sprintf("%q:%q", logkeys.FieldManager, kimsnatch.FieldManager)
+	if !strings.Contains(logs, released) {
+		t.Errorf("before step 6 the syncer's log names no release of %q (%s); the old binary's apply was not released", kimsnatch.FieldManager, released)
+	}
 }
 
 // checkMigrated holds the state after the migration to what the guide
