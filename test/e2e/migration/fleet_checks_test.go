@@ -117,24 +117,36 @@ func (f *fleet) deployments(ctx context.Context) (map[string]*appsv1.Deployment,
 	return out, nil
 }
 
-// checkRolled holds both Deployments to the releases of the module
-// version, each rolled out in full: the one of binary changed, the other
-// as it was.
+// checkRolled waits until both Deployments are rolled out in full, as the
+// operator waits before the next step: lifecycle-manager's Ready reads
+// only the first Deployment of the manifest. It then holds them to the
+// releases of the module version: the one of binary changed, the other as
+// it was.
 func (f *fleet) checkRolled(ctx context.Context, t *testing.T, version, binary string) {
 	t.Helper()
-	ds, err := f.deployments(ctx)
+	var ds map[string]*appsv1.Deployment
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, stepTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if ds, err = f.deployments(ctx); err != nil {
+			return false, err
+		}
+		for name, d := range ds {
+			if st := d.Status; st.ObservedGeneration != d.Generation || st.UpdatedReplicas != *d.Spec.Replicas ||
+				st.AvailableReplicas != *d.Spec.Replicas || st.Replicas != *d.Spec.Replicas {
+				last = fmt.Sprintf("Deployment %s: %+v", name, st)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: the Deployments are not rolled out: %v; last: %s", version, err, last)
 	}
 	want := map[string]string{"snatch-webhook": pairs[version][0], "cabundle-syncer": pairs[version][1]}
 	for name, d := range ds {
 		if got := d.Spec.Template.Labels[versionLabel]; got != want[name] {
 			t.Errorf("%s: Deployment %s runs %q, want %q", version, name, got, want[name])
-		}
-		st := d.Status
-		if st.ObservedGeneration != d.Generation || st.UpdatedReplicas != *d.Spec.Replicas ||
-			st.AvailableReplicas != *d.Spec.Replicas || st.Replicas != *d.Spec.Replicas {
-			t.Errorf("%s: Deployment %s is not rolled out: %+v", version, name, st)
 		}
 	}
 	f.e.progress("%s: %s rolled out; snatch-webhook %s, cabundle-syncer %s", version, binary, want["snatch-webhook"],
