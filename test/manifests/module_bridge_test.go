@@ -400,21 +400,18 @@ func checkBridgeUnchangedElse(t *testing.T, c *bridgeChain, n int) {
 	}
 	// Beyond what the other checks hold, the changed objects are their
 	// sources'.
-	svc := withoutAnnotation(find(t, c.bridge(n), "Service", oldService), moduleAnnotation)
-	old := find(t, c.kimSnatch, "Service", oldService).DeepCopy()
-	unstructured.RemoveNestedField(svc.Object, "spec", "selector")
-	unstructured.RemoveNestedField(old.Object, "spec", "selector")
-	if !equalObjects(svc, old) {
-		t.Errorf("%s: %s differs from kim-snatch's beyond its selector:\n got %v\nwant %v", c.names[n], oldService,
-			svc.Object, old.Object)
-	}
-	cert := withoutAnnotation(find(t, c.bridge(n), "Certificate", oldCertificate), moduleAnnotation)
-	oldCert := find(t, c.kimSnatch, "Certificate", oldCertificate).DeepCopy()
-	unstructured.RemoveNestedField(cert.Object, "spec", "dnsNames")
-	unstructured.RemoveNestedField(oldCert.Object, "spec", "dnsNames")
-	if !equalObjects(cert, oldCert) {
-		t.Errorf("%s: %s differs from kim-snatch's beyond its dnsNames:\n got %v\nwant %v", c.names[n], oldCertificate,
-			cert.Object, oldCert.Object)
+	for _, changed := range []struct{ kind, name, field string }{
+		{"Service", oldService, "selector"},
+		{"Certificate", oldCertificate, "dnsNames"},
+	} {
+		got := withoutAnnotation(find(t, c.bridge(n), changed.kind, changed.name), moduleAnnotation)
+		want := find(t, c.kimSnatch, changed.kind, changed.name).DeepCopy()
+		unstructured.RemoveNestedField(got.Object, "spec", changed.field)
+		unstructured.RemoveNestedField(want.Object, "spec", changed.field)
+		if !equalObjects(got, want) {
+			t.Errorf("%s: %s differs from kim-snatch's beyond its %s:\n got %v\nwant %v", c.names[n], changed.name,
+				changed.field, got.Object, want.Object)
+		}
 	}
 }
 
