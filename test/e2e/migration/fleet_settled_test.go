@@ -6,8 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -77,18 +75,12 @@ func (e *env) entryUnsettled(ctx context.Context, w admissionregistrationv1.Muta
 	if !roots.AppendCertsFromPEM(w.ClientConfig.CABundle) {
 		return "no caBundle"
 	}
-	pods, err := e.client.CoreV1().Pods(svc.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: labels.SelectorFromSet(s.Spec.Selector).String()})
+	pods, err := e.readyPods(ctx, svc.Namespace, labels.SelectorFromSet(s.Spec.Selector).String())
 	if err != nil {
 		return err.Error()
 	}
-	ready := 0
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p) {
-			continue
-		}
-		ready++
-		got, err := servedLeaf(ctx, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(webhookPort)))
+	for _, p := range pods {
+		got, err := servedLeaf(ctx, podWebhookAddr(p))
 		if err != nil || !bytes.Equal(got, leaf) {
 			return fmt.Sprintf("Pod %s does not serve the Secret's certificate (%v)", p.Name, err)
 		}
@@ -101,7 +93,7 @@ func (e *env) entryUnsettled(ctx context.Context, w admissionregistrationv1.Muta
 			return fmt.Sprintf("the caBundle does not verify Pod %s's certificate for %s: %v", p.Name, name, err)
 		}
 	}
-	if ready == 0 {
+	if len(pods) == 0 {
 		return fmt.Sprintf("Service %s selects no ready Pod", svc.Name)
 	}
 	return ""

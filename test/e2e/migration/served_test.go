@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -50,29 +51,40 @@ func (e *env) waitServing(ctx context.Context, selector string) (time.Duration, 
 				written = mf.Time.Time
 			}
 		}
-		pods, err := e.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		pods, err := e.readyPods(ctx, namespace, selector)
 		if err != nil {
 			return false, err
 		}
-		ready := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p) {
-				continue
-			}
-			ready++
-			got, err := servedLeaf(ctx, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(webhookPort)))
-			if err != nil || !bytes.Equal(got, leaf) {
+		for _, p := range pods {
+			if got, err := servedLeaf(ctx, podWebhookAddr(p)); err != nil || !bytes.Equal(got, leaf) {
 				last = fmt.Sprintf("Pod %s does not serve the Secret's certificate yet (%v)", p.Name, err)
 				return false, nil
 			}
 		}
 		last = fmt.Sprintf("no ready Pod of %s", selector)
-		return ready > 0, nil
+		return len(pods) > 0, nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", last, err)
 	}
 	return time.Since(written), nil
+}
+
+// readyPods returns the Pods of selector in ns that take calls: ready, with
+// an address, and not being deleted.
+func (e *env) readyPods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
+	pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		return p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p)
+	}), nil
+}
+
+// podWebhookAddr is the address of p's webhook port.
+func podWebhookAddr(p corev1.Pod) string {
+	return net.JoinHostPort(p.Status.PodIP, strconv.Itoa(webhookPort))
 }
 
 func podReady(p *corev1.Pod) bool {
