@@ -1,17 +1,12 @@
 package migration
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
 	"github.com/kyma-project/kim-snatch/test/framework"
-	"github.com/kyma-project/kim-snatch/test/realnode"
-	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The module versions of the fleet path (docs/migration.md, "Through
@@ -48,35 +43,11 @@ var bridges = []string{module + "-bridge-1", module + "-bridge-2", module + "-br
 // end only one installation is left.
 func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
 	framework.InTier(t, framework.Full, "the fleet path through lifecycle-manager's stand-in")
-	if testing.Short() {
-		t.Skip("e2e: skipped with -short")
-	}
-	if err := realnode.CheckPrerequisites(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("no real node here: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 75*time.Minute)
-	defer cancel()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := readGuide(filepath.Join(root, "docs", "migration.md"), "Steps", "Rolling back")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(ctx, t, root, steps)
+	ctx, e, _ := startScenario(t, 75*time.Minute)
 	f := e.startFleet(ctx, t)
 	f.install(ctx, t, oldModule)
 	e.waitServed(ctx, t)
-
-	l := newLoad(e.load, loadNamespace, podsPerSecond)
-	l.setPhase("before")
-	l.start(ctx)
-	defer l.finish()
-	e.phase(ctx, t, l, "before", func() error { return e.hold(ctx, 5*time.Second) })
+	l := e.startLoad(ctx, t)
 
 	for _, v := range append(slices.Clone(bridges), module) {
 		f.step(ctx, t, l, "there", v)

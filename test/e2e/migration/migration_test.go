@@ -80,33 +80,9 @@ var runs = []struct {
 // one Certificate writes the Secret.
 func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the migration there and back; its aborts are in the full tier")
-	if testing.Short() {
-		t.Skip("e2e: skipped with -short")
-	}
-	if err := realnode.CheckPrerequisites(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("no real node here: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
-	defer cancel()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := readGuide(filepath.Join(root, "docs", "migration.md"), "Steps", "Rolling back")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := newEnv(ctx, t, root, steps)
+	ctx, env, steps := startScenario(t, 60*time.Minute)
 	old := env.installOld(ctx, t)
-
-	l := newLoad(env.load, loadNamespace, podsPerSecond)
-	l.setPhase("before")
-	l.start(ctx)
-	defer l.finish()
-	env.phase(ctx, t, l, "before", func() error { return env.hold(ctx, 5*time.Second) })
+	l := env.startLoad(ctx, t)
 
 	tier, err := framework.RunTier()
 	if err != nil {
@@ -122,6 +98,45 @@ func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.
 	l.finish()
 
 	checkLoadReport(t, env, l)
+}
+
+// startScenario skips t without a real node (and fails it in CI), and
+// otherwise starts the cluster and the workspace of e, with the guide's
+// steps read, under a context that ends after timeout or with t.
+func startScenario(t *testing.T, timeout time.Duration) (context.Context, *env, []step) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("e2e: skipped with -short")
+	}
+	if err := realnode.CheckPrerequisites(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("no real node here: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := readGuide(filepath.Join(root, "docs", "migration.md"), "Steps", "Rolling back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, newEnv(ctx, t, root, steps), steps
+}
+
+// startLoad starts creating Pods at podsPerSecond, the first 5 seconds in
+// the phase "before", and stops when t ends.
+func (e *env) startLoad(ctx context.Context, t *testing.T) *load {
+	t.Helper()
+	l := newLoad(e.load, loadNamespace, podsPerSecond)
+	l.setPhase("before")
+	l.start(ctx)
+	t.Cleanup(l.finish)
+	e.phase(ctx, t, l, "before", func() error { return e.hold(ctx, 5*time.Second) })
+	return l
 }
 
 // installOld installs the old installation, as it runs in the fleet,
