@@ -75,6 +75,7 @@ func (f *fleet) skip(ctx context.Context, t *testing.T, l *load, version string)
 		f.ready[phase] = time.Since(start)
 		return f.e.waitSettled(ctx)
 	})
+	f.alerts.observe(ctx, "skip")
 	f.checkRolled(ctx, t, version, "cabundle-syncer")
 }
 
@@ -297,6 +298,9 @@ func (f *fleet) report(t *testing.T, l *load) {
 	}
 	flush()
 	t.Logf("total: %s", all)
+	for _, s := range []string{"there", "upgrades", "skip", "back"} {
+		f.alerts.table(t, s)
+	}
 	for _, err := range errs {
 		t.Error(err)
 	}

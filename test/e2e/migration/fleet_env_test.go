@@ -59,6 +59,8 @@ type fleet struct {
 	// ready is, by phase, how long after the version was pinned the
 	// Manifest was Ready at it.
 	ready map[string]time.Duration
+	// alerts follows the alerts, once monitoring.yaml is applied.
+	alerts *fleetAlerts
 }
 
 // startFleet renders every module version of the path in e's workspace,
@@ -256,6 +258,7 @@ func (f *fleet) step(ctx context.Context, t *testing.T, l *load, scenario, versi
 		}
 		return f.e.hold(ctx, 10*time.Second)
 	})
+	f.alerts.observe(ctx, scenario)
 }
 
 // diagnose logs what a failed step leaves: kyma-system's workloads and the

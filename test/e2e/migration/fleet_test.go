@@ -39,33 +39,40 @@ var bridges = []string{module + "-bridge-1", module + "-bridge-2", module + "-br
 //   - back: the module, through the bridge versions in reverse, to 1.0.16.
 //
 // Every Pod gets exactly one term, no create fails, the API server's
-// fail-open count does not rise, `check` passes at the module, and at each
-// end only one installation is left.
+// fail-open count does not rise, `check` passes at the module, at each
+// end only one installation is left, and after each scenario the alerts
+// of both monitoring profiles are quiet (fleet_alerts_test.go).
 func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
 	framework.InTier(t, framework.Full, "the fleet path through lifecycle-manager's stand-in")
-	ctx, e, _ := startScenario(t, 75*time.Minute)
+	ctx, e, _ := startScenario(t, 100*time.Minute, true)
 	f := e.startFleet(ctx, t)
 	f.install(ctx, t, oldModule)
 	e.waitServed(ctx, t)
+	f.startMonitoring(ctx, t, module)
 	l := e.startLoad(ctx, t)
 
 	for _, v := range append(slices.Clone(bridges), module) {
 		f.step(ctx, t, l, "there", v)
 	}
 	f.checkModule(ctx, t, module)
+	f.alerts.settle(ctx, t, e, "there", true)
 	f.step(ctx, t, l, "upgrades", webhookUpdate)
 	f.checkRolled(ctx, t, webhookUpdate, "snatch-webhook")
 	f.step(ctx, t, l, "upgrades", syncerUpdate)
 	f.checkRolled(ctx, t, syncerUpdate, "cabundle-syncer")
 	f.checkModule(ctx, t, syncerUpdate)
+	f.alerts.settle(ctx, t, e, "upgrades", true)
 	f.skip(ctx, t, l, module)
 	f.checkModule(ctx, t, module)
+	f.alerts.settle(ctx, t, e, "skip", true)
 	back := append(slices.Clone(bridges), oldModule)
 	slices.Reverse(back[:len(bridges)])
 	for _, v := range back {
 		f.step(ctx, t, l, "back", v)
 	}
 	f.checkOld(ctx, t)
+	f.stopMonitoring(ctx, t)
+	f.alerts.settle(ctx, t, e, "back", false)
 	l.finish()
 
 	f.report(t, l)

@@ -80,7 +80,7 @@ var runs = []struct {
 // one Certificate writes the Secret.
 func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the migration there and back; its aborts are in the full tier")
-	ctx, env, steps := startScenario(t, 60*time.Minute)
+	ctx, env, steps := startScenario(t, 60*time.Minute, false)
 	old := env.installOld(ctx, t)
 	l := env.startLoad(ctx, t)
 
@@ -102,8 +102,10 @@ func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.
 
 // startScenario skips t without a real node (and fails it in CI), and
 // otherwise starts the cluster and the workspace of e, with the guide's
-// steps read, under a context that ends after timeout or with t.
-func startScenario(t *testing.T, timeout time.Duration) (context.Context, *env, []step) {
+// steps read, under a context that ends after timeout or with t. With
+// monitored, the cluster runs the Prometheus stack of
+// test/e2e/neighbours/monitoring too.
+func startScenario(t *testing.T, timeout time.Duration, monitored bool) (context.Context, *env, []step) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
@@ -124,7 +126,7 @@ func startScenario(t *testing.T, timeout time.Duration) (context.Context, *env, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ctx, newEnv(ctx, t, root, steps), steps
+	return ctx, newEnv(ctx, t, root, steps, monitored), steps
 }
 
 // startLoad starts creating Pods at podsPerSecond, the first 5 seconds in
@@ -251,13 +253,17 @@ type env struct {
 	checks int
 }
 
-func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
+func newEnv(ctx context.Context, t *testing.T, root string, steps []step, monitored bool) *env {
 	e := &env{t: t, start: time.Now(), workspace: t.TempDir()}
 	// The node runs the old kim-snatch's stand-in and KIM Snatch's images;
 	// the load's Pods are never scheduled, and the node's taint would keep
 	// them off it anyway.
+	images := append([]string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages...)
+	if monitored {
+		images = append(images, stack.MonitoringImages...)
+	}
 	cluster, err := realnode.StartCluster(ctx, realnode.ClusterOptions{
-		Images:    append([]string{"kim-snatch.tar", "snatch-webhook.tar", "cabundle-syncer.tar"}, stack.NeighbourImages...),
+		Images:    images,
 		KymaNodes: 3, CustomerNodes: 1,
 		Progress: e.progress,
 	})
@@ -294,6 +300,12 @@ func newEnv(ctx context.Context, t *testing.T, root string, steps []step) *env {
 	// "kyma".
 	if err := stack.InstallNeighbours(ctx, cluster.KubeconfigPath); err != nil {
 		t.Fatal(err)
+	}
+	if monitored {
+		e.progress("installing the Prometheus stack")
+		if err := stack.InstallMonitoring(ctx, cluster.KubeconfigPath); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if e.dyn, err = dynamic.NewForConfig(cluster.Config); err != nil {
 		t.Fatal(err)
