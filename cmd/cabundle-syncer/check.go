@@ -30,6 +30,7 @@ type checkOptions struct {
 	Output              string
 	Verbose             bool
 	Timeout             time.Duration
+	FailOn              check.FailOn
 }
 
 // bindFlags registers the flags with the syncer's defaults, so that on a
@@ -57,6 +58,7 @@ func (o *checkOptions) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Verbose, "verbose", false, "List each item's details (every Pod placement counts, every endpoint dialled) in the table; -o json always has them.")
 	fs.BoolVar(&o.Verbose, "v", false, "Shorthand for --verbose.")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "Time limit for all checks together.")
+	fs.TextVar(&o.FailOn, "fail-on", check.FailOnWarn, "Lowest report status that exits non-zero: warn, or fail to exit 0 for a WARN (the in-cluster CronJob's); FAIL, INCOMPLETE and errors exit non-zero at either.")
 }
 
 // config returns the Config and an error naming each option that cannot work.
@@ -106,9 +108,9 @@ type checkCommand struct {
 }
 
 // run parses args, runs the checks and prints the report. Its error carries
-// the report's exit code, check.ExitUsage when the flags are wrong, or
-// check.ExitCannotRun when the cluster cannot be reached: a failing check
-// is no error of the command.
+// the report's exit code under --fail-on, check.ExitUsage when the flags
+// are wrong, or check.ExitCannotRun when the cluster cannot be reached: a
+// failing check is no error of the command.
 func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	exit := func(code int) func(error) error {
 		return func(err error) error { return cmdline.ExitError{Code: code, Err: fmt.Errorf("check: %w", err)} }
@@ -149,7 +151,7 @@ func (c checkCommand) run(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return cannotRun(fmt.Errorf("write the report: %w", err))
 	}
-	if code := report.ExitCode(); code != check.ExitPass {
+	if code := report.ExitCodeAt(o.FailOn); code != check.ExitPass {
 		return cmdline.ExitError{Code: code}
 	}
 	return nil
@@ -165,6 +167,8 @@ unless it passed, a remediation; -v lists each check's details.
 
 Exit codes (docs/operations.md, "Exit codes"):
 %s
+With --fail-on=fail, a WARN exits 0; the report still says WARN.
+
 Flags:
 `
 

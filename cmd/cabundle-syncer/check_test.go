@@ -171,10 +171,68 @@ func TestCheckReportsTheClusterAndExitsWithItsStatus(t *testing.T) {
 			wantStdout: []string{"kyma-pool", "SKIP", "Status: INCOMPLETE"},
 		},
 		{name: "no_cluster_exits_3", connectErr: errors.New("cannot reach the API server"), wantCode: 3, wantStderr: "cabundle-syncer: check: cannot reach the API server"},
+		{name: "no_cluster_at_fail_on_fail_exits_3", args: []string{"--fail-on=fail"}, connectErr: errors.New("cannot reach the API server"), wantCode: 3,
+			wantStderr: "cabundle-syncer: check: cannot reach the API server"},
 	}
 	now := time.Now()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { runCheckCase(t, tt, now) })
+	}
+}
+
+// --fail-on moves only a WARN: at fail it exits 0 and still reports WARN;
+// PASS, FAIL and INCOMPLETE exit as at warn, the default.
+func TestCheckExitsAtTheFailOnThreshold(t *testing.T) {
+	deleteSecret := func(t *testing.T, cs kubernetes.Interface) {
+		if err := cs.CoreV1().Secrets(checkNamespace).Delete(context.Background(), checktest.SecretName, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	denyNodes := func(_ *testing.T, cs kubernetes.Interface) {
+		cs.(*fake.Clientset).PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no RBAC"))
+		})
+	}
+	const warn = "--min-ready-webhooks=3" // two ready webhook Pods: WARN
+	tests := []checkCase{
+		{name: "pass_at_warn_exits_0", args: []string{"--fail-on=warn"}, wantCode: 0, wantStdout: []string{"Status: PASS"}},
+		{name: "pass_at_fail_exits_0", args: []string{"--fail-on=fail"}, wantCode: 0, wantStdout: []string{"Status: PASS"}},
+		{name: "warn_by_default_exits_1", args: []string{warn}, wantCode: 1, wantStdout: []string{"Status: WARN"}},
+		{name: "warn_at_warn_exits_1", args: []string{warn, "--fail-on=warn"}, wantCode: 1, wantStdout: []string{"Status: WARN"}},
+		{name: "warn_at_fail_exits_0", args: []string{warn, "--fail-on", "fail"}, wantCode: 0,
+			wantStdout: []string{"webhook-pods", "WARN", "→ One more disruption", "Status: WARN"}},
+		{name: "warn_at_fail_in_json_exits_0", args: []string{warn, "--fail-on=fail", "-o", "json"}, wantCode: 0,
+			wantStdout: []string{`"status": "WARN"`}},
+		{name: "fail_at_warn_exits_2", args: []string{"--fail-on=warn"}, breakIt: deleteSecret, wantCode: 2, wantStdout: []string{"Status: FAIL"}},
+		{name: "fail_at_fail_exits_2", args: []string{"--fail-on=fail"}, breakIt: deleteSecret, wantCode: 2, wantStdout: []string{"Status: FAIL"}},
+		{name: "fail_beside_warn_at_fail_exits_2", args: []string{warn, "--fail-on=fail"}, breakIt: deleteSecret, wantCode: 2,
+			wantStdout: []string{"WARN", "Status: FAIL"}},
+		{name: "incomplete_at_fail_exits_4", args: []string{"--fail-on=fail"}, breakIt: denyNodes, wantCode: 4, wantStdout: []string{"Status: INCOMPLETE"}},
+	}
+	now := time.Now()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { runCheckCase(t, tt, now) })
+	}
+}
+
+func TestCheckFailOnFlagParsesWarnAndFail(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want check.FailOn
+	}{
+		{name: "default_is_warn", want: check.FailOnWarn},
+		{name: "warn", args: []string{"--fail-on=warn"}, want: check.FailOnWarn},
+		{name: "fail", args: []string{"--fail-on=fail"}, want: check.FailOnFail},
+		{name: "fail_as_a_separate_word", args: []string{"--fail-on", "fail"}, want: check.FailOnFail},
+		{name: "single_dash", args: []string{"-fail-on=fail"}, want: check.FailOnFail},
+		{name: "last_one_counts", args: []string{"--fail-on=fail", "--fail-on=warn"}, want: check.FailOnWarn},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := failOnOf(t, tt.args); got != tt.want {
+				t.Errorf("--fail-on = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -185,6 +243,15 @@ func TestCheckHelpAndUsageErrorsNeverReachTheCluster(t *testing.T) {
 		{name: "unknown_flag_exits_64", args: []string{"--strict"}, wantCode: 64, wantStderr: "flag provided but not defined", wantNoConnect: true},
 		{name: "argument_exits_64", args: []string{"extra"}, wantCode: 64, wantStderr: "unexpected arguments", wantNoConnect: true},
 		{name: "invalid_option_exits_64", args: []string{"-o", "yaml"}, wantCode: 64, wantStderr: `-o/--output "yaml"`, wantNoConnect: true},
+		{name: "unknown_fail_on_exits_64", args: []string{"--fail-on=error"}, wantCode: 64,
+			wantStderr: `invalid value "error" for flag -fail-on: want warn or fail`, wantNoConnect: true},
+		{name: "fail_on_in_upper_case_exits_64", args: []string{"--fail-on=WARN"}, wantCode: 64,
+			wantStderr: `invalid value "WARN" for flag -fail-on: want warn or fail`, wantNoConnect: true},
+		{name: "empty_fail_on_exits_64", args: []string{"--fail-on="}, wantCode: 64,
+			wantStderr: `invalid value "" for flag -fail-on: want warn or fail`, wantNoConnect: true},
+		{name: "fail_on_without_value_exits_64", args: []string{"--fail-on"}, wantCode: 64,
+			wantStderr: "flag needs an argument: -fail-on", wantNoConnect: true},
+		{name: "help_names_the_threshold", args: []string{"-h"}, wantCode: 0, wantStderr: "With --fail-on=fail, a WARN exits 0", wantNoConnect: true},
 		// The whole command line, not only check's: a mistyped subcommand
 		// is a usage error, never a FAIL.
 		{name: "mistyped_subcommand_exits_64", args: []string{"chekc"}, root: true, wantCode: 64, wantStderr: `unknown command "chekc"`, wantNoConnect: true},
@@ -278,8 +345,20 @@ func checkOutput(t *testing.T, tt checkCase, code int, stdout, stderr string) {
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 			t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 		}
-		if r.ExitCode() != code {
-			t.Errorf("JSON status %s, exit code %d", r.Status, code)
+		if want := r.ExitCodeAt(failOnOf(t, tt.args)); want != code {
+			t.Errorf("JSON status %s, exit code %d, want %d", r.Status, code, want)
 		}
 	}
+}
+
+// failOnOf returns the --fail-on that args name, or its default.
+func failOnOf(t *testing.T, args []string) check.FailOn {
+	t.Helper()
+	var o checkOptions
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	o.bindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o.FailOn
 }

@@ -76,6 +76,41 @@ func ExitCodesHelp() string {
 	return b.String()
 }
 
+// FailOn is check's verdict threshold, the flag --fail-on: the lowest
+// report status that exits non-zero. A FAIL, an INCOMPLETE run, a run that
+// could not start and a usage error exit non-zero at either threshold; a
+// gate never accepts them (docs/operations.md, "Exit codes").
+type FailOn string
+
+const (
+	// FailOnWarn exits with the report's own code, 1 for a WARN: every
+	// code of ExitCodes can occur. The default, so that the documented
+	// codes hold for every command line that does not name the flag.
+	FailOnWarn FailOn = "warn"
+	// FailOnFail exits 0 for a WARN, for a runner that knows only success
+	// and failure, such as the CronJob's Job: its failure raises
+	// KimSnatchCheckJobFailed, and a WARN (placement, a full pool) is a
+	// follow-up that passes a gate, not a reason to alert.
+	FailOnFail FailOn = "fail"
+)
+
+// FailOnValues lists the values of --fail-on, the default first.
+func FailOnValues() []FailOn { return []FailOn{FailOnWarn, FailOnFail} }
+
+// UnmarshalText accepts exactly the values of FailOnValues.
+func (f *FailOn) UnmarshalText(text []byte) error {
+	for _, v := range FailOnValues() {
+		if string(text) == string(v) {
+			*f = v
+			return nil
+		}
+	}
+	return fmt.Errorf("want %s or %s", FailOnWarn, FailOnFail)
+}
+
+// MarshalText returns the flag's value as the command line writes it.
+func (f FailOn) MarshalText() ([]byte, error) { return []byte(f), nil }
+
 // ExitCode maps the report's status to the command's exit code.
 func (r Report) ExitCode() int {
 	switch r.Status {
@@ -87,4 +122,14 @@ func (r Report) ExitCode() int {
 		return ExitIncomplete
 	}
 	return ExitFail
+}
+
+// ExitCodeAt is ExitCode under the threshold failOn: at FailOnFail a WARN
+// exits ExitPass, and every other code is ExitCode's.
+func (r Report) ExitCodeAt(failOn FailOn) int {
+	code := r.ExitCode()
+	if failOn == FailOnFail && code == ExitWarn {
+		return ExitPass
+	}
+	return code
 }

@@ -48,7 +48,7 @@ func canonicalFlag(f string) string {
 var checkContractFlags = setOf(
 	"--kubeconfig", "--context", "--cluster", "--user", "--namespace", "--secret-namespace", "--secret-name", "--ca-key", "--webhook-configuration",
 	"--webhook-service", "--leader-election-namespace", "--leader-election-id", "--webhook-selector", "--min-ready-webhooks",
-	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "--admission-namespace", "-o", "-v", "--timeout",
+	"--min-ca-validity", "--target-namespace", "--pool-label-key", "--worker-pool", "--admission-namespace", "-o", "-v", "--timeout", "--fail-on",
 )
 
 // checkFlags returns the flags of `cabundle-syncer check`, or nil when the
