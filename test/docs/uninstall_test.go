@@ -68,7 +68,7 @@ func TestUninstallLeavesNothing(t *testing.T) {
 	r := newUninstallRig(t)
 	t.Run("each_command_names_the_kinds_its_part_renders", r.checkCommandsNameRenderedKinds)
 	r.must(t, "apply", "--server-side", "-k", "uninstall")
-	writtenByTheInstallation(t, r.c, r.must)
+	r.checkJob = writtenByTheInstallation(t, r.c, r.must)
 	removed := t.Run("remove_both", r.removeBoth)
 	t.Run("remove_the_syncer_alone", func(t *testing.T) {
 		if !removed {
@@ -88,6 +88,7 @@ type uninstallRig struct {
 	dyn      dynamic.Interface
 	disc     discovery.DiscoveryInterface
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	checkJob string // the check Job writtenByTheInstallation created last
 }
 
 func newUninstallRig(t *testing.T) *uninstallRig {
@@ -240,7 +241,7 @@ func (r *uninstallRig) removeBoth(t *testing.T) {
 		t.Fatalf("objects of the installation left after the uninstall:\n%s", out)
 	}
 	for _, obj := range [][]string{
-		{"-n", "kyma-system", "get", "secret/kim-snatch-certificates", "lease/cabundle-syncer", "job/kim-snatch-check-now", "--ignore-not-found", "-o", "name"},
+		{"-n", "kyma-system", "get", "secret/kim-snatch-certificates", "lease/cabundle-syncer", "job/" + r.checkJob, "--ignore-not-found", "-o", "name"},
 		{"get", "namespace/kim-snatch-check", "--ignore-not-found", "-o", "name"},
 	} {
 		if out := r.must(t, obj...); strings.TrimSpace(out) != "" {
@@ -253,7 +254,7 @@ func (r *uninstallRig) removeBoth(t *testing.T) {
 // leaves the webhook, its Secret and the MWC's caBundle as they are.
 func (r *uninstallRig) removeSyncerAlone(t *testing.T) {
 	r.must(t, "apply", "--server-side", "-k", "uninstall")
-	writtenByTheInstallation(t, r.c, r.must)
+	r.checkJob = writtenByTheInstallation(t, r.c, r.must)
 	const bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" // stands in for the syncer's write
 	r.must(t, "patch", "mutatingwebhookconfiguration", "kim-snatch-mutating-webhook-configuration", "--type=json",
 		"-p", `[{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"`+bundle+`"}]`)
@@ -272,8 +273,10 @@ func (r *uninstallRig) removeSyncerAlone(t *testing.T) {
 
 // writtenByTheInstallation creates what a running installation writes
 // beside its manifests: the Secret that cert-management issues, the
-// syncer's Lease, and a check Job created from the CronJob.
-func writtenByTheInstallation(t *testing.T, c *framework.Cluster, must func(t *testing.T, args ...string) string) {
+// syncer's Lease, and a check Job created from the CronJob, under a name
+// of its own as docs/operations.md ("Run the check in the cluster")
+// creates it; it returns the Job's name.
+func writtenByTheInstallation(t *testing.T, c *framework.Cluster, must func(t *testing.T, args ...string) string) string {
 	t.Helper()
 	must(t, "-n", "kyma-system", "create", "secret", "generic", "kim-snatch-certificates",
 		"--from-literal=ca.crt=stand-in", "--from-literal=tls.crt=stand-in", "--from-literal=tls.key=stand-in")
@@ -288,7 +291,16 @@ func writtenByTheInstallation(t *testing.T, c *framework.Cluster, must func(t *t
 	if _, err := leases.Update(context.Background(), lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	must(t, "-n", "kyma-system", "create", "job", "--from=cronjob/kim-snatch-check", "kim-snatch-check-now")
+	job := checkJobName(time.Now())
+	must(t, "-n", "kyma-system", "create", "job", "--from=cronjob/kim-snatch-check", job)
+	return job
+}
+
+// checkJobName is the name docs/operations.md gives a check Job it runs on
+// demand: the CronJob's name and the time in UTC to the second, as
+// `date -u +%Y%m%d%H%M%S` writes it.
+func checkJobName(now time.Time) string {
+	return "kim-snatch-check-" + now.UTC().Format("20060102150405")
 }
 
 // sectionKubectl returns the kubectl commands of text's code blocks, in
