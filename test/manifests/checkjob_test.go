@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/diff"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 )
@@ -48,5 +50,36 @@ func TestCheckCronJobFailsItsJobOnlyWhereAGateFails(t *testing.T) {
 	}
 	if b := cj.Spec.JobTemplate.Spec.BackoffLimit; b == nil || *b != 0 {
 		t.Errorf("CronJob %s retries a failed run (backoffLimit %v): a Job's failure is its verdict, want 0", checkCronJob, b)
+	}
+}
+
+// The release ships the CronJob suspended, and the patch of the example
+// overlay, the one docs/operations.md ("Run the check on a schedule")
+// shows, runs it on its schedule and changes nothing else of it: the same
+// schedule, one run at a time, and the same Pod, under the check's own
+// ServiceAccount and the restricted profile's settings.
+func TestCheckCronJobShipsSuspendedAndTheExampleOverlayRunsIt(t *testing.T) {
+	var shipped, example batchv1.CronJob
+	typed(t, find(t, render(t, syncerBase), "CronJob", checkCronJob), &shipped)
+	typed(t, find(t, renderExampleOverlay(t, ""), "CronJob", checkCronJob), &example)
+	if s := shipped.Spec.Suspend; s == nil || !*s {
+		t.Errorf("deploy/syncer ships CronJob %s running; it ships suspended", checkCronJob)
+	}
+	if s := example.Spec.Suspend; s == nil || *s {
+		t.Errorf("%s leaves CronJob %s suspended; its patch runs it", exampleOverlay, checkCronJob)
+	}
+	if example.Spec.Schedule != shipped.Spec.Schedule || example.Spec.ConcurrencyPolicy != shipped.Spec.ConcurrencyPolicy {
+		t.Errorf("%s runs CronJob %s on %q, %s; the release's %q, %s", exampleOverlay, checkCronJob,
+			example.Spec.Schedule, example.Spec.ConcurrencyPolicy, shipped.Spec.Schedule, shipped.Spec.ConcurrencyPolicy)
+	}
+	want, got := shipped.Spec.JobTemplate.Spec.Template.Spec, example.Spec.JobTemplate.Spec.Template.Spec
+	if len(got.Containers) != len(want.Containers) {
+		t.Fatalf("%s: CronJob %s has %d containers, the release %d", exampleOverlay, checkCronJob, len(got.Containers), len(want.Containers))
+	}
+	for i := range got.Containers {
+		got.Containers[i].Image = want.Containers[i].Image // the release pins the image
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("%s changes the Pod of CronJob %s:\n%s", exampleOverlay, checkCronJob, diff.Diff(want, got))
 	}
 }
