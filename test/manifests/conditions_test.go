@@ -78,6 +78,8 @@ kube_deployment_status_replicas_available{namespace="kyma-system",deployment="sn
 # TYPE kube_deployment_spec_replicas gauge
 kube_deployment_spec_replicas{namespace="kyma-system",deployment="snatch-webhook"} 2
 kube_deployment_spec_replicas{namespace="kyma-system",deployment="cabundle-syncer"} 2
+# TYPE kube_poddisruptionbudget_created gauge
+kube_poddisruptionbudget_created{namespace="kyma-system",poddisruptionbudget="snatch-webhook"} 1.7e+09
 # TYPE kube_node_labels gauge
 kube_node_labels{node="k1",label_worker_gardener_cloud_pool="cpu-worker-0"} 1
 kube_node_labels{node="c1",label_worker_gardener_cloud_pool="customer"} 1
@@ -159,6 +161,32 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 	moreErrors := strings.Replace(healthySyncer(at, 1), `{reason="apply"} 3`, `{reason="apply"} 9`, 1)
 
 	ksm := "-metrics=" + write("ksm", healthyKubeStateMetrics) + ",job=kube-state-metrics"
+	// The webhook's Deployment scaled to zero, and deleted: kube-state-metrics
+	// reports the syncer's Deployment beside it, as it reports every
+	// Deployment of the namespace.
+	syncerDeployment := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="cabundle-syncer"} 2
+`
+	webhookAvailable := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="snatch-webhook"} 2
+`
+	webhookSpec := `kube_deployment_spec_replicas{namespace="kyma-system",deployment="snatch-webhook"} 2
+`
+	withSyncer := strings.Replace(healthyKubeStateMetrics, webhookAvailable, webhookAvailable+syncerDeployment, 1)
+	scaledToZero := strings.NewReplacer(webhookAvailable, strings.Replace(webhookAvailable, "} 2", "} 0", 1)+syncerDeployment,
+		webhookSpec, strings.Replace(webhookSpec, "} 2", "} 0", 1)).Replace(healthyKubeStateMetrics)
+	deleted := strings.NewReplacer(webhookAvailable, syncerDeployment, webhookSpec, "").Replace(healthyKubeStateMetrics)
+	// No object of the webhook at all, its PodDisruptionBudget included: the
+	// module's bridge-1, whose monitoring.yaml holds the webhook's rules.
+	webhookPDB := `kube_poddisruptionbudget_created{namespace="kyma-system",poddisruptionbudget="snatch-webhook"} 1.7e+09
+`
+	notInstalled := strings.Replace(deleted, webhookPDB, "", 1)
+	if withSyncer == healthyKubeStateMetrics || scaledToZero == withSyncer || deleted == withSyncer || notInstalled == deleted ||
+		strings.Contains(deleted, `deployment="snatch-webhook"`) {
+		t.Fatal("the kube-state-metrics expositions of the webhook's Deployment did not change as meant")
+	}
+	webhookDeploymentGone := []string{
+		"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
+		"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
+	}
 	apiserver := "-metrics=" + write("apiserver", healthyAPIServer) + ",job=apiserver"
 	tests := []struct {
 		name string
@@ -211,6 +239,20 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 			"-down", strings.TrimPrefix(syncerB, ","),
 		}},
 		{name: "kube_state_metrics_not_scraped", want: []string{"KimSnatchKubeStateMetricsAbsent"}, args: healthy, without: ksm},
+		// No replica and no target: users are hurt, whether the Deployment
+		// is scaled to zero or deleted, and the critical alert alone holds.
+		{name: "webhook_scaled_to_zero", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
+			args: append([]string{"-metrics=" + write("ksm-zero", scaledToZero) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
+		{name: "webhook_deployment_deleted", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
+			args: append([]string{"-metrics=" + write("ksm-deleted", deleted) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
+		// Nothing of the webhook was ever here: no target is a warning,
+		// and nothing pages.
+		{name: "webhook_not_installed", want: []string{"KimSnatchWebhookTargetAbsent"}, without: ksm,
+			args: append([]string{"-metrics=" + write("ksm-none", notInstalled) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
+		// The same exposition with the webhook's Deployment in it, for the
+		// three above: nothing holds.
+		{name: "healthy_beside_the_syncer_deployment", want: []string{}, without: ksm,
+			args: append([]string{"-metrics=" + write("ksm-syncer", withSyncer) + ",job=kube-state-metrics"}, healthy...)},
 		// The Shoot profile: nothing holds for the missing series alone.
 		{name: "kube_apiserver_not_scraped", want: []string{}, args: healthy, without: apiserver},
 		// rate() needs the previous scrape, which -before supplies.

@@ -47,6 +47,10 @@ var externalSeries = map[string]string{
 	// kube-state-metrics itself.
 	"kube_job_created": "kube_pod_info",
 	"kube_job_failed":  "kube_pod_info",
+	// The webhook's PodDisruptionBudget exists only while the webhook is
+	// installed: its absence is what it tells (a webhook not installed
+	// here), and kube_pod_info stands for kube-state-metrics itself.
+	"kube_poddisruptionbudget_created": "kube_pod_info",
 	// The kube-apiserver: each series of its calls to the webhook exists
 	// only after the first call, failure, rejection or slow call.
 	// apiserverGuard, which only the kube-apiserver serves, stands for it:
@@ -295,9 +299,31 @@ func alerts(t *testing.T) []rule {
 	return rules
 }
 
+// alertSeverities returns the severity label of every alert of the
+// installation, by alert name.
+func alertSeverities(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, pr := range prometheusRules(t) {
+		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+		for _, g := range groups {
+			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+			for _, r := range rules {
+				name, _, _ := unstructured.NestedString(r.(map[string]any), "alert")
+				severity, _, _ := unstructured.NestedString(r.(map[string]any), "labels", "severity")
+				if name != "" {
+					out[name] = severity
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Each item of the operators' health checklist has an alert.
 func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 	rules := alerts(t)
+	severity := alertSeverities(t)
 	webhookName := mutatingWebhook(t).Name
 	tests := []struct {
 		name  string
@@ -305,6 +331,13 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 	}{
 		{name: "webhook_not_ready", match: func(r rule) bool {
 			return r.selects("kube_deployment_status_replicas_available", map[string]string{"deployment": "snatch-webhook"})
+		}},
+		// A deleted Deployment has no replica either: its missing series
+		// counts as none available, in the same critical alert.
+		{name: "webhook_deployment_deleted", match: func(r rule) bool {
+			return r.selects("kube_deployment_status_replicas_available", map[string]string{"deployment": "snatch-webhook"}) &&
+				absentOf("kube_deployment_status_replicas_available").MatchString(r.Expr) && strings.Contains(r.Expr, "== 0") &&
+				severity[r.Alert] == "critical"
 		}},
 		{name: "webhook_not_scraped", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "snatch-webhook-metrics"}) && strings.Contains(r.Expr, "absent(")
@@ -328,13 +361,22 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 			return r.selects("cabundle_syncer_source_valid", nil) && strings.Contains(r.Expr, "== 0")
 		}},
 		{name: "no_syncer_leader", match: func(r rule) bool {
-			// The leader gauge, and whether the syncer is scraped at all.
+			// The leader gauge, and whether the syncer is scraped at all;
+			// besides them only what hands a deleted Deployment over to
+			// the webhook's rules: the syncer's Deployment, and whether
+			// the webhook is scraped.
 			for _, s := range r.Selectors {
-				if s.Metric != "cabundle_syncer_is_leader" && (s.Metric != "up" || !r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"})) {
+				switch {
+				case s.Metric == "cabundle_syncer_is_leader":
+				case s.Metric == "up" && (r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) ||
+					r.selects("up", map[string]string{"job": "snatch-webhook-metrics"})):
+				case s.Metric == "kube_deployment_spec_replicas" && r.selects(s.Metric, map[string]string{"deployment": "cabundle-syncer"}):
+				default:
 					return false
 				}
 			}
-			return r.selects("cabundle_syncer_is_leader", nil) && strings.Contains(r.Expr, "< 1")
+			return r.selects("cabundle_syncer_is_leader", nil) && strings.Contains(r.Expr, "< 1") &&
+				strings.Contains(r.Expr, `absent(up{job="cabundle-syncer-metrics"})`)
 		}},
 		{name: "syncer_not_scraped", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) && strings.Contains(r.Expr, "absent(up")
@@ -373,9 +415,12 @@ func TestAlertsNameWhatIsDeployed(t *testing.T) {
 	objs := render(t, defaultInstall)
 	jobs := scrapedJobs(t, objs)
 	metrics := codeMetrics(t)
-	var deployments []string
+	var deployments, pdbs []string
 	for _, d := range ofKind(objs, "Deployment") {
 		deployments = append(deployments, d.GetName())
+	}
+	for _, d := range ofKind(objs, "PodDisruptionBudget") {
+		pdbs = append(pdbs, d.GetName())
 	}
 	for _, r := range alerts(t) {
 		for _, s := range r.Selectors {
@@ -388,6 +433,8 @@ func TestAlertsNameWhatIsDeployed(t *testing.T) {
 					t.Errorf("alert %s selects job=%q, but the ServiceMonitors scrape only %v", r.Alert, m.Value, jobs)
 				case m.Name == "deployment" && m.Op == "=" && !slices.Contains(deployments, m.Value):
 					t.Errorf("alert %s selects deployment=%q, not one of %v", r.Alert, m.Value, deployments)
+				case m.Name == "poddisruptionbudget" && m.Op == "=" && !slices.Contains(pdbs, m.Value):
+					t.Errorf("alert %s selects poddisruptionbudget=%q, not one of %v", r.Alert, m.Value, pdbs)
 				}
 			}
 		}
