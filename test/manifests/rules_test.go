@@ -357,6 +357,16 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		{name: "serving_certificate_expires_in_less_than_7_days", match: func(r rule) bool {
 			return r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) && strings.Contains(r.Expr, "- time() < 7 * 24 * 3600")
 		}},
+		// Past cert-management's renewal point, 30 days before expiry, by
+		// a margin: the renewal did not happen, weeks before expiry.
+		{name: "ca_past_its_renewal", match: func(r rule) bool {
+			return !r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) && r.selects("cabundle_syncer_ca_not_after_seconds", nil) &&
+				strings.Contains(r.Expr, "- time() < 25 * 24 * 3600") && severity[r.Alert] == "warning"
+		}},
+		{name: "serving_certificate_past_its_renewal", match: func(r rule) bool {
+			return r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) &&
+				strings.Contains(r.Expr, "- time() < 25 * 24 * 3600") && severity[r.Alert] == "warning"
+		}},
 		{name: "secret_missing_or_invalid", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_source_valid", nil) && strings.Contains(r.Expr, "== 0")
 		}},
