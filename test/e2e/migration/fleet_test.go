@@ -48,10 +48,11 @@ func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
 	f := e.startFleet(ctx, t)
 	f.install(ctx, t, oldModule)
 	e.waitServed(ctx, t)
-	f.startMonitoring(ctx, t, module)
 	l := e.startLoad(ctx, t)
 
-	for _, v := range append(slices.Clone(bridges), module) {
+	f.step(ctx, t, l, "there", bridges[0])
+	f.startMonitoring(ctx, t, module)
+	for _, v := range append(slices.Clone(bridges[1:]), module) {
 		f.step(ctx, t, l, "there", v)
 	}
 	f.checkModule(ctx, t, module)
@@ -65,14 +66,14 @@ func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
 	f.skip(ctx, t, l, module)
 	f.checkModule(ctx, t, module)
 	f.alerts.settle(ctx, t, e, "skip", true)
-	back := append(slices.Clone(bridges), oldModule)
-	slices.Reverse(back[:len(bridges)])
-	for _, v := range back {
-		f.step(ctx, t, l, "back", v)
+	for i := len(bridges) - 1; i >= 1; i-- {
+		f.step(ctx, t, l, "back", bridges[i])
 	}
-	f.checkOld(ctx, t)
 	f.stopMonitoring(ctx, t)
 	f.alerts.settle(ctx, t, e, "back", false)
+	f.step(ctx, t, l, "back", bridges[0])
+	f.step(ctx, t, l, "back", oldModule)
+	f.checkOld(ctx, t)
 	l.finish()
 
 	f.report(t, l)
