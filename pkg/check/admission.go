@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -24,9 +23,13 @@ const DefaultAdmissionNamespace = "kim-snatch-check"
 // ResourceQuota admit: the admission plugins run on a dry run as on a real
 // create, after the mutating webhooks.
 func probePod() *corev1.Pod {
-	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
+	small := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi"),
+	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "admission-probe-", Labels: map[string]string{"app.kubernetes.io/name": "kim-snatch-check"}},
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "admission-probe-", Labels: map[string]string{"app.kubernetes.io/name": "kim-snatch-check"},
+		},
 		Spec: corev1.PodSpec{
 			AutomountServiceAccountToken: ptr.To(false),
 			SecurityContext: &corev1.PodSecurityContext{
@@ -45,82 +48,83 @@ func probePod() *corev1.Pod {
 	}
 }
 
+// admissionFacts are what admission found: how the dry run went, the
+// terms on the pool key it came back with, and the pool the webhook prefers.
+type admissionFacts struct {
+	Config
+	MWCMissing    bool
+	Took, Timeout time.Duration
+	TimedOut      bool
+	Err           error
+	Pool, PoolPod string
+	Terms         []corev1.PreferredSchedulingTerm
+}
+
 // checkAdmission creates probePod as a server-side dry run: admitted as a
 // real Pod, through the webhook, and not stored.
-func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
+func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
+	return decideAdmission(ctx, client, cfg, mwc, mwcErr).result(IDAdmission)
+}
+
+func decideAdmission(ctx context.Context, client kubernetes.Interface, cfg Config,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) found {
 	ns := cfg.AdmissionNamespace
 	start := time.Now()
 	p, err := client.CoreV1().Pods(ns).Create(ctx, probePod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	took := time.Since(start)
-	ms := took.Round(time.Millisecond)
+	facts := admissionFacts{Config: cfg, MWCMissing: apierrors.IsNotFound(mwcErr), Took: took.Round(time.Millisecond)}
+	facts.Err = err
 	switch {
-	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
-		return notPermitted(IDAdmission, "create Pods in "+ns, err)
+	case apierrors.IsUnauthorized(err) ||
+		apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
+		res, _ := unreadable("create Pods in "+ns, "", err)
+		return res
 	case apierrors.IsNotFound(err):
-		return fail(IDAdmission, fmt.Sprintf("namespace %s, where the dry run goes, not found: %v", ns, err),
-			"The syncer's release ships the namespace with the check's identity: "+reinstall("cabundle-syncer")+"; or set --admission-namespace.")
+		return judged(StatusFail, keyAdmissionNoNamespace, facts)
 	case err != nil:
-		return fail(IDAdmission, fmt.Sprintf("dry-run create of a Pod in %s refused after %s: %v", ns, ms, err),
-			"The namespace's admission rejected the probe Pod: compare its ResourceQuota, LimitRange and Pod Security labels with those of the syncer release's install.yaml (deploy/syncer/check.yaml), and list what runs there (kubectl -n "+ns+" get pods).")
+		return judged(StatusFail, keyAdmissionRefused, facts)
 	}
-	pool, from := webhookPool(ctx, client, cfg)
-	if terms := poolTerms(p, cfg.PoolLabelKey); len(terms) > 0 {
-		return judgeTerms(cfg, mwc, mwcErr, ns, pool, from, terms, ms)
+	facts.Pool, facts.PoolPod = webhookPool(ctx, client, cfg)
+	if facts.Terms = poolTerms(p, cfg.PoolLabelKey); len(facts.Terms) > 0 {
+		return judgeTerms(facts, mwc, mwcErr)
 	}
-	var timeout time.Duration // the entry's, to tell a call that waited it out from one that failed
+	// The entry's timeout tells a call that waited it out from one that failed.
 	if mwc != nil && len(mwc.Webhooks) > 0 {
-		timeout = time.Duration(ptr.Deref(mwc.Webhooks[0].TimeoutSeconds, 0)) * time.Second
+		facts.Timeout = time.Duration(ptr.Deref(mwc.Webhooks[0].TimeoutSeconds, 0)) * time.Second
 	}
-	why := "the API server could not call the webhook or did not send it the Pod: a caBundle it does not trust, no endpoint, a NetworkPolicy, or a namespaceSelector that skips " + ns
-	if timeout > 0 && took >= timeout {
-		why = fmt.Sprintf("the call waited out the timeout of %s: the webhook accepts connections but does not answer (a frozen replica, or a network path that drops the answers)", timeout)
-	}
-	return fail(IDAdmission, fmt.Sprintf("a dry-run Pod in %s came back without the term on %s after %s: %s", ns, cfg.PoolLabelKey, ms, why),
-		"Every Kyma Pod is admitted so now. Read the other items for the cause; with all of them PASS, see \"Webhook unreachable\" in docs/troubleshooting.md (kube-apiserver log, NetworkPolicies, the path to the webhook's Service).")
+	facts.TimedOut = facts.Timeout > 0 && took >= facts.Timeout
+	return judged(StatusFail, keyAdmissionNoTerm, facts)
 }
 
 // judgeTerms passes the dry-run Pod only when it carries the webhook's own
 // term, as the webhook adds it: one preferred term on the pool key, that
-// one expression, In [pool], where pool is the webhook's --worker-pool
-// (from says where it was read). Any term on the key is not enough: the
-// webhook leaves a Pod alone that already names the key, so a term that
-// another webhook adds, such as the old kim-snatch's during a migration,
-// or one for another pool, would otherwise pass for the webhook's. A term
-// of the right shape is the webhook's only when an entry of the MWC calls
-// the webhook's Service; kim-snatch's term has the same shape.
-func judgeTerms(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, ns, pool, from string, terms []corev1.PreferredSchedulingTerm, took time.Duration) Result {
-	got := make([]string, len(terms))
-	for i, t := range terms {
-		got[i] = describeTerm(t)
-	}
-	want := fmt.Sprintf("%s In [%s]", cfg.PoolLabelKey, pool)
-	came := fmt.Sprintf("a dry-run Pod in %s came back after %s with %s", ns, took, strings.Join(got, " and "))
+// one expression, In [pool], where pool is the webhook's --worker-pool.
+// Any term on the key is not enough: the webhook leaves a Pod alone that
+// already names the key, so a term that another webhook adds, such as the
+// old kim-snatch's during a migration, or one for another pool, would
+// otherwise pass for the webhook's. A term of the right shape is the
+// webhook's only when an entry of the MWC calls the webhook's Service;
+// kim-snatch's term has the same shape.
+func judgeTerms(facts admissionFacts, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) found {
+	facts.Err = mwcErr
 	switch {
-	case len(terms) > 1:
-		return fail(IDAdmission, fmt.Sprintf("%s: %d preferred terms on %s, where the webhook adds exactly one, %s (pool %s); more than one webhook mutates Kyma Pods",
-			came, len(terms), cfg.PoolLabelKey, want, from),
-			"Find the other webhook that adds a term on "+cfg.PoolLabelKey+" (kubectl get mutatingwebhookconfigurations), such as an old kim-snatch left behind, and remove it (docs/migration.md).")
-	case !isWebhookTerm(terms[0], cfg.PoolLabelKey, pool):
-		return fail(IDAdmission, fmt.Sprintf("%s, not the webhook's term %s (pool %s): another webhook added it, or the webhook prefers another pool than the one it was configured with",
-			came, want, from),
-			"Find the webhook that adds this term (kubectl get mutatingwebhookconfigurations), such as an old kim-snatch, and remove it (docs/migration.md); if the pool is the one wanted, set the webhook's --worker-pool to it.")
-	}
-	switch {
+	case len(facts.Terms) > 1:
+		return judged(StatusFail, keyAdmissionTwoTerms, facts)
+	case !isWebhookTerm(facts.Terms[0], facts.PoolLabelKey, facts.Pool):
+		return judged(StatusFail, keyAdmissionOtherTerm, facts)
 	case apierrors.IsNotFound(mwcErr):
-		return fail(IDAdmission, fmt.Sprintf("%s, but MutatingWebhookConfiguration %s does not exist: another webhook added it", came, cfg.WebhookConfiguration),
-			"Find the webhook that adds this term (kubectl get mutatingwebhookconfigurations), such as an old kim-snatch, and "+reinstall("snatch-webhook")+".")
+		return judged(StatusFail, keyAdmissionNoMWC, facts)
 	case denied(mwcErr):
-		op := "get MutatingWebhookConfiguration " + cfg.WebhookConfiguration
-		return result(IDAdmission, StatusSkip, fmt.Sprintf("%s; whose term it is was not seen: these credentials may not %s: %v", came, op, mwcErr), permittedRemediation(op))
+		return judged(StatusSkip, keyAdmissionMWCDenied, facts)
 	case mwcErr != nil:
-		return skipped(IDAdmission, came+", but "+mwcAbsent(cfg, mwcErr)+" to tell whose term it is", IDWebhookConfiguration)
+		return blocked(keyAdmissionMWCFailed, facts, IDWebhookConfiguration)
 	}
-	if !slices.ContainsFunc(mwc.Webhooks, func(wh admissionregistrationv1.MutatingWebhook) bool { return callsService(wh, cfg) }) {
-		return fail(IDAdmission, fmt.Sprintf("%s, but no entry of MutatingWebhookConfiguration %s calls Service %s/%s: another webhook added it, such as the old kim-snatch before the migration switches the entry",
-			came, cfg.WebhookConfiguration, cfg.Namespace, cfg.WebhookService),
-			"Finish the migration (docs/migration.md), or "+reinstall("snatch-webhook")+".")
+	calls := func(wh admissionregistrationv1.MutatingWebhook) bool { return callsService(wh, facts.Config) }
+	if !slices.ContainsFunc(mwc.Webhooks, calls) {
+		return judged(StatusFail, keyAdmissionNotCalled, facts)
 	}
-	return pass(IDAdmission, fmt.Sprintf("a dry-run Pod in %s came back with the webhook's term %s in %s (pool %s)", ns, got[0], took, from))
+	return judged(StatusPass, keyAdmissionTerm, facts)
 }
 
 // isWebhookTerm reports whether t is the term the webhook adds for pool,
@@ -144,34 +148,26 @@ func poolTerms(p *corev1.Pod, key string) []corev1.PreferredSchedulingTerm {
 	}
 	var out []corev1.PreferredSchedulingTerm
 	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if slices.ContainsFunc(t.Preference.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool { return e.Key == key }) {
+		onKey := func(e corev1.NodeSelectorRequirement) bool { return e.Key == key }
+		if slices.ContainsFunc(t.Preference.MatchExpressions, onKey) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// describeTerm prints a term's expressions and weight.
-func describeTerm(t corev1.PreferredSchedulingTerm) string {
-	var exprs []string
-	for _, e := range t.Preference.MatchExpressions {
-		exprs = append(exprs, fmt.Sprintf("%s %s %v", e.Key, e.Operator, e.Values))
-	}
-	return fmt.Sprintf("%s (weight %d)", strings.Join(exprs, ", "), t.Weight)
-}
-
-// preferredTerm describes the first expression on key in p's preferred
-// terms that match accepts (nil accepts any), with the term's weight.
-func preferredTerm(p *corev1.Pod, key string, match func(corev1.NodeSelectorRequirement) bool) (string, bool) {
+// hasPreferredTerm reports whether one of p's preferred terms has an
+// expression on key that match accepts.
+func hasPreferredTerm(p *corev1.Pod, key string, match func(corev1.NodeSelectorRequirement) bool) bool {
 	if p == nil || p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
-		return "", false
+		return false
 	}
 	for _, t := range p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		for _, e := range t.Preference.MatchExpressions {
-			if e.Key == key && (match == nil || match(e)) {
-				return fmt.Sprintf("%s %s %v (weight %d)", e.Key, e.Operator, e.Values, t.Weight), true
-			}
+		if slices.ContainsFunc(t.Preference.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+			return e.Key == key && match(e)
+		}) {
+			return true
 		}
 	}
-	return "", false
+	return false
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"strings"
 	"time"
 
@@ -77,7 +76,8 @@ type Config struct {
 	TargetNamespace                           string          // when set, adds the namespace check for it
 	PoolLabelKey, WorkerPool                  string          // the Kyma pool's Nodes, as the webhook's flags name them
 	AdmissionNamespace                        string          // Kyma-managed, for the admission item's dry-run Pod
-	InCluster                                 bool            // runs in a Pod of the cluster, which reaches every Pod address
+	// InCluster is true in a Pod of the cluster, which reaches every Pod address.
+	InCluster bool
 }
 
 // Run runs every check against the cluster in a fixed order, at time now. It
@@ -86,7 +86,8 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.
 	// The Secret and the MutatingWebhookConfiguration are read once and
 	// shared, so that every check sees the same version of each.
 	secret, secretErr := client.CoreV1().Secrets(cfg.SecretNamespace).Get(ctx, cfg.SecretName, metav1.GetOptions{})
-	mwc, mwcErr := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, cfg.WebhookConfiguration, metav1.GetOptions{})
+	mwcs := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	mwc, mwcErr := mwcs.Get(ctx, cfg.WebhookConfiguration, metav1.GetOptions{})
 	if mwcErr != nil {
 		mwc = nil
 	}
@@ -118,83 +119,47 @@ func result(id string, status Status, msg, remediation string) Result {
 	return Result{ID: id, Status: status, Message: oneLine(msg), Remediation: remediation}
 }
 
-func pass(id, msg string) Result              { return result(id, StatusPass, msg, "") }
-func warn(id, msg, remediation string) Result { return result(id, StatusWarn, msg, remediation) }
-func fail(id, msg, remediation string) Result { return result(id, StatusFail, msg, remediation) }
-
-// skipped skips a check that needs what the check blocker found unusable.
-func skipped(id, msg, blocker string) Result {
-	return result(id, StatusSkip, msg+" (see "+blocker+")", "Fix the check named in the message first.")
+// judged is what a decision found, with the facts its words print.
+func judged(status Status, key finding, facts any) found {
+	return found{status: status, key: key, facts: facts}
 }
 
-// mwcAbsent says why there is no MutatingWebhookConfiguration to look at.
-func mwcAbsent(cfg Config, err error) string {
-	if apierrors.IsNotFound(err) {
-		return "MutatingWebhookConfiguration " + cfg.WebhookConfiguration + " not found"
+// blocked skips an item that needs what the item blocker found unusable.
+func blocked(key finding, facts any, blocker string) found {
+	return found{status: StatusSkip, key: key, facts: facts, blocker: blocker}
+}
+
+// accessFacts are the facts of a read that failed: Op is the request as
+// the credentials would be granted it, What the object, Resource its
+// resource for kubectl auth can-i.
+type accessFacts struct {
+	Op, What, Resource string
+	Err                error
+}
+
+// unreadable makes a failed read a SKIP or a FAIL, or reports false. One
+// rule for every item: an identity that may not read what an item needs
+// (401, 403) cannot prove it healthy, nor broken, so the item is not seen
+// and the run is INCOMPLETE, which no gate accepts. The syncer's
+// ServiceAccount, which check may run as, may not read Pods or Namespaces,
+// which says nothing of the installation. Any other error fails the item.
+// what names the object, e.g. "Secret kyma-system/x", its first word the
+// resource.
+func unreadable(op, what string, err error) (found, bool) {
+	switch {
+	case err == nil:
+		return found{}, false
+	case denied(err):
+		return judged(StatusSkip, keyNotPermitted, accessFacts{Op: op, Err: err}), true
 	}
-	return "MutatingWebhookConfiguration " + cfg.WebhookConfiguration + " could not be read"
-}
-
-// readFailure fails a check that could not read what, e.g. "Secret
-// kyma-system/x", whose first word names the resource, for a reason other
-// than access denied (see unreadable).
-func readFailure(id, what string, err error) Result {
 	kind, _, _ := strings.Cut(what, " ")
 	resource := strings.ToLower(strings.TrimSuffix(kind, "s")) + "s"
-	return fail(id, fmt.Sprintf("could not read %s: %v", what, err),
-		"Check the connection to the API server and the permissions of the user running the check (kubectl auth can-i get "+resource+").")
-}
-
-// notPermitted skips a check whose read, op such as "list Pods in kyma-system",
-// the credentials may not make. One rule for every item: an identity that
-// may not read what an item needs cannot prove it healthy, nor broken, so
-// the item is not seen and the run is INCOMPLETE, which no gate accepts.
-// The syncer's ServiceAccount, which check may run as, may not read Pods or
-// Namespaces, which says nothing of the installation.
-func notPermitted(id, op string, err error) Result {
-	return result(id, StatusSkip, fmt.Sprintf("these credentials may not %s, so this was not checked: %v", op, err),
-		permittedRemediation(op))
-}
-
-// permittedRemediation says how to include an item whose read op was denied.
-func permittedRemediation(op string) string {
-	return fmt.Sprintf("Run check with a kubeconfig that may %s to include this item (the syncer's ServiceAccount may not read everything, by design).", op)
+	return judged(StatusFail, keyReadFailure, accessFacts{What: what, Resource: resource, Err: err}), true
 }
 
 // denied reports whether err is the API server refusing the credentials
-// (401) or the request (403): the access-denied rule of notPermitted.
+// (401) or the request (403): the access-denied rule of unreadable.
 func denied(err error) bool { return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) }
-
-// unreadable makes a failed read notPermitted's SKIP or readFailure's FAIL.
-func unreadable(id, op, what string, err error) (res Result, failed bool) {
-	switch {
-	case err == nil:
-		return Result{}, false
-	case denied(err):
-		return notPermitted(id, op, err), true
-	}
-	return readFailure(id, what, err), true
-}
-
-// oneLine keeps a text that spans lines on one line of the table.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // shortFingerprint is enough of a SHA-256 fingerprint to tell two CAs apart.
 func shortFingerprint(c *x509.Certificate) string { return cabundle.Fingerprint(c)[:16] }
-
-// formatDuration prints days and hours above a day, minutes below.
-func formatDuration(d time.Duration) string {
-	if d < 24*time.Hour {
-		return d.Round(time.Minute).String()
-	}
-	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
-}
-
-// listNames joins up to five names, so that a large Deployment fits one line.
-func listNames(names []string) string {
-	const maxNames = 5
-	if len(names) <= maxNames {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
-}

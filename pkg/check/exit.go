@@ -44,11 +44,15 @@ type ExitCode struct {
 func ExitCodes() []ExitCode {
 	return []ExitCode{
 		{Code: ExitPass, Name: string(StatusPass), Meaning: "every item passed", PassesGate: true},
-		{Code: ExitWarn, Name: string(StatusWarn), Meaning: "every item was seen, none failed, at least one warned: follow its remediation", PassesGate: true},
+		{Code: ExitWarn, Name: string(StatusWarn), PassesGate: true,
+			Meaning: "every item was seen, none failed, at least one warned: follow its remediation"},
 		{Code: ExitFail, Name: string(StatusFail), Meaning: "at least one item failed"},
-		{Code: ExitCannotRun, Name: "could not run", Meaning: "no item ran: the kubeconfig is unusable, the API server cannot be reached or refuses the credentials, or the report could not be written"},
-		{Code: ExitIncomplete, Name: string(StatusIncomplete), Meaning: "no item failed, but at least one was skipped (access denied, or it needs an item that could not be judged), so the run did not see everything"},
-		{Code: ExitUsage, Name: "usage error", Meaning: "a mistake on the command line: an unknown command or flag, or a bad value; nothing ran"},
+		{Code: ExitCannotRun, Name: "could not run", Meaning: "no item ran: the kubeconfig is unusable, " +
+			"the API server cannot be reached or refuses the credentials, or the report could not be written"},
+		{Code: ExitIncomplete, Name: string(StatusIncomplete), Meaning: "no item failed, but at least one was skipped " +
+			"(access denied, or it needs an item that could not be judged), so the run did not see everything"},
+		{Code: ExitUsage, Name: "usage error",
+			Meaning: "a mistake on the command line: an unknown command or flag, or a bad value; nothing ran"},
 	}
 }
 

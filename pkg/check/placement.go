@@ -3,7 +3,6 @@ package check
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -21,23 +20,49 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
+// placementFacts are what placement found: the Kyma Pods counted, those
+// without the term and those off the pool, with their owners and causes.
+type placementFacts struct {
+	Config
+	Pool                              string
+	Total, Namespaces, Own, Lack, Off int
+	Unjudged                          int // bound Pods whose Node could not be read
+	UnjudgedErr                       error
+	LackOwners, OffOwners             []podOwner
+	Causes                            map[spill]int // of the Pods off the pool
+}
+
+// placedPod is a Kyma Pod that lacks the term or runs off the pool: one
+// line of placement's details.
+type placedPod struct {
+	Namespace, Name string
+	Owner           podOwner
+	Lacks           bool
+	Node, NodePool  string
+	Cause           spill
+}
+
 // checkPlacement counts the Kyma Pods as the rule kim_snatch:kyma_pod_pool:info
 // does, the webhook's own aside ("Spill-over" in docs/operations.md). It warns
 // at most: a preferred term that fails open allows both faults.
 func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
+	return decidePlacement(ctx, client, cfg).result(IDPlacement)
+}
+
+func decidePlacement(ctx context.Context, client kubernetes.Interface, cfg Config) found {
 	pool, _ := webhookPool(ctx, client, cfg)
 	nsList, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{
 		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + corev1.LabelMetadataName + "!=" + metav1.NamespaceSystem,
 	})
-	if res, failed := unreadable(IDPlacement, "list Namespaces", "Namespace list", err); failed {
+	if res, failed := unreadable("list Namespaces", "Namespace list", err); failed {
 		return res
 	}
 	nodes, err := newPoolNodes(ctx, client, cfg.PoolLabelKey, pool)
-	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
+	if res, failed := unreadable("list Pods", "Pods", err); failed {
 		return res
 	}
-	c := placementCount{cfg: cfg, pool: pool, managed: map[string]bool{}, nodes: nodes,
-		lackOwners: map[string]podOwner{}, offOwners: map[string]podOwner{}, causes: map[string]int{}}
+	c := placementCount{placementFacts: placementFacts{Config: cfg, Pool: pool, Causes: map[spill]int{}},
+		managed: map[string]bool{}, nodes: nodes, lackOwners: map[podOwner]bool{}, offOwners: map[podOwner]bool{}}
 	for _, ns := range nsList.Items {
 		c.managed[ns.Name] = true
 	}
@@ -45,120 +70,96 @@ func checkPlacement(ctx context.Context, client kubernetes.Interface, cfg Config
 	// cluster, and a list per managed namespace would be judged by
 	// different permissions.
 	err = eachPod(ctx, client, "", metav1.ListOptions{}, c.add)
-	if res, failed := unreadable(IDPlacement, "list Pods", "Pods", err); failed {
+	if res, failed := unreadable("list Pods", "Pods", err); failed {
 		return res
 	}
-	slices.Sort(c.details)
-	return c.result()
+	return c.judge()
 }
 
 // placementCount counts the Kyma Pods by what the webhook did and where they run.
 type placementCount struct {
-	cfg     Config
-	pool    string
-	managed map[string]bool // the namespaces the webhook's namespaceSelector selects
-	nodes   *poolNodes
-
-	total, own, lack, off, unjudged int
-	unjudgedErr                     error
-	details                         []string
-	lackOwners, offOwners           map[string]podOwner
-	causes                          map[string]int // of the Pods off the pool
+	placementFacts
+	managed               map[string]bool // the namespaces the webhook's namespaceSelector selects
+	nodes                 *poolNodes
+	details               []any
+	lackOwners, offOwners map[podOwner]bool
 }
 
 // add counts one Pod, if it is a Kyma Pod the webhook is asked about.
 func (c *placementCount) add(p *corev1.Pod) {
-	facts := affinity.Policy{PoolLabelKey: c.cfg.PoolLabelKey, WorkerPool: c.pool}.FactsOf(p)
+	facts := affinity.Policy{PoolLabelKey: c.PoolLabelKey, WorkerPool: c.Pool}.FactsOf(p)
 	ctrl := metav1.GetControllerOf(p)
-	if !c.managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
-		facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
-		(p.Namespace == c.cfg.Namespace && c.cfg.WebhookSelector.Matches(labels.Set(p.Labels))) {
+	if !c.managed[p.Namespace] || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded ||
+		p.Status.Phase == corev1.PodFailed || facts.OptedOut || facts.Mirror || (ctrl != nil && ctrl.Kind == "DaemonSet") ||
+		(p.Namespace == c.Namespace && c.WebhookSelector.Matches(labels.Set(p.Labels))) {
 		return
 	}
 	owner := ownerOf(p, ctrl)
-	_, hasTerm := preferredTerm(p, c.cfg.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
-		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.pool)
+	hasTerm := hasPreferredTerm(p, c.PoolLabelKey, func(e corev1.NodeSelectorRequirement) bool {
+		return e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, c.Pool)
 	})
 	switch {
 	case facts.PoolKeySetBy == affinity.SourceNone:
-		c.total++
-		c.lack++
-		c.lackOwners[owner.String()] = owner
-		c.details = append(c.details, fmt.Sprintf("lacks the term: %s/%s (owner %s)", p.Namespace, p.Name, owner))
+		c.Total++
+		c.Lack++
+		c.lackOwners[owner] = true
+		c.details = append(c.details, placedPod{Namespace: p.Namespace, Name: p.Name, Owner: owner, Lacks: true})
 	case facts.PoolKeySetBy != affinity.SourcePreferredTerm || !hasTerm:
-		c.own++
+		c.Own++
 	default:
-		c.total++
+		c.Total++
 		if p.Spec.NodeName != "" {
-			c.judge(p, owner)
+			c.place(p, owner)
 		}
 	}
 }
 
-// judge counts a bound Pod with the term if it runs off the pool.
-func (c *placementCount) judge(p *corev1.Pod, owner podOwner) {
+// place counts a bound Pod with the term if it runs off the pool.
+func (c *placementCount) place(p *corev1.Pod, owner podOwner) {
 	node, err := c.nodes.get(p.Spec.NodeName)
 	if err != nil {
-		c.unjudged, c.unjudgedErr = c.unjudged+1, err
+		c.Unjudged, c.UnjudgedErr = c.Unjudged+1, err
 		return
 	}
-	if node != nil && node.Labels[c.cfg.PoolLabelKey] == c.pool {
+	if node != nil && node.Labels[c.PoolLabelKey] == c.Pool {
 		return
 	}
-	where, cause := "Node gone", "unknown (the Node no longer exists)"
+	placed := placedPod{Namespace: p.Namespace, Name: p.Name, Owner: owner, Node: p.Spec.NodeName}
+	placed.Cause = spill{Kind: spillGone}
 	if node != nil {
-		where, cause = "pool "+cmp.Or(node.Labels[c.cfg.PoolLabelKey], "none"), c.nodes.spillCause(p)
+		placed.NodePool, placed.Cause = node.Labels[c.PoolLabelKey], c.nodes.spillCause(p)
 	}
-	c.off++
-	c.offOwners[owner.String()] = owner
-	c.causes[cause]++
-	c.details = append(c.details, fmt.Sprintf("off pool: %s/%s on node %s (%s): %s; owner %s", p.Namespace, p.Name, p.Spec.NodeName, where, cause, owner))
+	c.Off++
+	c.offOwners[owner] = true
+	c.Causes[placed.Cause]++
+	c.details = append(c.details, placed)
 }
 
-// result skips when only unreadable Nodes stand in the way of a verdict.
-func (c *placementCount) result() Result {
-	msg := fmt.Sprintf("%d Kyma Pods in %d namespaces", c.total, len(c.managed))
-	suffix := ""
-	if c.own > 0 {
-		suffix = fmt.Sprintf("; %d more choose their pool themselves", c.own)
-	}
-	if c.lack == 0 && c.off == 0 && c.unjudged == 0 {
-		return pass(IDPlacement, msg+"; all carry the term, and all bound ones run on pool "+c.pool+suffix)
-	}
-	var remediation []string
-	msg += fmt.Sprintf(": %d lack the term", c.lack)
-	if c.lack > 0 {
-		msg += " (" + listNames(slices.Sorted(maps.Keys(c.lackOwners))) + ")"
-		remediation = append(remediation, "Once the webhook is healthy, recreate the Pods without the term through their owners: "+restartHint(c.lackOwners)+".")
-	}
-	msg += fmt.Sprintf(", %d carry it but run off pool %s", c.off, c.pool)
-	if c.off > 0 {
-		var summary []string
-		for cause, n := range c.causes {
-			summary = append(summary, fmt.Sprintf("%s: %d", cause, n))
-		}
-		slices.Sort(summary)
-		msg += " (" + strings.Join(summary, ", ") + ")"
-		remediation = append(remediation, fmt.Sprintf("Make room in pool %s (see the causes), then recreate the Pods off the pool (%s) or let the descheduler evict them: see \"Spill-over\" in docs/operations.md and deploy/examples/descheduler.",
-			c.pool, restartHint(c.offOwners)))
-	}
-	status := StatusWarn
-	if c.unjudged > 0 {
+// judge skips when only unreadable Nodes stand in the way of a verdict.
+func (c *placementCount) judge() found {
+	c.Namespaces = len(c.managed)
+	c.LackOwners, c.OffOwners = sortedOwners(c.lackOwners), sortedOwners(c.offOwners)
+	status, key := StatusPass, keyPlacementAllOn
+	switch {
+	case c.Unjudged > 0:
 		// Part of the item was not seen: what was found is reported, but
-		// the item is not judged (notPermitted's rule).
-		suffix += fmt.Sprintf("; %d bound Pods with the term not judged, their Nodes could not be read: %v", c.unjudged, c.unjudgedErr)
-		status = StatusSkip
-		remediation = append([]string{"Run check with a kubeconfig that may get and list Nodes to include this item."}, remediation...)
+		// the item is not judged (unreadable's rule).
+		status, key = StatusSkip, keyPlacementOff
+	case c.Lack > 0 || c.Off > 0:
+		status, key = StatusWarn, keyPlacementOff
 	}
-	res := result(IDPlacement, status, msg+suffix, strings.Join(remediation, " "))
-	res.Details = c.details
-	return res
+	f := judged(status, key, c.placementFacts)
+	f.details = c.details
+	return f
 }
 
 // podOwner is what recreates a Pod: its controller, or the Pod itself.
 type podOwner struct{ kind, namespace, name string }
 
-func (o podOwner) String() string { return o.kind + " " + o.namespace + "/" + o.name }
+// sortedOwners returns owners in the order of their names.
+func sortedOwners(owners map[podOwner]bool) []podOwner {
+	return slices.SortedFunc(maps.Keys(owners), func(a, b podOwner) int { return strings.Compare(a.String(), b.String()) })
+}
 
 // ownerOf resolves a Pod's controller. A ReplicaSet is reported as its
 // Deployment, as the Deployment controller names it: the ReplicaSet's name is
@@ -173,19 +174,6 @@ func ownerOf(p *corev1.Pod, ctrl *metav1.OwnerReference) podOwner {
 		}
 	}
 	return podOwner{ctrl.Kind, p.Namespace, ctrl.Name}
-}
-
-// restartHint names what recreates the Pods of owners, as a command where it can.
-func restartHint(owners map[string]podOwner) string {
-	var cmds, others []string
-	for _, key := range slices.Sorted(maps.Keys(owners)) {
-		if o := owners[key]; o.kind == "Deployment" || o.kind == "StatefulSet" {
-			cmds = append(cmds, fmt.Sprintf("kubectl -n %s rollout restart %s/%s", o.namespace, strings.ToLower(o.kind), o.name))
-		} else {
-			others = append(others, key)
-		}
-	}
-	return listNames(append(cmds, others...))
 }
 
 // poolNodes holds the pool's Nodes, read once, and finds the Nodes Pods run on.
@@ -228,14 +216,29 @@ func newPoolNodes(ctx context.Context, client kubernetes.Interface, key, pool st
 	return pn, nil
 }
 
+// spill is why a Pod with the term runs off the pool: a kind, and the
+// taint that bars it from the pool's Nodes.
+type spill struct{ Kind, Taint string }
+
+// The kinds of spill.
+const (
+	spillGone     = "gone"            // the Pod's Node no longer exists
+	spillUnread   = "unread"          // the pool's Nodes could not be read
+	spillMissing  = "missing"         // the pool has no Nodes
+	spillClosed   = "not schedulable" // none is Ready and uncordoned
+	spillTaint    = "taint"           // every schedulable one has a taint the Pod does not tolerate
+	spillFull     = "full"            // none has room for its requests
+	spillRoomLeft = "room"            // one has room now
+)
+
 // spillCause judges why a Pod with the term would not be placed on the
 // pool now, in the scheduler's order: Nodes, then taints, then room.
-func (pn *poolNodes) spillCause(p *corev1.Pod) string {
+func (pn *poolNodes) spillCause(p *corev1.Pod) spill {
 	if pn.err != nil {
-		return "unknown (Nodes not readable)"
+		return spill{Kind: spillUnread}
 	}
 	if len(pn.members) == 0 {
-		return "pool missing"
+		return spill{Kind: spillMissing}
 	}
 	hard := func(t *corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
@@ -247,22 +250,23 @@ func (pn *poolNodes) spillCause(p *corev1.Pod) string {
 			continue
 		}
 		usable++
-		if t, found := schedulingcorev1.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.Spec.Tolerations, hard, false); found {
-			taint = cmp.Or(taint, "taint "+t.ToString())
+		taints, tols := n.Spec.Taints, p.Spec.Tolerations
+		if t, found := schedulingcorev1.FindMatchingUntoleratedTaint(logr.Discard(), taints, tols, hard, false); found {
+			taint = cmp.Or(taint, t.ToString())
 			continue
 		}
 		open++
 		if fits(request, n.Status.Allocatable, pn.requested[n.Name]) {
-			return "pool has room now (it was full or missing when the Pod was scheduled)"
+			return spill{Kind: spillRoomLeft}
 		}
 	}
 	switch {
 	case usable == 0:
-		return "pool not schedulable"
+		return spill{Kind: spillClosed}
 	case open == 0:
-		return taint
+		return spill{Kind: spillTaint, Taint: taint}
 	}
-	return "pool full"
+	return spill{Kind: spillFull}
 }
 
 // fits reports whether request fits into a Node's unrequested CPU and memory.

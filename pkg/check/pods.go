@@ -26,7 +26,8 @@ const podPageSize = 500
 // fn must not keep the Pod. A list that outlasts the API server's
 // compaction window (five minutes by default) fails with Expired, and the
 // item reports it as a read failure; it does not fall back to one list.
-func eachPod(ctx context.Context, client kubernetes.Interface, namespace string, opts metav1.ListOptions, fn func(*corev1.Pod)) error {
+func eachPod(ctx context.Context, client kubernetes.Interface, namespace string, opts metav1.ListOptions,
+	fn func(*corev1.Pod)) error {
 	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		return client.CoreV1().Pods(namespace).List(ctx, opts)
 	})
@@ -46,7 +47,8 @@ func eachPod(ctx context.Context, client kubernetes.Interface, namespace string,
 // selector on spec.nodeName, which the API server's watch cache indexes, so
 // the cost follows the pool's Pods, not the cluster's: one request per
 // Node.
-func requestsOn(ctx context.Context, client kubernetes.Interface, nodes []*corev1.Node) (map[string]corev1.ResourceList, error) {
+func requestsOn(ctx context.Context, client kubernetes.Interface, nodes []*corev1.Node) (
+	map[string]corev1.ResourceList, error) {
 	byNode := map[string]corev1.ResourceList{}
 	for _, n := range nodes {
 		sel := fields.AndSelectors(

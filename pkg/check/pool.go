@@ -1,99 +1,129 @@
 package check
 
 import (
+	"cmp"
 	"context"
-	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 )
 
+// poolFacts are what kyma-pool found: the pool the webhook prefers, its
+// Nodes, those that take Pods, and its room; without Nodes, the pools
+// that exist.
+type poolFacts struct {
+	Config
+	Pool, PoolPod     string // PoolPod is where the pool was read, "" for the default
+	Present           []poolSize
+	Members, Usable   int
+	Tainted           []taintedNode
+	RoomErr           error
+	CPURequested      *resource.Quantity
+	CPUAllocatable    *resource.Quantity
+	MemoryRequested   *resource.Quantity
+	MemoryAllocatable *resource.Quantity
+}
+
+// poolSize is a pool and its number of Nodes.
+type poolSize struct {
+	Name  string
+	Nodes int
+}
+
+// taintedNode is a Ready Node that a taint bars Kyma Pods from.
+type taintedNode struct{ Name, Taint string }
+
 // checkKymaPool finds the pool the webhook's term prefers: a --worker-pool
 // that names no pool gives a term that matches nothing, and every Kyma Pod
 // silently lands on a customer pool.
 func checkKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config) Result {
-	pool, from := webhookPool(ctx, client, cfg)
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cfg.PoolLabelKey})
-	if res, failed := unreadable(IDKymaPool, "list Nodes", "Nodes", err); failed {
-		return res
-	}
-	var members []*corev1.Node
-	var tainted []string
-	pools, usable := map[string]int{}, 0
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		pools[n.Labels[cfg.PoolLabelKey]]++
-		if n.Labels[cfg.PoolLabelKey] == pool {
-			members = append(members, n)
-			switch t := barringTaint(n); {
-			case !schedulable(n):
-			case t != nil:
-				tainted = append(tainted, n.Name+" ("+t.ToString()+")")
-			default:
-				usable++
-			}
-		}
-	}
-	if len(members) == 0 {
-		var present []string
-		for name, n := range pools {
-			present = append(present, fmt.Sprintf("%s (%d)", name, n))
-		}
-		slices.Sort(present)
-		if len(present) == 0 {
-			present = []string{"none (no Node has the label)"}
-		}
-		return fail(IDKymaPool, fmt.Sprintf("no Node carries %s=%s (the webhook's --worker-pool, %s); pools present: %s", cfg.PoolLabelKey, pool, from, listNames(present)),
-			"Set the webhook's --worker-pool to the Kyma pool's name (kubectl get nodes -L "+cfg.PoolLabelKey+
-				"), or add the Kyma worker pool to the Shoot. Until then the term matches no node.")
-	}
-	slices.Sort(tainted)
-	msg := fmt.Sprintf("pool %s (%s): %d Nodes, %d Ready and schedulable", pool, from, len(members), usable)
-	if len(tainted) > 0 {
-		msg += fmt.Sprintf("; %d Ready but tainted, not room for Kyma Pods: %s", len(tainted), listNames(tainted))
-	}
-	msg += "; " + poolRoom(ctx, client, members)
-	if usable == 0 {
-		return warn(IDKymaPool, msg, "No Node of the Kyma pool takes Pods: check them with kubectl describe nodes -l "+cfg.PoolLabelKey+"="+pool+" (NotReady, cordoned, or tainted NoSchedule or NoExecute).")
-	}
-	return pass(IDKymaPool, msg)
+	return decideKymaPool(ctx, client, cfg).result(IDKymaPool)
 }
 
-// webhookPool returns the running webhooks' --worker-pool, or cfg.WorkerPool
-// when none is read, and its source.
-func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, from string) {
-	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.WebhookSelector.String()})
+func decideKymaPool(ctx context.Context, client kubernetes.Interface, cfg Config) found {
+	facts := poolFacts{Config: cfg}
+	facts.Pool, facts.PoolPod = webhookPool(ctx, client, cfg)
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cfg.PoolLabelKey})
+	if res, failed := unreadable("list Nodes", "Nodes", err); failed {
+		return res
+	}
+	members, pools := facts.count(nodes.Items)
+	if len(members) == 0 {
+		for _, name := range slices.Sorted(maps.Keys(pools)) {
+			facts.Present = append(facts.Present, poolSize{name, pools[name]})
+		}
+		return judged(StatusFail, keyPoolMissing, facts)
+	}
+	facts.room(ctx, client, members)
+	if facts.Usable == 0 {
+		return judged(StatusWarn, keyPoolNoRoom, facts)
+	}
+	return judged(StatusPass, keyPoolRoom, facts)
+}
+
+// count counts the Nodes of every pool and those of the Kyma pool that
+// take Pods, and returns the Kyma pool's Nodes.
+func (f *poolFacts) count(nodes []corev1.Node) (members []*corev1.Node, pools map[string]int) {
+	pools = map[string]int{}
+	for i := range nodes {
+		n := &nodes[i]
+		pools[n.Labels[f.PoolLabelKey]]++
+		if n.Labels[f.PoolLabelKey] != f.Pool {
+			continue
+		}
+		members = append(members, n)
+		switch t := barringTaint(n); {
+		case !schedulable(n):
+		case t != nil:
+			f.Tainted = append(f.Tainted, taintedNode{n.Name, t.ToString()})
+		default:
+			f.Usable++
+		}
+	}
+	f.Members = len(members)
+	slices.SortFunc(f.Tainted, func(a, b taintedNode) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Taint, b.Taint))
+	})
+	return members, pools
+}
+
+// webhookPool returns the running webhooks' --worker-pool and the Pod it
+// was read from, or cfg.WorkerPool and "" when none is read.
+func webhookPool(ctx context.Context, client kubernetes.Interface, cfg Config) (pool, pod string) {
+	list, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, webhookPods(cfg))
 	if err == nil {
 		for _, p := range list.Items {
 			for _, c := range p.Spec.Containers {
 				if v, ok := affinity.WorkerPoolFromArgs(c.Args); ok {
-					return v, "from Pod " + p.Name
+					return v, p.Name
 				}
 			}
 		}
 	}
-	return cfg.WorkerPool, "the default"
+	return cfg.WorkerPool, ""
 }
 
-// poolRoom sums the requests of the Pods on the pool's Nodes, as the scheduler
+// room sums the requests of the Pods on the pool's Nodes, as the scheduler
 // counts them, against their allocatable resources. It is extra information:
 // unread Pods leave the pool's existence to decide the item.
-func poolRoom(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) string {
+func (f *poolFacts) room(ctx context.Context, client kubernetes.Interface, members []*corev1.Node) {
 	byNode, err := requestsOn(ctx, client, members)
-	if err != nil {
-		return "requests not read: " + err.Error()
+	if f.RoomErr = err; err != nil {
+		return
 	}
 	allocatable, requested := corev1.ResourceList{}, corev1.ResourceList{}
 	for _, n := range members {
 		addResources(allocatable, n.Status.Allocatable)
 		addResources(requested, byNode[n.Name])
 	}
-	return fmt.Sprintf("CPU requested %s of %s allocatable, memory %s of %s",
-		requested.Cpu(), allocatable.Cpu(), requested.Memory(), allocatable.Memory())
+	f.CPURequested, f.CPUAllocatable = requested.Cpu(), allocatable.Cpu()
+	f.MemoryRequested, f.MemoryAllocatable = requested.Memory(), allocatable.Memory()
 }
 
 func addResources(sum, add corev1.ResourceList) {

@@ -1,13 +1,10 @@
 package check
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,83 +15,90 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// reinstall is check's one advice for putting back what an installation
-// shipped: apply again, server-side, what installed it, the release's
-// install.yaml or the operator's overlay of it, as docs/operations.md
-// ("Install") installs. It names no file of a checkout, since check runs
-// from the CronJob and the kubectl plugin, and never the bases in deploy/:
-// their image is a placeholder that no registry holds, so applying them
-// replaces a working Deployment with one that cannot pull its image.
-func reinstall(binary string) string {
-	return fmt.Sprintf("apply the %[1]s release you installed again, server-side: kubectl apply --server-side -f install.yaml of the GitHub release %[1]s/<version> you run, "+
-		"or kubectl apply --server-side -k <your overlay> if one installed it (docs/operations.md, \"Install\"); add --force-conflicts to take back fields changed by hand", binary)
+// configFacts are what webhook-configuration found: the entries, and
+// what keeps each that is wrong from sending Kyma Pods to the webhook.
+type configFacts struct {
+	Config
+	Names []string
+	Wrong []entryFaults
+}
+
+// entryFaults are why the API server does not call an entry for a Pod
+// CREATE in a Kyma namespace, or would block it when the call fails.
+type entryFaults struct {
+	Name          string
+	NoPodCreate   bool
+	WrongPolicy   bool
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	SelectorErr   error
+	Unselected    bool
+	Selector      string
 }
 
 // checkWebhookConfiguration checks what decides whether the API server calls
 // the webhook for a Kyma Pod, and what a failed call does; not the caBundle.
-func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, err error) Result {
-	what := "MutatingWebhookConfiguration " + cfg.WebhookConfiguration
-	apply := "The syncer never creates or edits anything but the caBundle: " + reinstall("snatch-webhook")
+func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
+	err error) Result {
+	return decideWebhookConfiguration(cfg, mwc, err).result(IDWebhookConfiguration)
+}
+
+func decideWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
+	err error) found {
+	facts := configFacts{Config: cfg}
 	switch {
 	case apierrors.IsNotFound(err):
-		return fail(IDWebhookConfiguration, what+" not found; the API server calls no webhook for Pods", apply+"; or fix --webhook-configuration.")
+		return judged(StatusFail, keyConfigMissing, facts)
 	case err != nil:
-		res, _ := unreadable(IDWebhookConfiguration, "get MutatingWebhookConfiguration "+cfg.WebhookConfiguration, what, err)
+		res, _ := unreadable("get MutatingWebhookConfiguration "+cfg.WebhookConfiguration,
+			"MutatingWebhookConfiguration "+cfg.WebhookConfiguration, err)
 		return res
 	case len(mwc.Webhooks) == 0:
-		return fail(IDWebhookConfiguration, what+" has no webhook entries", apply+".")
+		return judged(StatusFail, keyConfigEmpty, facts)
 	}
 	// A namespace Kyma manages, as the API server sees it: the managed-by
 	// label and the name label every namespace carries, here the webhook's.
 	kyma := labels.Set{ManagedByLabel: ManagedByValue, corev1.LabelMetadataName: cfg.Namespace}
-	var wrong, names []string
 	for _, wh := range mwc.Webhooks {
-		names = append(names, wh.Name)
-		if problems := entryProblems(wh, kyma); len(problems) > 0 {
-			wrong = append(wrong, fmt.Sprintf("entry %s: %s", wh.Name, strings.Join(problems, ", ")))
+		facts.Names = append(facts.Names, wh.Name)
+		if faults := entryProblems(wh, kyma); faults.any() {
+			facts.Wrong = append(facts.Wrong, faults)
 		}
 	}
-	if len(wrong) > 0 {
-		return fail(IDWebhookConfiguration, what+": "+strings.Join(wrong, "; "), apply+", or compare the MWC with the one in that install.yaml.")
+	if len(facts.Wrong) > 0 {
+		return judged(StatusFail, keyConfigWrong, facts)
 	}
-	count := fmt.Sprintf("%d entries", len(mwc.Webhooks))
-	if len(mwc.Webhooks) == 1 {
-		count = "1 entry"
-	}
-	return pass(IDWebhookConfiguration, fmt.Sprintf("%s: %s (%s) send Pod CREATE in namespaces labelled %s=%s to the webhook, failurePolicy Ignore",
-		what, count, strings.Join(names, ", "), ManagedByLabel, ManagedByValue))
+	return judged(StatusPass, keyConfigRight, facts)
 }
 
-func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) []string {
-	var problems []string
-	if !coversPodCreate(wh.Rules) {
-		problems = append(problems, "rules do not cover CREATE of pods in the core group, v1")
-	}
+func (e entryFaults) any() bool {
+	return e.NoPodCreate || e.WrongPolicy || e.SelectorErr != nil || e.Unselected
+}
+
+func entryProblems(wh admissionregistrationv1.MutatingWebhook, kyma labels.Set) entryFaults {
+	faults := entryFaults{Name: wh.Name, NoPodCreate: !coversPodCreate(wh.Rules)}
 	// The v1 API defaults failurePolicy to Fail on write, so an object read
 	// from the API server always has one; a nil here is Fail too.
 	if fp := ptr.Deref(wh.FailurePolicy, ""); fp != admissionregistrationv1.Ignore {
-		problems = append(problems, fmt.Sprintf("failurePolicy is %s, want Ignore: a webhook outage would block Pod creation",
-			cmp.Or(fp, "unset (Fail)")))
+		faults.WrongPolicy, faults.FailurePolicy = true, fp
 	}
 	sel, err := namespaceSelectorOf(wh)
 	switch {
 	case err != nil:
-		problems = append(problems, "namespaceSelector is invalid: "+err.Error())
+		faults.SelectorErr = err
 	case !sel.Matches(kyma):
-		problems = append(problems, fmt.Sprintf("namespaceSelector %q does not select a namespace labelled %s=%s", sel, ManagedByLabel, ManagedByValue))
+		faults.Unselected, faults.Selector = true, sel.String()
 	}
-	return problems
+	return faults
 }
 
 // coversPodCreate reports whether a rule matches a CREATE of a core v1 Pod
 // as the API server matches: wildcards count, Cluster scope never matches.
 func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
 	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
-		return (slices.Contains(r.Operations, admissionregistrationv1.Create) || slices.Contains(r.Operations, admissionregistrationv1.OperationAll)) &&
+		return containsAny(r.Operations, admissionregistrationv1.Create, admissionregistrationv1.OperationAll) &&
 			containsAny(r.APIGroups, "", "*") &&
 			containsAny(r.APIVersions, "v1", "*") &&
 			containsAny(r.Resources, "pods", "*", "*/*") &&
@@ -102,8 +106,8 @@ func coversPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
 	})
 }
 
-func containsAny(list []string, values ...string) bool {
-	return slices.ContainsFunc(values, func(v string) bool { return slices.Contains(list, v) })
+func containsAny[T comparable](list []T, values ...T) bool {
+	return slices.ContainsFunc(values, func(v T) bool { return slices.Contains(list, v) })
 }
 
 // namespaceSelectorOf returns the selector the API server applies: it
@@ -119,81 +123,81 @@ func namespaceSelectorOf(wh admissionregistrationv1.MutatingWebhook) (labels.Sel
 // entryTarget is where the API server sends the calls of one webhook entry:
 // the Service it names (nil for a URL), the port (443 when unset) and path
 // (/ when unset), and the ready endpoints behind the port, read once for
-// webhook-endpoints and served-certificate both.
+// webhook-endpoints and served-certificate both. The flags say why the API
+// server cannot call the entry.
 type entryTarget struct {
-	entry    admissionregistrationv1.MutatingWebhook
-	ref      *admissionregistrationv1.ServiceReference
-	port     int32
-	path     string
-	ours     bool     // ref names the webhook's own Service
-	problems []string // why the API server cannot call the entry
-	missing  bool     // the Service does not exist
-	err      error    // a read that failed
-	ready    []endpoint
+	Entry                    admissionregistrationv1.MutatingWebhook
+	Ref                      *admissionregistrationv1.ServiceReference
+	Port                     int32
+	Path                     string
+	BadPath                  bool // the webhook does not serve it
+	Missing, NoPort, NoReady bool // the Service, its port, its ready endpoints
+	Denied                   bool // the Service may not be read
+	Ready                    []endpoint
+	ours                     bool  // Ref names the webhook's own Service
+	err                      error // a read that failed
 }
 
-// endpoint is a ready host:port and its name in messages, with its Pod.
-type endpoint struct{ addr, name string }
+// endpoint is a ready host:port and the Pod behind it, if known.
+type endpoint struct{ addr, pod string }
 
 // serverName is the name the API server verifies the served certificate for.
-func (t entryTarget) serverName() string { return t.ref.Name + "." + t.ref.Namespace + ".svc" }
+func (t entryTarget) serverName() string { return t.Ref.Name + "." + t.Ref.Namespace + ".svc" }
 
-func (t entryTarget) describe() string {
-	if t.ref == nil {
-		return "entry " + t.entry.Name + " (URL)"
-	}
-	return fmt.Sprintf("entry %s → Service %s/%s port %d path %s", t.entry.Name, t.ref.Namespace, t.ref.Name, t.port, t.path)
-}
+func (t entryTarget) broken() bool { return t.BadPath || t.Missing || t.NoPort || t.NoReady }
 
 // resolveEntries follows each entry to its Service's ready endpoints.
-func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration) []entryTarget {
+func resolveEntries(ctx context.Context, client kubernetes.Interface, cfg Config,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration) []entryTarget {
 	if mwc == nil {
 		return nil
 	}
 	targets := make([]entryTarget, len(mwc.Webhooks))
 	for i, wh := range mwc.Webhooks {
 		t := &targets[i]
-		t.entry, t.ref = wh, wh.ClientConfig.Service
-		if t.ref == nil {
+		t.Entry, t.Ref = wh, wh.ClientConfig.Service
+		if t.Ref == nil {
 			continue
 		}
-		ns, name := t.ref.Namespace, t.ref.Name
-		t.port, t.path = ptr.Deref(t.ref.Port, 443), ptr.Deref(t.ref.Path, "/")
-		t.ours = ns == cfg.Namespace && name == cfg.WebhookService
-		if t.ours && t.path != webhookpath.MutatePod && t.path != webhookpath.MutatePodLegacy {
-			t.problems = append(t.problems, fmt.Sprintf("calls path %s, which the webhook does not serve (%s, %s)", t.path, webhookpath.MutatePod, webhookpath.MutatePodLegacy))
-		}
-		svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			t.problems, t.missing = append(t.problems, fmt.Sprintf("Service %s/%s does not exist", ns, name)), true
-			continue
-		}
-		if t.err = err; err != nil {
-			continue
-		}
-		j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.port })
-		if j < 0 {
-			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no port %d", ns, name, t.port))
-			continue
-		}
-		list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
-		if t.err = err; err != nil {
-			continue
-		}
-		for _, s := range list.Items {
-			t.ready = append(t.ready, readyEndpoints(s, svc.Spec.Ports[j].Name)...)
-		}
-		if len(t.ready) == 0 {
-			t.problems = append(t.problems, fmt.Sprintf("Service %s/%s has no ready endpoint for port %d", ns, name, t.port))
-		}
+		t.Port, t.Path = ptr.Deref(t.Ref.Port, 443), ptr.Deref(t.Ref.Path, "/")
+		t.ours = t.Ref.Namespace == cfg.Namespace && t.Ref.Name == cfg.WebhookService
+		t.BadPath = t.ours && t.Path != webhookpath.MutatePod && t.Path != webhookpath.MutatePodLegacy
+		t.resolve(ctx, client)
 	}
 	return targets
+}
+
+// resolve reads the entry's Service and the ready endpoints of its port.
+func (t *entryTarget) resolve(ctx context.Context, client kubernetes.Interface) {
+	ns, name := t.Ref.Namespace, t.Ref.Name
+	svc, err := client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if t.Missing = apierrors.IsNotFound(err); t.Missing {
+		return
+	}
+	if t.err = err; err != nil {
+		return
+	}
+	j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == t.Port })
+	if t.NoPort = j < 0; t.NoPort {
+		return
+	}
+	selector := discoveryv1.LabelServiceName + "=" + name
+	list, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if t.err = err; err != nil {
+		return
+	}
+	for _, s := range list.Items {
+		t.Ready = append(t.Ready, readyEndpoints(s, svc.Spec.Ports[j].Name)...)
+	}
+	t.NoReady = len(t.Ready) == 0
 }
 
 // readyEndpoints returns s's ready addresses for the Service port portName;
 // an endpoint with no ready condition is ready, as the API defines it.
 func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
-	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && ptr.Deref(p.Name, "") == portName })
+	i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool {
+		return p.Port != nil && ptr.Deref(p.Name, "") == portName
+	})
 	if i < 0 {
 		return nil
 	}
@@ -203,91 +207,116 @@ func readyEndpoints(s discoveryv1.EndpointSlice, portName string) []endpoint {
 			continue
 		}
 		ep := endpoint{addr: net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[i].Port)))}
-		ep.name = ep.addr
-		if e.TargetRef != nil && e.TargetRef.Name != "" {
-			ep.name = fmt.Sprintf("%s (Pod %s)", ep.addr, e.TargetRef.Name)
+		if e.TargetRef != nil {
+			ep.pod = e.TargetRef.Name
 		}
 		out = append(out, ep)
 	}
 	return out
 }
 
+// endpointsFacts are what webhook-endpoints found: the entries that
+// cannot be called, those of another system, and those that can.
+type endpointsFacts struct {
+	Config
+	MWCMissing            bool
+	Broken, Foreign, Fine []entryTarget
+}
+
 // checkWebhookEndpoints fails on each entry the API server cannot call, and
 // warns about entries that call another system, such as leftovers.
-func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, targets []entryTarget) Result {
+func checkWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error,
+	targets []entryTarget) Result {
+	return decideWebhookEndpoints(cfg, mwc, mwcErr, targets).result(IDWebhookEndpoints)
+}
+
+func decideWebhookEndpoints(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error,
+	targets []entryTarget) found {
+	facts := endpointsFacts{Config: cfg, MWCMissing: apierrors.IsNotFound(mwcErr)}
 	if mwc == nil {
-		return skipped(IDWebhookEndpoints, mwcAbsent(cfg, mwcErr), IDWebhookConfiguration)
+		return blocked(keyEndpointsNoMWC, facts, IDWebhookConfiguration)
 	}
-	var broken, foreign, fine []string
 	for _, t := range targets {
 		switch {
 		case denied(t.err) && !t.ours:
-			foreign = append(foreign, t.describe()+": Service not readable with these credentials")
-		case denied(t.err):
-			return notPermitted(IDWebhookEndpoints, "get Services and list EndpointSlices in "+t.ref.Namespace, t.err)
+			t.Denied = true
+			facts.Foreign = append(facts.Foreign, t)
 		case t.err != nil:
-			return readFailure(IDWebhookEndpoints, "Service "+t.ref.Namespace+"/"+t.ref.Name, t.err)
-		case len(t.problems) > 0 && (t.ours || t.missing):
-			broken = append(broken, t.describe()+": "+strings.Join(t.problems, ", "))
+			res, _ := unreadable("get Services and list EndpointSlices in "+t.Ref.Namespace,
+				"Service "+t.Ref.Namespace+"/"+t.Ref.Name, t.err)
+			return res
+		case t.broken() && (t.ours || t.Missing):
+			facts.Broken = append(facts.Broken, t)
 		case !t.ours:
-			foreign = append(foreign, strings.Join(append([]string{t.describe()}, t.problems...), ": "))
+			facts.Foreign = append(facts.Foreign, t)
 		default:
-			fine = append(fine, fmt.Sprintf("%s: %d ready endpoints", t.describe(), len(t.ready)))
+			facts.Fine = append(facts.Fine, t)
 		}
 	}
 	switch {
-	case len(broken) > 0:
-		return fail(IDWebhookEndpoints, strings.Join(broken, "; "),
-			"The API server admits these Pods without the term: to restore the Service and the entries, "+reinstall("snatch-webhook")+"; "+
-				"and see \"Webhook unreachable\" in docs/troubleshooting.md for endpoints that are not ready.")
+	case len(facts.Broken) > 0:
+		return judged(StatusFail, keyEndpointsBroken, facts)
 	case !slices.ContainsFunc(targets, func(t entryTarget) bool { return t.ours }):
-		return fail(IDWebhookEndpoints, fmt.Sprintf("no entry of %s calls Service %s/%s", cfg.WebhookConfiguration, cfg.Namespace, cfg.WebhookService),
-			reinstall("snatch-webhook")+"; or fix --webhook-service.")
-	case len(foreign) > 0:
-		return warn(IDWebhookEndpoints, fmt.Sprintf("%s; entries of another system: %s", strings.Join(fine, "; "), strings.Join(foreign, "; ")),
-			"Remove the other entries, such as an earlier installation's: kubectl edit mutatingwebhookconfiguration "+cfg.WebhookConfiguration+" (docs/migration.md).")
+		return judged(StatusFail, keyEndpointsNotOurs, facts)
+	case len(facts.Foreign) > 0:
+		return judged(StatusWarn, keyEndpointsForeign, facts)
 	}
-	return pass(IDWebhookEndpoints, strings.Join(fine, "; "))
+	return judged(StatusPass, keyEndpointsReady, facts)
+}
+
+// namespaceFacts are what namespace found: the entries whose
+// namespaceSelector selects the namespace, and those that exclude it.
+type namespaceFacts struct {
+	Config
+	MWCMissing bool
+	Selecting  []string
+	Excluding  []exclusion
+}
+
+// exclusion is an entry whose namespaceSelector does not select the namespace.
+type exclusion struct {
+	Name, Selector string
+	Err            error // the selector is invalid
 }
 
 // checkNamespace answers "why did my Pod not get the affinity" for the
 // target namespace by evaluating each entry's namespaceSelector.
-func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
+func checkNamespace(ctx context.Context, client kubernetes.Interface, cfg Config,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
+	return decideNamespace(ctx, client, cfg, mwc, mwcErr).result(IDNamespace)
+}
+
+func decideNamespace(ctx context.Context, client kubernetes.Interface, cfg Config,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) found {
+	facts := namespaceFacts{Config: cfg, MWCMissing: apierrors.IsNotFound(mwcErr)}
 	name := cfg.TargetNamespace
 	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return fail(IDNamespace, "namespace "+name+" not found", "Check the name given to --target-namespace: kubectl get namespaces.")
+		return judged(StatusFail, keyNamespaceMissing, facts)
 	}
-	if res, failed := unreadable(IDNamespace, "get Namespace "+name, "Namespace "+name, err); failed {
+	if res, failed := unreadable("get Namespace "+name, "Namespace "+name, err); failed {
 		return res
 	}
 	if mwc == nil {
-		return skipped(IDNamespace, mwcAbsent(cfg, mwcErr)+", so there is no namespaceSelector to evaluate", IDWebhookConfiguration)
+		return blocked(keyNamespaceNoMWC, facts, IDWebhookConfiguration)
 	}
 	set := labels.Set(ns.Labels)
-	var selecting, excluding []string
 	for _, wh := range mwc.Webhooks {
 		sel, err := namespaceSelectorOf(wh)
 		switch {
 		case err != nil:
-			excluding = append(excluding, fmt.Sprintf("%s (invalid namespaceSelector: %v)", wh.Name, err))
+			facts.Excluding = append(facts.Excluding, exclusion{Name: wh.Name, Err: err})
 		case sel.Matches(set):
-			selecting = append(selecting, wh.Name)
+			facts.Selecting = append(facts.Selecting, wh.Name)
 		default:
-			excluding = append(excluding, fmt.Sprintf("%s (namespaceSelector %q)", wh.Name, sel))
+			facts.Excluding = append(facts.Excluding, exclusion{Name: wh.Name, Selector: sel.String()})
 		}
 	}
-	kyma, optOut := ManagedByLabel+"="+ManagedByValue, affinity.OptOutLabel+"="+affinity.OptOutValue
 	switch {
-	case len(selecting) > 0:
-		return pass(IDNamespace, fmt.Sprintf("Pods created in %s are sent to the webhook (entries: %s); Pods labelled %s are left alone", name, strings.Join(selecting, ", "), optOut))
+	case len(facts.Selecting) > 0:
+		return judged(StatusPass, keyNamespaceSent, facts)
 	case set.Get(ManagedByLabel) != ManagedByValue:
-		return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook: the namespace lacks the label %s", name, kyma),
-			fmt.Sprintf("Only namespaces Kyma manages get the affinity; if Kyma manages %s, its label is missing (kubectl label namespace %s %s).", name, name, kyma))
+		return judged(StatusWarn, keyNamespaceUnlabelled, facts)
 	}
-	if len(excluding) == 0 {
-		excluding = []string{"there are no webhook entries"}
-	}
-	return warn(IDNamespace, fmt.Sprintf("Pods created in %s are not sent to the webhook although it is labelled %s: excluded by %s", name, kyma, strings.Join(excluding, ", ")),
-		"The namespace is excluded on purpose (kube-system) or the selector was changed; compare with the MWC in snatch-webhook's install.yaml. To exclude single Pods use "+optOut+" instead.")
+	return judged(StatusWarn, keyNamespaceExcluded, facts)
 }
