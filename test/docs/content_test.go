@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/metricdefs"
@@ -202,12 +203,71 @@ func TestLogKeysAndMessagesAreDocumented(t *testing.T) {
 }
 
 // The check ids of operations.md are exactly those of the health
-// command's contract.
+// command's contract, and of its catalogue of words.
 func TestCheckIDsMatchTheContract(t *testing.T) {
 	contract := setOf("webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle",
 		"webhook-endpoints", "served-certificate", "admission", "kyma-pool", "placement", "namespace")
-	compareSets(t, "check id", setOf(tableColumn(readDoc(t, "docs/operations.md").section(t, "Checks"), 0)...), contract)
+	checks := readDoc(t, "docs/operations.md").section(t, "Checks")
+	compareSets(t, "check id", setOf(tableColumn(checks, 0)...), contract)
+	compareSets(t, "check id in the catalogue", contract, setOf(slices.Collect(maps.Keys(check.Catalogue()))...))
 }
+
+// kubectlForm matches a kubectl command in a remediation: kubectl, an
+// optional -n and its value, and then the subcommand and what it acts on,
+// the words up to the first flag, placeholder or punctuation.
+var kubectlForm = regexp.MustCompile(`kubectl (?:-n \S+ )?([a-z][a-z0-9.,-]*[a-z0-9])(?: ([a-z][a-z0-9.,-]*[a-z0-9]))?`)
+
+// remediationCommands returns the forms of the kubectl commands in texts,
+// "get pods" for "kubectl -n kyma-system get pods -l ...".
+func remediationCommands(texts ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, text := range texts {
+		for _, m := range kubectlForm.FindAllStringSubmatch(text, -1) {
+			out[strings.TrimSpace(m[1]+" "+m[2])] = true
+		}
+	}
+	return out
+}
+
+// Each item's row of the remediation table in operations.md ("Checks")
+// names exactly the kubectl commands that the item's remediations can
+// print, as the catalogue of check's words holds them: a command the
+// documents promise that check never prints fails, and so does one that
+// check prints and the documents leave out.
+func TestCheckRemediationsMatchTheCatalogue(t *testing.T) {
+	documented := map[string][]string{}
+	_, table, found := strings.Cut(readDoc(t, "docs/operations.md").section(t, "Checks"), remediationHeader)
+	if !found {
+		t.Fatalf("operations.md (\"Checks\") has no table under the header %q", remediationHeader)
+	}
+	for l := range strings.SplitSeq(strings.TrimSpace(table), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(l, "|"), "|")
+		if m := firstColumnCode.FindStringSubmatch("|" + strings.TrimSpace(cells[0])); m != nil && len(cells) == 2 {
+			documented[m[1]] = inlineSpans(cells[1])
+		}
+	}
+	catalogue := check.Catalogue()
+	for id, texts := range catalogue {
+		var forms []string
+		for _, span := range documented[id] {
+			forms = append(forms, "kubectl "+span)
+		}
+		compareSets(t, id+" remediation command", remediationCommands(forms...), remediationCommands(texts...))
+	}
+	for id := range documented {
+		if _, ok := catalogue[id]; !ok {
+			t.Errorf("operations.md names remediation commands of %q, which check does not have", id)
+		}
+	}
+}
+
+// remediationHeader heads the table of operations.md ("Checks") that names
+// each item's remediation commands.
+const remediationHeader = "| Id | Commands the remediation names |"
 
 var (
 	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
