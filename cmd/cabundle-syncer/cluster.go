@@ -24,7 +24,8 @@ type clusterFlags struct {
 // bind registers the flags on fs. clientcmd binds to a pflag set; each of
 // its flags is a flag.Value too, so it is registered on fs as it is.
 func (c *clusterFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&c.Kubeconfig, clientcmd.RecommendedConfigPathFlag, "", "Path to a kubeconfig; empty means in-cluster, then $KUBECONFIG and ~/.kube/config.")
+	fs.StringVar(&c.Kubeconfig, clientcmd.RecommendedConfigPathFlag, "",
+		"Path to a kubeconfig; empty means in-cluster, then $KUBECONFIG and ~/.kube/config.")
 	names := clientcmd.RecommendedConfigOverrideFlags("")
 	pfs := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
 	names.CurrentContext.BindStringFlag(pfs, &c.Overrides.CurrentContext)
@@ -36,7 +37,8 @@ func (c *clusterFlags) bind(fs *flag.FlagSet) {
 // explicit reports whether a flag names where the cluster is, so that the
 // in-cluster configuration does not take precedence.
 func (c clusterFlags) explicit() bool {
-	return c.Kubeconfig != "" || c.Overrides.CurrentContext != "" || c.Overrides.Context.Cluster != "" || c.Overrides.Context.AuthInfo != ""
+	return c.Kubeconfig != "" || c.Overrides.CurrentContext != "" ||
+		c.Overrides.Context.Cluster != "" || c.Overrides.Context.AuthInfo != ""
 }
 
 // inClusterContext names the in-cluster configuration in a report, which

@@ -42,8 +42,9 @@ type cli struct {
 
 // execute runs the command named by args (os.Args[1:]).
 func (c *cli) execute(ctx context.Context, args []string) error {
-	mutate := cmdline.Subcommand{Name: "mutate", Summary: "Show the decision, its reason and the mutated Pod for a Pod manifest, without a cluster.",
-		Run: func(_ context.Context, args []string) error { return c.mutate(args) }}
+	mutate := cmdline.Subcommand{Name: "mutate",
+		Summary: "Show the decision, its reason and the mutated Pod for a Pod manifest, without a cluster.",
+		Run:     func(_ context.Context, args []string) error { return c.mutate(args) }}
 	return cmdline.NewRoot(binaryName, about, defaultOptions, c.runWebhook, mutate).Execute(ctx, args, c.stdout, c.stderr)
 }
 
@@ -101,15 +102,31 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the serving certificate and key, watched for changes.")
 	fs.StringVar(&o.CertName, "cert-name", o.CertName, "File name of the serving certificate in --cert-dir.")
 	fs.StringVar(&o.KeyName, "key-name", o.KeyName, "File name of the serving key in --cert-dir.")
-	fs.StringVar(&o.CertDNSName, "cert-dns-name", o.CertDNSName, "The name the API server calls, <service>.<namespace>.svc: a certificate not valid for it is not served, nor one expired or not yet valid, and the last good one stays. Empty skips the name check.")
-	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "TLS port of the webhook (paths /mutate-pod and /mutate--v1-pod).")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, `Address of /metrics; "0" disables it.`)
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables it.`)
-	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
-	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", o.ShutdownDelay, "On SIGTERM, keep serving this long with readiness failed and each connection closed after its response, so that the API server moves to other replicas without a failed call; then drain.")
-	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "Longest time to read a webhook request and write its answer; at least the MutatingWebhookConfiguration's timeoutSeconds.")
-	fs.Int64Var(&o.InFlightBodyBytes, "max-in-flight-body-bytes", o.InFlightBodyBytes, "Bound on the request bodies held at once over all connections; past it a request gets a 503 and fails open. It must hold the largest body, "+strconv.Itoa(admission.DefaultMaxBodyBytes)+" bytes, and fit under GOMEMLIMIT.")
-	fs.IntVar(&o.MaxConnections, "max-connections", o.MaxConnections, "Bound on the webhook port's open connections; past it new connections wait. Each costs memory until --request-timeout closes it.")
+	fs.StringVar(&o.CertDNSName, "cert-dns-name", o.CertDNSName,
+		"The name the API server calls, <service>.<namespace>.svc: "+
+			"a certificate not valid for it is not served, nor one expired or not yet valid, "+
+			"and the last good one stays. Empty skips the name check.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort,
+		"TLS port of the webhook (paths /mutate-pod and /mutate--v1-pod).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
+		`Address of /metrics; "0" disables it.`)
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
+		`Address of /healthz and /readyz; "0" disables it.`)
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2,
+		"Offer HTTP/2 on the webhook port. Off by default: HTTP/1.1 is all the API server needs.")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", o.ShutdownDelay,
+		"On SIGTERM, keep serving this long with readiness failed and each connection closed after its response, "+
+			"so that the API server moves to other replicas without a failed call; then drain.")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
+		"Longest time to read a webhook request and write its answer; "+
+			"at least the MutatingWebhookConfiguration's timeoutSeconds.")
+	fs.Int64Var(&o.InFlightBodyBytes, "max-in-flight-body-bytes", o.InFlightBodyBytes,
+		"Bound on the request bodies held at once over all connections; "+
+			"past it a request gets a 503 and fails open. "+
+			"It must hold the largest body, "+strconv.Itoa(admission.DefaultMaxBodyBytes)+" bytes, and fit under GOMEMLIMIT.")
+	fs.IntVar(&o.MaxConnections, "max-connections", o.MaxConnections,
+		"Bound on the webhook port's open connections; "+
+			"past it new connections wait. Each costs memory until --request-timeout closes it.")
 	fs.Bool("version", false, "Print the version and exit.") // cmdline.Root acts on it
 	o.Zap.BindFlags(fs)
 }
@@ -129,13 +146,16 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--cert-dns-name %q is not a DNS name: %s", o.CertDNSName, strings.Join(msgs, "; ")))
 	}
 	if o.ShutdownDelay < 0 || o.ShutdownDelay > maxShutdownDelay {
-		errs = append(errs, fmt.Errorf("--shutdown-delay must be between 0 and %s, got %s", maxShutdownDelay, o.ShutdownDelay))
+		errs = append(errs, fmt.Errorf("--shutdown-delay must be between 0 and %s, got %s", maxShutdownDelay,
+			o.ShutdownDelay))
 	}
 	if o.RequestTimeout < time.Second || o.RequestTimeout > maxRequestTimeout {
-		errs = append(errs, fmt.Errorf("--request-timeout must be between 1s and %s, got %s", maxRequestTimeout, o.RequestTimeout))
+		errs = append(errs, fmt.Errorf("--request-timeout must be between 1s and %s, got %s", maxRequestTimeout,
+			o.RequestTimeout))
 	}
 	if o.InFlightBodyBytes <= admission.DefaultMaxBodyBytes {
-		errs = append(errs, fmt.Errorf("--max-in-flight-body-bytes must be more than the largest body, %d, got %d", admission.DefaultMaxBodyBytes, o.InFlightBodyBytes))
+		errs = append(errs, fmt.Errorf("--max-in-flight-body-bytes must be more than the largest body, %d, got %d",
+			admission.DefaultMaxBodyBytes, o.InFlightBodyBytes))
 	}
 	if o.MaxConnections < 1 {
 		errs = append(errs, fmt.Errorf("--max-connections must be at least 1, got %d", o.MaxConnections))

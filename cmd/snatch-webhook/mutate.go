@@ -23,34 +23,9 @@ import (
 // by the API server's JSON patch library.
 func (c *cli) mutate(args []string) error {
 	policy := affinity.DefaultPolicy()
-	var file, output string
-	fs := flag.NewFlagSet(binaryName+" mutate", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.StringVar(&file, "f", "", `Pod manifest to decide on, YAML or JSON; "-" reads standard input.`)
-	fs.StringVar(&output, "o", "yaml", "Output format of the Pod: yaml or json.")
-	policy.BindFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: %s mutate -f FILE|- [flags]\n\nShows what the webhook decides for a Pod, why, and the mutated Pod. No cluster is needed.\n\nFlags:\n", binaryName)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+	file, output, err := c.parseMutateFlags(args, &policy)
+	if err != nil {
 		return err
-	} else if err != nil {
-		return cmdline.UsageError{Err: err}
-	}
-	var errs []error
-	if file == "" {
-		errs = append(errs, errors.New("mutate: -f is required (a file, or - for standard input)"))
-	}
-	if output != "yaml" && output != "json" {
-		errs = append(errs, fmt.Errorf("mutate: -o must be yaml or json, got %q", output))
-	}
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("mutate: unexpected arguments: %q", fs.Args()))
-	}
-	errs = append(errs, policy.Validate())
-	if err := errors.Join(errs...); err != nil {
-		return cmdline.UsageError{Err: err}
 	}
 	m, err := affinity.NewMutator(policy)
 	if err != nil {
@@ -69,6 +44,42 @@ func (c *cli) mutate(args []string) error {
 		return err
 	}
 	return printPod(c.stdout, c.stderr, output, d, pod)
+}
+
+// parseMutateFlags parses mutate's flags into policy and returns the file
+// and the output format, or a usage error naming every flag that is wrong.
+func (c *cli) parseMutateFlags(args []string, policy *affinity.Policy) (file, output string, err error) {
+	fs := flag.NewFlagSet(binaryName+" mutate", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.StringVar(&file, "f", "", `Pod manifest to decide on, YAML or JSON; "-" reads standard input.`)
+	fs.StringVar(&output, "o", "yaml", "Output format of the Pod: yaml or json.")
+	policy.BindFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr,
+			"Usage: %s mutate -f FILE|- [flags]\n\nShows what the webhook decides for a Pod, why, "+
+				"and the mutated Pod. No cluster is needed.\n\nFlags:\n", binaryName)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return "", "", err
+	} else if err != nil {
+		return "", "", cmdline.UsageError{Err: err}
+	}
+	var errs []error
+	if file == "" {
+		errs = append(errs, errors.New("mutate: -f is required (a file, or - for standard input)"))
+	}
+	if output != "yaml" && output != "json" {
+		errs = append(errs, fmt.Errorf("mutate: -o must be yaml or json, got %q", output))
+	}
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("mutate: unexpected arguments: %q", fs.Args()))
+	}
+	errs = append(errs, policy.Validate())
+	if err := errors.Join(errs...); err != nil {
+		return "", "", cmdline.UsageError{Err: err}
+	}
+	return file, output, nil
 }
 
 // mutatePod decides on the Pod's canonical encoding, as the API server sends

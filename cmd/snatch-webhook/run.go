@@ -74,13 +74,7 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 	if err != nil {
 		return nil, err
 	}
-	certs, err := serving.NewCertWatcher(serving.CertWatcherOptions{
-		CertFile: filepath.Join(o.CertDir, o.CertName),
-		KeyFile:  filepath.Join(o.CertDir, o.KeyName),
-		DNSName:  o.CertDNSName,
-		Metrics:  certMetrics,
-		Log:      log.WithName("certificates"),
-	})
+	certs, err := newCertWatcher(o, log, certMetrics)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +93,17 @@ func newServer(o Options, log logr.Logger, reg *prometheus.Registry) (*serving.S
 		RequestTimeout: o.RequestTimeout,
 		MaxConnections: o.MaxConnections,
 		Log:            log.WithName("serving"),
+	})
+}
+
+// newCertWatcher watches the serving certificate and key of the flags.
+func newCertWatcher(o Options, log logr.Logger, metrics *serving.CertMetrics) (*serving.CertWatcher, error) {
+	return serving.NewCertWatcher(serving.CertWatcherOptions{
+		CertFile: filepath.Join(o.CertDir, o.CertName),
+		KeyFile:  filepath.Join(o.CertDir, o.KeyName),
+		DNSName:  o.CertDNSName,
+		Metrics:  metrics,
+		Log:      log.WithName("certificates"),
 	})
 }
 

@@ -7,4 +7,6 @@
 // unusable is skipped with the reason. Nothing here writes to the cluster,
 // logs or exits; served-certificate completes a TLS handshake with each
 // endpoint and sends nothing. Selectors are matched by the API server's code.
+// Each item's decision returns its status and facts; the words it prints
+// come from one catalogue by item ID and finding (words.go).
 package check
