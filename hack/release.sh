@@ -179,7 +179,7 @@ if [ "${1:-}" = --platforms ]; then
 	exit 0
 fi
 
-manifests_only= check_only=
+manifests_only='' check_only=''
 if [ "${1:-}" = --check ]; then
 	check_only=1
 	shift
@@ -195,7 +195,7 @@ if [ "${1:-}" = --manifests ]; then
 	esac
 	shift 2
 fi
-module_mode= module_manifests=
+module_mode='' module_manifests=''
 if [ "${1:-}" = --module ]; then
 	module_mode=1
 	shift
@@ -346,7 +346,7 @@ version_checks() {
 # version M-bridge-<step>, and refuses one of another step or without
 # kim-snatch's manifest; it refuses that manifest for any other version.
 bridge_checks() {
-	bridge_step= bridge_module=
+	bridge_step='' bridge_module=''
 	if [[ $module_version != *-bridge* ]]; then
 		[ -z "$kim_snatch_manifest" ] ||
 			die "KIM_SNATCH_MANIFEST is set, but $module_version is not a bridge version <module-version>-bridge-<1..5>"
@@ -876,7 +876,7 @@ if [ -n "$digest" ]; then
 	done
 fi
 
-build=(docker buildx build --platform linux/amd64,linux/arm64 -f "$dockerfile" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" -t "$ref" --push .)
+build=(docker buildx build --platform 'linux/amd64,linux/arm64' -f "$dockerfile" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" -t "$ref" --push .)
 if [ "${PUSH:-}" = 1 ]; then
 	command -v docker >/dev/null 2>&1 || die "PUSH=1 needs the docker CLI and a Docker engine"
 	"${build[@]}"
