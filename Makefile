@@ -8,6 +8,8 @@
 # (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
 # must be installed: every go command below runs the toolchain that go.mod
 # names, which the go command fetches from the module proxy on first use.
+# shellcheck, which is not a Go module, make installs from Debian's packages
+# at a pinned version (hack/debian-package.sh).
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -34,6 +36,12 @@ DESCHEDULER_POLICY := $(BIN)/descheduler-policy
 DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
+# shellcheck is not a Go module: make installs it from Debian's packages at
+# this version (hack/debian-package.sh), and the stamp, named after the
+# version, makes that a no-op until the pin moves.
+SHELLCHECK_VERSION := 0.9.0-1
+SHELLCHECK      := /usr/bin/shellcheck
+SHELLCHECK_STAMP := $(BIN)/.shellcheck-$(SHELLCHECK_VERSION)
 GOVULNCHECK     := $(BIN)/govulncheck
 COSIGN          := $(BIN)/cosign
 CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
@@ -113,10 +121,17 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## Run golangci-lint, and actionlint on .github/workflows (built into bin/ on first use).
+lint: $(GOLANGCI_LINT) $(ACTIONLINT) shellcheck ## Run golangci-lint, shellcheck on the shell scripts, and actionlint, with shellcheck, on .github/workflows (installed on first use).
 	$(GOLANGCI_LINT) run ./...
-	# shellcheck is not a Go module, so actionlint runs without it here.
-	$(ACTIONLINT) -shellcheck= .github/workflows/*.yml
+	$(ACTIONLINT) -shellcheck=$(SHELLCHECK) .github/workflows/*.yml
+
+# The shell scripts are the repository's files whose first line is a sh or
+# bash shebang, whatever their names (hack/*.sh, .ci/run).
+.PHONY: shellcheck
+shellcheck: $(SHELLCHECK_STAMP) ## Run shellcheck on every shell script of the repository (part of make lint and make test).
+	@scripts=$$(git ls-files -z --cached --others --exclude-standard | xargs -0 awk 'FNR == 1 { if (/^#!.*[\/ ](ba)?sh( |$$)/) print FILENAME; nextfile }'); \
+	echo ">> shellcheck $$(echo $$scripts)"; \
+	$(SHELLCHECK) $$scripts
 
 .PHONY: manifests
 manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
@@ -134,7 +149,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(COSIGN) $(CYCLONEDX_GOMOD) images monitoring-images ## The presubmit tier: the vulnerability check, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(COSIGN) $(CYCLONEDX_GOMOD) $(SHELLCHECK_STAMP) images monitoring-images ## The presubmit tier: the vulnerability check, shellcheck, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
 	$(call NODE_TEST,smoke) & node=$$!; \
 	nice -n 19 $(MAKE) --no-print-directory test-checks & checks=$$!; \
 	rest=0; go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") || rest=$$?; \
@@ -147,9 +162,10 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 # without a node, and test-checks, which only builds and fuzzes and so runs
 # at nice 19: it takes the cores the other lanes leave idle, and the
 # node's scenarios hold under such a load (docs/benchmarks.md, "What the
-# suite costs").
+# suite costs"). make test installs shellcheck before the lanes start, so
+# that its apt-get never waits on the node's (hack/node-prerequisites.sh).
 .PHONY: test-checks
-test-checks: vuln ## The vulnerability check, the tests of hack/tools' modules and the fuzz smoke (part of make test).
+test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests of hack/tools' modules and the fuzz smoke (part of make test).
 	GOWORK=off go -C hack/tools/imagetool test ./...
 	GOWORK=off go -C hack/tools/dashboards test ./...
 	GOWORK=off go -C hack/tools/promrules test ./...
@@ -304,7 +320,7 @@ endif
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(GOVULNCHECK) $(COSIGN) $(CYCLONEDX_GOMOD) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(SHELLCHECK_STAMP) $(GOVULNCHECK) $(COSIGN) $(CYCLONEDX_GOMOD) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -358,6 +374,11 @@ $(CYCLONEDX_GOMOD): hack/tools/sbom/go.mod hack/tools/sbom/go.sum
 $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 	@echo ">> building actionlint"
 	$(THIRD_PARTY_GO) -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+$(SHELLCHECK_STAMP): hack/debian-package.sh
+	hack/debian-package.sh shellcheck $(SHELLCHECK_VERSION)
+	@mkdir -p $(@D)
+	@touch $@
 
 # kube-network-policies, unmodified, enforces NetworkPolicies on the real node
 # of test/realnode.
