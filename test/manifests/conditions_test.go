@@ -161,40 +161,13 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 	moreErrors := strings.Replace(healthySyncer(at, 1), `{reason="apply"} 3`, `{reason="apply"} 9`, 1)
 
 	ksm := "-metrics=" + write("ksm", healthyKubeStateMetrics) + ",job=kube-state-metrics"
-	// The webhook's Deployment scaled to zero, and deleted: kube-state-metrics
-	// reports the syncer's Deployment beside it, as it reports every
-	// Deployment of the namespace.
-	syncerDeployment := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="cabundle-syncer"} 2
-`
-	webhookAvailable := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="snatch-webhook"} 2
-`
-	webhookSpec := `kube_deployment_spec_replicas{namespace="kyma-system",deployment="snatch-webhook"} 2
-`
-	withSyncer := strings.Replace(healthyKubeStateMetrics, webhookAvailable, webhookAvailable+syncerDeployment, 1)
-	scaledToZero := strings.NewReplacer(webhookAvailable, strings.Replace(webhookAvailable, "} 2", "} 0", 1)+syncerDeployment,
-		webhookSpec, strings.Replace(webhookSpec, "} 2", "} 0", 1)).Replace(healthyKubeStateMetrics)
-	deleted := strings.NewReplacer(webhookAvailable, syncerDeployment, webhookSpec, "").Replace(healthyKubeStateMetrics)
-	// No object of the webhook at all, its PodDisruptionBudget included: the
-	// module's bridge-1, whose monitoring.yaml holds the webhook's rules.
-	webhookPDB := `kube_poddisruptionbudget_created{namespace="kyma-system",poddisruptionbudget="snatch-webhook"} 1.7e+09
-`
-	notInstalled := strings.Replace(deleted, webhookPDB, "", 1)
-	if withSyncer == healthyKubeStateMetrics || scaledToZero == withSyncer || deleted == withSyncer || notInstalled == deleted ||
-		strings.Contains(deleted, `deployment="snatch-webhook"`) {
-		t.Fatal("the kube-state-metrics expositions of the webhook's Deployment did not change as meant")
-	}
+	withSyncer, scaledToZero, deleted, notInstalled := webhookDeploymentExpositions(t)
 	webhookDeploymentGone := []string{
 		"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
 	}
 	apiserver := "-metrics=" + write("apiserver", healthyAPIServer) + ",job=apiserver"
-	tests := []struct {
-		name string
-		args []string
-		want []string
-		// without names a source of dependencies that the case leaves out.
-		without string
-	}{
+	tests := []conditionCase{
 		{name: "healthy", args: healthy, want: []string{}},
 		{name: "standby_out_of_sync", want: []string{}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
@@ -262,44 +235,7 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 			"-metrics", write("errors", moreErrors) + syncerA,
 		}},
 	}
-	// The rendered installation, and the PrometheusRule files of deploy/ as
-	// they are.
-	root := repoRoot(t)
-	sources := map[string][]string{
-		"rendered": {rules},
-		"files": {
-			filepath.Join(root, webhookBase, "prometheusrule.yaml"),
-			filepath.Join(root, syncerBase, "prometheusrule.yaml"),
-		},
-	}
-	for _, tt := range tests {
-		for source, ruleFiles := range sources {
-			t.Run(tt.name+"/"+source, func(t *testing.T) {
-				args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
-				for _, dep := range []string{ksm, apiserver} {
-					if dep != tt.without {
-						args = append(args, dep)
-					}
-				}
-				got, err := runConditions(t, "", append(args, ruleFiles...)...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(got.Holding, tt.want) {
-					t.Errorf("holding %v, want exactly %v; labels %v", got.Holding, tt.want, got.Labels)
-				}
-				all := append(slices.Clone(got.Holding), got.NotHolding...)
-				for _, r := range alerts(t) {
-					if !slices.Contains(all, r.Alert) && r.Alert != "" {
-						t.Errorf("alert %s is in neither list", r.Alert)
-					}
-				}
-				if !got.At.Equal(at) {
-					t.Errorf("evaluated at %v, want %v", got.At, at)
-				}
-			})
-		}
-	}
+	runConditionCases(t, rules, at, tests, ksm, apiserver)
 }
 
 // The exposition may come on stdin, and bad input is an error, not an empty
@@ -344,5 +280,88 @@ func TestConditionsRejectsBadInput(t *testing.T) {
 				t.Fatalf("promrules conditions: %v, want a non-zero exit", err)
 			}
 		})
+	}
+}
+
+// conditionCase is one state of the metrics, and the alerts that hold in
+// it.
+type conditionCase struct {
+	name string
+	args []string
+	want []string
+	// without names a source of dependencies that the case leaves out.
+	without string
+}
+
+// webhookDeploymentExpositions returns kube-state-metrics' exposition with
+// the syncer's Deployment beside the webhook's, as it reports every
+// Deployment of the namespace, and with the webhook's Deployment scaled to
+// zero, deleted, and never installed.
+func webhookDeploymentExpositions(t *testing.T) (withSyncer, scaledToZero, deleted, notInstalled string) {
+	t.Helper()
+	syncerDeployment := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="cabundle-syncer"} 2
+`
+	webhookAvailable := `kube_deployment_status_replicas_available{namespace="kyma-system",deployment="snatch-webhook"} 2
+`
+	webhookSpec := `kube_deployment_spec_replicas{namespace="kyma-system",deployment="snatch-webhook"} 2
+`
+	scaledToZero = strings.NewReplacer(webhookAvailable, strings.Replace(webhookAvailable, "} 2", "} 0", 1)+syncerDeployment,
+		webhookSpec, strings.Replace(webhookSpec, "} 2", "} 0", 1)).Replace(healthyKubeStateMetrics)
+	deleted = strings.NewReplacer(webhookAvailable, syncerDeployment, webhookSpec, "").Replace(healthyKubeStateMetrics)
+	// No object of the webhook at all, its PodDisruptionBudget included: the
+	// module's bridge-1, whose monitoring.yaml holds the webhook's rules.
+	webhookPDB := `kube_poddisruptionbudget_created{namespace="kyma-system",poddisruptionbudget="snatch-webhook"} 1.7e+09
+`
+	notInstalled = strings.Replace(deleted, webhookPDB, "", 1)
+	withSyncer = strings.Replace(healthyKubeStateMetrics, webhookAvailable, webhookAvailable+syncerDeployment, 1)
+	if withSyncer == healthyKubeStateMetrics || scaledToZero == withSyncer || deleted == withSyncer || notInstalled == deleted ||
+		strings.Contains(deleted, `deployment="snatch-webhook"`) {
+		t.Fatal("the kube-state-metrics expositions of the webhook's Deployment did not change as meant")
+	}
+	return withSyncer, scaledToZero, deleted, notInstalled
+}
+
+// runConditionCases evaluates each case against the rendered installation's
+// rules and the PrometheusRule files of deploy/, each with the dependencies
+// ksm and apiserver but the one it leaves out.
+func runConditionCases(t *testing.T, rules string, at time.Time, tests []conditionCase, ksm, apiserver string) {
+	t.Helper()
+	// The rendered installation, and the PrometheusRule files of deploy/ as
+	// they are.
+	root := repoRoot(t)
+	sources := map[string][]string{
+		"rendered": {rules},
+		"files": {
+			filepath.Join(root, webhookBase, "prometheusrule.yaml"),
+			filepath.Join(root, syncerBase, "prometheusrule.yaml"),
+		},
+	}
+	for _, tt := range tests {
+		for source, ruleFiles := range sources {
+			t.Run(tt.name+"/"+source, func(t *testing.T) {
+				args := append([]string{"-at", at.Format(time.RFC3339)}, tt.args...)
+				for _, dep := range []string{ksm, apiserver} {
+					if dep != tt.without {
+						args = append(args, dep)
+					}
+				}
+				got, err := runConditions(t, "", append(args, ruleFiles...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Holding, tt.want) {
+					t.Errorf("holding %v, want exactly %v; labels %v", got.Holding, tt.want, got.Labels)
+				}
+				all := append(slices.Clone(got.Holding), got.NotHolding...)
+				for _, r := range alerts(t) {
+					if !slices.Contains(all, r.Alert) && r.Alert != "" {
+						t.Errorf("alert %s is in neither list", r.Alert)
+					}
+				}
+				if !got.At.Equal(at) {
+					t.Errorf("evaluated at %v, want %v", got.At, at)
+				}
+			})
+		}
 	}
 }

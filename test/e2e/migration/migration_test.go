@@ -295,26 +295,33 @@ func newEnv(ctx context.Context, t *testing.T, root string, steps []step, monito
 		t.Fatal(err)
 	}
 
-	// What a Kyma cluster provides: the CRDs of cert-management and of the
-	// Prometheus operator, Gardener cert-management itself and its Issuer
-	// "kyma".
-	if err := stack.InstallNeighbours(ctx, cluster.KubeconfigPath); err != nil {
+	e.installNeighbours(ctx, t, monitored)
+	return e
+}
+
+// installNeighbours installs what a Kyma cluster provides: the CRDs of
+// cert-management and of the Prometheus operator, Gardener
+// cert-management itself and its Issuer "kyma", and with monitored the
+// Prometheus stack.
+func (e *env) installNeighbours(ctx context.Context, t *testing.T, monitored bool) {
+	t.Helper()
+	if err := stack.InstallNeighbours(ctx, e.cluster.KubeconfigPath); err != nil {
 		t.Fatal(err)
 	}
 	if monitored {
 		e.progress("installing the Prometheus stack")
-		if err := stack.InstallMonitoring(ctx, cluster.KubeconfigPath); err != nil {
+		if err := stack.InstallMonitoring(ctx, e.cluster.KubeconfigPath); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if e.dyn, err = dynamic.NewForConfig(cluster.Config); err != nil {
+	var err error
+	if e.dyn, err = dynamic.NewForConfig(e.cluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	issuer := []byte("apiVersion: cert.gardener.cloud/v1alpha1\nkind: Issuer\nmetadata:\n  name: kyma\n  namespace: kyma-system\nspec:\n  selfSigned: {}\n")
 	if _, err := e.kubectl(ctx, issuer, "apply", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 // measure waits until the Pods of selector serve the Secret's certificate
