@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
 )
@@ -22,6 +23,9 @@ import (
 // versionLabel is the label of every object of a binary's release that
 // names the release.
 const versionLabel = "app.kubernetes.io/version"
+
+// syncerLease is the Lease of cabundle-syncer's leader election.
+const syncerLease = "cabundle-syncer"
 
 // skip labels the Manifest skip-reconciliation and pins version: through
 // several reconciles the runtime stays at the release it runs, and the
@@ -117,11 +121,13 @@ func (f *fleet) deployments(ctx context.Context) (map[string]*appsv1.Deployment,
 	return out, nil
 }
 
-// checkRolled waits until both Deployments are rolled out in full, as the
-// operator waits before the next step: lifecycle-manager's Ready reads
-// only the first Deployment of the manifest. It then holds them to the
-// releases of the module version: the one of binary changed, the other as
-// it was.
+// checkRolled waits until both Deployments are rolled out in full, and a
+// ready syncer Pod holds the Lease, as the operator waits before the next
+// step: lifecycle-manager's Ready reads only the first Deployment of the
+// manifest, and the syncer's last old replica releases the Lease as it
+// stops, a few seconds before a new one takes it. It then holds the
+// Deployments to the releases of the module version: the one of binary
+// changed, the other as it was.
 func (f *fleet) checkRolled(ctx context.Context, t *testing.T, version, binary string) {
 	t.Helper()
 	var ds map[string]*appsv1.Deployment
@@ -138,7 +144,8 @@ func (f *fleet) checkRolled(ctx context.Context, t *testing.T, version, binary s
 				return false, nil
 			}
 		}
-		return true, nil
+		last, err = f.e.leaseUnheld(ctx)
+		return last == "", err
 	})
 	if err != nil {
 		t.Fatalf("%s: the Deployments are not rolled out: %v; last: %s", version, err, last)
@@ -307,4 +314,25 @@ func (f *fleet) report(t *testing.T, l *load) {
 	if all.Pods < podsPerSecond*60 {
 		t.Errorf("only %d Pods were created; the scenario ran too short to show anything", all.Pods)
 	}
+}
+
+// leaseUnheld says why no ready syncer Pod holds the syncer's Lease, or ""
+// if one does.
+func (e *env) leaseUnheld(ctx context.Context) (string, error) {
+	lease, err := e.client.CoordinationV1().Leases(namespace).Get(ctx, syncerLease, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		return "the Lease has no holder", nil
+	}
+	holder := syncer.HolderPodName(*lease.Spec.HolderIdentity)
+	pods, err := e.readyPods(ctx, namespace, "app.kubernetes.io/name=cabundle-syncer")
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == holder }) {
+		return fmt.Sprintf("the Lease's holder %s is no ready syncer Pod", holder), nil
+	}
+	return "", nil
 }

@@ -520,7 +520,7 @@ func (e *env) checkRolledBack(ctx context.Context, t *testing.T) {
 			t.Errorf("objects of %s left after the rollback: %q %v", base, left, err)
 		}
 	}
-	if _, err := e.client.CoordinationV1().Leases(namespace).Get(ctx, "cabundle-syncer", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := e.client.CoordinationV1().Leases(namespace).Get(ctx, syncerLease, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Lease cabundle-syncer after the rollback: %v, want NotFound", err)
 	}
 	if _, err := e.kubectl(ctx, kimsnatch.InstallYAML(), "get", "-f", "-", "-o", "name"); err != nil {
