@@ -27,10 +27,10 @@ import (
 // test/e2e/neighbours/monitoring, both monitoring profiles, and the
 // module's optional monitoring.yaml is applied as docs/migration.md has
 // the operator apply it on a runtime with prometheus-operator: with the
-// second bridge version, the first that runs both binaries, server-side,
-// beside the module, with the binding and NetworkPolicy of
-// deploy/components/prometheus; and deleted before the step back to the
-// first. The rules and scrapes are the shipped ones.
+// third bridge version, the first whose webhook calls snatch-webhook
+// answers, server-side, beside the module, with the binding and
+// NetworkPolicy of deploy/components/prometheus; and deleted before the
+// step back to the second. The rules and scrapes are the shipped ones.
 //
 // After each scenario no alert of either profile may stay pending or
 // firing: settle waits until none is, up to quietTimeout, and records how
@@ -120,7 +120,7 @@ func (f *fleet) startMonitoring(ctx context.Context, t *testing.T, version strin
 }
 
 // stopMonitoring deletes what startMonitoring applied, as the operator
-// does before the step back to the first bridge version.
+// does before the step back to the second bridge version.
 func (f *fleet) stopMonitoring(ctx context.Context, t *testing.T) {
 	t.Helper()
 	f.e.progress("deleting monitoring.yaml")
