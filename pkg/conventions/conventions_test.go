@@ -21,15 +21,7 @@ const (
 func TestFunctionsAreShort(t *testing.T) {
 	fset, files := sources(t)
 	for _, src := range files {
-		ast.Inspect(src.file, func(n ast.Node) bool {
-			name := "a function literal"
-			switch fn := n.(type) {
-			case *ast.FuncDecl:
-				name = fn.Name.Name
-			case *ast.FuncLit:
-			default:
-				return true
-			}
+		eachFunction(src.file, func(n ast.Node, name string) {
 			l := lines(fset, n)
 			if !src.production {
 				l -= tableLines(fset, n)
@@ -38,9 +30,22 @@ func TestFunctionsAreShort(t *testing.T) {
 				t.Errorf("%s:%d: %s has %d lines, more than %d: split it into named steps",
 					src.path, fset.Position(n.Pos()).Line, name, l, maxFunctionLines)
 			}
-			return true
 		})
 	}
+}
+
+// eachFunction calls fn with every function declaration and function
+// literal of file, and its name ("a function literal" for a literal).
+func eachFunction(file *ast.File, fn func(n ast.Node, name string)) {
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch f := n.(type) {
+		case *ast.FuncDecl:
+			fn(n, f.Name.Name)
+		case *ast.FuncLit:
+			fn(n, "a function literal")
+		}
+		return true
+	})
 }
 
 // tableLines counts the lines of fn's tables of cases: slice, array or map

@@ -53,20 +53,11 @@ func TestStrictPackagesKeepShortFunctionsAndLines(t *testing.T) {
 // than maxStrictLineChars.
 func strictViolations(fset *token.FileSet, file *ast.File, text []byte) []string {
 	var out []string
-	ast.Inspect(file, func(n ast.Node) bool {
-		name := "a function literal"
-		switch fn := n.(type) {
-		case *ast.FuncDecl:
-			name = fn.Name.Name
-		case *ast.FuncLit:
-		default:
-			return true
-		}
+	eachFunction(file, func(n ast.Node, name string) {
 		if l := lines(fset, n); l > maxStrictFunctionLines {
 			out = append(out, fmt.Sprintf("%d: %s has %d lines, more than %d: split it into named steps",
 				fset.Position(n.Pos()).Line, name, l, maxStrictFunctionLines))
 		}
-		return true
 	})
 	for i, line := range strings.Split(string(text), "\n") {
 		if n := utf8.RuneCountInString(line); n > maxStrictLineChars {
