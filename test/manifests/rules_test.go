@@ -254,20 +254,29 @@ func alerts(t *testing.T) []rule {
 func alertSeverities(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	eachShippedAlert(t, func(_ *unstructured.Unstructured, name string, rule map[string]any) {
+		out[name], _, _ = unstructured.NestedString(rule, "labels", "severity")
+	})
+	return out
+}
+
+// eachShippedAlert calls fn with every alerting rule of the installation's
+// PrometheusRules, its PrometheusRule and its name; recording rules are
+// left out.
+func eachShippedAlert(t *testing.T, fn func(pr *unstructured.Unstructured, name string, rule map[string]any)) {
+	t.Helper()
 	for _, pr := range prometheusRules(t) {
 		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
 		for _, g := range groups {
 			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
 			for _, r := range rules {
-				name, _, _ := unstructured.NestedString(r.(map[string]any), "alert")
-				severity, _, _ := unstructured.NestedString(r.(map[string]any), "labels", "severity")
-				if name != "" {
-					out[name] = severity
+				rule := r.(map[string]any)
+				if name, _, _ := unstructured.NestedString(rule, "alert"); name != "" {
+					fn(pr, name, rule)
 				}
 			}
 		}
 	}
-	return out
 }
 
 // Each item of the operators' health checklist has an alert.
@@ -399,26 +408,15 @@ func TestAlertsNameWhatIsDeployed(t *testing.T) {
 			}
 		}
 	}
-	for _, pr := range prometheusRules(t) {
-		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
-		for _, g := range groups {
-			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
-			for _, r := range rules {
-				r := r.(map[string]any)
-				name, _, _ := unstructured.NestedString(r, "alert")
-				if name == "" {
-					continue // a recording rule
-				}
-				severity, _, _ := unstructured.NestedString(r, "labels", "severity")
-				if severity != "critical" && severity != "warning" {
-					t.Errorf("alert %s has severity %q, want critical or warning", name, severity)
-				}
-				for _, a := range []string{"summary", "description"} {
-					if v, _, _ := unstructured.NestedString(r, "annotations", a); v == "" {
-						t.Errorf("alert %s has no %s annotation", name, a)
-					}
-				}
+	eachShippedAlert(t, func(_ *unstructured.Unstructured, name string, r map[string]any) {
+		severity, _, _ := unstructured.NestedString(r, "labels", "severity")
+		if severity != "critical" && severity != "warning" {
+			t.Errorf("alert %s has severity %q, want critical or warning", name, severity)
+		}
+		for _, a := range []string{"summary", "description"} {
+			if v, _, _ := unstructured.NestedString(r, "annotations", a); v == "" {
+				t.Errorf("alert %s has no %s annotation", name, a)
 			}
 		}
-	}
+	})
 }

@@ -305,17 +305,9 @@ func TestEveryAlertCarriesANamespace(t *testing.T) {
 			}
 		}
 	}
-	for _, pr := range prometheusRules(t) {
-		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
-		for _, g := range groups {
-			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
-			for _, r := range rules {
-				name, _, _ := unstructured.NestedString(r.(map[string]any), "alert")
-				ns, set, _ := unstructured.NestedString(r.(map[string]any), "labels", "namespace")
-				if name != "" && set && ns != pr.GetNamespace() {
-					t.Errorf("alert %s sets namespace %q, but ships in %s", name, ns, pr.GetNamespace())
-				}
-			}
+	eachShippedAlert(t, func(pr *unstructured.Unstructured, name string, rule map[string]any) {
+		if ns, set, _ := unstructured.NestedString(rule, "labels", "namespace"); set && ns != pr.GetNamespace() {
+			t.Errorf("alert %s sets namespace %q, but ships in %s", name, ns, pr.GetNamespace())
 		}
-	}
+	})
 }
