@@ -43,17 +43,13 @@ func kubectl(ctx context.Context, kubeconfig, dir string, stdin []byte, args ...
 // without returns the YAML stream of the objects in stream whose kind is
 // none of kinds, for `kubectl get -f -`.
 func without(stream []byte, kinds ...string) ([]byte, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	objs, err := objects(stream)
+	if err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out.Bytes(), nil
-			}
-			return nil, err
-		}
-		if len(u.Object) == 0 || slices.Contains(kinds, u.GetKind()) {
+	for _, u := range objs {
+		if slices.Contains(kinds, u.GetKind()) {
 			continue
 		}
 		doc, err := yaml.Marshal(u.Object)
@@ -62,6 +58,26 @@ func without(stream []byte, kinds ...string) ([]byte, error) {
 		}
 		out.WriteString("---\n")
 		out.Write(doc)
+	}
+	return out.Bytes(), nil
+}
+
+// objects decodes the objects of a YAML or JSON stream, skipping empty
+// documents.
+func objects(stream []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) != 0 {
+			out = append(out, u)
+		}
 	}
 }
 

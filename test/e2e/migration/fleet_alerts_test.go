@@ -1,11 +1,8 @@
 package migration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,7 +15,6 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 )
@@ -304,17 +300,12 @@ func loadedAlertingRules(ctx context.Context, prom promv1.API) []string {
 // alertingRules returns the names of the alerting rules of the
 // PrometheusRules in stream, sorted.
 func alertingRules(stream []byte) ([]string, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	objs, err := objects(stream)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				slices.Sort(out)
-				return out, nil
-			}
-			return nil, err
-		}
+	for _, u := range objs {
 		if u.GetKind() != "PrometheusRule" {
 			continue
 		}
@@ -331,4 +322,6 @@ func alertingRules(stream []byte) ([]string, error) {
 			}
 		}
 	}
+	slices.Sort(out)
+	return out, nil
 }
