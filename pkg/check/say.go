@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -45,13 +46,20 @@ type itemWords struct {
 // keyDetail keys the phrase that words one of an item's details.
 const keyDetail finding = "detail"
 
+// builtCatalogue and builtCommonPhrases build the catalogue once per
+// process rather than once per result.
+var (
+	builtCatalogue     = sync.OnceValue(catalogue)
+	builtCommonPhrases = sync.OnceValue(commonPhrases)
+)
+
 // result turns what a decision found into the item's Result: the one place
 // where facts become words.
 func (f found) result(id string) Result {
-	words := catalogue()[id]
+	words := builtCatalogue()[id]
 	p, ok := words.phrases[f.key]
 	if !ok {
-		p = commonPhrases()[f.key]
+		p = builtCommonPhrases()[f.key]
 	}
 	msg, remedy := say(words, p.message, f.facts), say(words, p.remedy, f.facts)
 	if f.blocker != "" {
