@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,8 +24,8 @@ import (
 )
 
 // Write writes, from the API objects, the series of kube-state-metrics'
-// documented metrics that deploy/'s rules read, with the label allowlist
-// docs/operations.md asks for:
+// documented metrics that deploy/'s rules read, with the labels that
+// LabelsAllowlist allows and the metrics that OptInMetrics opts in:
 //
 //   - kube_node_labels{node, label_worker_gardener_cloud_pool}
 //   - kube_namespace_labels{namespace, label_operator_kyma_project_io_managed_by}
@@ -34,8 +35,8 @@ import (
 //     phase and 0 for the others
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
 //   - kube_pod_nodeselectors{namespace, pod, uid, nodeselector_<key>...}, one
-//     label per key of the Pod's nodeSelector, opted in as
-//     --metric-opt-in-list=kube_pod_nodeselectors does (no allowlist)
+//     label per key of the Pod's nodeSelector, where OptInMetrics names it
+//     (no allowlist)
 //   - kube_pod_created{namespace, pod, uid}, the creation time in seconds
 //   - kube_pod_container_info{namespace, pod, uid, container, image_spec,
 //     image, image_id, container_id}, one per container status
@@ -56,7 +57,7 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	}
 	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
 	for _, n := range nodes.Items {
-		series(&b, "kube_node_labels", 1, append(allowlisted(n.Labels, "worker.gardener.cloud/pool"), "node", n.Name))
+		series(&b, "kube_node_labels", 1, append(allowlisted(n.Labels, allowed["nodes"]...), "node", n.Name))
 	}
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -64,7 +65,7 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	}
 	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
 	for _, ns := range namespaces.Items {
-		series(&b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, "operator.kyma-project.io/managed-by"), "namespace", ns.Name))
+		series(&b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, allowed["namespaces"]...), "namespace", ns.Name))
 	}
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -103,11 +104,13 @@ func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 	}
 	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
 	for _, p := range pods {
-		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, "kim-snatch.kyma-project.io/opt-out")...))
+		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, allowed["pods"]...)...))
 	}
-	fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
-	for _, p := range pods {
-		series(b, "kube_pod_nodeselectors", 1, append(podKeys(p), prefixed("nodeselector_", p.Spec.NodeSelector)...))
+	if slices.Contains(strings.Split(OptInMetrics, ","), "kube_pod_nodeselectors") {
+		fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
+		for _, p := range pods {
+			series(b, "kube_pod_nodeselectors", 1, append(podKeys(p), prefixed("nodeselector_", p.Spec.NodeSelector)...))
+		}
 	}
 	fmt.Fprintln(b, "# TYPE kube_pod_created gauge")
 	for _, p := range pods {
