@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,6 +91,7 @@ func TestHandlerRefusesOnlyTheRequestPastTheBodyBudget(t *testing.T) {
 		slow = append(slow, s)
 	}
 	small := append(bytes.Repeat([]byte(" "), 8<<10), reviewOf(t, "uid-over", "CREATE", podKind, goldenPod(t, "no-affinity.yaml"))...)
+	beforeOver := time.Now()
 	rec := post(h, "application/json", small)
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("status past the budget = %d, want 503; body %s", rec.Code, rec.Body)
@@ -103,10 +105,17 @@ func TestHandlerRefusesOnlyTheRequestPastTheBodyBudget(t *testing.T) {
 	if got := counterValue(metrics, OutcomeMalformed, ReasonOverBudget); got != 1 {
 		t.Errorf("over-budget count = %v, want 1", got)
 	}
+	if got, want := lastPodReview(metrics), unixSeconds(processStart.UnixNano()); got != want {
+		t.Errorf("the last Pod review moved to %v on the over-budget call; want the start, %v", got, want)
+	}
 	for i, s := range slow {
 		if rec := s.finish(t, padded[held:]); rec.Code != http.StatusOK || decodeResponse(t, rec.Body.Bytes()).Patch == nil {
 			t.Errorf("request %d that held the budget: status %d, body %.200s; want patched", i, rec.Code, rec.Body)
 		}
+	}
+	// Answered after the over-budget call, they arrived before it.
+	if got, over := lastPodReview(metrics), unixSeconds(beforeOver.UnixNano()); got <= unixSeconds(processStart.UnixNano()) || got > over {
+		t.Errorf("the last Pod review is at %v; want the arrival of the requests that held the budget, before %v", got, over)
 	}
 	if rec := post(h, "application/json", small); rec.Code != http.StatusOK {
 		t.Errorf("after the budget was released: status %d, want 200", rec.Code)

@@ -101,6 +101,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.opts.Metrics.observe(OutcomeMalformed, reqErr.reason, time.Since(start))
 		return
 	}
+	if rev.isPodCreate() { // on arrival, before the decision: a late answer was still a review
+		h.opts.Metrics.podReviewArrived(start)
+	}
 	d, err := h.decide(&rev)
 	h.log.write(&rev, err, decisionLine{outcome: outcomeOf(d.Reason), reason: string(d.Reason), detail: d.Message, dryRun: rev.dryRun})
 	bufs.write(w, http.StatusOK, appendAllowed(bufs.out[:0], rev.uid.raw, d.Patch))
@@ -133,9 +136,9 @@ func (h *Handler) finish(w http.ResponseWriter, bufs *buffers, rev *review, star
 func (h *Handler) decide(rev *review) (affinity.Decision, error) {
 	var err error
 	switch {
-	case len(rev.kindGroup.raw) > 0 || !rev.kindKind.is("Pod") || len(rev.subResource.raw) > 0:
+	case !rev.isPod():
 		return affinity.Decision{Reason: affinity.ReasonNotPod, Message: "the request is not for a Pod"}, nil
-	case !rev.operation.is("CREATE"):
+	case !rev.isCreate():
 		return affinity.Decision{Reason: affinity.ReasonNotCreate, Message: "the request is not a CREATE"}, nil
 	case !rev.hasObject:
 		err = errors.New("the CREATE request carries no Pod object")

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,11 +41,26 @@ const (
 type Metrics struct {
 	total    *prometheus.CounterVec
 	duration prometheus.Histogram
+	// lastPodReview, snatch_webhook_last_pod_review_timestamp_seconds, reads
+	// lastPodReviewNanos: the arrival of the latest Pod CREATE review, in Unix
+	// nanoseconds.
+	lastPodReview      prometheus.GaugeFunc
+	lastPodReviewNanos atomic.Int64
 }
 
-// NewMetrics creates the admission metrics, every valid label pair at zero, and
-// registers them on reg.
+// processStart stands for the start of the process: package variables are
+// initialized before main runs.
+var processStart = time.Now()
+
+// NewMetrics creates the admission metrics, every valid label pair at zero and
+// the time of the last Pod review at the process's start, and registers them
+// on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	return newMetrics(reg, processStart)
+}
+
+// newMetrics is NewMetrics with the start time given.
+func newMetrics(reg prometheus.Registerer, started time.Time) (*Metrics, error) {
 	var zero [][]string
 	for _, r := range affinity.Reasons() {
 		zero = append(zero, []string{outcomeOf(r), string(r)})
@@ -63,10 +79,25 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 250e-3, 1, 2},
 		}),
 	}
-	if err := metric.Register(reg, "admission", m.total, m.duration); err != nil {
+	m.lastPodReviewNanos.Store(started.UnixNano())
+	m.lastPodReview = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "snatch_webhook_last_pod_review_timestamp_seconds",
+		Help: "Unix time at which this replica last received an AdmissionReview of a Pod CREATE, whatever the " +
+			"decision, taken when the request arrived; malformed and over-budget requests do not count. " +
+			"The process's start time until the first.",
+	}, func() float64 { return unixSeconds(m.lastPodReviewNanos.Load()) })
+	if err := metric.Register(reg, "admission", m.total, m.duration, m.lastPodReview); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// unixSeconds converts Unix nanoseconds to the seconds a timestamp metric
+// holds; the whole seconds apart, so that a time of whole milliseconds reads
+// as written.
+func unixSeconds(ns int64) float64 {
+	const second = int64(time.Second)
+	return float64(ns/second) + float64(ns%second)/float64(second)
 }
 
 // outcomeOf is a decision's outcome: only ReasonInjected comes with a patch.
@@ -81,6 +112,21 @@ func (m *Metrics) observe(outcome, reason string, d time.Duration) {
 	if m != nil { // Options.Metrics is optional
 		m.total.WithLabelValues(outcome, reason).Inc()
 		m.duration.Observe(d.Seconds())
+	}
+}
+
+// podReviewArrived records that a Pod CREATE review arrived at at. The time
+// only moves forward: concurrent requests finish reading in any order, and a
+// later one may be recorded first.
+func (m *Metrics) podReviewArrived(at time.Time) {
+	if m == nil {
+		return
+	}
+	ns := at.UnixNano()
+	for last := m.lastPodReviewNanos.Load(); ns > last; last = m.lastPodReviewNanos.Load() {
+		if m.lastPodReviewNanos.CompareAndSwap(last, ns) {
+			return
+		}
 	}
 }
 

@@ -30,6 +30,17 @@ type review struct {
 	podErr error
 }
 
+// isPod reports whether the request is for a Pod itself, not a subresource.
+func (r *review) isPod() bool {
+	return len(r.kindGroup.raw) == 0 && r.kindKind.is("Pod") && len(r.subResource.raw) == 0
+}
+
+func (r *review) isCreate() bool { return r.operation.is("CREATE") }
+
+// isPodCreate reports whether the request creates a Pod, whatever the
+// decision on it (snatch_webhook_last_pod_review_timestamp_seconds).
+func (r *review) isPodCreate() bool { return r.isPod() && r.isCreate() }
+
 // podFacts is what the decision and the decision log need from a Pod.
 type podFacts struct {
 	name, generateName rawString
