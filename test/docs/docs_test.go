@@ -60,15 +60,20 @@ func readDoc(t testing.TB, path string) doc {
 }
 
 // section returns the text under the heading with the given title, up to
-// the next heading of the same or a higher level.
+// the next heading of the same or a higher level. A comment line of a
+// fenced code block is no heading.
 func (d doc) section(t testing.TB, title string) string {
 	t.Helper()
 	lines := strings.Split(d.text, "\n")
 	start, level := -1, 0
+	fenced := false
 	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+		}
 		h := strings.TrimLeft(l, "#")
 		n := len(l) - len(h)
-		if n == 0 || !strings.HasPrefix(h, " ") {
+		if fenced || n == 0 || !strings.HasPrefix(h, " ") {
 			continue
 		}
 		if start >= 0 && n <= level {
