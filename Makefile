@@ -8,8 +8,8 @@
 # (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
 # must be installed: every go command below runs the toolchain that go.mod
 # names, which the go command fetches from the module proxy on first use.
-# shellcheck, which is not a Go module, make installs from Debian's packages
-# at a pinned version (hack/debian-package.sh).
+# shellcheck and jq, which are not Go modules, make installs from Debian's
+# packages at pinned versions (hack/debian-package.sh).
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -42,6 +42,11 @@ ACTIONLINT      := $(BIN)/actionlint
 SHELLCHECK_VERSION := 0.9.0-1
 SHELLCHECK      := /usr/bin/shellcheck
 SHELLCHECK_STAMP := $(BIN)/.shellcheck-$(SHELLCHECK_VERSION)
+# jq, the same way: test/docs runs the documented Fix that merges KIM
+# Snatch's flags into kube-state-metrics' arguments, a jq program.
+JQ_VERSION      := 1.6-2.1+deb12u3
+JQ              := /usr/bin/jq
+JQ_STAMP        := $(BIN)/.jq-$(JQ_VERSION)
 GOVULNCHECK     := $(BIN)/govulncheck
 COSIGN          := $(BIN)/cosign
 CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
@@ -96,6 +101,7 @@ export SNATCH_NEIGHBOURS := $(NEIGHBOURS)
 export SNATCH_COSIGN := $(COSIGN)
 export SNATCH_CYCLONEDX_GOMOD := $(CYCLONEDX_GOMOD)
 export SNATCH_TOXIPROXY := $(TOXIPROXY)
+export SNATCH_JQ := $(JQ)
 
 ##@ General
 
@@ -149,7 +155,7 @@ dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/compone
 ##@ Tests
 
 .PHONY: test
-test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(COSIGN) $(CYCLONEDX_GOMOD) $(SHELLCHECK_STAMP) images monitoring-images ## The presubmit tier: the vulnerability check, shellcheck, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
+test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(COSIGN) $(CYCLONEDX_GOMOD) $(SHELLCHECK_STAMP) $(JQ_STAMP) images monitoring-images ## The presubmit tier: the vulnerability check, shellcheck, unit, integration against a real control plane, the node's smoke tier, fuzz smoke.
 	$(call NODE_TEST,smoke) & node=$$!; \
 	nice -n 19 $(MAKE) --no-print-directory test-checks & checks=$$!; \
 	rest=0; go test -p 1 $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$(go list $(NODE_PKGS))") || rest=$$?; \
@@ -162,8 +168,9 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 # without a node, and test-checks, which only builds and fuzzes and so runs
 # at nice 19: it takes the cores the other lanes leave idle, and the
 # node's scenarios hold under such a load (docs/benchmarks.md, "What the
-# suite costs"). make test installs shellcheck before the lanes start, so
-# that its apt-get never waits on the node's (hack/node-prerequisites.sh).
+# suite costs"). make test installs shellcheck and jq before the lanes
+# start, so that their apt-get never waits on the node's
+# (hack/node-prerequisites.sh).
 .PHONY: test-checks
 test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests of hack/tools' modules and the fuzz smoke (part of make test).
 	GOWORK=off go -C hack/tools/imagetool test ./...
@@ -320,7 +327,7 @@ endif
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(SHELLCHECK_STAMP) $(GOVULNCHECK) $(COSIGN) $(CYCLONEDX_GOMOD) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
+tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL) $(GOLANGCI_LINT) $(ACTIONLINT) $(SHELLCHECK_STAMP) $(JQ_STAMP) $(GOVULNCHECK) $(COSIGN) $(CYCLONEDX_GOMOD) $(NETPOL) $(CERTMGMT) $(COREDNS) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) $(NEIGHBOUR_CRDS) ## Build the control plane, rule checker, descheduler policy checker, dashboard generator, image builder, linters, kube-network-policies and the neighbours into bin/.
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
@@ -377,6 +384,11 @@ $(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
 
 $(SHELLCHECK_STAMP): hack/debian-package.sh
 	hack/debian-package.sh shellcheck $(SHELLCHECK_VERSION)
+	@mkdir -p $(@D)
+	@touch $@
+
+$(JQ_STAMP): hack/debian-package.sh
+	hack/debian-package.sh jq $(JQ_VERSION)
 	@mkdir -p $(@D)
 	@touch $@
 
