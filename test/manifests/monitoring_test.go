@@ -208,18 +208,14 @@ func checkPrometheusNetworkPolicy(t *testing.T, objs []*unstructured.Unstructure
 	}
 }
 
-// The component binds the Prometheus ServiceAccount to the syncer's
-// metrics-reader ClusterRole and admits that Prometheus' Pods, in the same
-// namespace, to the metrics port of both binaries: by default
-// kube-prometheus' prometheus-k8s in monitoring, and whatever an overlay
-// sets with the patches of deploy/README.md. Nothing else of the
-// installation changes.
-func TestPrometheusComponentLetsPrometheusScrapeBothBinaries(t *testing.T) {
-	const helmOverride = `
+// helmOverride is the patches of deploy/README.md ("The Prometheus
+// component") that set the Prometheus of the kube-prometheus-stack Helm
+// chart in the namespace observability.
+const helmOverride = `
 patches:
   - target:
-      kind: ClusterRoleBinding
-      name: cabundle-syncer-metrics-reader
+      kind: ClusterRoleBinding|RoleBinding
+      name: cabundle-syncer-metrics-reader|kim-snatch-prometheus
     patch: |-
       - op: replace
         path: /subjects/0
@@ -232,6 +228,22 @@ patches:
         path: /spec/ingress/0/from/0/namespaceSelector/matchLabels/kubernetes.io~1metadata.name
         value: observability
 `
+
+// The component binds the Prometheus ServiceAccount to the syncer's
+// metrics-reader ClusterRole and to the Role of its service discovery in
+// the installation's namespace, and admits that Prometheus' Pods, in the
+// same namespace, to the metrics port of both binaries: by default
+// kube-prometheus' prometheus-k8s in monitoring, and whatever an overlay
+// sets with the patches of deploy/README.md, which the README holds as
+// written here. Nothing else of the installation changes.
+func TestPrometheusComponentLetsPrometheusScrapeBothBinaries(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), strings.TrimSpace(helmOverride)) {
+		t.Errorf("deploy/README.md lacks the patches of the test's overlay:%s", helmOverride)
+	}
 	tests := []struct {
 		name, body                string
 		serviceAccount, namespace string
@@ -243,8 +255,8 @@ patches:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := renderOverlay(t, tt.body)
-			if len(objs) != len(base)+2 {
-				t.Fatalf("the overlay renders %d objects, want the %d of %s and the component's 2", len(objs), len(base), defaultInstall)
+			if len(objs) != len(base)+4 {
+				t.Fatalf("the overlay renders %d objects, want the %d of %s and the component's 4", len(objs), len(base), defaultInstall)
 			}
 
 			var crb rbacv1.ClusterRoleBinding
@@ -257,6 +269,7 @@ patches:
 				t.Errorf("the binding's subjects are %+v, want %+v", crb.Subjects, want)
 			}
 
+			checkDiscoveryRole(t, objs, want)
 			checkPrometheusNetworkPolicy(t, objs, tt.namespace)
 
 			for _, b := range base {
@@ -265,6 +278,44 @@ patches:
 				}
 			}
 		})
+	}
+}
+
+// discoveryRules are what Prometheus service discovery reads of the
+// ServiceMonitors' namespace, for each role prometheus-operator may give
+// it: read only, and nothing else.
+var discoveryRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// checkDiscoveryRole checks that the component's Role in the installation's
+// namespace grants discoveryRules and no more, that its RoleBinding binds
+// it to subjects, and that the component adds no other rights: no
+// ClusterRole, and of cluster-wide bindings the metrics reader's alone.
+func checkDiscoveryRole(t *testing.T, objs []*unstructured.Unstructured, subjects []rbacv1.Subject) {
+	t.Helper()
+	var role rbacv1.Role
+	decode(t, one(t, objs, "Role", "kim-snatch-prometheus"), &role)
+	if role.Namespace != namespace || !reflect.DeepEqual(role.Rules, discoveryRules) {
+		t.Errorf("Role %s/%s grants %+v, want %+v in %s", role.Namespace, role.Name, role.Rules, discoveryRules, namespace)
+	}
+	var rb rbacv1.RoleBinding
+	decode(t, one(t, objs, "RoleBinding", "kim-snatch-prometheus"), &rb)
+	if rb.Namespace != namespace || rb.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}) {
+		t.Errorf("RoleBinding %s/%s refers to %+v, want the Role %s in %s", rb.Namespace, rb.Name, rb.RoleRef, role.Name, namespace)
+	}
+	if !reflect.DeepEqual(rb.Subjects, subjects) {
+		t.Errorf("RoleBinding %s binds %+v, want %+v, the ClusterRoleBinding's", rb.Name, rb.Subjects, subjects)
+	}
+	base := render(t, defaultInstall)
+	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding"} {
+		for _, o := range ofKind(objs, kind) {
+			added := !slices.ContainsFunc(base, func(b *unstructured.Unstructured) bool { return id(b) == id(o) })
+			if added && (kind == "ClusterRole" || o.GetName() != "cabundle-syncer-metrics-reader") {
+				t.Errorf("the component adds %s, a cluster-wide right", id(o))
+			}
+		}
 	}
 }
 
