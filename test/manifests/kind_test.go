@@ -34,6 +34,8 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 		"NetworkPolicy.networking.k8s.io/kyma-system/kyma-project.io--deny-all",
 		"ClusterRoleBinding.rbac.authorization.k8s.io/cabundle-syncer-metrics-reader",
 		"NetworkPolicy.networking.k8s.io/kyma-system/kim-snatch-prometheus",
+		"Role.rbac.authorization.k8s.io/kyma-system/kim-snatch-prometheus",
+		"RoleBinding.rbac.authorization.k8s.io/kyma-system/kim-snatch-prometheus",
 		"PrometheusRule.monitoring.coreos.com/kyma-system/kim-snatch-fleet",
 	)
 	want = slices.Sorted(slices.Values(want))
