@@ -79,6 +79,7 @@ type KimSnatch struct {
 	cert                     *tls.Certificate // served; nil while down
 	leaf, key                []byte           // of the last load
 	loads, applies, restarts int
+	reviews                  int // begun
 	downUntil                time.Time
 }
 
@@ -102,9 +103,15 @@ func Start(ctx context.Context, o Options) (*KimSnatch, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, &admission.Webhook{
+	webhook := &admission.Webhook{
 		Handler:        admission.HandlerFunc(k.admit),
 		LogConstructor: func(logr.Logger, *admission.Request) logr.Logger { return logr.Discard() },
+	}
+	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+		k.mu.Lock()
+		k.reviews++
+		k.mu.Unlock()
+		webhook.ServeHTTP(w, r)
 	})
 	k.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	// The old binary disabled HTTP/2 unless --enable-http2 was given.
@@ -133,10 +140,23 @@ func (k *KimSnatch) listNodes(ctx context.Context) error {
 // Addr is the address the stand-in listens on.
 func (k *KimSnatch) Addr() string { return k.ln.Addr().String() }
 
-// Stop stops serving and following CertDir.
+// shutdownTimeout bounds Stop's drain, as the old binary's webhook server,
+// controller-runtime's, bounded its own.
+const shutdownTimeout = time.Minute
+
+// Stop stops following CertDir and shuts the server down as the old
+// binary's webhook server did on SIGTERM: it closes the listener and the
+// idle connections at once and answers the reviews in flight, for up to
+// shutdownTimeout. The API server's keep-alive connections that reached
+// the Pod through its Service before a selector change still carry calls
+// to it (docs/migration.md, "The versions"): those in flight are answered.
 func (k *KimSnatch) Stop() {
 	k.cancel()
-	_ = k.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := k.srv.Shutdown(ctx); err != nil {
+		_ = k.srv.Close()
+	}
 	k.wg.Wait()
 }
 
@@ -150,6 +170,9 @@ func (k *KimSnatch) Serving() bool { k.mu.Lock(); defer k.mu.Unlock(); return k.
 
 // Loads is the number of certificate loads so far.
 func (k *KimSnatch) Loads() int { k.mu.Lock(); defer k.mu.Unlock(); return k.loads }
+
+// Reviews is the number of reviews whose handling has begun so far.
+func (k *KimSnatch) Reviews() int { k.mu.Lock(); defer k.mu.Unlock(); return k.reviews }
 
 // Applies is the number of successful forced applies of the MWC so far. A
 // load after which every caBundle already held ca.crt applies nothing.

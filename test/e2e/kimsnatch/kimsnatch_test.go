@@ -1,19 +1,24 @@
 package kimsnatch_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	discoveryv1ac "k8s.io/client-go/applyconfigurations/discovery/v1"
@@ -76,6 +81,7 @@ func TestStandInBehavesAsTheOldKimSnatch(t *testing.T) {
 	checkTermAppendedToEveryAffinity(t, cs)
 	checkRotationIsLoadedAndApplied(t, cs, k, dir, issuer)
 	checkFailedLoadRestartsAndApplies(t, cfg, cs, k, dir, issuer)
+	checkStopAnswersTheReviewInFlight(t, k)
 }
 
 // checkFallbackAnnotatesWithoutKymaNodes starts the stand-in with no Node
@@ -187,6 +193,58 @@ func checkFailedLoadRestartsAndApplies(t *testing.T, cfg *rest.Config, cs kubern
 	install(t, cfg, func(kind string) bool { return kind == "MutatingWebhookConfiguration" })
 	waitFor(t, "the apply after the restart", func() bool { return k.Applies() == 3 })
 	checkMWC(t, cs, third.CertPEM)
+}
+
+// checkStopAnswersTheReviewInFlight sends a review's headers and half its
+// body, stops the stand-in once the review's handling has begun, and sends the rest once the listener is
+// closed: the review is answered, as the old binary's webhook server
+// answered the calls in flight when its Pod was deleted.
+func checkStopAnswersTheReviewInFlight(t *testing.T, k *kimsnatch.KimSnatch) {
+	t.Helper()
+	pod, err := json.Marshal(newPod(nil))
+	must(t, err)
+	review, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: "in-flight", Namespace: ns, Operation: admissionv1.Create,
+			Kind:     metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Object:   runtime.RawExtension{Raw: pod},
+		},
+	})
+	must(t, err)
+	conn, err := tls.Dial("tcp", k.Addr(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the review's answer is what matters
+	must(t, err)
+	defer func() { _ = conn.Close() }()
+	head := "POST " + kimsnatch.Path + " HTTP/1.1\r\nHost: kim-snatch\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(review)) + "\r\n\r\n"
+	half, begun := len(review)/2, k.Reviews()
+	_, err = conn.Write(append([]byte(head), review[:half]...))
+	must(t, err)
+	waitFor(t, "the review's handling to begin", func() bool { return k.Reviews() > begun })
+
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); k.Stop() }()
+	waitFor(t, "the listener to close", func() bool {
+		c, err := net.DialTimeout("tcp", k.Addr(), time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err != nil
+	})
+	_, err = conn.Write(review[half:])
+	must(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the review in flight at Stop got no answer: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var got admissionv1.AdmissionReview
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK ||
+		got.Response == nil || !got.Response.Allowed || len(got.Response.Patch) == 0 {
+		t.Fatalf("the review in flight at Stop: status %d, response %+v, decode error %v", resp.StatusCode, got.Response, err)
+	}
+	<-stopped
 }
 
 func kymaTerm() corev1.PreferredSchedulingTerm {
