@@ -192,8 +192,9 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 		t.Errorf("the syncer was refused something:\n%s", grepLines(log, "forbidden"))
 	}
 
-	// The scoping is real: the ServiceAccount reads the one Secret only
-	// through a field selector, and nothing else.
+	// The scoping is real: the ServiceAccount reads the one Secret and the
+	// one emergency-disable ConfigMap only through a field selector, and
+	// nothing else.
 	forbidden := []struct {
 		name string
 		call func() error
@@ -204,6 +205,19 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 		}},
 		{"get_another_secret", func() error {
 			_, err := sa.CoreV1().Secrets(namespace).Get(ctx, "other", metav1.GetOptions{})
+			return err
+		}},
+		{"list_configmaps_without_selector", func() error {
+			_, err := sa.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
+			return err
+		}},
+		{"get_another_configmap", func() error {
+			_, err := sa.CoreV1().ConfigMaps(namespace).Get(ctx, "other", metav1.GetOptions{})
+			return err
+		}},
+		{"create_the_emergency_disable_marker", func() error {
+			marker := syncertest.DisableMarker(namespace, syncer.EmergencyDisableName, "a reason", "someone")
+			_, err := sa.CoreV1().ConfigMaps(namespace).Create(ctx, marker, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
 		{"list_webhook_configurations_without_selector", func() error {
@@ -227,6 +241,9 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	}
 	if _, err := sa.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + secretName}); err != nil {
 		t.Errorf("list with the field selector, as the cache does: %v", err)
+	}
+	if _, err := sa.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + syncer.EmergencyDisableName}); err != nil {
+		t.Errorf("list the marker with the field selector, as the cache does: %v", err)
 	}
 }
 

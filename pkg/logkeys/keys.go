@@ -38,4 +38,9 @@ const (
 	Webhooks             = "webhooks"     // the number of webhook entries written
 	RequeueAfter         = "requeueAfter" // when the syncer looks again without an event
 	FieldManager         = "fieldManager" // whose server-side apply entry the syncer removed from managedFields
+
+	// Keys of cabundle-syncer's sync under the emergency disable.
+	Marker        = "marker"        // the emergency-disable ConfigMap, namespace/name
+	DisableReason = "disableReason" // its data key reason
+	DisabledBy    = "disabledBy"    // its data key by
 )

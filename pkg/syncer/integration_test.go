@@ -374,6 +374,11 @@ func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitMetric(ctx, "cabundle_syncer_in_sync", 0)
+	// Missing, not differing: no marker says it was deleted on purpose.
+	h.waitMetric(ctx, "cabundle_syncer_webhook_configuration_found", 0)
+	if got := h.metric("cabundle_syncer_emergency_disabled"); got != 0 {
+		t.Errorf("cabundle_syncer_emergency_disabled = %v without the marker, want 0", got)
+	}
 	// The syncer never creates the object.
 	if _, err := mwcs.Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("after the delete, Get = %v, want NotFound", err)
@@ -386,6 +391,7 @@ func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
 		return syncertest.EveryBundleIs(m, ca.Fingerprint())
 	})
 	h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
+	h.waitMetric(ctx, "cabundle_syncer_webhook_configuration_found", 1)
 	h.running()
 }
 

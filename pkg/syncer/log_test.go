@@ -90,7 +90,7 @@ func (l syncLog) sync(t *testing.T, r *Reconciler, wantErr bool) observer.Logged
 	}
 	var lines []observer.LoggedEntry
 	for _, e := range l.logs.TakeAll() {
-		if slices.Contains([]string{MsgWritten, MsgStateRecorded, MsgUnchanged, MsgRefused, MsgFailed}, e.Message) {
+		if slices.Contains([]string{MsgWritten, MsgStateRecorded, MsgUnchanged, MsgRefused, MsgFailed, MsgDisabled}, e.Message) {
 			lines = append(lines, e)
 		}
 	}

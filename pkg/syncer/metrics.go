@@ -33,8 +33,11 @@ func errorReasons() [][]string {
 // Metrics are the syncer's metrics; their help texts say what each means. Only
 // the leader reconciles, so in_sync, source_valid, ca_not_after_seconds and
 // bundle_certificates matter only where is_leader is 1, which alerts join on.
+// Every replica's cache holds the MWC and the emergency-disable marker, so
+// webhook_configuration_found and emergency_disabled hold on every replica.
 type Metrics struct {
 	InSync, SourceValid, CANotAfter, BundleCertificates, IsLeader prometheus.Gauge
+	WebhookConfigurationFound, EmergencyDisabled                  prometheus.Gauge
 
 	Updates, ApplyEntriesReleased prometheus.Counter
 	Errors                        *prometheus.CounterVec
@@ -62,9 +65,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Number of CA certificates in the caBundle built at the last reconcile."),
 		IsLeader: metric.Gauge("cabundle_syncer_is_leader",
 			"1 while this process holds the leader lease and reconciles."),
+		WebhookConfigurationFound: metric.Gauge("cabundle_syncer_webhook_configuration_found",
+			"1 while the MutatingWebhookConfiguration exists, as this process's cache holds it; every replica reports it."),
+		EmergencyDisabled: metric.Gauge("cabundle_syncer_emergency_disabled",
+			"1 while the emergency-disable ConfigMap exists in the Secret's namespace, as this process's cache holds it; "+
+				"every replica reports it."),
 	}
 	err := metric.Register(reg, "syncer", m.InSync, m.SourceValid, m.Updates, m.ApplyEntriesReleased, m.Errors,
-		m.CANotAfter, m.BundleCertificates, m.IsLeader)
+		m.CANotAfter, m.BundleCertificates, m.IsLeader, m.WebhookConfigurationFound, m.EmergencyDisabled)
 	if err != nil {
 		return nil, err
 	}

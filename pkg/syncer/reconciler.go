@@ -65,6 +65,10 @@ type Reconciler struct {
 	metrics  *Metrics
 	cfg      Config
 	now      func() time.Time // the clock of the merge
+	// disabledLogged is the resourceVersion of the emergency-disable
+	// marker whose disable was last logged at info level, empty when the
+	// last sync was not under a disable.
+	disabledLogged string
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -89,10 +93,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return r.report(log, in, end)
 }
 
-// syncInput is what a sync reads: both objects, each nil until read.
+// syncInput is what a sync reads: both objects, each nil until read, and
+// the emergency-disable marker, read only when the MWC is missing.
 type syncInput struct {
 	mwc    *admissionregistrationv1.MutatingWebhookConfiguration
 	secret *corev1.Secret
+	marker *corev1.ConfigMap
 }
 
 // ending is how a sync ended. The steps of Reconcile return it and report
@@ -112,10 +118,7 @@ type ending struct {
 func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 	mwc, secret := &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.Secret{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: r.cfg.WebhookConfiguration}, mwc); apierrors.IsNotFound(err) {
-		return in, &ending{outcome: OutcomeRefused, reason: ReasonWebhookConfigNotFound,
-			detail:    "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it",
-			eventType: corev1.EventTypeWarning, eventReason: EventWebhookConfigNotFound,
-			eventText: fmt.Sprintf("MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it", r.cfg.WebhookConfiguration)}
+		return r.readMarker(ctx)
 	} else if err != nil {
 		return in, failed(ReasonReadFailed, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.cfg.WebhookConfiguration, err))
 	}
@@ -132,6 +135,26 @@ func (r *Reconciler) read(ctx context.Context) (in syncInput, end *ending) {
 			fmt.Sprintf("Secret %s/%s has no key %q", secret.Namespace, secret.Name, r.cfg.CAKey))
 	}
 	return in, nil
+}
+
+// readMarker tells a deleted MutatingWebhookConfiguration under the
+// emergency disable, which the marker says, from one that is missing.
+func (r *Reconciler) readMarker(ctx context.Context) (in syncInput, end *ending) {
+	marker := &corev1.ConfigMap{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SecretNamespace, Name: EmergencyDisableName}, marker)
+	switch {
+	case err == nil:
+		in.marker = marker
+		return in, disabledEnding()
+	case !apierrors.IsNotFound(err):
+		return in, failed(ReasonReadFailed, fmt.Errorf("read ConfigMap %s/%s: %w",
+			r.cfg.SecretNamespace, EmergencyDisableName, err))
+	}
+	return in, &ending{outcome: OutcomeRefused, reason: ReasonWebhookConfigNotFound,
+		detail:    "the MutatingWebhookConfiguration does not exist; the syncer never creates it and waits for it",
+		eventType: corev1.EventTypeWarning, eventReason: EventWebhookConfigNotFound,
+		eventText: fmt.Sprintf("MutatingWebhookConfiguration %s not found; the syncer never creates it and waits for it",
+			r.cfg.WebhookConfiguration)}
 }
 
 func (r *Reconciler) mergeAndWrite(ctx context.Context, in syncInput) *ending {
@@ -253,7 +276,13 @@ func (r *Reconciler) report(log logr.Logger, in syncInput, end *ending) (reconci
 			ObjectMeta: metav1.ObjectMeta{Name: r.cfg.WebhookConfiguration}})
 		r.recorder.Eventf(secret, mwc, end.eventType, end.eventReason, eventAction, "%s", end.eventText)
 	}
+	if end.outcome != OutcomeDisabled {
+		r.disabledLogged = ""
+	}
 	switch end.outcome {
+	case OutcomeDisabled:
+		r.logDisabled(log, in.marker)
+		return reconcile.Result{}, nil
 	case OutcomeError:
 		log.Error(end.err, MsgFailed, logkeys.Outcome, OutcomeError, logkeys.Reason, end.reason)
 		return reconcile.Result{}, end.err
@@ -280,7 +309,7 @@ func (r *Reconciler) setMetrics(end *ending) {
 	switch {
 	case end.outcome == OutcomeError && end.merged == nil:
 		// A read failed: nothing new is known about the caBundle.
-	case end.outcome == OutcomeError || end.outcome == OutcomeRefused:
+	case end.outcome == OutcomeError || end.outcome == OutcomeRefused || end.outcome == OutcomeDisabled:
 		r.metrics.InSync.Set(0)
 	default:
 		r.metrics.InSync.Set(1)

@@ -256,17 +256,18 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	}
 }
 
-func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
+func TestCacheHoldsOnlyTheThreeObjects(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
 	h.putCA(ctx, certtest.MustCA(t, certtest.Options{CommonName: "ca"}).CertPEM)
+	h.putMarker(ctx)
 	createNeighbours(ctx, t, h)
 
 	c, err := cache.New(h.cluster.Config, CacheOptions(h.cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
+	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.ConfigMap{}} {
 		if _, err := c.GetInformer(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -295,29 +296,46 @@ func TestCacheHoldsOnlyTheTwoObjects(t *testing.T) {
 	if len(mwcs.Items) == 1 && mwcs.Items[0].ManagedFields != nil {
 		t.Error("the cache keeps managedFields")
 	}
-	// Reading any other type fails instead of starting a cluster-wide informer.
 	var cms corev1.ConfigMapList
+	if err := c.List(ctx, &cms); err != nil {
+		t.Fatal(err)
+	}
+	if len(cms.Items) != 1 || cms.Items[0].Namespace != h.cfg.SecretNamespace || cms.Items[0].Name != EmergencyDisableName {
+		t.Errorf("the cache holds %d ConfigMaps, want only %s/%s", len(cms.Items), h.cfg.SecretNamespace, EmergencyDisableName)
+	}
+	// Reading any other type fails instead of starting a cluster-wide informer.
+	var services corev1.ServiceList
 	var notCached *cache.ErrResourceNotCached
-	if err := c.List(ctx, &cms); !errors.As(err, &notCached) {
-		t.Errorf("List ConfigMaps = %v, want ErrResourceNotCached", err)
+	if err := c.List(ctx, &services); !errors.As(err, &notCached) {
+		t.Errorf("List Services = %v, want ErrResourceNotCached", err)
 	}
 }
 
-// createNeighbours creates what the cache must not see: Secrets next to
-// the one it reads, a Secret of the same name elsewhere, another webhook
-// configuration.
+// createNeighbours creates what the cache must not see: Secrets and
+// ConfigMaps next to the ones it reads, a Secret and a marker of the same
+// name elsewhere, another webhook configuration.
 func createNeighbours(ctx context.Context, t *testing.T, h *harness) {
 	t.Helper()
 	cs := h.cluster.Clientset
 	for i := range 20 {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: fmt.Sprintf("other-%d", i)}}
-		if _, err := cs.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		meta := metav1.ObjectMeta{Namespace: h.cfg.SecretNamespace, Name: fmt.Sprintf("other-%d", i)}
+		if _, err := cs.CoreV1().Secrets(meta.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: meta}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps(meta.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := cs.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: h.cfg.SecretName}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	elsewhere := syncertest.DisableMarker("default", EmergencyDisableName, "another installation's", "someone")
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, elsewhere, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().ConfigMaps("default").Delete(context.Background(), EmergencyDisableName, metav1.DeleteOptions{})
+	})
 	other := uniqueName(t)
 	if _, err := syncertest.CreateWebhookConfiguration(ctx, cs, syncertest.WebhookConfiguration(other, "a.kim-snatch.kyma-project.io")); err != nil {
 		t.Fatal(err)

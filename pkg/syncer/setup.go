@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -24,9 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// CacheOptions restricts the manager's cache to the two objects the syncer
-// reads. Its field selector on metadata.name lets RBAC name them in
-// resourceNames; reads of other types fail, not start a cluster-wide informer.
+// CacheOptions restricts the manager's cache to the objects the syncer
+// reads: the Secret, the MutatingWebhookConfiguration and the
+// emergency-disable marker beside the Secret. Its field selector on
+// metadata.name lets RBAC name them in resourceNames; reads of other types
+// fail, not start a cluster-wide informer.
 func CacheOptions(cfg Config) cache.Options {
 	return cache.Options{
 		ReaderFailOnMissingInformer: true,
@@ -38,6 +41,10 @@ func CacheOptions(cfg Config) cache.Options {
 			},
 			&admissionregistrationv1.MutatingWebhookConfiguration{}: {
 				Field: fields.OneTermEqualSelector("metadata.name", cfg.WebhookConfiguration),
+			},
+			&corev1.ConfigMap{}: {
+				Namespaces: map[string]cache.Config{cfg.SecretNamespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", EmergencyDisableName),
 			},
 		},
 	}
@@ -52,12 +59,8 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	// The controller starts only on the leader; the informers, registered
-	// now, keep both objects in every replica's cache, ready to take over.
-	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
-		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
-			return fmt.Errorf("register informer for %T: %w", obj, err)
-		}
+	if err := registerInformers(ctx, mgr.GetCache(), m); err != nil {
+		return err
 	}
 	// Every event maps to the one key, so a burst folds into one reconcile.
 	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
@@ -76,6 +79,8 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 		// Watching the MutatingWebhookConfiguration corrects drift.
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, toKey, named("", cfg.WebhookConfiguration)).
 		Watches(&corev1.Secret{}, toKey, named(cfg.SecretNamespace, cfg.SecretName)).
+		// The marker tells a deleted MWC under the emergency disable from a missing one.
+		Watches(&corev1.ConfigMap{}, toKey, named(cfg.SecretNamespace, EmergencyDisableName)).
 		WithOptions(controller.Options{RateLimiter: retryBackoff()}).
 		Complete(withRelease(NewReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), m, cfg),
 			rel, cfg.ReleaseFieldManagers))
@@ -91,6 +96,34 @@ func SetupWithManager(ctx context.Context, mgr manager.Manager, cfg Config, m *M
 		return nil
 	})); err != nil {
 		return fmt.Errorf("add the leader gauge and the release of the server-side apply entry: %w", err)
+	}
+	return nil
+}
+
+// registerInformers registers the informers of CacheOptions. The controller
+// starts only on the leader; the informers, registered now, keep the objects
+// in every replica's cache, ready to take over, and keep the gauges of the
+// MWC and of the marker on every replica.
+func registerInformers(ctx context.Context, c cache.Cache, m *Metrics) error {
+	informers := []struct {
+		obj   client.Object
+		gauge prometheus.Gauge // 1 while the object exists; none for the Secret
+	}{
+		{&corev1.Secret{}, nil},
+		{&admissionregistrationv1.MutatingWebhookConfiguration{}, m.WebhookConfigurationFound},
+		{&corev1.ConfigMap{}, m.EmergencyDisabled},
+	}
+	for _, g := range informers {
+		informer, err := c.GetInformer(ctx, g.obj)
+		if err != nil {
+			return fmt.Errorf("register informer for %T: %w", g.obj, err)
+		}
+		if g.gauge == nil {
+			continue
+		}
+		if _, err := informer.AddEventHandler(presence(g.gauge)); err != nil {
+			return fmt.Errorf("watch %T for its gauge: %w", g.obj, err)
+		}
 	}
 	return nil
 }

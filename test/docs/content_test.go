@@ -188,11 +188,13 @@ func TestLogKeysAndMessagesAreDocumented(t *testing.T) {
 		admission.MsgDecision,
 		serving.MsgCertificateLoaded, serving.MsgCertificateLoadFailed,
 		syncer.MsgWritten, syncer.MsgStateRecorded, syncer.MsgUnchanged, syncer.MsgRefused, syncer.MsgFailed,
+		syncer.MsgDisabled,
 	)
 	compareSets(t, "log message", setOf(tableColumn(ops.section(t, "Messages"), 1)...), messages)
 	outcomes := []string{
 		admission.OutcomePatched, admission.OutcomeAllowed, admission.OutcomeMalformed,
 		syncer.OutcomeWritten, syncer.OutcomeStateRecorded, syncer.OutcomeUnchanged, syncer.OutcomeRefused, syncer.OutcomeError,
+		syncer.OutcomeDisabled,
 	}
 	keys := ops.section(t, "Keys")
 	for _, o := range outcomes {

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
@@ -406,8 +407,8 @@ func checkCannotGetMetrics(t *testing.T, env *apiEnv, user string, groups []stri
 }
 
 // The syncer's RBAC, as the API server's authorizer sees it: exactly the one
-// Secret and the one webhook configuration, plus its shipped Lease and
-// Events.
+// Secret, the one emergency-disable ConfigMap, read only, and the one
+// webhook configuration, plus its shipped Lease and Events.
 func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	env := apiServer(t)
 	ctx := t.Context()
@@ -439,6 +440,9 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	mwc := func(verb, name string) authorizationv1.ResourceAttributes {
 		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: verb, Resource: "mutatingwebhookconfigurations", Name: name}
 	}
+	configMap := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: namespace, Verb: verb, Resource: "configmaps", Name: name}
+	}
 	leases := func(ns, verb, name string) authorizationv1.ResourceAttributes {
 		return authorizationv1.ResourceAttributes{Group: "coordination.k8s.io", Namespace: ns, Verb: verb, Resource: "leases", Name: name}
 	}
@@ -466,6 +470,16 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 		{name: "watch_all_secrets", attrs: secret("watch", "")},
 		{name: "update_the_secret", attrs: secret("update", secretName)},
 		{name: "delete_the_secret", attrs: secret("delete", secretName)},
+		// The emergency-disable marker: read, never written; the documented
+		// disable creates it and the restore deletes it.
+		{name: "get_the_marker", attrs: configMap("get", syncer.EmergencyDisableName), want: true},
+		{name: "list_the_marker_by_name", attrs: configMap("list", syncer.EmergencyDisableName), want: true},
+		{name: "watch_the_marker_by_name", attrs: configMap("watch", syncer.EmergencyDisableName), want: true},
+		{name: "get_another_configmap", attrs: configMap("get", "other")},
+		{name: "list_all_configmaps", attrs: configMap("list", "")},
+		{name: "create_configmaps", attrs: configMap("create", "")},
+		{name: "update_the_marker", attrs: configMap("update", syncer.EmergencyDisableName)},
+		{name: "delete_the_marker", attrs: configMap("delete", syncer.EmergencyDisableName)},
 		{name: "get_the_webhook_configuration", attrs: mwc("get", webhookConfiguration), want: true},
 		{name: "list_the_webhook_configuration_by_name", attrs: mwc("list", webhookConfiguration), want: true},
 		{name: "watch_the_webhook_configuration_by_name", attrs: mwc("watch", webhookConfiguration), want: true},

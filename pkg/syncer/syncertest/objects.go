@@ -69,6 +69,16 @@ func CertSecret(namespace, name, key string, ca []byte) *corev1.Secret {
 	}
 }
 
+// DisableMarker returns the emergency-disable ConfigMap named name as the
+// documented disable creates it (docs/operations.md, "Emergency disable and
+// restore"): kubectl create configmap with the literals reason and by.
+func DisableMarker(namespace, name, reason, by string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Data:       map[string]string{"reason": reason, "by": by},
+	}
+}
+
 // CreateNamespace creates a namespace.
 func CreateNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
