@@ -58,22 +58,24 @@ type admissionFacts struct {
 	Err           error
 	Pool, PoolPod string
 	Terms         []corev1.PreferredSchedulingTerm
+	Disable       disableFacts
 }
 
 // checkAdmission creates probePod as a server-side dry run: admitted as a
 // real Pod, through the webhook, and not stored.
 func checkAdmission(ctx context.Context, client kubernetes.Interface, cfg Config,
-	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) Result {
-	return decideAdmission(ctx, client, cfg, mwc, mwcErr).result(IDAdmission)
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, disable disableFacts) Result {
+	return decideAdmission(ctx, client, cfg, mwc, mwcErr, disable).result(IDAdmission)
 }
 
 func decideAdmission(ctx context.Context, client kubernetes.Interface, cfg Config,
-	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error) found {
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, mwcErr error, disable disableFacts) found {
 	ns := cfg.AdmissionNamespace
 	start := time.Now()
 	p, err := client.CoreV1().Pods(ns).Create(ctx, probePod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	took := time.Since(start)
-	facts := admissionFacts{Config: cfg, MWCMissing: apierrors.IsNotFound(mwcErr), Took: took.Round(time.Millisecond)}
+	facts := admissionFacts{Config: cfg, MWCMissing: apierrors.IsNotFound(mwcErr), Took: took.Round(time.Millisecond),
+		Disable: disable}
 	facts.Err = err
 	switch {
 	case apierrors.IsUnauthorized(err) ||
@@ -94,6 +96,10 @@ func decideAdmission(ctx context.Context, client kubernetes.Interface, cfg Confi
 		facts.Timeout = time.Duration(ptr.Deref(mwc.Webhooks[0].TimeoutSeconds, 0)) * time.Second
 	}
 	facts.TimedOut = facts.Timeout > 0 && took >= facts.Timeout
+	if facts.MWCMissing && disable.Present {
+		// The emergency disable deleted the MWC: no term is its effect.
+		return judged(StatusWarn, keyAdmissionDisabled, facts)
+	}
 	return judged(StatusFail, keyAdmissionNoTerm, facts)
 }
 

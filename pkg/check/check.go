@@ -83,24 +83,26 @@ type Config struct {
 // Run runs every check against the cluster in a fixed order, at time now. It
 // never fails: a read error is the result of the check that needed the object.
 func Run(ctx context.Context, client kubernetes.Interface, cfg Config, now time.Time) Report {
-	// The Secret and the MutatingWebhookConfiguration are read once and
-	// shared, so that every check sees the same version of each.
+	// The Secret, the MutatingWebhookConfiguration and the emergency-disable
+	// marker are read once and shared, so that every check sees the same
+	// version of each.
 	secret, secretErr := client.CoreV1().Secrets(cfg.SecretNamespace).Get(ctx, cfg.SecretName, metav1.GetOptions{})
 	mwcs := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	mwc, mwcErr := mwcs.Get(ctx, cfg.WebhookConfiguration, metav1.GetOptions{})
 	if mwcErr != nil {
 		mwc = nil
 	}
+	disable := readDisable(ctx, client, cfg)
 	// The dry run goes first: it is the one item that waits on the
 	// webhook, and it must see the endpoints as the reads below do.
-	admission := checkAdmission(ctx, client, cfg, mwc, mwcErr)
+	admission := checkAdmission(ctx, client, cfg, mwc, mwcErr, disable)
 	caResult, ca := checkCASecret(cfg, secret, secretErr, now)
 	targets := resolveEntries(ctx, client, cfg, mwc)
 	results := []Result{
 		checkWebhookPods(ctx, client, cfg),
 		checkSyncerLease(ctx, client, cfg, now),
 		caResult,
-		checkWebhookConfiguration(cfg, mwc, mwcErr),
+		checkWebhookConfiguration(cfg, mwc, mwcErr, disable),
 		checkCABundle(cfg, ca, mwc, mwcErr),
 		checkWebhookEndpoints(cfg, mwc, mwcErr, targets),
 		checkServedCertificate(ctx, cfg, mwc, mwcErr, targets, now),

@@ -182,6 +182,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { breakAndRestore(t, run, ids, noWebhook, tt) })
 	}
+	t.Run("emergency_disable_and_restore", func(t *testing.T) { disableAndRestore(t, cs, in, run, ids, noWebhook) })
 }
 
 // checklistFault breaks one item of a healthy install and restores it.

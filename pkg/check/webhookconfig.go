@@ -18,12 +18,14 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
-// configFacts are what webhook-configuration found: the entries, and
-// what keeps each that is wrong from sending Kyma Pods to the webhook.
+// configFacts are what webhook-configuration found: the entries, what
+// keeps each that is wrong from sending Kyma Pods to the webhook, and the
+// emergency-disable marker.
 type configFacts struct {
 	Config
-	Names []string
-	Wrong []entryFaults
+	Names   []string
+	Wrong   []entryFaults
+	Disable disableFacts
 }
 
 // entryFaults are why the API server does not call an entry for a Pod
@@ -40,17 +42,19 @@ type entryFaults struct {
 
 // checkWebhookConfiguration checks what decides whether the API server calls
 // the webhook for a Kyma Pod, and what a failed call does; not the caBundle.
+// The emergency-disable marker makes a missing MWC a WARN, and is itself a
+// WARN beside an MWC that is right.
 func checkWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
-	err error) Result {
-	return decideWebhookConfiguration(cfg, mwc, err).result(IDWebhookConfiguration)
+	err error, disable disableFacts) Result {
+	return decideWebhookConfiguration(cfg, mwc, err, disable).result(IDWebhookConfiguration)
 }
 
 func decideWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.MutatingWebhookConfiguration,
-	err error) found {
-	facts := configFacts{Config: cfg}
+	err error, disable disableFacts) found {
+	facts := configFacts{Config: cfg, Disable: disable}
 	switch {
 	case apierrors.IsNotFound(err):
-		return judged(StatusFail, keyConfigMissing, facts)
+		return judgeMissingConfiguration(facts)
 	case err != nil:
 		res, _ := unreadable("get MutatingWebhookConfiguration "+cfg.WebhookConfiguration,
 			"MutatingWebhookConfiguration "+cfg.WebhookConfiguration, err)
@@ -67,8 +71,11 @@ func decideWebhookConfiguration(cfg Config, mwc *admissionregistrationv1.Mutatin
 			facts.Wrong = append(facts.Wrong, faults)
 		}
 	}
-	if len(facts.Wrong) > 0 {
+	switch {
+	case len(facts.Wrong) > 0:
 		return judged(StatusFail, keyConfigWrong, facts)
+	case disable.Present:
+		return judged(StatusWarn, keyConfigMarkerLeft, facts)
 	}
 	return judged(StatusPass, keyConfigRight, facts)
 }

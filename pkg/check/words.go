@@ -33,7 +33,10 @@ const commonPartials = `{{define "reinstall"}}apply the {{.}} release you instal
 	`(kubectl auth can-i get {{.}}).{{end}}` +
 	`{{define "mwcAbsent"}}MutatingWebhookConfiguration {{.WebhookConfiguration}} ` +
 	`{{if .MWCMissing}}not found{{else}}could not be read{{end}}{{end}}` +
-	`{{define "from"}}{{if .PoolPod}}from Pod {{.PoolPod}}{{else}}the default{{end}}{{end}}`
+	`{{define "from"}}{{if .PoolPod}}from Pod {{.PoolPod}}{{else}}the default{{end}}{{end}}` +
+	`{{define "marker"}}ConfigMap {{.Namespace}}/{{.Name}}{{if .Reason}}, reason {{printf "%q" .Reason}}{{end}}` +
+	`{{if .By}}, by {{printf "%q" .By}}{{end}}{{if not .Since.IsZero}}, since {{time .Since}}{{end}}{{end}}` +
+	`{{define "unmark"}}kubectl -n {{.Namespace}} delete configmap {{.Name}}{{end}}`
 
 func commonPhrases() map[finding]phrase {
 	return map[finding]phrase{
@@ -77,7 +80,7 @@ func Catalogue() map[string][]string {
 		for _, p := range commonPhrases() {
 			texts = append(texts, p.remedy)
 		}
-		for _, name := range []string{"reinstall", "permitted", "readFix"} {
+		for _, name := range []string{"reinstall", "permitted", "readFix", "unmark"} {
 			if strings.Contains(strings.Join(texts, ""), `{{template "`+name+`"`) {
 				_, def, _ := strings.Cut(commonPartials, `{{define "`+name+`"}}`)
 				def, _, _ = strings.Cut(def, "{{end}}")
@@ -253,16 +256,22 @@ func caSecretWords() itemWords {
 
 // Keys of webhook-configuration.
 const (
-	keyConfigMissing finding = "missing"    // the MWC does not exist
-	keyConfigEmpty   finding = "no-entries" // it has no entries
-	keyConfigWrong   finding = "wrong"      // entries that do not send Kyma Pods
-	keyConfigRight   finding = "right"
+	keyConfigMissing    finding = "missing"     // the MWC does not exist
+	keyConfigDisabled   finding = "disabled"    // the emergency disable deleted it
+	keyConfigEmpty      finding = "no-entries"  // it has no entries
+	keyConfigWrong      finding = "wrong"       // entries that do not send Kyma Pods
+	keyConfigMarkerLeft finding = "marker-left" // right, and the emergency-disable marker is still there
+	keyConfigRight      finding = "right"
 )
 
 func webhookConfigurationWords() itemWords {
 	const partials = `{{define "what"}}MutatingWebhookConfiguration {{.WebhookConfiguration}}{{end}}` +
 		`{{define "apply"}}The syncer never creates or edits anything but the caBundle: ` +
 		`{{template "reinstall" "snatch-webhook"}}{{end}}` +
+		`{{define "right"}}{{template "what" .}}: {{if eq (len .Names) 1}}1 entry{{else}}{{len .Names}} entries{{end}} ` +
+		`({{join .Names ", "}}) send Pod CREATE in namespaces labelled {{kyma}} to the webhook, ` +
+		`failurePolicy Ignore{{end}}` +
+		`{{define "section"}}docs/operations.md, "Emergency disable and restore"{{end}}` +
 		`{{define "faults"}}entry {{.Name}}: ` +
 		`{{if .NoPodCreate}}rules do not cover CREATE of pods in the core group, v1{{end}}` +
 		`{{if .WrongPolicy}}{{if .NoPodCreate}}, {{end}}failurePolicy is {{or .FailurePolicy "unset (Fail)"}}, ` +
@@ -270,18 +279,36 @@ func webhookConfigurationWords() itemWords {
 		`{{if or .SelectorErr .Unselected}}{{if or .NoPodCreate .WrongPolicy}}, {{end}}{{end}}` +
 		`{{if .SelectorErr}}namespaceSelector is invalid: {{.SelectorErr}}{{else if .Unselected}}` +
 		`namespaceSelector {{printf "%q" .Selector}} does not select a namespace labelled {{kyma}}{{end}}{{end}}`
-	return itemWords{facts: configFacts{}, partials: partials, phrases: map[finding]phrase{
+	phrases := map[finding]phrase{
 		keyConfigMissing: {`{{template "what" .}} not found; the API server calls no webhook for Pods`,
 			`{{template "apply" .}}; or fix --webhook-configuration.`},
 		keyConfigEmpty: {`{{template "what" .}} has no webhook entries`, `{{template "apply" .}}.`},
 		keyConfigWrong: {
 			`{{template "what" .}}: {{range $i, $e := .Wrong}}{{if $i}}; {{end}}{{template "faults" $e}}{{end}}`,
 			`{{template "apply" .}}, or compare the MWC with the one in that install.yaml.`},
-		keyConfigRight: {
-			`{{template "what" .}}: {{if eq (len .Names) 1}}1 entry{{else}}{{len .Names}} entries{{end}} ` +
-				`({{join .Names ", "}}) send Pod CREATE in namespaces labelled {{kyma}} to the webhook, ` +
-				`failurePolicy Ignore`, ""},
-	}}
+		keyConfigRight: {`{{template "right" .}}`, ""},
+	}
+	maps.Copy(phrases, disablePhrases())
+	return itemWords{facts: configFacts{}, partials: partials, phrases: phrases}
+}
+
+// disablePhrases word the emergency disable: the MWC it deleted, and its
+// marker left beside an MWC that is back.
+func disablePhrases() map[finding]phrase {
+	return map[finding]phrase{
+		keyConfigDisabled: {
+			`{{template "what" .}} not found, under the emergency disable ({{template "marker" .Disable}}): ` +
+				`the API server calls no webhook for Pods, and Kyma Pods are created without the term`,
+			`To end the disable, restore as {{template "section"}} says: on a Kyma runtime, take the label ` +
+				`operator.kyma-project.io/skip-reconciliation off its kim-snatch Manifest; elsewhere, ` +
+				`{{template "reinstall" "snatch-webhook"}}. Once ca-bundle passes, delete the marker last: ` +
+				`{{template "unmark" .Disable}}.`},
+		keyConfigMarkerLeft: {
+			`{{template "right" .}}; but the emergency-disable marker is still there ({{template "marker" .Disable}}): ` +
+				`a restore left it behind, or a deployer re-created the MWC during the disable`,
+			`If the restore is done, delete the marker as its last step: {{template "unmark" .Disable}}. ` +
+				`If the disable is to hold, pause the deployer and delete the MWC again ({{template "section"}}).`},
+	}
 }
 
 // Keys of ca-bundle.

@@ -115,6 +115,7 @@ const (
 	keyAdmissionNoNamespace finding = "no-namespace" // the dry run's namespace does not exist
 	keyAdmissionRefused     finding = "refused"      // the dry run was refused
 	keyAdmissionNoTerm      finding = "no-term"      // the Pod came back without a term on the key
+	keyAdmissionDisabled    finding = "disabled"     // no term, and the emergency disable deleted the MWC
 	keyAdmissionTwoTerms    finding = "two-terms"    // more than one term on the key
 	keyAdmissionOtherTerm   finding = "other-term"   // one term, not the webhook's
 	keyAdmissionNoMWC       finding = "no-mwc"       // the right term, and no MWC
@@ -159,6 +160,12 @@ func admissionProbePhrases() map[finding]phrase {
 			`Every Kyma Pod is admitted so now. Read the other items for the cause; with all of them PASS, ` +
 				`see "Webhook unreachable" in docs/troubleshooting.md (kube-apiserver log, NetworkPolicies, ` +
 				`the path to the webhook's Service).`},
+		keyAdmissionDisabled: {
+			`a dry-run Pod in {{.AdmissionNamespace}} came back without the term on {{.PoolLabelKey}} ` +
+				`after {{.Took}}, as the emergency disable has it ({{template "marker" .Disable}}): ` +
+				`MutatingWebhookConfiguration {{.WebhookConfiguration}} is deleted, so the API server calls no webhook`,
+			`Kyma Pods created until the restore get no term: end the disable as webhook-configuration says, ` +
+				`then recreate them as placement says.`},
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 )
 
 // The identity of `cabundle-syncer check` (deploy/syncer/check.yaml), as the
@@ -66,6 +68,10 @@ func TestCheckIdentityReadsWhatCheckReadsAndCreatesOnlyCheckPods(t *testing.T) {
 		{name: "get_another_secret", attrs: core(namespace, "get", "secrets", "other")},
 		{name: "list_all_secrets", attrs: core(namespace, "list", "secrets", "")},
 		{name: "list_secrets_elsewhere", attrs: core("", "list", "secrets", "")},
+		{name: "get_the_emergency_disable_marker", attrs: core(namespace, "get", "configmaps", syncer.EmergencyDisableName), want: true},
+		{name: "get_another_configmap", attrs: core(namespace, "get", "configmaps", "other")},
+		{name: "list_all_configmaps", attrs: core(namespace, "list", "configmaps", "")},
+		{name: "delete_the_emergency_disable_marker", attrs: core(namespace, "delete", "configmaps", syncer.EmergencyDisableName)},
 		{name: "get_the_webhook_configuration", attrs: mwc("get", webhookConfiguration), want: true},
 		{name: "get_another_webhook_configuration", attrs: mwc("get", "other")},
 		{name: "get_the_lease", attrs: lease("get", "cabundle-syncer"), want: true},
