@@ -16,4 +16,6 @@ const (
 	// certificate, and of Kyma Pods created without the webhook.
 	alertDifferentCertificates  = "KimSnatchWebhookReplicasServeDifferentCertificates"
 	alertAdmittedWithoutWebhook = "KimSnatchKymaPodsAdmittedWithoutWebhook"
+	// The witness of both profiles: the newest Kyma Pod got no review.
+	alertMissedByWebhook = "KimSnatchKymaPodMissedByWebhook"
 )

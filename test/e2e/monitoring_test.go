@@ -78,28 +78,35 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 }
 
 // The Prometheus of the API server scraped profile scrapes the
-// kube-apiserver and has the series the rules tell the profiles apart by;
-// the Shoot profile's has neither, while it scrapes both binaries.
+// kube-apiserver and evaluates the record of that profile, which the
+// overlay's deploy/components/apiserver-scraped sets; the Shoot profile's
+// scrapes no kube-apiserver and evaluates the Shoot profile's record,
+// which deploy/webhook sets. Both scrape both binaries.
 func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 	framework.InTier(t, framework.Full, "the smoke's break fires in each profile only through these scrapes")
-	const guard = "apiserver_admission_controller_admission_duration_seconds_count"
+	const (
+		apiserver        = `up{job="apiserver"} == 1`
+		apiserverProfile = `kim_snatch:monitoring_profile:info{profile="apiserver"}`
+		shootProfile     = `kim_snatch:monitoring_profile:info{profile="shoot"}`
+	)
 	for profile, want := range map[string]bool{stack.ProfileAPIServer: true, stack.ProfileShoot: false} {
 		prom := monitored(t, profile)
 		var got map[string]bool
 		err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			got = map[string]bool{}
-			for _, q := range []string{`up{job="apiserver"} == 1`, guard, `up{job="snatch-webhook-metrics"} == 1`, `up{job="cabundle-syncer-metrics"} == 1`} {
+			for _, q := range []string{apiserver, apiserverProfile, shootProfile, `up{job="snatch-webhook-metrics"} == 1`, `up{job="cabundle-syncer-metrics"} == 1`} {
 				v, err := queryVector(ctx, prom, q)
 				if err != nil {
 					return false, nil
 				}
 				got[q] = len(v) > 0
 			}
-			return got[`up{job="apiserver"} == 1`] == want && got[guard] == want &&
+			return got[apiserver] == want && got[apiserverProfile] == want && got[shootProfile] == !want &&
 				got[`up{job="snatch-webhook-metrics"} == 1`] && got[`up{job="cabundle-syncer-metrics"} == 1`], nil
 		})
 		if err != nil {
-			t.Errorf("%s profile: series present %v; want the kube-apiserver's %v and both binaries'", profileTitles[profile], got, want)
+			t.Errorf("%s profile: series present %v; want the kube-apiserver's and its profile record %v, the other profile's record %v, and both binaries'",
+				profileTitles[profile], got, want, !want)
 		}
 	}
 }

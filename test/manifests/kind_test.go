@@ -37,6 +37,9 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 		"Role.rbac.authorization.k8s.io/kyma-system/kim-snatch-prometheus",
 		"RoleBinding.rbac.authorization.k8s.io/kyma-system/kim-snatch-prometheus",
 		"PrometheusRule.monitoring.coreos.com/kyma-system/kim-snatch-fleet",
+		// The API server scraped profile's record, for the suite's
+		// Prometheus of that profile (test/e2e/overlay/apiserver-profile).
+		"PrometheusRule.monitoring.coreos.com/kyma-system/kim-snatch-monitoring-profile-apiserver",
 	)
 	want = slices.Sorted(slices.Values(want))
 	if got := ids(objs); !slices.Equal(got, want) {

@@ -121,8 +121,10 @@ func TestOverlaySetsMonitoringLabels(t *testing.T) {
 			}
 		}
 	}
-	if n != 4 {
-		t.Errorf("the overlay renders %d ServiceMonitors and PrometheusRules, want 4", n)
+	// Two ServiceMonitors, the two binaries' PrometheusRules, and the
+	// monitoring profile's (docs/operations.md, "Monitoring profiles").
+	if n != 5 {
+		t.Errorf("the overlay renders %d ServiceMonitors and PrometheusRules, want 5", n)
 	}
 }
 

@@ -43,23 +43,29 @@ var externalSeries = map[string]string{
 	"kube_poddisruptionbudget_created": "kube_pod_info",
 	// The kube-apiserver: each series of its calls to the webhook exists
 	// only after the first call, failure, rejection or slow call.
-	// apiserverGuard, which only the kube-apiserver serves, stands for it:
-	// where it is absent (the Shoot profile), the alerts of group
-	// kim-snatch-shoot cover the failures instead
+	// apiserverWitness, the count of the calls the webhook's own metrics
+	// say it answered, stands for them: where the profile says the
+	// kube-apiserver is scraped and it lacks that series for the webhook,
+	// KimSnatchAPIServerMetricsAbsent warns; in the Shoot profile the
+	// alerts of group kim-snatch-shoot cover the failures instead
 	// (TestNothingFiresForTheMissingAPIServerAlone).
-	"apiserver_admission_webhook_fail_open_count":                   apiserverGuard,
-	"apiserver_admission_webhook_request_total":                     apiserverGuard,
-	"apiserver_admission_webhook_rejection_count":                   apiserverGuard,
-	"apiserver_admission_webhook_admission_duration_seconds_bucket": apiserverGuard,
-	"apiserver_admission_webhook_admission_duration_seconds_count":  apiserverGuard,
-	apiserverGuard: apiserverGuard,
+	"apiserver_admission_webhook_fail_open_count":                   apiserverWitness,
+	"apiserver_admission_webhook_rejection_count":                   apiserverWitness,
+	"apiserver_admission_webhook_admission_duration_seconds_bucket": apiserverWitness,
+	"apiserver_admission_webhook_admission_duration_seconds_count":  apiserverWitness,
+	apiserverWitness: apiserverWitness,
 }
 
-// apiserverGuard is the series that says Prometheus scrapes the
-// kube-apiserver (docs/operations.md, "Monitoring profiles"): aggregated API
-// servers such as metrics-server and prometheus-adapter serve
-// apiserver_request_total, but run no admission chain.
-const apiserverGuard = "apiserver_admission_controller_admission_duration_seconds_count"
+// apiserverWitness is the kube-apiserver's series that exists for the
+// webhook once the kube-apiserver has called it.
+const apiserverWitness = "apiserver_admission_webhook_request_total"
+
+// profileGuard is how an alert holds in one monitoring profile alone: joined
+// on the profile the installation sets (docs/operations.md, "Monitoring
+// profiles"), never guessed from the series Prometheus has.
+func profileGuard(profile string) string {
+	return `and on (cluster) kim_snatch:monitoring_profile:info{profile="` + profile + `"}`
+}
 
 // scrapedJobs returns the job names Prometheus gives the installation's
 // targets: prometheus-operator names a ServiceMonitor's job after each
@@ -92,10 +98,14 @@ func scrapedJobs(t *testing.T, objs []*unstructured.Unstructured) []string {
 	return jobs
 }
 
-// absentOf matches absent( applied to a selector of the named metric, and
-// gives the rest of that selector.
+// absentOf matches the two ways the rules tell that a series is missing:
+// absent( of a selector of the metric, and `unless on (cluster)` before a
+// selector of it, which keeps each cluster of the left side that lacks the
+// series (docs/operations.md, "Monitoring profiles"), where absent( would
+// see one cluster only.
 func absentOf(metric string) *regexp.Regexp {
-	return regexp.MustCompile(`absent\(\s*` + regexp.QuoteMeta(metric) + `(\{[^}]*\})?\s*\)`)
+	m := regexp.QuoteMeta(metric)
+	return regexp.MustCompile(`absent\(\s*` + m + `(\{[^}]*\})?\s*\)|unless\s+on\s*\(cluster\)\s+` + m + `(\{[^}]*\})?`)
 }
 
 // Every series a rule reads is produced by this project (a metric the
@@ -136,7 +146,7 @@ func TestAlertSeriesAreOursOrCoveredByAnAbsentAlert(t *testing.T) {
 }
 
 // Each job the ServiceMonitors produce has an alert for a target that is
-// down (up == 0) and one for no target at all (absent(up{job=...})), so a
+// down (up == 0) and one for no target at all (see absentOf), so a
 // scrape that fails, as every scrape of the syncer does without the
 // metrics-reader binding, is named as such.
 func TestEveryScrapedJobHasADownAndAnAbsentAlert(t *testing.T) {
@@ -144,52 +154,53 @@ func TestEveryScrapedJobHasADownAndAnAbsentAlert(t *testing.T) {
 	for _, job := range scrapedJobs(t, render(t, defaultInstall)) {
 		t.Run(strings.ReplaceAll(job, "-", "_"), func(t *testing.T) {
 			down := regexp.MustCompile(`up\{job="` + regexp.QuoteMeta(job) + `"\}\)\s*== 0`)
-			absent := regexp.MustCompile(`absent\(up\{job="` + regexp.QuoteMeta(job) + `"\}\)`)
+			absent := regexp.MustCompile(`(absent\(|unless\s+on\s*\(cluster\)\s+)up\{job="` + regexp.QuoteMeta(job) + `"\}`)
 			if !slices.ContainsFunc(rules, func(r rule) bool { return r.Alert != "" && down.MatchString(r.Expr) }) {
 				t.Errorf("no alert fires on up{job=%q} == 0", job)
 			}
 			if !slices.ContainsFunc(rules, func(r rule) bool { return r.Alert != "" && absent.MatchString(r.Expr) }) {
-				t.Errorf("no alert fires on absent(up{job=%q})", job)
+				t.Errorf("no alert fires on a missing up{job=%q}", job)
 			}
 		})
 	}
 }
 
-// guardUse matches each use of absent(apiserverGuard) in an expression with
-// the operator that joins it.
-var guardUse = regexp.MustCompile(`(\S+\s+on\s*\(\s*\)\s*)?absent\(\s*` + regexp.QuoteMeta(apiserverGuard) + `\s*\)`)
-
 // In the Shoot profile Prometheus does not scrape the kube-apiserver, and
-// no alert may fire for that alone: absent(apiserverGuard) only switches
-// the stand-ins of group kim-snatch-shoot on (`and on ()`) or the guard
-// alert off (`unless on ()`). The rule unit tests (shoot.yaml,
-// dependencies.yaml) prove what each then does.
+// no alert may fire for that alone. The profile is the installation's
+// record (docs/operations.md, "Monitoring profiles"): it switches the
+// stand-ins of group kim-snatch-shoot on in the Shoot profile, and the one
+// alert on the kube-apiserver's missing series, KimSnatchAPIServerMetricsAbsent,
+// on in the API server scraped profile; no other alert reads it. The rule
+// unit tests (shoot.yaml, dependencies.yaml, clusters.yaml) prove what
+// each then does.
 func TestNothingFiresForTheMissingAPIServerAlone(t *testing.T) {
 	var standIns, guards int
 	for _, r := range alerts(t) {
 		if r.Alert == "" {
 			continue
 		}
-		for _, m := range guardUse.FindAllStringSubmatch(r.Expr, -1) {
-			switch op := strings.Fields(m[1]); {
-			case len(op) > 0 && op[0] == "and" && r.Group == "kim-snatch-shoot":
-				standIns++
-			case len(op) > 0 && op[0] == "unless" && r.Alert == "KimSnatchAPIServerMetricsAbsent":
-				guards++
-			default:
-				t.Errorf("alert %s (group %s) uses %q: absent(%s) may only switch a stand-in of kim-snatch-shoot on or the guard alert off", r.Alert, r.Group, m[0], apiserverGuard)
-			}
-		}
-		if r.Group == "kim-snatch-shoot" && !strings.Contains(r.Expr, "and on () absent("+apiserverGuard+")") {
-			t.Errorf("alert %s of kim-snatch-shoot holds where the kube-apiserver is scraped", r.Alert)
+		shoot, apiserver := strings.Contains(r.Expr, profileGuard("shoot")), strings.Contains(r.Expr, profileGuard("apiserver"))
+		switch {
+		case r.Group == "kim-snatch-shoot" && shoot && !apiserver:
+			standIns++
+		case r.Group == "kim-snatch-shoot":
+			t.Errorf("alert %s of kim-snatch-shoot holds outside the Shoot profile: want %q", r.Alert, profileGuard("shoot"))
+		case r.Alert == "KimSnatchAPIServerMetricsAbsent" && apiserver && !shoot:
+			guards++
+		case r.selects(profileRecord, nil):
+			t.Errorf("alert %s (group %s) reads %s: only the stand-ins of kim-snatch-shoot and KimSnatchAPIServerMetricsAbsent may", r.Alert, r.Group, profileRecord)
 		}
 		for _, s := range r.Selectors {
-			if s.Metric == "apiserver_request_total" {
-				t.Errorf("alert %s reads apiserver_request_total, which aggregated API servers serve too", r.Alert)
+			if s.Metric == "apiserver_request_total" || s.Metric == "apiserver_admission_controller_admission_duration_seconds_count" {
+				t.Errorf("alert %s reads %s: the profile is the installation's record, not a guess from the series", r.Alert, s.Metric)
 			}
 		}
 	}
 	if standIns == 0 || guards != 1 {
-		t.Fatalf("%d stand-ins and %d guard alerts switch on absent(%s), want some and 1", standIns, guards, apiserverGuard)
+		t.Fatalf("%d stand-ins in the Shoot profile and %d guard alerts in the API server scraped profile, want some and 1", standIns, guards)
 	}
 }
+
+// profileRecord is the record of the monitoring profile that the
+// installation sets (deploy/webhook/monitoring-profile).
+const profileRecord = "kim_snatch:monitoring_profile:info"
