@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,8 +25,9 @@ var buildInfo = map[string][]string{
 // The component adds exactly one PrometheusRule to an overlay, labelled
 // for the Prometheus ruleSelector, that the rule checker accepts; its
 // records are all kim_snatch:fleet_* (what a federation match[] names) and
-// read only this project's metrics and records, the build-info gauges and
-// the series of other components that the alerts already read.
+// read only this project's metrics and records, the fleet records before
+// them, the build-info gauges, the series of other components that the
+// alerts already read, and the firing critical alerts of KIM Snatch.
 func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 	objs := renderOverlay(t, "components:\n  - ../../"+fleetComponent+"\n")
 	base := render(t, defaultInstall)
@@ -66,6 +68,8 @@ func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 		for _, s := range r.Selectors {
 			_, info := buildInfo[s.Metric]
 			switch {
+			case s.Metric == "ALERTS":
+				checkCriticalAlerts(t, r)
 			case s.Metric == "up", records[s.Metric], externalSeries[s.Metric] != "":
 			case info:
 				for _, l := range buildInfo[s.Metric] {
@@ -77,6 +81,30 @@ func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 			default:
 				t.Errorf("record %s reads %s: neither the binaries' metric, a record, nor a listed series", r.Record, s.Metric)
 			}
+		}
+		records[r.Record] = true
+	}
+}
+
+// criticalAlerts are the matchers, sorted, by which a fleet record reads
+// ALERTS: the firing critical alerts of KIM Snatch, the fleet's own aside.
+var criticalAlerts = []string{`alertname!~"KimSnatchFleet.+"`, `alertname=~"KimSnatch.+"`, `alertstate="firing"`, `severity="critical"`}
+
+// checkCriticalAlerts fails t unless every selector of ALERTS in r has
+// exactly the matchers of criticalAlerts.
+func checkCriticalAlerts(t *testing.T, r rule) {
+	t.Helper()
+	for _, s := range r.Selectors {
+		if s.Metric != "ALERTS" {
+			continue
+		}
+		var got []string
+		for _, m := range s.Matchers {
+			got = append(got, m.Name+m.Op+`"`+m.Value+`"`)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, criticalAlerts) {
+			t.Errorf("record %s reads ALERTS with %v, want %v: the firing critical alerts of KIM Snatch", r.Record, got, criticalAlerts)
 		}
 	}
 }
@@ -99,7 +127,8 @@ func TestBuildInfoHasTheFleetLabels(t *testing.T) {
 	}
 }
 
-// The fleet rule tests evaluate the records on two clusters' series.
+// The fleet rule tests evaluate the records on three clusters' series, one
+// of them a Shoot-profile runtime whose calls fail open.
 func TestFleetRuleTestsCoverEveryRecord(t *testing.T) {
 	data, err := exec.Command(promrules(t), "selectors", filepath.Join(repoRoot(t), fleetComponent, "prometheusrule.yaml")).Output()
 	if err != nil {
@@ -114,7 +143,7 @@ func TestFleetRuleTestsCoverEveryRecord(t *testing.T) {
 			t.Errorf("fleet.yaml has no promql_expr_test of %s", r.Record)
 		}
 	}
-	for _, c := range []string{`cluster="eu-1"`, `cluster="us-1"`} {
+	for _, c := range []string{`cluster="eu-1"`, `cluster="us-1"`, `cluster="ap-1"`} {
 		if !bytes.Contains(tests, []byte(c)) {
 			t.Errorf("fleet.yaml lacks the series of %s", c)
 		}

@@ -37,7 +37,8 @@ var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // otherLabels are the labels the fleet records and panels read with a
 // meaning of their own: a cluster label of the same name would merge them.
-var otherLabels = []string{"job", "namespace", "pod", "container", "image", "deployment", "name", "version", "revision", "goversion", "le"}
+var otherLabels = []string{"job", "namespace", "pod", "container", "image", "deployment", "name", "version", "revision", "goversion", "le",
+	"alertname", "alertstate", "severity"}
 
 // validLabel refuses a name Prometheus would not take as a label, one it
 // reserves (__*), and one the records already use for something else.
