@@ -148,9 +148,10 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 	done
 
 .PHONY: dashboards
-dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/components/dashboards and the fleet records of deploy/components/fleet from hack/tools/dashboards.
+dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/components/dashboards, the fleet records of deploy/components/fleet and the fleet alerts of deploy/components/fleet-alerts from hack/tools/dashboards.
 	$(DASHBOARDS) generate -o deploy/components/dashboards
 	$(DASHBOARDS) fleet-rules > deploy/components/fleet/prometheusrule.yaml
+	$(DASHBOARDS) fleet-alerts > deploy/components/fleet-alerts/prometheusrule.yaml
 
 ##@ Tests
 

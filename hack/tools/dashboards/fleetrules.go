@@ -35,10 +35,11 @@ func clusterLabelFlag(fs *flag.FlagSet) *string {
 
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
-// otherLabels are the labels the fleet records and panels read with a
-// meaning of their own: a cluster label of the same name would merge them.
+// otherLabels are the labels the fleet records, alerts, inhibition rules
+// and panels read with a meaning of their own: a cluster label of the same
+// name would merge them.
 var otherLabels = []string{"job", "namespace", "pod", "container", "image", "deployment", "name", "version", "revision", "goversion", "le",
-	"alertname", "alertstate", "severity"}
+	"alertname", "alertstate", "severity", "webhook_version", "syncer_version"}
 
 // validLabel refuses a name Prometheus would not take as a label, one it
 // reserves (__*), and one the records already use for something else.
@@ -53,26 +54,5 @@ func validLabel(l string) error {
 }
 
 func fleetRulesCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fleet-rules", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	label := clusterLabelFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return usage(stderr)
-	}
-	if err := validLabel(*label); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	data, err := renderFleetRules(*label)
-	if err == nil {
-		_, err = stdout.Write(data)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return labelledCmd("fleet-rules", renderFleetRules, args, stdout, stderr)
 }

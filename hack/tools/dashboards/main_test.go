@@ -158,22 +158,34 @@ func TestSubstitutionsReplaceKnownVariablesAndRejectUnknownOnes(t *testing.T) {
 	}
 }
 
+// generatedFiles are the committed files the code renders with a cluster
+// label, by path, each with its renderer.
+var generatedFiles = []struct {
+	path   string
+	render func(string) ([]byte, error)
+}{
+	{"../../../deploy/components/fleet/prometheusrule.yaml", renderFleetRules},
+	{"../../../deploy/components/fleet-alerts/prometheusrule.yaml", renderFleetAlerts},
+}
+
 // shippedFleetRules is where the fleet records are committed.
 const shippedFleetRules = "../../../deploy/components/fleet/prometheusrule.yaml"
 
-// The committed fleet records are exactly what the code generates with the
-// default label.
-func TestShippedFleetRulesAreGenerated(t *testing.T) {
-	want, err := renderFleetRules(defaultClusterLabel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(shippedFleetRules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what the code generates; run make dashboards", shippedFleetRules)
+// The committed fleet records and fleet alerts are exactly what the code
+// generates with the default label.
+func TestShippedFleetFilesAreGenerated(t *testing.T) {
+	for _, f := range generatedFiles {
+		want, err := f.render(defaultClusterLabel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the code generates; run make dashboards", f.path)
+		}
 	}
 }
 
@@ -241,6 +253,28 @@ func TestClusterLabelReachesRulesAndFleetDashboard(t *testing.T) {
 	}
 }
 
+// With another cluster label, the fleet alerts name it wherever the
+// shipped file names cluster, outside comments, and cluster nowhere.
+func TestClusterLabelReachesFleetAlerts(t *testing.T) {
+	for _, f := range generatedFiles[1:] {
+		shipped, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rendered, err := f.render("shoot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, want := withoutComments(string(rendered)), withoutComments(string(shipped))
+		if labelWord("cluster").MatchString(body) {
+			t.Errorf("%s with -cluster-label shoot still names cluster:\n%s", f.path, body)
+		}
+		if got, n := len(labelWord("shoot").FindAllString(body, -1)), len(labelWord("cluster").FindAllString(want, -1)); got != n || n == 0 {
+			t.Errorf("%s with -cluster-label shoot names shoot %d times, want the %d times the shipped file names cluster", f.path, got, n)
+		}
+	}
+}
+
 func TestValidLabelAcceptsOnlyALabelNameFreeForTheFleet(t *testing.T) {
 	tests := []struct {
 		name, label string
@@ -265,16 +299,23 @@ func TestValidLabelAcceptsOnlyALabelNameFreeForTheFleet(t *testing.T) {
 	}
 }
 
-// fleet-rules refuses a bad label with the usage exit code and writes
-// nothing.
-func TestFleetRulesCommandGroupsByTheClusterLabelAndRejectsATakenOne(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"fleet-rules", "-cluster-label", "shoot"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "max by (shoot)") {
-		t.Fatalf("fleet-rules -cluster-label shoot: exit %d, %s%s", code, stdout.String(), stderr.String())
-	}
-	stdout.Reset()
-	if code := run([]string{"fleet-rules", "-cluster-label", "pod"}, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
-		t.Fatalf("fleet-rules -cluster-label pod: exit %d, wrote %q; want 2 and nothing", code, stdout.String())
+// Each command that renders with the cluster label takes it, and refuses
+// a bad label with the usage exit code and writes nothing.
+func TestLabelledCommandsTakeTheClusterLabelAndRejectATakenOne(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"fleet-rules":  "max by (shoot)",
+		"fleet-alerts": "on (shoot)",
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{cmd, "-cluster-label", "shoot"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), want) {
+			t.Fatalf("%s -cluster-label shoot: exit %d, %s%s", cmd, code, stdout.String(), stderr.String())
+		}
+		for _, label := range []string{"pod", "severity", "webhook_version"} {
+			stdout.Reset()
+			if code := run([]string{cmd, "-cluster-label", label}, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
+				t.Fatalf("%s -cluster-label %s: exit %d, wrote %q; want 2 and nothing", cmd, label, code, stdout.String())
+			}
+		}
 	}
 }
 
