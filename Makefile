@@ -148,10 +148,12 @@ manifests: $(K8S_STAMP) ## Render the kustomize bases into bin/manifests/.
 	done
 
 .PHONY: dashboards
-dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/components/dashboards, the fleet records of deploy/components/fleet and the fleet alerts of deploy/components/fleet-alerts from hack/tools/dashboards.
+dashboards: $(DASHBOARDS) ## Regenerate the Grafana dashboards in deploy/components/dashboards, the fleet records of deploy/components/fleet, the fleet alerts of deploy/components/fleet-alerts and the inhibition rules of deploy/components/alertmanager from hack/tools/dashboards.
 	$(DASHBOARDS) generate -o deploy/components/dashboards
 	$(DASHBOARDS) fleet-rules > deploy/components/fleet/prometheusrule.yaml
 	$(DASHBOARDS) fleet-alerts > deploy/components/fleet-alerts/prometheusrule.yaml
+	$(DASHBOARDS) inhibit-rules > deploy/components/alertmanager/inhibit-rules.yaml
+	$(DASHBOARDS) alertmanager-config > deploy/components/alertmanager/alertmanagerconfig.yaml
 
 ##@ Tests
 

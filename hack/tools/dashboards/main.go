@@ -1,17 +1,19 @@
 // Command dashboards generates the Grafana dashboards of KIM Snatch with
 // the Grafana Foundation SDK, lists their queries, and writes the fleet
-// records and the fleet alerts:
+// records, the fleet alerts and the inhibition rules:
 //
-//	dashboards generate [-cluster-label LABEL] -o DIR   DIR/NAME.json per dashboard
-//	dashboards queries [flags] [FILE...]                every panel's query as JSON, for `promrules eval`
-//	dashboards fleet-rules [-cluster-label LABEL]       the PrometheusRule of deploy/components/fleet
-//	dashboards fleet-alerts [-cluster-label LABEL]      the PrometheusRule of deploy/components/fleet-alerts
+//	dashboards generate [-cluster-label LABEL] -o DIR      DIR/NAME.json per dashboard
+//	dashboards queries [flags] [FILE...]                   every panel's query as JSON, for `promrules eval`
+//	dashboards fleet-rules [-cluster-label LABEL]          the PrometheusRule of deploy/components/fleet
+//	dashboards fleet-alerts [-cluster-label LABEL]         the PrometheusRule of deploy/components/fleet-alerts
+//	dashboards inhibit-rules [-cluster-label LABEL]        deploy/components/alertmanager/inhibit-rules.yaml
+//	dashboards alertmanager-config [-cluster-label LABEL]  deploy/components/alertmanager/alertmanagerconfig.yaml
 //
 // -cluster-label names the label that tells a fleet's clusters apart
 // (cluster by default, shoot in Kyma). Without FILEs, queries reads the
 // dashboards this command generates. A test in this module fails when
-// deploy/components/dashboards, fleet or fleet-alerts differ from what
-// the code generates. docs/development.md ("Tools in
+// deploy/components/dashboards, fleet, fleet-alerts or alertmanager differ
+// from what the code generates. docs/development.md ("Tools in
 // hack/tools") says why it uses the SDK and is a module of its own.
 package main
 
@@ -45,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fleetRulesCmd(args[1:], stdout, stderr)
 	case "fleet-alerts":
 		return labelledCmd(args[0], renderFleetAlerts, args[1:], stdout, stderr)
+	case "inhibit-rules":
+		return labelledCmd(args[0], renderInhibitRules, args[1:], stdout, stderr)
+	case "alertmanager-config":
+		return labelledCmd(args[0], renderAlertmanagerConfig, args[1:], stdout, stderr)
 	default:
 		return usage(stderr)
 	}
@@ -54,7 +60,9 @@ func usage(stderr io.Writer) int {
 	fmt.Fprintln(stderr, `usage: dashboards generate [-cluster-label LABEL] -o DIR
        dashboards queries [-namespace NS] [-cluster REGEX] [-rate-interval D] [FILE...]
        dashboards fleet-rules [-cluster-label LABEL]
-       dashboards fleet-alerts [-cluster-label LABEL]`)
+       dashboards fleet-alerts [-cluster-label LABEL]
+       dashboards inhibit-rules [-cluster-label LABEL]
+       dashboards alertmanager-config [-cluster-label LABEL]`)
 	return 2
 }
 

@@ -166,13 +166,15 @@ var generatedFiles = []struct {
 }{
 	{"../../../deploy/components/fleet/prometheusrule.yaml", renderFleetRules},
 	{"../../../deploy/components/fleet-alerts/prometheusrule.yaml", renderFleetAlerts},
+	{"../../../deploy/components/alertmanager/inhibit-rules.yaml", renderInhibitRules},
+	{"../../../deploy/components/alertmanager/alertmanagerconfig.yaml", renderAlertmanagerConfig},
 }
 
 // shippedFleetRules is where the fleet records are committed.
 const shippedFleetRules = "../../../deploy/components/fleet/prometheusrule.yaml"
 
-// The committed fleet records and fleet alerts are exactly what the code
-// generates with the default label.
+// The committed fleet records, fleet alerts and inhibition rules are
+// exactly what the code generates with the default label.
 func TestShippedFleetFilesAreGenerated(t *testing.T) {
 	for _, f := range generatedFiles {
 		want, err := f.render(defaultClusterLabel)
@@ -253,9 +255,10 @@ func TestClusterLabelReachesRulesAndFleetDashboard(t *testing.T) {
 	}
 }
 
-// With another cluster label, the fleet alerts name it wherever the
-// shipped file names cluster, outside comments, and cluster nowhere.
-func TestClusterLabelReachesFleetAlerts(t *testing.T) {
+// With another cluster label, the fleet alerts and the inhibition rules
+// name it wherever the shipped files name cluster, outside comments, and
+// cluster nowhere.
+func TestClusterLabelReachesFleetAlertsAndInhibitionRules(t *testing.T) {
 	for _, f := range generatedFiles[1:] {
 		shipped, err := os.ReadFile(f.path)
 		if err != nil {
@@ -271,6 +274,26 @@ func TestClusterLabelReachesFleetAlerts(t *testing.T) {
 		}
 		if got, n := len(labelWord("shoot").FindAllString(body, -1)), len(labelWord("cluster").FindAllString(want, -1)); got != n || n == 0 {
 			t.Errorf("%s with -cluster-label shoot names shoot %d times, want the %d times the shipped file names cluster", f.path, got, n)
+		}
+	}
+}
+
+// No alert both causes an inhibition and is the effect of one, so no two
+// alerts can mute each other, and each rule names a cause and effects
+// other than it.
+func TestInhibitionsNeverMuteACause(t *testing.T) {
+	causes := map[string]bool{}
+	for _, in := range inhibitions {
+		causes[in.cause] = true
+	}
+	for _, in := range inhibitions {
+		if !strings.HasPrefix(in.cause, "KimSnatch") || len(in.effects) == 0 || len(in.why) == 0 {
+			t.Errorf("inhibition of %q: a cause of KIM Snatch, effects and a reason, got %d effects, %d lines", in.cause, len(in.effects), len(in.why))
+		}
+		for _, e := range in.effects {
+			if causes[e] {
+				t.Errorf("%s is the effect of %s and the cause of another inhibition: two alerts could mute each other", e, in.cause)
+			}
 		}
 	}
 }
@@ -303,8 +326,10 @@ func TestValidLabelAcceptsOnlyALabelNameFreeForTheFleet(t *testing.T) {
 // a bad label with the usage exit code and writes nothing.
 func TestLabelledCommandsTakeTheClusterLabelAndRejectATakenOne(t *testing.T) {
 	for cmd, want := range map[string]string{
-		"fleet-rules":  "max by (shoot)",
-		"fleet-alerts": "on (shoot)",
+		"fleet-rules":         "max by (shoot)",
+		"fleet-alerts":        "on (shoot)",
+		"inhibit-rules":       "- shoot\n",
+		"alertmanager-config": "- shoot\n",
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run([]string{cmd, "-cluster-label", "shoot"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), want) {
