@@ -76,13 +76,32 @@ func deployedAlerts(t *testing.T) map[string]bool {
 	return alerts
 }
 
+// componentAlerts returns the alert names of the optional components'
+// rules, deploy/components/*/prometheusrule.yaml, such as the fleet alerts
+// that a central Prometheus evaluates.
+func componentAlerts(t *testing.T) map[string]bool {
+	t.Helper()
+	alerts := map[string]bool{}
+	for a := range ruleFileAlerts(t, filepath.Join("deploy", "components", "*", "prometheusrule.yaml")) {
+		alerts[a] = true
+	}
+	return alerts
+}
+
 // alertRunbookURLs returns the runbook_url annotation of each alert of
 // deploy/*/prometheusrule.yaml, by alert name.
 func alertRunbookURLs(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
+	return ruleFileAlerts(t, filepath.Join("deploy", "*", "prometheusrule.yaml"))
+}
+
+// ruleFileAlerts returns the runbook_url annotation of each alert of the
+// PrometheusRules that pattern, relative to the repository root, matches.
+func ruleFileAlerts(t *testing.T, pattern string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), pattern))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no deploy/*/prometheusrule.yaml: %v", err)
+		t.Fatalf("no %s: %v", pattern, err)
 	}
 	alerts := map[string]string{}
 	for _, f := range files {
@@ -115,21 +134,26 @@ func alertRunbookURLs(t *testing.T) map[string]string {
 }
 
 // operations.md has a section for every deployed alert and none for an
-// alert that does not exist; no document names an alert that does not
-// exist.
+// alert that does not exist, under "Alerts" for the installation's and
+// under "Fleet alerts" for the components'; no document names an alert
+// that does not exist.
 func TestAlertsAreDocumented(t *testing.T) {
-	deployed := deployedAlerts(t)
+	deployed, components := deployedAlerts(t), componentAlerts(t)
 	ops := readDoc(t, "docs/operations.md")
-	headings := map[string]bool{}
-	for l := range strings.SplitSeq(ops.section(t, "Alerts"), "\n") {
-		if h, ok := strings.CutPrefix(l, "### "); ok {
-			headings[strings.TrimSpace(h)] = true
+	headings := func(section string) map[string]bool {
+		hs := map[string]bool{}
+		for l := range strings.SplitSeq(ops.section(t, section), "\n") {
+			if h, ok := strings.CutPrefix(l, "### "); ok {
+				hs[strings.TrimSpace(h)] = true
+			}
 		}
+		return hs
 	}
-	compareSets(t, "alert", headings, deployed)
+	compareSets(t, "alert", headings("Alerts"), deployed)
+	compareSets(t, "fleet alert", headings("Fleet alerts"), components)
 	for _, d := range readDocs(t) {
 		for _, a := range alertName.FindAllString(d.text, -1) {
-			if !deployed[a] {
+			if !deployed[a] && !components[a] {
 				t.Errorf("%s names alert %s, which deploy/ does not define", d.path, a)
 			}
 		}
