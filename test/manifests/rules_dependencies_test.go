@@ -30,6 +30,9 @@ var externalSeries = map[string]string{
 	"kube_pod_nodeselectors":                    "kube_pod_nodeselectors",
 	"kube_node_labels":                          "kube_node_labels",
 	"kube_namespace_labels":                     "kube_namespace_labels",
+	// The Deployment collector serves it for every condition of every
+	// Deployment, as it serves kube_deployment_spec_replicas for each.
+	"kube_deployment_status_condition": "kube_deployment_spec_replicas",
 	// The same collector as kube_pod_info serves it for every Pod.
 	"kube_pod_created": "kube_pod_info",
 	// The check Jobs' series exist only while a check Job does (the

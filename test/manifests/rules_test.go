@@ -377,6 +377,14 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 			return r.selects("kube_pod_created", nil) && r.selects("snatch_webhook_last_pod_review_timestamp_seconds", nil) &&
 				!r.selects(profileRecord, nil) && severity[r.Alert] == "critical"
 		}},
+		// A rollout that stopped progressing, for each Deployment: the old
+		// replicas may still serve, and the next failure finds none.
+		{name: "webhook_rollout_stuck", match: func(r rule) bool {
+			return r.selects("kube_deployment_status_condition", map[string]string{"deployment": "snatch-webhook", "condition": "Progressing", "status": "false"})
+		}},
+		{name: "syncer_rollout_stuck", match: func(r rule) bool {
+			return r.selects("kube_deployment_status_condition", map[string]string{"deployment": "cabundle-syncer", "condition": "Progressing", "status": "false"})
+		}},
 		{name: "webhook_configuration_deleted", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_webhook_configuration_found", nil) && strings.Contains(r.Expr, "== 0") &&
 				r.selects("cabundle_syncer_emergency_disabled", nil) && severity[r.Alert] == "critical"

@@ -43,6 +43,9 @@ import (
 //   - kube_deployment_spec_replicas, kube_deployment_status_replicas,
 //     kube_deployment_status_replicas_available and
 //     kube_deployment_status_replicas_unavailable, each {namespace, deployment}
+//   - kube_deployment_status_condition{namespace, deployment, condition,
+//     status}, for each condition of the Deployment's status: 1 for its
+//     status ("true", "false" or "unknown") and 0 for the two others
 //   - kube_node_status_allocatable{node, resource, unit} and
 //     kube_pod_container_resource_requests{namespace, pod, uid, container,
 //     node, resource, unit}, for cpu (core) and memory (byte)
@@ -135,6 +138,19 @@ func writeDeployments(b *bytes.Buffer, deployments []appsv1.Deployment) {
 		fmt.Fprintf(b, "# TYPE %s gauge\n", m.name)
 		for _, d := range deployments {
 			series(b, m.name, int(m.value(&d)), []string{"namespace", d.Namespace, "deployment", d.Name})
+		}
+	}
+	fmt.Fprintln(b, "# TYPE kube_deployment_status_condition gauge")
+	for _, d := range deployments {
+		for _, c := range d.Status.Conditions {
+			for _, s := range []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown} {
+				v := 0
+				if c.Status == s {
+					v = 1
+				}
+				series(b, "kube_deployment_status_condition", v, []string{"namespace", d.Namespace, "deployment", d.Name,
+					"condition", string(c.Type), "status", strings.ToLower(string(s))})
+			}
 		}
 	}
 }

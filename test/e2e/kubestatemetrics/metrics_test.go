@@ -45,6 +45,10 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 		`kube_deployment_status_replicas_available{deployment="d",namespace="kyma"} 0`,
 		"# TYPE kube_deployment_status_replicas_unavailable gauge",
 		`kube_deployment_status_replicas_unavailable{deployment="d",namespace="kyma"} 1`,
+		"# TYPE kube_deployment_status_condition gauge",
+		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="true"} 0`,
+		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="false"} 1`,
+		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="unknown"} 0`,
 		"# TYPE kube_node_status_allocatable gauge",
 		`kube_node_status_allocatable{node="n1",resource="cpu",unit="core"} 2`,
 		"# TYPE kube_pod_container_resource_requests gauge",
@@ -72,7 +76,8 @@ func objects() []runtime.Object {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning,
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Image: "img:1", ImageID: "sha", ContainerID: "cid"}}},
 	}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "kyma"}, Status: appsv1.DeploymentStatus{Replicas: 2, UnavailableReplicas: 1}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "kyma"}, Status: appsv1.DeploymentStatus{Replicas: 2, UnavailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}}
 	return []runtime.Object{node, ns, pod, dep}
 }
 
