@@ -9,10 +9,23 @@
 //	promrules eval [flags] [RULEFILE...] < queries.json
 //	                               which expressions return no data, after the rules' records; exit 1 if any
 //	promrules test TESTFILE...     rule unit tests as `promtool test rules`; exit 1 on failure
+//	promrules cluster-label NAME [FILE...]
+//	                               the files (stdin without any) on stdout with the label
+//	                               cluster renamed to NAME in the rules (-h says where)
 //
 // A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
 // whose PrometheusRules give their spec.groups (see loadRules). Why this
 // is not promtool: docs/development.md, "Tools in hack/tools".
+//
+// cluster-label edits the files' text where the YAML decoder places each
+// key and expression (splice.go), rather than encoding the decoded nodes
+// again with go.yaml.in/yaml/v3: the encoder would lay out every line anew
+// (indentation, quoting, folded annotations, comments moved), so that a
+// fleet's renamed copy would not diff against the shipped rules by the
+// label alone. The PromQL parser decides which labels an expression names
+// (relabel.go); its lexer finds their tokens, and the renamed text must
+// parse as the renamed syntax tree. clusterlabel_test.go holds the renamed
+// shipped rules to the rule unit tests of test/manifests.
 package main
 
 import (
@@ -49,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return evalQueries(args[1:], stdin, stdout, stderr)
 	case "test":
 		return unitTest(args[1:], stdout, stderr)
+	case "cluster-label":
+		return clusterLabel(args[1:], stdin, stdout, stderr)
 	default:
 		return usage(stderr)
 	}
@@ -59,7 +74,8 @@ func usage(stderr io.Writer) int {
        promrules selectors FILE...
        promrules conditions [flags] FILE... [< metrics.txt]   (-h for flags)
        promrules eval [flags] [RULEFILE...] < queries.json     (-h for flags)
-       promrules test TESTFILE...`)
+       promrules test TESTFILE...
+       promrules cluster-label NAME [FILE...]                 (-h for what it renames)`)
 	return 2
 }
 

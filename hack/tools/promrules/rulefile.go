@@ -26,6 +26,11 @@ func loadRules(file string, logger *slog.Logger) (*rulefmt.RuleGroups, []error) 
 	if err != nil {
 		return nil, []error{err}
 	}
+	return parseRules(file, data, logger)
+}
+
+// parseRules is loadRules of data read from file.
+func parseRules(file string, data []byte, logger *slog.Logger) (*rulefmt.RuleGroups, []error) {
 	docs, err := ruleDocuments(data)
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", file, err)}
@@ -68,38 +73,47 @@ func ruleDocuments(data []byte) ([]ruleDocument, error) {
 		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
 			continue
 		}
-		root := n.Content[0]
-		if kind := mapValue(root, "kind"); kind != nil {
-			if kind.Value != "PrometheusRule" {
-				continue
-			}
-			spec := mapValue(root, "spec")
-			if spec == nil {
-				return nil, errors.New("PrometheusRule without spec")
-			}
-			name := ""
-			if md := mapValue(root, "metadata"); md != nil {
-				if v := mapValue(md, "name"); v != nil {
-					name = fmt.Sprintf(" (PrometheusRule %s)", v.Value)
-				}
-			}
-			// spec holds `groups` and nothing else that Prometheus reads,
-			// so it is the rule file.
-			content, err := yaml.Marshal(spec)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, ruleDocument{name: name, content: content})
+		rules, name, err := ruleFileNode(n.Content[0])
+		if err != nil {
+			return nil, err
+		}
+		if rules == nil {
 			continue
 		}
+		content, err := yaml.Marshal(rules)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, ruleDocument{name: name, content: content})
+	}
+}
+
+// ruleFileNode returns the node of a document's root mapping that is a
+// rule file, and the name to give it in errors: a PrometheusRule's spec,
+// which holds `groups` and nothing else that Prometheus reads, or a rule
+// file's root. It returns nil for any other document.
+func ruleFileNode(root *yaml.Node) (*yaml.Node, string, error) {
+	kind := mapValue(root, "kind")
+	if kind == nil {
 		if mapValue(root, "groups") != nil {
-			content, err := yaml.Marshal(root)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, ruleDocument{content: content})
+			return root, "", nil
+		}
+		return nil, "", nil
+	}
+	if kind.Value != "PrometheusRule" {
+		return nil, "", nil
+	}
+	spec := mapValue(root, "spec")
+	if spec == nil {
+		return nil, "", errors.New("PrometheusRule without spec")
+	}
+	name := ""
+	if md := mapValue(root, "metadata"); md != nil {
+		if v := mapValue(md, "name"); v != nil {
+			name = fmt.Sprintf(" (PrometheusRule %s)", v.Value)
 		}
 	}
+	return spec, name, nil
 }
 
 // mapValue returns the value of key in a YAML mapping node, or nil.
