@@ -230,9 +230,16 @@ func (r rule) selects(metric string, eq map[string]string) bool {
 // alerts returns every alert of the installation with its selectors.
 func alerts(t *testing.T) []rule {
 	t.Helper()
+	return ruleSelectors(t, prometheusRules(t))
+}
+
+// ruleSelectors returns every rule of the PrometheusRules prs with its
+// selectors, as `promrules selectors` reads them.
+func ruleSelectors(t *testing.T, prs []*unstructured.Unstructured) []rule {
+	t.Helper()
 	tool := promrules(t)
 	var rules []rule
-	for _, pr := range prometheusRules(t) {
+	for _, pr := range prs {
 		path, _ := ruleFile(t, pr)
 		var stderr bytes.Buffer
 		cmd := exec.Command(tool, "selectors", path)

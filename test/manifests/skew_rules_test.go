@@ -1,8 +1,6 @@
 package manifests
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,23 +157,7 @@ func releaseRules(t *testing.T, r skewRelease) []rule {
 	if len(prs) == 0 {
 		t.Fatalf("%s %s has no PrometheusRule", r.binary, r.version)
 	}
-	var rules []rule
-	for _, pr := range prs {
-		path, _ := ruleFile(t, pr)
-		var stderr bytes.Buffer
-		cmd := exec.Command(promrules(t), "selectors", path)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("promrules selectors %s: %v\n%s", id(pr), err, stderr.String())
-		}
-		var rs []rule
-		if err := json.Unmarshal(out, &rs); err != nil {
-			t.Fatalf("decode promrules output: %v\n%s", err, out)
-		}
-		rules = append(rules, rs...)
-	}
-	return rules
+	return ruleSelectors(t, prs)
 }
 
 // releaseRecords returns the records of the release's rules.
