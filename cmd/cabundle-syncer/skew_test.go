@@ -124,30 +124,39 @@ func TestSkewCheckOfASyncerPassesWebhooksOneMinorBelowAndAbove(t *testing.T) {
 	}
 	// On the webhook of the last step, whose args the test changed.
 	t.Run("webhook_with_another_pool_label_key_fails_admission", func(t *testing.T) {
-		setArg(t, s.cs, webhookDeployment, affinity.FlagPoolLabelKey, skewOtherPoolKey)
-		policy, _ := rollWebhook(t, s, webhook, webhookDeployment, &mwc)
-		if policy.PoolLabelKey != skewOtherPoolKey {
-			t.Fatalf("the webhook runs with --%s=%s, want %s", affinity.FlagPoolLabelKey, policy.PoolLabelKey, skewOtherPoolKey)
-		}
-		// The API server calls the webhook, which adds its term on the
-		// other key: check's FAIL below is about the key, not about a
-		// webhook it cannot reach.
-		waitForTerm(t, s.cs, webhookDeployment.Namespace, policy.Term())
-		code, r, stdout := runSkewCheck(t, checkKubeconfig, webhookDeployment.Namespace, func(_ int, r check.Report) bool {
-			return skewResult(t, r, check.IDAdmission).Status == check.StatusFail
-		})
-		if code != check.ExitFail {
-			t.Errorf("check exited %d, want %d:\n%s", code, check.ExitFail, stdout)
-		}
-		// check looks for the term on its own --pool-label-key, the
-		// default, and the dry-run Pod carries the webhook's term on the
-		// other key only.
-		admission := skewResult(t, r, check.IDAdmission)
-		if want := "without the term on " + affinity.DefaultPoolLabelKey; admission.Status != check.StatusFail ||
-			!strings.Contains(admission.Message, want) {
-			t.Errorf("%s = %s %q, want FAIL naming %q", check.IDAdmission, admission.Status, admission.Message, want)
-		}
+		checkOtherPoolKeyFailsAdmission(t, s, webhook, webhookDeployment, &mwc, checkKubeconfig)
 	})
+}
+
+// checkOtherPoolKeyFailsAdmission gives the webhook another
+// --pool-label-key: check, which reads its own, fails admission
+// (docs/releasing.md, "What check reads of the webhook").
+func checkOtherPoolKeyFailsAdmission(t *testing.T, s *skewCluster, webhook *skewWebhook, webhookDeployment *appsv1.Deployment,
+	mwc *admissionregistrationv1.MutatingWebhookConfiguration, checkKubeconfig string) {
+	t.Helper()
+	setArg(t, s.cs, webhookDeployment, affinity.FlagPoolLabelKey, skewOtherPoolKey)
+	policy, _ := rollWebhook(t, s, webhook, webhookDeployment, mwc)
+	if policy.PoolLabelKey != skewOtherPoolKey {
+		t.Fatalf("the webhook runs with --%s=%s, want %s", affinity.FlagPoolLabelKey, policy.PoolLabelKey, skewOtherPoolKey)
+	}
+	// The API server calls the webhook, which adds its term on the
+	// other key: check's FAIL below is about the key, not about a
+	// webhook it cannot reach.
+	waitForTerm(t, s.cs, webhookDeployment.Namespace, policy.Term())
+	code, r, stdout := runSkewCheck(t, checkKubeconfig, webhookDeployment.Namespace, func(_ int, r check.Report) bool {
+		return skewResult(t, r, check.IDAdmission).Status == check.StatusFail
+	})
+	if code != check.ExitFail {
+		t.Errorf("check exited %d, want %d:\n%s", code, check.ExitFail, stdout)
+	}
+	// check looks for the term on its own --pool-label-key, the
+	// default, and the dry-run Pod carries the webhook's term on the
+	// other key only.
+	admission := skewResult(t, r, check.IDAdmission)
+	if want := "without the term on " + affinity.DefaultPoolLabelKey; admission.Status != check.StatusFail ||
+		!strings.Contains(admission.Message, want) {
+		t.Errorf("%s = %s %q, want FAIL naming %q", check.IDAdmission, admission.Status, admission.Message, want)
+	}
 }
 
 // startReleasedSyncer runs the built syncer with the args and environment

@@ -31,34 +31,7 @@ var fleetRuleFiles = []string{
 func TestClusterLabelRenamesEveryRuleOfTheInstallation(t *testing.T) {
 	const to = "runtime_id"
 	tool := promrules(t)
-	rendered, err := framework.Kustomize(defaultInstall)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The rendered installation and the components' objects, as one
-	// stream on stdin.
-	in := bytes.Clone(rendered)
-	for _, f := range fleetRuleFiles {
-		data, err := os.ReadFile(filepath.Join(repoRoot(t), f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in = append(append(in, "---\n"...), data...)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(tool, "cluster-label", to)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("promrules cluster-label %s: %v\n%s", to, err, stderr.String())
-	}
-	before, err := decodeYAML(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := decodeYAML(stdout.Bytes())
-	if err != nil {
-		t.Fatalf("the output is not YAML: %v\n%s", err, stdout.String())
-	}
+	before, after := renameClusterLabel(t, tool, to)
 	if len(after) != len(before) {
 		t.Fatalf("%d objects out, %d in", len(after), len(before))
 	}
@@ -94,6 +67,38 @@ func TestClusterLabelRenamesEveryRuleOfTheInstallation(t *testing.T) {
 	if want := len(prometheusRules(t)) + len(fleetRuleFiles); prs != want {
 		t.Errorf("%d PrometheusRules renamed, want %d", prs, want)
 	}
+}
+
+// renameClusterLabel runs `promrules cluster-label to` on the rendered
+// installation and the components' rule files, as one stream on stdin,
+// and returns the objects in and out.
+func renameClusterLabel(t *testing.T, tool, to string) (before, after []*unstructured.Unstructured) {
+	t.Helper()
+	rendered, err := framework.Kustomize(defaultInstall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := bytes.Clone(rendered)
+	for _, f := range fleetRuleFiles {
+		data, err := os.ReadFile(filepath.Join(repoRoot(t), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(append(in, "---\n"...), data...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(tool, "cluster-label", to)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("promrules cluster-label %s: %v\n%s", to, err, stderr.String())
+	}
+	if before, err = decodeYAML(in); err != nil {
+		t.Fatal(err)
+	}
+	if after, err = decodeYAML(stdout.Bytes()); err != nil {
+		t.Fatalf("the output is not YAML: %v\n%s", err, stdout.String())
+	}
+	return before, after
 }
 
 // ruleExpr is one rule's name, expression and labels, its group's labels

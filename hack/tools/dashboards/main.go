@@ -10,11 +10,9 @@
 //	dashboards alertmanager-config [-cluster-label LABEL]  deploy/components/alertmanager/alertmanagerconfig.yaml
 //
 // -cluster-label names the label that tells a fleet's clusters apart
-// (cluster by default, shoot in Kyma). Without FILEs, queries reads the
-// dashboards this command generates. A test in this module fails when
-// deploy/components/dashboards, fleet, fleet-alerts or alertmanager differ
-// from what the code generates. docs/development.md ("Tools in
-// hack/tools") says why it uses the SDK and is a module of its own.
+// (cluster by default); without FILEs, queries reads the generated
+// dashboards. docs/development.md ("Tools in hack/tools") says why it uses
+// the SDK, and which test holds deploy/ to what it generates.
 package main
 
 import (

@@ -2,30 +2,17 @@
 // rules` does, with the same library, and evaluates them with Prometheus'
 // own rule engine:
 //
-//	promrules check FILE...        parse and validate; exit 1 on any problem
-//	promrules selectors FILE...    each rule's series selectors as JSON
-//	promrules conditions [flags] FILE... [< metrics.txt]
-//	                               which alerts' expressions hold on scraped metrics (`for` ignored)
-//	promrules eval [flags] [RULEFILE...] < queries.json
-//	                               which expressions return no data, after the rules' records; exit 1 if any
-//	promrules test TESTFILE...     rule unit tests as `promtool test rules`; exit 1 on failure
-//	promrules cluster-label NAME [FILE...]
-//	                               the files (stdin without any) on stdout with the label
-//	                               cluster renamed to NAME in the rules (-h says where)
+//	promrules check FILE...                                parse and validate; exit 1 on any problem
+//	promrules selectors FILE...                            each rule's series selectors as JSON
+//	promrules conditions [flags] FILE... [< metrics.txt]   which alerts hold on scraped metrics (`for` ignored)
+//	promrules eval [flags] [RULEFILE...] < queries.json    which expressions return no data; exit 1 if any
+//	promrules test TESTFILE...                             rule unit tests as `promtool test rules`
+//	promrules cluster-label NAME [FILE...]                 the rules with the label cluster renamed to NAME
 //
 // A FILE is a Prometheus rule file or a YAML stream of Kubernetes objects
-// whose PrometheusRules give their spec.groups (see loadRules). Why this
-// is not promtool: docs/development.md, "Tools in hack/tools".
-//
-// cluster-label edits the files' text where the YAML decoder places each
-// key and expression (splice.go), rather than encoding the decoded nodes
-// again with go.yaml.in/yaml/v3: the encoder would lay out every line anew
-// (indentation, quoting, folded annotations, comments moved), so that a
-// fleet's renamed copy would not diff against the shipped rules by the
-// label alone. The PromQL parser decides which labels an expression names
-// (relabel.go); its lexer finds their tokens, and the renamed text must
-// parse as the renamed syntax tree. clusterlabel_test.go holds the renamed
-// shipped rules to the rule unit tests of test/manifests.
+// whose PrometheusRules give their spec.groups (see loadRules). Why this is
+// not promtool, and why cluster-label edits the files' text:
+// docs/development.md, "Tools in hack/tools".
 package main
 
 import (
