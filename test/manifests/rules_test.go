@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -237,22 +236,10 @@ func alerts(t *testing.T) []rule {
 // selectors, as `promrules selectors` reads them.
 func ruleSelectors(t *testing.T, prs []*unstructured.Unstructured) []rule {
 	t.Helper()
-	tool := promrules(t)
 	var rules []rule
 	for _, pr := range prs {
 		path, _ := ruleFile(t, pr)
-		var stderr bytes.Buffer
-		cmd := exec.Command(tool, "selectors", path)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("promrules selectors %s: %v\n%s", id(pr), err, stderr.String())
-		}
-		var rs []rule
-		if err := json.Unmarshal(out, &rs); err != nil {
-			t.Fatalf("decode promrules output: %v\n%s", err, out)
-		}
-		rules = append(rules, rs...)
+		rules = append(rules, selectorsOf(t, path)...)
 	}
 	return rules
 }
