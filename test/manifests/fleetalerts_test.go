@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,17 +115,6 @@ func TestFleetAlertsRuleTestsCoverEveryRuleAndFor(t *testing.T) {
 		if err != nil {
 			t.Fatalf("alert %s: %v", name, err)
 		}
-		for _, at := range sum.firesAt[name] {
-			if at < forDur {
-				t.Errorf("alert %s is expected to fire at %s, before its for (%s)", name, at, forDur)
-			}
-		}
-		if !slices.ContainsFunc(sum.windows[name], func(w ruleTestWindow) bool {
-			return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
-				return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
-			})
-		}) {
-			t.Errorf("alert %s has no test that expects it silent before its for (%s) and firing later on the same series", name, forDur)
-		}
+		sum.checkFor(t, name, forDur)
 	})
 }

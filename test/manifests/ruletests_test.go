@@ -137,7 +137,7 @@ func (sum *ruleTestSummary) addGroup(t *testing.T, f, name string, tests []alert
 func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 	root := repoRoot(t)
 	sum := summarizeRuleTests(t, root)
-	fires, silent, firesAt, windows, ruleFiles := sum.fires, sum.silent, sum.firesAt, sum.windows, sum.ruleFiles
+	fires, silent, ruleFiles := sum.fires, sum.silent, sum.ruleFiles
 	deployed, err := filepath.Glob(filepath.Join(root, "deploy", "*", "prometheusrule.yaml"))
 	if err != nil || len(deployed) == 0 {
 		t.Fatalf("no deploy/*/prometheusrule.yaml (%v)", err)
@@ -165,18 +165,26 @@ func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
 		if err != nil {
 			t.Fatalf("alert %s: for %q: %v", r.Alert, r.For, err)
 		}
-		for _, at := range firesAt[r.Alert] {
-			if at < forDur {
-				t.Errorf("alert %s is expected to fire at %s, before its for (%s) has passed", r.Alert, at, forDur)
-			}
+		sum.checkFor(t, r.Alert, forDur)
+	}
+}
+
+// checkFor fails t when a test expects alert to fire before its `for`, or
+// when no test expects it silent before its `for` and firing later on the
+// same series.
+func (sum *ruleTestSummary) checkFor(t *testing.T, alert string, forDur time.Duration) {
+	t.Helper()
+	for _, at := range sum.firesAt[alert] {
+		if at < forDur {
+			t.Errorf("alert %s is expected to fire at %s, before its for (%s) has passed", alert, at, forDur)
 		}
-		if !slices.ContainsFunc(windows[r.Alert], func(w ruleTestWindow) bool {
-			return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
-				return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
-			})
-		}) {
-			t.Errorf("alert %s has no test that expects it silent before its for (%s) and firing later on the same series", r.Alert, forDur)
-		}
+	}
+	if !slices.ContainsFunc(sum.windows[alert], func(w ruleTestWindow) bool {
+		return slices.ContainsFunc(w.silent, func(s time.Duration) bool {
+			return s < forDur && slices.ContainsFunc(w.fires, func(f time.Duration) bool { return f > s })
+		})
+	}) {
+		t.Errorf("alert %s has no test that expects it silent before its for (%s) and firing later on the same series", alert, forDur)
 	}
 }
 
