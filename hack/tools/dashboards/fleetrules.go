@@ -22,11 +22,7 @@ var fleetRules = template.Must(template.New("fleetrules").Option("missingkey=err
 
 // renderFleetRules returns the fleet PrometheusRule with the label l.
 func renderFleetRules(l string) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := fleetRules.Execute(&buf, struct{ ClusterLabel string }{l}); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return execute(fleetRules, struct{ ClusterLabel string }{l})
 }
 
 func clusterLabelFlag(fs *flag.FlagSet) *string {
@@ -55,4 +51,40 @@ func validLabel(l string) error {
 
 func fleetRulesCmd(args []string, stdout, stderr io.Writer) int {
 	return labelledCmd("fleet-rules", renderFleetRules, args, stdout, stderr)
+}
+
+// labelledCmd runs a command whose one flag is -cluster-label and writes
+// what render returns for it to stdout.
+func labelledCmd(name string, render func(string) ([]byte, error), args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	label := clusterLabelFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage(stderr)
+	}
+	if err := validLabel(*label); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	data, err := render(*label)
+	if err == nil {
+		_, err = stdout.Write(data)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// execute renders t with data.
+func execute(t *template.Template, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"text/template"
 )
@@ -161,12 +160,4 @@ func renderInhibitRules(l string) ([]byte, error) {
 // AlertmanagerConfig with the label l.
 func renderAlertmanagerConfig(l string) ([]byte, error) {
 	return execute(alertmanagerConfigFile, newInhibitData(l))
-}
-
-func execute(t *template.Template, data any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
