@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 
@@ -60,16 +58,12 @@ type ruleDocument struct {
 }
 
 func ruleDocuments(data []byte) ([]ruleDocument, error) {
+	nodes, err := decodeDocuments(data)
+	if err != nil {
+		return nil, err
+	}
 	var docs []ruleDocument
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var n yaml.Node
-		if err := dec.Decode(&n); err != nil {
-			if errors.Is(err, io.EOF) {
-				return docs, nil
-			}
-			return nil, err
-		}
+	for _, n := range nodes {
 		if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
 			continue
 		}
@@ -86,6 +80,7 @@ func ruleDocuments(data []byte) ([]ruleDocument, error) {
 		}
 		docs = append(docs, ruleDocument{name: name, content: content})
 	}
+	return docs, nil
 }
 
 // ruleFileNode returns the node of a document's root mapping that is a
@@ -118,12 +113,8 @@ func ruleFileNode(root *yaml.Node) (*yaml.Node, string, error) {
 
 // mapValue returns the value of key in a YAML mapping node, or nil.
 func mapValue(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
+	_, v := mapEntry(m, key)
+	return v
 }
 
 // groupLoader lets Prometheus' rule manager load PrometheusRule objects as
