@@ -15,7 +15,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -28,8 +27,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
@@ -123,23 +120,13 @@ func createObject(cs kubernetes.Interface, obj runtime.Object) error {
 // a kubeconfig file for it.
 func serviceAccountConfig(t *testing.T, c *framework.Cluster) (*rest.Config, string) {
 	t.Helper()
-	tr, err := c.Clientset.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), "cabundle-syncer",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
+	path := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")
+	if err := framework.WriteServiceAccountKubeconfig(context.Background(), c.Clientset, c.KubeconfigPath,
+		namespace, "cabundle-syncer", time.Hour, path); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &rest.Config{
-		Host:            c.Config.Host,
-		BearerToken:     tr.Status.Token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.Config.CAData},
-	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["cabundle-syncer"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "cabundle-syncer"}
-	kc.CurrentContext = "test"
-	path := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg, path

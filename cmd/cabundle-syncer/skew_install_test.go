@@ -21,7 +21,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,8 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
@@ -262,19 +259,8 @@ func templateHash(t *testing.T, tmpl *corev1.PodTemplateSpec) string {
 // that runs under it does.
 func (c *skewCluster) serviceAccountKubeconfig(t *testing.T, namespace, name string) string {
 	t.Helper()
-	tr, err := c.cs.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
-		metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["skew"] = &clientcmdapi.Cluster{Server: c.Config.Host, CertificateAuthorityData: c.Config.CAData}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts["skew"] = &clientcmdapi.Context{Cluster: "skew", AuthInfo: name}
-	kc.CurrentContext = "skew"
 	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	if err := framework.WriteServiceAccountKubeconfig(context.Background(), c.cs, c.KubeconfigPath, namespace, name, time.Hour, path); err != nil {
 		t.Fatal(err)
 	}
 	return path

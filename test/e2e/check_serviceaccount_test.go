@@ -24,7 +24,7 @@ func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	c := newChecker(t)
 	ctx := context.Background()
 	kubeconfig := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")
-	if err := stack.WriteServiceAccountKubeconfig(ctx, sys.Clientset(), sys.KubeconfigPath(),
+	if err := framework.WriteServiceAccountKubeconfig(ctx, sys.Clientset(), sys.KubeconfigPath(),
 		stack.Namespace, stack.SyncerServiceAccount, 10*time.Minute, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
