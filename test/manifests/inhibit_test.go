@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -382,7 +384,11 @@ func startAlertmanager(t *testing.T, bin string, rules []inhibitRule, receiverUR
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	port, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithCancel(context.Background())
 	var log bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin,
@@ -417,18 +423,4 @@ func startAlertmanager(t *testing.T, bin string, rules []inhibitRule, receiverUR
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// freeLoopbackAddr returns a loopback address with a port that was free.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
