@@ -305,6 +305,9 @@ func (f *fleet) report(t *testing.T, l *load) {
 	}
 	flush()
 	t.Logf("total: %s", all)
+	if all.NoTerm > 0 || all.FailOpen > 0 {
+		f.e.logFailOpenCalls(t)
+	}
 	for _, s := range []string{"there", "upgrades", "skip", "back"} {
 		f.alerts.table(t, s)
 	}

@@ -207,6 +207,9 @@ func checkLoadReport(t *testing.T, e *env, l *load) {
 		}
 	}
 	t.Logf("total: %s", total)
+	if total.NoTerm > 0 || total.FailOpen > 0 {
+		e.logFailOpenCalls(t)
+	}
 	for _, m := range e.projections {
 		t.Logf("Secret written, then served by the Pods: %s", m)
 	}
@@ -374,6 +377,18 @@ func (e *env) diagnose(ctx context.Context, t *testing.T) {
 	} {
 		out, err := e.kubectl(ctx, nil, args...)
 		t.Logf("kubectl %s (%v):\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// logFailOpenCalls logs the calls kube-apiserver admitted without the
+// webhook, each with its error: why the Pods without the term missed it.
+func (e *env) logFailOpenCalls(t *testing.T) {
+	calls, err := e.cluster.FailOpenCalls(40)
+	if err != nil {
+		t.Logf("kube-apiserver's log: %v", err)
+	}
+	for _, c := range calls {
+		t.Logf("kube-apiserver: %s", c)
 	}
 }
 
