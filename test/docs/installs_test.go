@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/runbook"
 )
 
 // installDocuments are the documents whose kubectl commands install,
@@ -122,7 +124,7 @@ func documentedKubectl(t *testing.T) []kubectlCall {
 	t.Helper()
 	var out []kubectlCall
 	for _, d := range installDocuments(t) {
-		for _, l := range append(joinContinued(codeBlocks(d.text)), inlineSpans(d.text)...) {
+		for _, l := range append(runbook.JoinContinued(codeBlocks(d.text)), inlineSpans(d.text)...) {
 			filled := fillPlaceholders(l)
 			for _, loc := range kubectlWord.FindAllStringIndex(filled, -1) {
 				start := loc[0] + strings.Index(filled[loc[0]:loc[1]], "kubectl") + len("kubectl")
@@ -132,22 +134,6 @@ func documentedKubectl(t *testing.T) []kubectlCall {
 	}
 	if len(out) == 0 {
 		t.Fatal("the documents hold no kubectl commands")
-	}
-	return out
-}
-
-// joinContinued joins lines that end in a backslash with the next.
-func joinContinued(lines []string) []string {
-	var out []string
-	var cur strings.Builder
-	for _, l := range lines {
-		if s, ok := strings.CutSuffix(strings.TrimRight(l, " "), `\`); ok {
-			cur.WriteString(s + " ")
-			continue
-		}
-		cur.WriteString(l)
-		out = append(out, cur.String())
-		cur.Reset()
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/kubestatemetrics"
+	"github.com/kyma-project/kim-snatch/test/runbook"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -69,24 +70,6 @@ func jqPath(t *testing.T) string {
 	return ""
 }
 
-// blockAfter returns the text of the sh block that follows the line label
-// in section, as written.
-func blockAfter(section, label string) (string, error) {
-	_, rest, ok := strings.Cut(section, "\n"+label+"\n")
-	if !ok {
-		return "", fmt.Errorf("no line %q", label)
-	}
-	_, rest, ok = strings.Cut(rest, "```sh\n")
-	if !ok {
-		return "", fmt.Errorf("no sh block after %q", label)
-	}
-	block, _, ok := strings.Cut(rest, "\n```\n")
-	if !ok {
-		return "", fmt.Errorf("the block after %q is not closed", label)
-	}
-	return block, nil
-}
-
 // ksmFix runs the Fix of ksmFixAlert as written, with sh, jq and
 // kubectlStub.
 type ksmFix struct {
@@ -95,7 +78,8 @@ type ksmFix struct {
 
 func newKSMFix(t *testing.T) ksmFix {
 	t.Helper()
-	block, err := blockAfter(readDoc(t, "docs/operations.md").section(t, ksmFixAlert), fixLabel)
+	rb, err := runbook.Parse(readDoc(t, "docs/operations.md").section(t, ksmFixAlert))
+	block := strings.TrimSuffix(rb.Fix.Script, "\n")
 	if err != nil {
 		t.Fatalf("docs/operations.md, section %s: %v", ksmFixAlert, err)
 	}
