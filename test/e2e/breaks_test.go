@@ -32,6 +32,8 @@ type breaker interface {
 	// certificate files (tls.crt, tls.key, ca.crt); remove removes it.
 	AddWebhook(ctx context.Context, name string, files map[string][]byte) (remove func(context.Context) error, err error)
 	SetWebhookArgs(ctx context.Context, extra []string) error
+	DeleteWebhookDeployment(ctx context.Context) error
+	RestoreWebhookDeployment(ctx context.Context) error
 }
 
 func local(t *testing.T) breaker {
@@ -59,6 +61,17 @@ func deleteWebhookService(t *testing.T) func(context.Context) error {
 		}
 	}
 	return l.RestoreService
+}
+
+// deleteWebhookDeployment deletes the webhook's Deployment, as a deployer
+// that pruned it would.
+func deleteWebhookDeployment(t *testing.T) func(context.Context) error {
+	l := local(t)
+	if err := l.DeleteWebhookDeployment(context.Background()); err != nil {
+		_ = l.RestoreWebhookDeployment(context.Background())
+		t.Fatal(err)
+	}
+	return l.RestoreWebhookDeployment
 }
 
 // foreignReplica is the replica addForeignReplica adds.

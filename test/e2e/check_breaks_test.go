@@ -75,6 +75,10 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// A Kyma Pod created a minute into the break got no review.
 			maybe:    []string{alertMissedByWebhook},
 			exercise: waitLeaderRefusedAgain,
+			// "Confirmed when the two fingerprints differ, or the
+			// second prints none."
+			fix: &runbookFix{alert: alertOutOfSync, when: "one fingerprint only, the caBundle's missing",
+				confirmed: func(out string) bool { return strings.Count(out, "Fingerprint=") == 1 }},
 		},
 		{
 			// The smoke tier's break: it fires in both profiles and reaches
@@ -98,6 +102,22 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// depends on the tests before. So does the witness of both
 			// profiles when a Kyma Pod is created while no replica runs.
 			maybe: []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
+			// "Confirmed when no Pod is listed."
+			fix: &runbookFix{alert: alertWebhookUnavailable, when: "no webhook Pod listed", confirmed: shows(`No resources found`)},
+		},
+		{
+			// Silent in the Shoot profile once: a deleted Deployment has
+			// no series, and a sum over none is no alert. Absent counts
+			// as none available now, and it pages in both profiles.
+			name: "webhook_deployment_deleted", item: check.IDWebhookPods, message: "no Pods match",
+			others:  map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail},
+			breakIt: deleteWebhookDeployment,
+			alerts:  []string{alertWebhookUnavailable, alertFailingOpen},
+			shoot:   []string{alertWebhookUnavailable},
+			maybe:   []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
+			// "Confirmed when no Pod is listed (the Deployment is scaled
+			// to zero or deleted)."
+			fix: &runbookFix{alert: alertWebhookUnavailable, when: "no webhook Pod listed", confirmed: shows(`No resources found`)},
 		},
 		{
 			name: "both_syncers_stopped", item: check.IDSyncerLease, message: "has no holder",
@@ -112,6 +132,9 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				return sys.RestoreSyncers
 			},
 			alerts: []string{alertNoLeader}, shoot: []string{alertNoLeader},
+			// "Confirmed when ... the holder is not among the syncer Pods":
+			// there are none.
+			fix: &runbookFix{alert: alertNoLeader, when: "no syncer Pod listed", confirmed: shows(`No resources found`)},
 		},
 		{
 			name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
@@ -132,6 +155,8 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			alerts:   []string{alertFailingOpen},
 			maybe:    []string{alertMissedByWebhook},
 			exercise: failOpenPods,
+			fix: &runbookFix{alert: alertFailingOpen, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
+				windowed: "it counts the fail-opens of the last 10 minutes"},
 		},
 		{
 			name: "replica_serving_a_certificate_of_another_ca", item: check.IDServedCertificate,
@@ -173,12 +198,16 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				missed := podsUntilAlert(t, watch, stack.ProfileAPIServer, alertMissedByWebhook)
 				return func() { admitted(); missed() }
 			},
+			fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
 		},
 		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,
 			message: "no Node carries " + framework.PoolLabel + "=" + misnamedPool,
 			breakIt: misnamePool,
 			alerts:  []string{alertPoolHasNoNodes}, shoot: []string{alertPoolHasNoNodes},
+			// "Confirmed when no Node shows the pool that the webhook's
+			// --worker-pool names."
+			fix: &runbookFix{alert: alertPoolHasNoNodes, when: "--worker-pool=" + misnamedPool + " in the args", confirmed: shows(`--worker-pool=` + misnamedPool)},
 		},
 		{
 			name: "kyma_pods_created_while_the_webhooks_were_down", item: check.IDPlacement, status: check.StatusWarn,
@@ -208,6 +237,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 	}
 	if watch != nil {
 		watch.table()
+		watch.fixTable()
 	}
 }
 
@@ -230,14 +260,16 @@ type syncerStopper interface {
 
 // onceCleanup returns restore made safe to call twice, and calls it when
 // t ends if the test did not, so that a failed step never leaves the
-// shared installation broken for the next test.
-func onceCleanup(t *testing.T, restore func(context.Context) error) func(context.Context) error {
+// shared installation broken for the next test. disarm drops restore, once
+// something else has repaired the installation.
+func onceCleanup(t *testing.T, restore func(context.Context) error) (do func(context.Context) error, disarm func()) {
 	var once sync.Once
 	var err error
-	do := func(ctx context.Context) error {
+	do = func(ctx context.Context) error {
 		once.Do(func() { err = restore(ctx) })
 		return err
 	}
+	disarm = func() { once.Do(func() {}) }
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -245,7 +277,7 @@ func onceCleanup(t *testing.T, restore func(context.Context) error) func(context
 			t.Errorf("restore: %v", err)
 		}
 	})
-	return do
+	return do, disarm
 }
 
 // A checkBreak is one item of the checklist broken on its own, and what
@@ -277,6 +309,9 @@ type checkBreak struct {
 	alerts, shoot, maybe []string
 	exercise             func(t *testing.T) (undo func())
 	adjust               func(alerts []string) []string
+	// fix, where the suite watches the alerts, is the alert whose
+	// runbook repairs the break instead of breakIt's repair.
+	fix *runbookFix
 }
 
 // prove breaks the installation, holds the check's report to the break,
@@ -288,10 +323,16 @@ func (tt checkBreak) prove(t *testing.T, c checker, watch *alertWatch, args []st
 		watch.quiet(t, alerts)
 	}
 	broken := time.Now()
-	restore := onceCleanup(t, tt.breakIt(t))
+	restore, disarm := onceCleanup(t, tt.breakIt(t))
 	tt.assertReported(t, c, args, want, broken)
-	if watch != nil {
-		tt.awaitAlerts(t, watch, broken, alerts)
+	if watch == nil {
+		tt.assertRepaired(t, c, args, restore)
+		return
+	}
+	tt.awaitAlerts(t, watch, broken, alerts)
+	if tt.fix != nil {
+		tt.repairByRunbook(t, c, watch, args, alerts, broken, disarm)
+		return
 	}
 	tt.assertRepaired(t, c, args, restore)
 }
@@ -364,15 +405,21 @@ func (tt checkBreak) awaitAlerts(t *testing.T, watch *alertWatch, broken time.Ti
 
 // assertRepaired repairs the break and waits until the check passes again.
 func (tt checkBreak) assertRepaired(t *testing.T, c checker, args []string, restore func(context.Context) error) {
-	ctx := context.Background()
 	start := time.Now()
-	if err := restore(ctx); err != nil {
+	if err := restore(context.Background()); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
+	assertCheckPasses(t, c, args, tt.name, start)
+}
+
+// assertCheckPasses waits until the check passes again after the repair
+// of the break name that started at start.
+func assertCheckPasses(t *testing.T, c checker, args []string, name string, start time.Time) {
+	t.Helper()
 	run, r, ok := c.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool { return r.Status == check.StatusPass })
 	if !ok {
 		t.Fatalf("the check does not pass within 2m of the repair; last run: %s", run)
 	}
 	assertReport(t, run, r, nil)
-	logf("check, %s: PASS again %s after the repair started", tt.name, time.Since(start).Round(time.Millisecond))
+	logf("check, %s: PASS again %s after the repair started", name, time.Since(start).Round(time.Millisecond))
 }

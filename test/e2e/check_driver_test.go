@@ -66,7 +66,12 @@ func (c checker) run(t *testing.T, env []string, args ...string) checkRun {
 // env is added. An exit code other than 0 is no error: it is the run's
 // code.
 func runWithoutCluster(bin string, args, env []string, unset ...string) (checkRun, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return runWithoutClusterFor(time.Minute, bin, args, env, unset...)
+}
+
+// runWithoutClusterFor is runWithoutCluster with the timeout given.
+func runWithoutClusterFor(timeout time.Duration, bin string, args, env []string, unset ...string) (checkRun, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,43 @@ func (c *clusterSystem) RestoreService(ctx context.Context) error {
 	}
 	c.deletedService = nil
 	return nil
+}
+
+// DeleteWebhookDeployment deletes the webhook's Deployment, keeping a copy
+// to restore, and waits until its Pods are gone. Its PodDisruptionBudget,
+// Service and MWC stay, as after a deployer that pruned the one object.
+func (c *clusterSystem) DeleteWebhookDeployment(ctx context.Context) error {
+	deployments := c.cs.AppsV1().Deployments(stack.Namespace)
+	d, err := deployments.Get(ctx, stack.WebhookName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	c.deletedWebhook = d
+	background := metav1.DeletePropagationBackground
+	if err := deployments.Delete(ctx, stack.WebhookName, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		return err
+	}
+	return c.waitGone(ctx, stack.WebhookName)
+}
+
+// RestoreWebhookDeployment creates the deleted Deployment again, as a
+// re-apply of deploy/ would, and waits until the API server reaches it.
+func (c *clusterSystem) RestoreWebhookDeployment(ctx context.Context) error {
+	if c.deletedWebhook == nil {
+		return nil
+	}
+	d := c.deletedWebhook.DeepCopy()
+	d.ObjectMeta = metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: d.Labels, Annotations: d.Annotations}
+	d.Status = appsv1.DeploymentStatus{}
+	_, err := c.cs.AppsV1().Deployments(stack.Namespace).Create(ctx, d, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	c.deletedWebhook = nil
+	if _, err := c.waitRollout(ctx, stack.WebhookName); err != nil {
+		return err
+	}
+	return stack.WaitAdmits(ctx, c.cs, rolloutTimeout)
 }
 
 // AddWebhook runs a Pod of the webhook's template behind its Service, on a

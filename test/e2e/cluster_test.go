@@ -42,8 +42,10 @@ type clusterSystem struct {
 	// webhookReplicas and syncerReplicas are the Deployments' sizes as
 	// installed.
 	webhookReplicas, syncerReplicas int32
-	// deletedService and webhookArgs are what the breaks restore.
+	// deletedService, deletedWebhook and webhookArgs are what the breaks
+	// restore.
 	deletedService *corev1.Service
+	deletedWebhook *appsv1.Deployment
 	webhookArgs    []string
 }
 

@@ -26,14 +26,7 @@ func TestKubectlPluginReportsWhatCheckReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	binary, err := os.ReadFile(c.bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, pluginName), binary, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := installPlugin(t, c)
 	plugin := pluginRunner{kubectl: kubectl, path: dir + string(os.PathListSeparator) + os.Getenv("PATH")}
 
 	if list := plugin.run(t, "plugin", "list"); list.code != 0 || !strings.Contains(list.stdout, filepath.Join(dir, pluginName)) {
@@ -57,6 +50,21 @@ func TestKubectlPluginReportsWhatCheckReports(t *testing.T) {
 	if r.SchemaVersion != check.SchemaVersion {
 		t.Errorf("schemaVersion %q, want %q", r.SchemaVersion, check.SchemaVersion)
 	}
+}
+
+// installPlugin puts the check's binary into a directory of its own under
+// pluginName, as krew does, and returns the directory, for PATH.
+func installPlugin(t *testing.T, c checker) string {
+	t.Helper()
+	dir := t.TempDir()
+	binary, err := os.ReadFile(c.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pluginName), binary, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // pluginRunner runs kubectl with the plugin's directory first on PATH.

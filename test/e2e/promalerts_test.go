@@ -45,6 +45,8 @@ type alertWatch struct {
 	// one Prometheus evaluates.
 	shippedFor, loadedFor map[string]string
 	rows                  []alertRow
+	// fixes are the runbook Fixes the breaks proved (runbookfix_test.go).
+	fixes []fixRow
 	// traffic is the Kyma namespace where await creates Pods by dry run.
 	traffic string
 }

@@ -1,0 +1,233 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/runbook"
+	"github.com/kyma-project/kim-snatch/test/tools"
+)
+
+// Runbooks proven (docs/operations.md, "Alerts"): where a break of
+// TestCheckFailsExactlyTheBrokenItem raises an alert whose runbook repairs
+// it, the runbook repairs it, as written and read from the document. Its
+// Confirm block shows what the runbook says confirms the alert; its Fix
+// block runs cleanly; then the alert resolves in every profile it fired
+// in, no alert the break does not raise fires, and the check passes. The
+// break's own repair is not called then. The table at the end gives, per
+// alert, the time to fire and the time from the Fix to the resolution.
+
+// runbookFix names the alert whose runbook repairs a break.
+type runbookFix struct {
+	alert string
+	// confirmed holds for the output of the Confirm block while the cause
+	// is there, as the runbook's "Confirmed when" says; when says so.
+	confirmed func(out string) bool
+	when      string
+	// windowed, when set, says why the scenario does not wait for the
+	// alert to resolve: it counts over a window of minutes, which must
+	// pass first.
+	windowed string
+}
+
+// shows is a runbookFix.confirmed that holds when the output matches re.
+func shows(re string) func(string) bool {
+	return regexp.MustCompile(re).MatchString
+}
+
+// fixRow is one line of the table of runbook Fixes.
+type fixRow struct {
+	alert, brk, fix string
+	// fired is from the break to the alert firing, resolved from the start
+	// of the Fix to the alert resolving in every profile it fired in.
+	fired, resolved time.Duration
+	note            string
+}
+
+// overlayPlaceholder is what the runbooks write for the overlay the
+// installation was applied with; the suite's is test/e2e/overlay.
+const overlayPlaceholder = "<your-overlay>"
+
+// otherPlaceholder is any other placeholder: a block that still holds one
+// cannot be run as written.
+var otherPlaceholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
+
+// runbookShell runs runbook blocks as an operator would: bash, with
+// kubectl and the check's plugin on PATH, KUBECONFIG naming the cluster.
+type runbookShell struct {
+	env     []string
+	overlay string
+	doc     string // docs/operations.md
+}
+
+func newRunbookShell(t *testing.T, c checker) runbookShell {
+	t.Helper()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{installPlugin(t, c), filepath.Dir(kubectl), os.Getenv("PATH")}, string(os.PathListSeparator))
+	return runbookShell{
+		env:     []string{"PATH=" + path, "KUBECONFIG=" + sys.KubeconfigPath()},
+		overlay: filepath.Join(root, "test", "e2e", "overlay"),
+		doc:     string(doc),
+	}
+}
+
+// runbook reads alert's runbook from docs/operations.md.
+func (s runbookShell) runbook(t *testing.T, alert string) runbook.Runbook {
+	t.Helper()
+	section, err := runbook.Section(s.doc, alert)
+	if err != nil {
+		t.Fatalf("docs/operations.md: %v", err)
+	}
+	rb, err := runbook.Parse(section)
+	if err != nil {
+		t.Fatalf("docs/operations.md, section %s: %v", alert, err)
+	}
+	return rb
+}
+
+// run runs script with the overlay placeholder filled in; strict stops it
+// at the first command that fails.
+func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
+	t.Helper()
+	script = strings.ReplaceAll(script, overlayPlaceholder, s.overlay)
+	if p := otherPlaceholder.FindString(script); p != "" {
+		t.Fatalf("the block holds the placeholder %s, which the suite cannot fill:\n%s", p, script)
+	}
+	args := []string{"-o", "pipefail", "-c", script}
+	if strict {
+		args = append([]string{"-e"}, args...)
+	}
+	run, err := runWithoutClusterFor(10*time.Minute, "bash", args, s.env, "PATH")
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	return run
+}
+
+// repairByRunbook confirms the break's alert and repairs the break with
+// its runbook, and asserts what the runbook promises: the alert resolves,
+// nothing else fires, the check passes. disarm drops the break's own
+// repair once the Fix has run.
+func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch, args []string, alerts map[string][]string, broken time.Time, disarm func()) {
+	shell := newRunbookShell(t, c)
+	rb := shell.runbook(t, tt.fix.alert)
+	confirm := shell.run(t, rb.Confirm.Script, false)
+	logf("runbook of %s, Confirm, for %s:\n%s", tt.fix.alert, tt.name, confirm)
+	if !tt.fix.confirmed(confirm.stdout + confirm.stderr) {
+		t.Errorf("%s: the Confirm block of %s does not confirm it: want %s:\n%s", tt.name, tt.fix.alert, tt.fix.when, confirm)
+	}
+	start := time.Now()
+	fix := shell.run(t, rb.Fix.Script, true)
+	logf("runbook of %s, Fix, for %s (exit %d, %s):\n%s", tt.fix.alert, tt.name, fix.code, fix.took.Round(time.Second), fix)
+	if fix.code != 0 {
+		t.Fatalf("%s: the Fix block of %s failed:\n%s", tt.name, tt.fix.alert, fix)
+	}
+	disarm()
+	row := fixRow{alert: tt.fix.alert, brk: tt.name, fix: strings.Join(rb.Fix.Commands, "; "), fired: watch.firedAfter(tt.name, tt.fix.alert), note: tt.fix.windowed}
+	p := newAlertProgress(t, tt.name, broken, alerts, tt.maybe, panelChange{})
+	if tt.fix.windowed == "" {
+		row.resolved = watch.awaitResolved(t, tt.fix.alert, alerts, p, start)
+	}
+	assertCheckPasses(t, c, args, tt.name, start)
+	if !p.seeAlerts(t.Context(), watch) || len(p.others) > 0 {
+		t.Errorf("%s: after the Fix of %s, alerts fired that the break does not raise: %v", tt.name, tt.fix.alert, p.others)
+	}
+	watch.fixes = append(watch.fixes, row)
+}
+
+// firedAfter is the time from the break of scenario to alert firing, in
+// the profile where it fired first.
+func (w *alertWatch) firedAfter(scenario, alert string) time.Duration {
+	var first time.Duration
+	for _, r := range w.rows {
+		if r.scenario == scenario && r.alert == alert && r.firing > 0 && (first == 0 || r.firing < first) {
+			first = r.firing
+		}
+	}
+	return first
+}
+
+// awaitResolved waits until alert is active in no profile of want that
+// names it, while p notes every other alert that fires, and returns the
+// time since start. Meanwhile a Kyma Pod is created by dry run every 2 s,
+// as in await.
+func (w *alertWatch) awaitResolved(t *testing.T, alert string, want map[string][]string, p *alertProgress, start time.Time) time.Duration {
+	t.Helper()
+	var still []string
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if _, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
+		}
+		p.seeAlerts(ctx, w)
+		still = nil
+		for profile, names := range want {
+			if !slices.Contains(names, alert) {
+				continue
+			}
+			if active, err := alertActive(ctx, w.proms[profile], alert); err != nil {
+				still = append(still, profileTitles[profile]+": "+err.Error())
+			} else if active {
+				still = append(still, profileTitles[profile])
+			}
+		}
+		return len(still) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("%s still active within 5m of its runbook's Fix: %v", alert, still)
+	}
+	return time.Since(start)
+}
+
+// alertActive reports whether alert is pending or firing in prom.
+func alertActive(ctx context.Context, prom promv1.API, alert string) (bool, error) {
+	alerts, err := activeAlerts(ctx, prom)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range alerts {
+		if alertName(a) == alert {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// fixTable logs the runbook Fixes the breaks proved.
+func (w *alertWatch) fixTable() {
+	if len(w.fixes) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("| alert | break | time to fire | Fix | time to resolve |\n|---|---|---|---|---|\n")
+	for _, r := range w.fixes {
+		resolved := r.resolved.Round(time.Second).String()
+		if r.note != "" {
+			resolved = "not awaited: " + r.note
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s |\n", r.alert, r.brk, r.fired.Round(time.Second), r.fix, resolved)
+	}
+	logf("runbook Fixes, run as docs/operations.md writes them:\n%s", b.String())
+}
