@@ -145,11 +145,17 @@ func pauseCertManagement(t *testing.T) func(context.Context) error {
 	if _, err := stack.Kubectl(ctx, kc, append(deploy, "wait", "--for=delete", "pod", "-l", "app.kubernetes.io/name=cert-controller-manager", "--timeout=2m")...); err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context) error {
-		if _, err := stack.Kubectl(ctx, kc, append(deploy, "scale", "deployment/cert-controller-manager", "--replicas=1")...); err != nil {
-			return err
-		}
-		_, err := stack.Kubectl(ctx, kc, append(deploy, "rollout", "status", "deployment/cert-controller-manager", "--timeout=3m")...)
+	return resumeCertManagement
+}
+
+// resumeCertManagement starts Gardener cert-management again after
+// pauseCertManagement, and waits until it runs.
+func resumeCertManagement(ctx context.Context) error {
+	kc := sys.KubeconfigPath()
+	deploy := []string{"-n", "cert-management"}
+	if _, err := stack.Kubectl(ctx, kc, append(deploy, "scale", "deployment/cert-controller-manager", "--replicas=1")...); err != nil {
 		return err
 	}
+	_, err := stack.Kubectl(ctx, kc, append(deploy, "rollout", "status", "deployment/cert-controller-manager", "--timeout=3m")...)
+	return err
 }

@@ -48,12 +48,22 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// test-only 20s can, when the rise shows within the break.
 			alerts: []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
 			maybe: []string{alertSyncErrors},
+			// "Confirmed when the Secret is not found." The pause of
+			// cert-management only kept it from writing the Secret again
+			// before the alert fired; it ends before the Fix.
+			fix: &runbookFix{alert: alertSecretInvalid, when: "the Secret not found", confirmed: shows(`NotFound`),
+				before: resumeCertManagement, during: rotationAlerts},
 		},
 		{
 			name: "ca_crt_garbled", item: check.IDCASecret, message: "is unparsable", others: skipCABundle,
 			breakIt: garbleCA,
 			alerts:  []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
 			maybe: []string{alertSyncErrors},
+			// "Confirmed when ... the output is empty or an error (not
+			// PEM)": openssl prints no subject.
+			fix: &runbookFix{alert: alertSecretInvalid, when: "no subject of a CA printed",
+				confirmed: func(out string) bool { return !strings.Contains(out, "subject=") },
+				before:    resumeCertManagement, during: rotationAlerts},
 		},
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",

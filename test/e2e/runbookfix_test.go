@@ -36,6 +36,12 @@ type runbookFix struct {
 	// is there, as the runbook's "Confirmed when" says; when says so.
 	confirmed func(out string) bool
 	when      string
+	// before, when set, ends what only kept the break in place and is no
+	// cause the runbook repairs (a neighbour the break paused), between
+	// the Confirm block and the Fix block.
+	before func(context.Context) error
+	// during are alerts the Fix itself may raise, beside the break's.
+	during []string
 	// windowed, when set, says why the scenario does not wait for the
 	// alert to resolve: it counts over a window of minutes, which must
 	// pass first.
@@ -46,6 +52,12 @@ type runbookFix struct {
 func shows(re string) func(string) bool {
 	return regexp.MustCompile(re).MatchString
 }
+
+// rotationAlerts are the alerts a Fix that renews the certificate may
+// raise: the kubelet projects the new Secret to each replica at its own
+// time, and until the last has loaded it they serve different
+// certificates, for longer than the suite's `for` of 20s.
+var rotationAlerts = []string{alertDifferentCertificates}
 
 // fixRow is one line of the table of runbook Fixes.
 type fixRow struct {
@@ -139,6 +151,11 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 	if !tt.fix.confirmed(confirm.stdout + confirm.stderr) {
 		t.Errorf("%s: the Confirm block of %s does not confirm it: want %s:\n%s", tt.name, tt.fix.alert, tt.fix.when, confirm)
 	}
+	if tt.fix.before != nil {
+		if err := tt.fix.before(t.Context()); err != nil {
+			t.Fatalf("%s: before the Fix: %v", tt.name, err)
+		}
+	}
 	start := time.Now()
 	fix := shell.run(t, rb.Fix.Script, true)
 	logf("runbook of %s, Fix, for %s (exit %d, %s):\n%s", tt.fix.alert, tt.name, fix.code, fix.took.Round(time.Second), fix)
@@ -147,7 +164,7 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 	}
 	disarm()
 	row := fixRow{alert: tt.fix.alert, brk: tt.name, fix: strings.Join(rb.Fix.Commands, "; "), fired: watch.firedAfter(tt.name, tt.fix.alert), note: tt.fix.windowed}
-	p := newAlertProgress(t, tt.name, broken, alerts, tt.maybe, panelChange{})
+	p := newAlertProgress(t, tt.name, broken, alerts, slices.Concat(tt.maybe, tt.fix.during), panelChange{})
 	if tt.fix.windowed == "" {
 		row.resolved = watch.awaitResolved(t, tt.fix.alert, alerts, p, start)
 	}
