@@ -2,14 +2,15 @@ package e2e
 
 // alertNames are the alerts of deploy/, by the item they watch.
 const (
-	alertWebhookUnavailable = "KimSnatchWebhookUnavailable"
-	alertFailingOpen        = "KimSnatchWebhookFailingOpen"
-	alertSecretInvalid      = "KimSnatchCertificateSecretInvalid"
-	alertOutOfSync          = "KimSnatchCABundleOutOfSync"
-	alertSyncErrors         = "KimSnatchCABundleSyncErrors"
-	alertNoLeader           = "KimSnatchCABundleSyncerNoLeader"
-	alertPoolHasNoNodes     = "KimSnatchKymaPoolHasNoNodes"
-	alertPodsOffPool        = "KimSnatchKymaPodsOffPool"
+	alertWebhookUnavailable   = "KimSnatchWebhookUnavailable"
+	alertFailingOpen          = "KimSnatchWebhookFailingOpen"
+	alertSecretInvalid        = "KimSnatchCertificateSecretInvalid"
+	alertOutOfSync            = "KimSnatchCABundleOutOfSync"
+	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
+	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
+	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
+	alertPoolHasNoNodes       = "KimSnatchKymaPoolHasNoNodes"
+	alertPodsOffPool          = "KimSnatchKymaPodsOffPool"
 	// The kube-apiserver's view of its calls.
 	alertCallsSlow = "KimSnatchWebhookCallsSlow"
 	// The Shoot profile's witnesses of a replica serving a foreign

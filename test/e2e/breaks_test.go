@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -72,6 +73,28 @@ func deleteWebhookDeployment(t *testing.T) func(context.Context) error {
 		t.Fatal(err)
 	}
 	return l.RestoreWebhookDeployment
+}
+
+// deleteWebhookConfiguration deletes the MWC, as someone who disabled the
+// webhook by hand without the marker of the emergency disable would.
+func deleteWebhookConfiguration(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	saved, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mwcs.Delete(ctx, stack.WebhookConfigName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		m := saved.DeepCopy()
+		m.ObjectMeta = metav1.ObjectMeta{Name: m.Name, Labels: m.Labels, Annotations: m.Annotations}
+		if _, err := mwcs.Create(ctx, m, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return stack.WaitAdmits(ctx, sys.Clientset(), rolloutTimeout)
+	}
 }
 
 // foreignReplica is the replica addForeignReplica adds.

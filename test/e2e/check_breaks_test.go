@@ -211,6 +211,24 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
 		},
 		{
+			// Deleted by hand, without the emergency disable's marker: the
+			// API server calls nothing and nothing fails, so only the
+			// syncer, which finds no MWC, and the witnesses of Pods
+			// created without a review can see it.
+			name: "webhook_configuration_deleted", item: check.IDWebhookConfiguration, message: "not found",
+			others: map[string]check.Status{check.IDCABundle: check.StatusSkip, check.IDNamespace: check.StatusSkip,
+				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail},
+			breakIt: deleteWebhookConfiguration,
+			alerts:  []string{alertConfigurationMissing}, shoot: []string{alertConfigurationMissing},
+			// A Kyma Pod created a minute after the last review; the
+			// syncer's reconciles that find no MWC.
+			maybe: []string{alertMissedByWebhook, alertAdmittedWithoutWebhook, alertSyncErrors, alertOutOfSync},
+			// "Confirmed when both answer NotFound": the MWC and the
+			// marker of an emergency disable.
+			fix: &runbookFix{alert: alertConfigurationMissing, when: "NotFound for the MWC and for the marker",
+				confirmed: func(out string) bool { return strings.Count(out, "NotFound") == 2 }},
+		},
+		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,
 			message: "no Node carries " + framework.PoolLabel + "=" + misnamedPool,
 			breakIt: misnamePool,

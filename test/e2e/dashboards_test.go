@@ -49,6 +49,7 @@ var breakPanels = map[string]panelChange{
 	"all_webhook_replicas_stopped":                   {webhookBoard, "Ready replicas", "A", "(%s) == 0"},
 	"both_syncers_stopped":                           {syncerBoard, "Leader", "A", "(%s) == 0"},
 	"webhook_deployment_deleted":                     {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
+	"webhook_configuration_deleted":                  {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
 	"webhook_service_deleted":                        {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
 	"replica_serving_a_certificate_of_another_ca":    {webhookBoard, "Failing open", "A", "(%s) > 0"},
 	"namespace_selector_broken":                      {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
