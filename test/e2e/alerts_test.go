@@ -9,6 +9,7 @@ const (
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
+	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"
 	alertPoolHasNoNodes       = "KimSnatchKymaPoolHasNoNodes"
 	alertPodsOffPool          = "KimSnatchKymaPodsOffPool"
 	// The kube-apiserver's view of its calls.

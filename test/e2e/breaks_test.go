@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 )
@@ -94,6 +96,35 @@ func deleteWebhookConfiguration(t *testing.T) func(context.Context) error {
 			return err
 		}
 		return stack.WaitAdmits(ctx, sys.Clientset(), rolloutTimeout)
+	}
+}
+
+// disableReason is the reason the emergency disable's marker gives.
+const disableReason = "e2e: the webhook is suspected of slowing Pod creation"
+
+// disableInAnEmergency disables the webhook as docs/operations.md
+// ("Emergency disable and restore") says: first the marker, then the MWC
+// deleted, so that the syncer never sees the MWC gone without it.
+func disableInAnEmergency(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	configMaps := sys.Clientset().CoreV1().ConfigMaps(stack.Namespace)
+	marker := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: syncer.EmergencyDisableName, Namespace: stack.Namespace},
+		Data:       map[string]string{syncer.EmergencyDisableReasonKey: disableReason, syncer.EmergencyDisableByKey: "e2e"},
+	}
+	if _, err := configMaps.Create(ctx, marker, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restoreMWC := deleteWebhookConfiguration(t)
+	return func(ctx context.Context) error {
+		if err := restoreMWC(ctx); err != nil {
+			return err
+		}
+		err := configMaps.Delete(ctx, syncer.EmergencyDisableName, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
 	}
 }
 

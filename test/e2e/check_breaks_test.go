@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +228,21 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// marker of an emergency disable.
 			fix: &runbookFix{alert: alertConfigurationMissing, when: "NotFound for the MWC and for the marker",
 				confirmed: func(out string) bool { return strings.Count(out, "NotFound") == 2 }},
+		},
+		{
+			// The documented emergency disable: the marker, then the MWC
+			// deleted. The check warns instead of failing, and of the
+			// alerts only the reminder fires: the witnesses and the
+			// missing MWC's alert yield to the marker.
+			name: "emergency_disable", item: check.IDWebhookConfiguration, status: check.StatusWarn,
+			message: "under the emergency disable",
+			others: map[string]check.Status{check.IDCABundle: check.StatusSkip, check.IDNamespace: check.StatusSkip,
+				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusWarn},
+			breakIt: disableInAnEmergency,
+			alerts:  []string{alertDisableInEffect}, shoot: []string{alertDisableInEffect},
+			// "Confirmed when it prints the reason, the author and the
+			// time of the disable." The Fix is the restore.
+			fix: &runbookFix{alert: alertDisableInEffect, when: "the marker's reason", confirmed: shows(regexp.QuoteMeta(disableReason + " by e2e since "))},
 		},
 		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,

@@ -50,6 +50,7 @@ var breakPanels = map[string]panelChange{
 	"both_syncers_stopped":                           {syncerBoard, "Leader", "A", "(%s) == 0"},
 	"webhook_deployment_deleted":                     {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
 	"webhook_configuration_deleted":                  {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
+	"emergency_disable":                              {syncerBoard, "caBundle in sync", "A", "(%s) == 0"},
 	"webhook_service_deleted":                        {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
 	"replica_serving_a_certificate_of_another_ca":    {webhookBoard, "Failing open", "A", "(%s) > 0"},
 	"namespace_selector_broken":                      {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
