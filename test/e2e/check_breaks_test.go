@@ -227,7 +227,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// "Confirmed when both answer NotFound": the MWC and the
 			// marker of an emergency disable.
 			fix: &runbookFix{alert: alertConfigurationMissing, when: "NotFound for the MWC and for the marker",
-				confirmed: func(out string) bool { return strings.Count(out, "NotFound") == 2 }},
+				confirmed: func(out string) bool { return strings.Count(out, "NotFound") == 2 }, during: mwcRecreatedAlerts},
 		},
 		{
 			// The documented emergency disable: the marker, then the MWC
@@ -242,7 +242,8 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			alerts:  []string{alertDisableInEffect}, shoot: []string{alertDisableInEffect},
 			// "Confirmed when it prints the reason, the author and the
 			// time of the disable." The Fix is the restore.
-			fix: &runbookFix{alert: alertDisableInEffect, when: "the marker's reason", confirmed: shows(regexp.QuoteMeta(disableReason + " by e2e since "))},
+			fix: &runbookFix{alert: alertDisableInEffect, when: "the marker's reason", confirmed: shows(regexp.QuoteMeta(disableReason + " by e2e since ")),
+				during: mwcRecreatedAlerts},
 		},
 		{
 			name: "worker_pool_with_no_nodes", item: check.IDKymaPool,

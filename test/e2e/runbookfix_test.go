@@ -59,6 +59,11 @@ func shows(re string) func(string) bool {
 // certificates, for longer than the suite's `for` of 20s.
 var rotationAlerts = []string{alertDifferentCertificates}
 
+// mwcRecreatedAlerts are the alerts a Fix that applies a deleted MWC again
+// may raise: it comes back without a caBundle, and a Pod created before
+// the syncer has written one fails open.
+var mwcRecreatedAlerts = []string{alertFailingOpen}
+
 // fixRow is one line of the table of runbook Fixes.
 type fixRow struct {
 	alert, brk, fix string
