@@ -1,12 +1,10 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -107,19 +105,12 @@ func deployers() []deployer {
 // cluster and decodes the object it prints.
 func kubectl(t *testing.T, h *harness, args ...string) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
 	t.Helper()
-	bin, err := framework.Kubectl()
+	out, err := framework.RunKubectl(t.Context(), framework.KubectlOptions{Kubeconfig: h.cluster.KubeconfigPath}, append([]string{"-o", "json"}, args...)...)
 	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", h.cluster.KubeconfigPath, "-o", "json"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("kubectl %v: %w: %s", args, err, stderr.String())
+		return nil, err
 	}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := json.Unmarshal(out, mwc); err != nil {
+	if err := json.Unmarshal([]byte(out), mwc); err != nil {
 		t.Fatalf("kubectl %v printed %q: %v", args, out, err)
 	}
 	return mwc, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,12 +139,7 @@ func renderUninstallParts(t *testing.T, w *workspace) map[string][]byte {
 func (r *uninstallRig) kubectl(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.w.kubectl, append([]string{"--kubeconfig", r.c.KubeconfigPath}, args...)...)
-	cmd.Dir = r.w.dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	return framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: r.c.KubeconfigPath, Dir: r.w.dir}, args...)
 }
 
 func (r *uninstallRig) must(t *testing.T, args ...string) string {

@@ -3,8 +3,6 @@ package realnode
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -112,15 +110,8 @@ func (c *Cluster) Apply(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		return err
-	}
-	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.KubeconfigPath, "apply", "--server-side", "-k", filepath.Join(root, dir)).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kubectl apply -k %s: %w\n%s", dir, err, out)
-	}
-	return nil
+	_, err = framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: c.KubeconfigPath}, "apply", "--server-side", "-k", filepath.Join(root, dir))
+	return err
 }
 
 // Stop stops kube-network-policies, the node, then the control plane, and

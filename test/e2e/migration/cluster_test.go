@@ -2,43 +2,16 @@ package migration
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
-
-// kubectl runs the real kubectl against the cluster of kubeconfig, in dir,
-// with stdin, and returns its standard output.
-func kubectl(ctx context.Context, kubeconfig, dir string, stdin []byte, args ...string) (string, error) {
-	bin, err := framework.Kubectl()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("kubectl %s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String(), nil
-}
 
 // without returns the YAML stream of the objects in stream whose kind is
 // none of kinds, for `kubectl get -f -`.

@@ -344,7 +344,7 @@ func (e *env) progress(format string, args ...any) {
 }
 
 func (e *env) kubectl(ctx context.Context, stdin []byte, args ...string) (string, error) {
-	return kubectl(ctx, e.cluster.KubeconfigPath, e.workspace, stdin, args...)
+	return framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: e.cluster.KubeconfigPath, Dir: e.workspace, Stdin: stdin}, args...)
 }
 
 // run runs a step's commands with bash, in the workspace, as an operator

@@ -1,10 +1,8 @@
 package stack
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -79,17 +77,9 @@ func kubectlSteps(ctx context.Context, kubeconfig string, steps [][]string) erro
 }
 
 // Kubectl runs kubectl with args against the cluster of kubeconfig and
-// returns its output.
+// returns its output (framework.RunKubectl).
 func Kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		return "", err
-	}
-	out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, cmp.Or(strings.TrimSpace(string(out)), "(no output)"))
-	}
-	return string(out), nil
+	return framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: kubeconfig}, args...)
 }
 
 // CertManagementState returns what to look at when cert-management does
