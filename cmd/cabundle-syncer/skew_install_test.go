@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -38,6 +35,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -94,18 +92,10 @@ func renderRelease(root, kubectl, binary, version, dir string) (*release, error)
 	if err != nil {
 		return nil, err
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var o unstructured.Unstructured
-		if err := dec.Decode(&o.Object); errors.Is(err, io.EOF) {
-			return r, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.path, err)
-		}
-		if len(o.Object) > 0 {
-			r.objects = append(r.objects, &o)
-		}
+	if r.objects, err = objects.Decode(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.path, err)
 	}
+	return r, nil
 }
 
 // one decodes the release's only object of kind into out.

@@ -19,12 +19,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/bench/internal/command"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -264,12 +264,16 @@ func checkJobMemoryLimit() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
+	objs, err := objects.Decode(data)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, u := range objects.OfKind(objs, "CronJob") {
 		var job batchv1.CronJob
-		if err := yaml.Unmarshal([]byte(doc), &job); err != nil {
+		if err := objects.Into(u, &job); err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
-		if job.Kind != "CronJob" || job.Name != checkJob {
+		if job.Name != checkJob {
 			continue
 		}
 		for _, c := range job.Spec.JobTemplate.Spec.Template.Spec.Containers {

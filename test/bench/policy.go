@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -62,16 +62,19 @@ func mutatingPolicy() (*admissionregistrationv1.MutatingAdmissionPolicy, *admiss
 	if err != nil {
 		return nil, nil, err
 	}
-	docs := strings.Split(string(b), "\n---\n")
+	docs, err := objects.Decode(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
+	}
 	if len(docs) != 2 {
 		return nil, nil, fmt.Errorf("%s: want the policy and its binding, got %d documents", file, len(docs))
 	}
 	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
 	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
-	if err := yaml.UnmarshalStrict([]byte(docs[0]), policy); err != nil {
+	if err := objects.Into(docs[0], policy); err != nil {
 		return nil, nil, fmt.Errorf("decode the policy of %s: %w", file, err)
 	}
-	if err := yaml.UnmarshalStrict([]byte(docs[1]), binding); err != nil {
+	if err := objects.Into(docs[1], binding); err != nil {
 		return nil, nil, fmt.Errorf("decode the binding of %s: %w", file, err)
 	}
 	if policy.Kind != "MutatingAdmissionPolicy" || binding.Kind != "MutatingAdmissionPolicyBinding" || binding.Spec.PolicyName != policy.Name {

@@ -1,10 +1,8 @@
 package docs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +11,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/runbook"
 )
 
@@ -185,16 +183,9 @@ func parseKubectl(args []string) kubectlArgs {
 // podImages returns the image of every container, init container and
 // ephemeral container of the Pods, Pod templates and CronJobs in stream.
 func podImages(stream []byte) ([]string, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	objs, err := objects.Decode(stream)
 	var out []string
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return out, err
-		}
+	for _, u := range objs {
 		for _, path := range [][]string{{"spec"}, {"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
 			for _, field := range []string{"containers", "initContainers", "ephemeralContainers"} {
 				cs, _, _ := unstructured.NestedSlice(u.Object, append(path, field)...)
@@ -206,6 +197,7 @@ func podImages(stream []byte) ([]string, error) {
 			}
 		}
 	}
+	return out, err
 }
 
 var (

@@ -1,9 +1,6 @@
 package docs
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,10 +9,10 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // oldRelease is the old kim-snatch release manifest the migration scenario
@@ -79,21 +76,12 @@ func TestMigrationGuideNamesExist(t *testing.T) {
 // addObjects adds kind/name of each object of a YAML stream to known, in
 // lower case, and the Secret each Certificate writes.
 func addObjects(known map[string]bool, stream []byte) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	objs, err := objects.Decode(stream)
+	for _, u := range objs {
 		known[strings.ToLower(u.GetKind())+"/"+u.GetName()] = true
 		if secret, _, _ := unstructured.NestedString(u.Object, "spec", "secretRef", "name"); u.GetKind() == "Certificate" && secret != "" {
 			known["secret/"+secret] = true
 		}
 	}
+	return err
 }

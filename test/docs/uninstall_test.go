@@ -1,11 +1,8 @@
 package docs
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -27,6 +23,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // The sections of docs/operations.md whose kubectl commands remove the
@@ -342,20 +339,11 @@ func deletedKinds(t *testing.T, mapper *restmapper.DeferredDiscoveryRESTMapper, 
 // decodeAll returns the objects of a YAML stream.
 func decodeAll(t *testing.T, stream []byte) []*unstructured.Unstructured {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatal(err)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
+	objs, err := objects.Decode(stream)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return objs
 }
 
 // kindsOf returns the group kinds of the objects of stream that keep

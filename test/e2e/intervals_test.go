@@ -1,16 +1,15 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -41,24 +40,14 @@ func scrapeInterval(t testing.TB) time.Duration {
 // unless every one of them has the same.
 func evaluationInterval(t testing.TB) time.Duration {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(repoFile(t, "test/e2e/neighbours/monitoring/prometheus.yaml")), 4096)
+	objs, err := objects.Decode(repoFile(t, "test/e2e/neighbours/monitoring/prometheus.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got time.Duration
-	for {
-		var o struct {
-			Kind string
-			Spec struct{ EvaluationInterval string }
-		}
-		err := dec.Decode(&o)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.Kind != "Prometheus" {
-			continue
-		}
-		d := parseInterval(t, o.Spec.EvaluationInterval)
+	for _, o := range objects.OfKind(objs, "Prometheus") {
+		interval, _, _ := unstructured.NestedString(o.Object, "spec", "evaluationInterval")
+		d := parseInterval(t, interval)
 		if got != 0 && d != got {
 			t.Fatalf("the suite's Prometheus servers evaluate every %v and every %v", got, d)
 		}

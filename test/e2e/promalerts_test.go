@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -17,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // An alert of a break, followed through the real Prometheus stack of
@@ -469,17 +466,11 @@ func shippedAlertFor(t *testing.T) map[string]string {
 func prometheusRules(t *testing.T, rendered []byte) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if u.GetKind() != "PrometheusRule" {
-			continue
-		}
+	objs, err := objects.Decode(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range objects.OfKind(objs, "PrometheusRule") {
 		groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "groups")
 		for _, g := range groups {
 			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")

@@ -1,11 +1,8 @@
 package manifests
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"sync"
@@ -15,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -105,21 +102,7 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 
 // decodeYAML splits a multi-document YAML stream into objects.
 func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(m) == 0 {
-			continue
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
-	}
+	return objects.Decode(data)
 }
 
 // id names an object as Kind[.group]/namespace/name, or Kind[.group]/name

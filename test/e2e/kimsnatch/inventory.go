@@ -3,12 +3,11 @@ package kimsnatch
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // Names of the old installation and of what its binary wrote.
@@ -37,18 +36,9 @@ func InstallYAML() []byte { return bytes.Clone(installYAML) }
 // cluster scope, in apply order. The Certificate (cert.gardener.cloud) needs
 // its CustomResourceDefinition.
 func Inventory() ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(installYAML), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("read the old installation: %w", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := objects.Decode(installYAML)
+	if err != nil {
+		return nil, fmt.Errorf("read the old installation: %w", err)
 	}
+	return objs, nil
 }

@@ -1,16 +1,14 @@
 package klm
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // Parse reads a raw manifest, a stream of YAML or JSON documents, into
@@ -18,17 +16,13 @@ import (
 // kubectl's resource builder: Lists are flattened, empty documents
 // skipped, and of objects with the same identity only the first is kept.
 func Parse(raw []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	docs, err := objects.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse the raw manifest: %w", err)
+	}
 	var objs []*unstructured.Unstructured
 	seen := map[Resource]bool{}
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("parse the raw manifest: %w", err)
-		}
+	for _, u := range docs {
 		items, err := flatten(u)
 		if err != nil {
 			return nil, err
@@ -40,6 +34,7 @@ func Parse(raw []byte) ([]*unstructured.Unstructured, error) {
 			}
 		}
 	}
+	return objs, nil
 }
 
 // flatten returns the items of a List, or u alone; nothing for an empty

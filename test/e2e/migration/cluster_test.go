@@ -2,21 +2,19 @@ package migration
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // without returns the YAML stream of the objects in stream whose kind is
 // none of kinds, for `kubectl get -f -`.
 func without(stream []byte, kinds ...string) ([]byte, error) {
-	objs, err := objects(stream)
+	objs, err := objects.Decode(stream)
 	if err != nil {
 		return nil, err
 	}
@@ -33,25 +31,6 @@ func without(stream []byte, kinds ...string) ([]byte, error) {
 		out.Write(doc)
 	}
 	return out.Bytes(), nil
-}
-
-// objects decodes the objects of a YAML or JSON stream, skipping empty
-// documents.
-func objects(stream []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) != 0 {
-			out = append(out, u)
-		}
-	}
 }
 
 // writeFile writes data to path, creating its directory.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // The alerts of the fleet path. The runtime runs the Prometheus stack of
@@ -300,7 +301,7 @@ func loadedAlertingRules(ctx context.Context, prom promv1.API) []string {
 // alertingRules returns the names of the alerting rules of the
 // PrometheusRules in stream, sorted.
 func alertingRules(stream []byte) ([]string, error) {
-	objs, err := objects(stream)
+	objs, err := objects.Decode(stream)
 	if err != nil {
 		return nil, err
 	}

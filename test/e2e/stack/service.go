@@ -1,17 +1,14 @@
 package stack
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // RenderWebhookConfiguration renders deploy/webhook with kubectl kustomize
@@ -21,20 +18,17 @@ func RenderWebhookConfiguration() (*admissionregistrationv1.MutatingWebhookConfi
 	if err != nil {
 		return nil, err
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			return nil, errors.New("no MutatingWebhookConfiguration in deploy/webhook")
-		} else if err != nil {
-			return nil, fmt.Errorf("read deploy/webhook: %w", err)
-		}
-		if u.GetKind() == "MutatingWebhookConfiguration" {
-			mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, mwc); err != nil {
-				return nil, fmt.Errorf("decode MutatingWebhookConfiguration of deploy/webhook: %w", err)
-			}
-			return mwc, nil
-		}
+	objs, err := objects.Decode(out)
+	if err != nil {
+		return nil, fmt.Errorf("read deploy/webhook: %w", err)
 	}
+	found := objects.OfKind(objs, "MutatingWebhookConfiguration")
+	if len(found) == 0 {
+		return nil, errors.New("no MutatingWebhookConfiguration in deploy/webhook")
+	}
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(found[0].Object, mwc); err != nil {
+		return nil, fmt.Errorf("decode MutatingWebhookConfiguration of deploy/webhook: %w", err)
+	}
+	return mwc, nil
 }
