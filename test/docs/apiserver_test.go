@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // apiServer is a real API server that holds the objects of deploy/default,
@@ -27,7 +28,7 @@ func startAPIServer(t *testing.T) *apiServer {
 	}
 	c := framework.New(t, framework.Options{})
 	s := &apiServer{kubectl: kubectl, kubeconfig: c.KubeconfigPath}
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, args := range [][]string{
 		{"apply", "--server-side", "-f", filepath.Join("test", "manifests", "testdata", "crds")},
 		{"wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"},

@@ -20,6 +20,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/metricdefs"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 var metricName = regexp.MustCompile(`\b(?:snatch_webhook|cabundle_syncer)_[a-z0-9_]*[a-z0-9]`)
@@ -99,7 +100,7 @@ func alertRunbookURLs(t *testing.T) map[string]string {
 // PrometheusRules that pattern, relative to the repository root, matches.
 func ruleFileAlerts(t *testing.T, pattern string) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), pattern))
+	files, err := filepath.Glob(filepath.Join(tools.MustRepoRoot(t), pattern))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no %s: %v", pattern, err)
 	}
@@ -165,7 +166,7 @@ func TestAlertsAreDocumented(t *testing.T) {
 func logKeyConstants(t *testing.T) map[string]bool {
 	t.Helper()
 	fset := token.NewFileSet()
-	dir := filepath.Join(repoRoot(t), "pkg", "logkeys")
+	dir := filepath.Join(tools.MustRepoRoot(t), "pkg", "logkeys")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ var (
 // Every relative link points at a file that exists, and at a heading that
 // exists; every repository path in a code span exists.
 func TestLinksAndPathsExist(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, d := range readDocs(t) {
 		for _, m := range mdLink.FindAllStringSubmatch(prose(d.text), -1) {
 			target := m[1]
@@ -371,7 +372,7 @@ func slug(heading string) string {
 // the repository's main branch, the repository named by the module path.
 func runbookBase(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}

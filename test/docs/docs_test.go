@@ -19,15 +19,6 @@ var documents = []string{
 	"docs/migration.md",
 }
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // doc is one markdown document.
 type doc struct {
 	path string // relative to the repository root
@@ -36,7 +27,7 @@ type doc struct {
 
 func readDocs(t testing.TB) []doc {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	var out []doc
 	for _, p := range documents {
 		b, err := os.ReadFile(filepath.Join(root, p))

@@ -14,13 +14,14 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/runbook"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // installDocuments are the documents whose kubectl commands install,
 // upgrade, migrate or roll back: the READMEs and every page of docs/.
 func installDocuments(t *testing.T) []doc {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

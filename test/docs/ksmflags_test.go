@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/kubestatemetrics"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // labelsAllowlist matches a label allowlist as kube-state-metrics reads
@@ -25,7 +26,7 @@ var optInList = regexp.MustCompile(`--metric-opt-in-list[= ](kube_[a-z0-9_,]*)`)
 // need.
 func quotingFiles(t *testing.T) map[string]string {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	var paths []string
 	for _, pattern := range []string{"*.md", "docs/*.md"} {
 		found, err := filepath.Glob(filepath.Join(root, pattern))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // kubectlCommand is one documented kubectl command line.
@@ -172,7 +173,7 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver")
 	}
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	// What the apply commands name: the release files, rendered by
 	// hack/release.sh --manifests, beside a copy of deploy/.
 	w := newWorkspace(t)
@@ -265,7 +266,7 @@ func checkInImage(t *testing.T, command []string) {
 	if dockerfile == "" {
 		t.Fatalf("kubectl exec runs %s, which is in neither image; the images have no shell", command[0])
 	}
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), dockerfile))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), dockerfile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // oldRelease is the old kim-snatch release manifest the migration scenario
@@ -33,7 +34,7 @@ var createdJob = regexp.MustCompile(`create job --from=\S+ ([a-z0-9-]+)`)
 // release manifest; or the installations write it (the Certificates'
 // Secret, the syncer's Lease), or the guide creates it (its Job).
 func TestMigrationGuideNamesExist(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	kubectl, err := framework.Kubectl()
 	if err != nil {
 		t.Fatal(err)

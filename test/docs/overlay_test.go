@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // overlayGuide and overlayHeading are where deploy/README.md installs
@@ -40,7 +42,7 @@ func TestOverlayInstallsTheVersionsSetOnce(t *testing.T) {
 	if line == "" {
 		t.Fatalf("%s, %s: no sed line writes the versions into the overlay", overlayGuide, overlayHeading)
 	}
-	original, err := os.ReadFile(filepath.Join(repoRoot(t), filepath.FromSlash(exampleOverlay), "kustomization.yaml"))
+	original, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), filepath.FromSlash(exampleOverlay), "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/runbook"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // checkIdentity is the read-only ServiceAccount of the check Job
@@ -53,7 +54,7 @@ func TestRunbookCommandsConfirmAndFixEachAlert(t *testing.T) {
 		t.Fatal("deploy/ defines no alerts")
 	}
 	s := startAPIServer(t)
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, alert := range slices.Sorted(maps.Keys(alerts)) {
 		t.Run(alert, func(t *testing.T) {
 			d, section, err := alertSection(t, alerts[alert])

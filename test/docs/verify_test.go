@@ -81,7 +81,7 @@ func TestDocumentedVerificationTrustsOnlyTheKeyAtTheTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), filepath.FromSlash(verificationDoc)))
+	readme, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), filepath.FromSlash(verificationDoc)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func releaseInClone(t *testing.T, kubectl string) release {
 			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 		}
 	}
-	run("", nil, "git", "clone", "-q", repoRoot(t), repo)
+	run("", nil, "git", "clone", "-q", tools.MustRepoRoot(t), repo)
 	key := supplychain.ThrowawayKey(t)
 	supplychain.CommitTrustedKey(t, repo, key)
 	changelog := filepath.Join(repo, "CHANGELOG.md")

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // releaseFile matches what the documents name as a file of a release: the
@@ -51,7 +52,7 @@ func newWorkspace(t testing.TB) *workspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &workspace{t: t, root: repoRoot(t), dir: t.TempDir(), kubectl: kubectl}
+	w := &workspace{t: t, root: tools.MustRepoRoot(t), dir: t.TempDir(), kubectl: kubectl}
 	if err := os.CopyFS(filepath.Join(w.dir, "deploy"), os.DirFS(filepath.Join(w.root, "deploy"))); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // fleetRuleFiles are the PrometheusRules of the components that a fleet's
@@ -80,7 +81,7 @@ func renameClusterLabel(t *testing.T, tool, to string) (before, after []*unstruc
 	}
 	in := bytes.Clone(rendered)
 	for _, f := range fleetRuleFiles {
-		data, err := os.ReadFile(filepath.Join(repoRoot(t), f))
+		data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // installRules writes the rendered default installation, all of its
@@ -328,7 +330,7 @@ func runConditionCases(t *testing.T, rules string, at time.Time, tests []conditi
 	t.Helper()
 	// The rendered installation, and the PrometheusRule files of deploy/ as
 	// they are.
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	sources := map[string][]string{
 		"rendered": {rules},
 		"files": {

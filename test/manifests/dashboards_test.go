@@ -68,7 +68,7 @@ func (q panelQuery) String() string {
 // ships, with the variables substituted for kyma-system and every cluster.
 func shippedQueries(t *testing.T) ([]panelQuery, []byte) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), dashboardsComponent, "*.json"))
+	files, err := filepath.Glob(filepath.Join(tools.MustRepoRoot(t), dashboardsComponent, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
 	}
@@ -93,11 +93,11 @@ func shippedQueries(t *testing.T) ([]panelQuery, []byte) {
 // read, as they ship.
 func deployedRuleFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "*", "prometheusrule.yaml"))
+	files, err := filepath.Glob(filepath.Join(tools.MustRepoRoot(t), "deploy", "*", "prometheusrule.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no deploy/*/prometheusrule.yaml (%v)", err)
 	}
-	more, _ := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "components", "*", "prometheusrule.yaml"))
+	more, _ := filepath.Glob(filepath.Join(tools.MustRepoRoot(t), "deploy", "components", "*", "prometheusrule.yaml"))
 	return append(files, more...)
 }
 
@@ -323,7 +323,7 @@ func selectorsOf(t *testing.T, file string) []rule {
 func TestDashboardsComponentShipsEveryDashboard(t *testing.T) {
 	objs := renderOverlay(t, "components:\n  - ../../"+dashboardsComponent+"\n")
 	base := render(t, defaultInstall)
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), dashboardsComponent, "*.json"))
+	files, err := filepath.Glob(filepath.Join(tools.MustRepoRoot(t), dashboardsComponent, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
 	}
@@ -338,7 +338,7 @@ func TestDashboardsComponentShipsEveryDashboard(t *testing.T) {
 		}
 		data := cm.Object["data"].(map[string]any)
 		for name, content := range data {
-			want, err := os.ReadFile(filepath.Join(repoRoot(t), dashboardsComponent, name))
+			want, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), dashboardsComponent, name))
 			if err != nil {
 				t.Errorf("%s holds %s, which is not a shipped dashboard", id(cm), name)
 				continue

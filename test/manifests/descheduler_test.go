@@ -44,7 +44,7 @@ type deschedulerProfile struct {
 func examplePolicyProfile(t *testing.T) deschedulerProfile {
 	t.Helper()
 	tool := deschedulerPolicyTool(t)
-	path := filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml")
+	path := filepath.Join(tools.MustRepoRoot(t), deschedulerExample, "policy.yaml")
 	out, err := exec.Command(tool, path).Output()
 	if err != nil {
 		var exit *exec.ExitError
@@ -149,7 +149,7 @@ func TestDeschedulerExampleShipsThePolicyUnchanged(t *testing.T) {
 	if cm.GetNamespace() != "kube-system" || len(objs) != 1 {
 		t.Fatalf("want only ConfigMap kube-system/descheduler-policy-configmap, got %v", ids(objs))
 	}
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml"))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), deschedulerExample, "policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestDeschedulerExampleShipsThePolicyUnchanged(t *testing.T) {
 // the oracle of the test above only if it can fail.
 func TestDeschedulerPolicyCheckerRejectsBrokenPolicies(t *testing.T) {
 	tool := deschedulerPolicyTool(t)
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), deschedulerExample, "policy.yaml"))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), deschedulerExample, "policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 const fleetComponent = "deploy/components/fleet"
@@ -134,7 +136,7 @@ func TestFleetRuleTestsCoverEveryRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range selectorsOf(t, filepath.Join(repoRoot(t), fleetComponent, "prometheusrule.yaml")) {
+	for _, r := range selectorsOf(t, filepath.Join(tools.MustRepoRoot(t), fleetComponent, "prometheusrule.yaml")) {
 		if !bytes.Contains(tests, []byte("- expr: "+r.Record+"\n")) {
 			t.Errorf("fleet.yaml has no promql_expr_test of %s", r.Record)
 		}

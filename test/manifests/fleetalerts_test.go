@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 const (
@@ -51,7 +53,7 @@ func TestFleetAlertsComponentReadsOnlyTheFleetRecords(t *testing.T) {
 		t.Fatalf("promrules check %s: %v, %d rules\n%s", id(pr), err, n, out)
 	}
 	known := map[string]bool{}
-	for _, r := range selectorsOf(t, filepath.Join(repoRoot(t), fleetComponent, "prometheusrule.yaml")) {
+	for _, r := range selectorsOf(t, filepath.Join(tools.MustRepoRoot(t), fleetComponent, "prometheusrule.yaml")) {
 		known[r.Record] = true
 	}
 	for _, r := range selectorsOf(t, path) {
@@ -109,7 +111,7 @@ func TestFleetAlertsRuleTestsCoverEveryRuleAndFor(t *testing.T) {
 			t.Errorf("%s has no promql_expr_test of %s", fleetAlertsTests, r.Record)
 		}
 	}
-	sum := summarizeRuleTests(t, repoRoot(t))
+	sum := summarizeRuleTests(t, tools.MustRepoRoot(t))
 	eachAlertOf(pr, func(name string, rule map[string]any) {
 		forDur, err := time.ParseDuration(rule["for"].(string))
 		if err != nil {

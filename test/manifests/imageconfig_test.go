@@ -178,7 +178,7 @@ func dockerfileLabels(t *testing.T, s stage, args map[string]string) map[string]
 // nothing of the distroless base, so nothing may rely on one.
 func TestImageArchivesMatchDockerfiles(t *testing.T) {
 	dir := imagesDir(t)
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, img := range images {
 		t.Run(img.name, func(t *testing.T) {
 			stages := parseDockerfile(t, filepath.Join(root, img.dockerfile))

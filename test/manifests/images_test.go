@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The images, each with its Dockerfile, binary and Deployment.
@@ -111,7 +112,7 @@ var distrolessStaticNonroot = regexp.MustCompile(`^gcr\.io/distroless/static(-de
 // alone on distroless static, as the numeric non-root user its Deployment
 // runs as.
 func TestDockerfilesBuildWithTheScriptOntoDistrolessNonroot(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, img := range images {
 		t.Run(img.name, func(t *testing.T) {
 			stages := parseDockerfile(t, filepath.Join(root, img.dockerfile))
@@ -221,7 +222,7 @@ func TestImageBinariesAreStaticStrippedAndAcceptTheirArguments(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("runs the linux binaries it builds")
 	}
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	for _, img := range images {
 		t.Run(img.name, func(t *testing.T) {
 			const version, revision = "v0.0.0-manifests.test", "0123abc"
@@ -303,7 +304,7 @@ func expandArgs(t *testing.T, c corev1.Container) []string {
 }
 
 func TestBuildScriptRejectsBadInput(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	tests := []struct {
 		name    string
 		args    []string
@@ -330,7 +331,7 @@ func TestBuildScriptRejectsBadInput(t *testing.T) {
 
 // hack/docker-build.sh, with a fake docker that records its calls.
 func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	dirname, err := exec.LookPath("dirname")
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +442,7 @@ func dockerignored(patterns []string, path string) bool {
 // Every file the binaries are built from is in the image build context, and
 // the rest of the repository is not.
 func TestDockerignoreKeepsEveryBuildInput(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
 	if err != nil {
 		t.Fatal(err)

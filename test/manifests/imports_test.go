@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 const module = "github.com/kyma-project/kim-snatch"
@@ -23,7 +25,7 @@ func isTestHelper(importPath, name string) bool {
 // other and anything else.
 func TestProductionCodeImportsNoTestHelper(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Name}}{{range .Imports}} {{.}}{{end}}`, "./cmd/...", "./pkg/...")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = tools.MustRepoRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

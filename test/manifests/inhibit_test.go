@@ -44,7 +44,7 @@ type inhibitRule struct {
 // shippedInhibitRules reads inhibitRulesFile.
 func shippedInhibitRules(t *testing.T) []inhibitRule {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), inhibitRulesFile))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), inhibitRulesFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The kind path of the end-to-end suite (hack/e2e-kind.sh).
@@ -209,7 +211,7 @@ func TestAPIServerAcceptsTheKindOverlay(t *testing.T) {
 // large Pod on each Kyma node and two on the customer pool, which takes
 // two customer nodes.
 func TestKindConfigHasBothPools(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), kindConfig))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), kindConfig))
 	if err != nil {
 		t.Fatal(err)
 	}

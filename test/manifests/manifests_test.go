@@ -18,7 +18,6 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
-	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Kustomizations under test, relative to the repository root.
@@ -53,16 +52,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// repoRoot returns the repository root, found by walking up to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 var renders sync.Map // kustomization dir -> renderResult

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Between two consecutive versions of the chain kim-snatch 1.0.16,
@@ -61,7 +63,7 @@ func TestModuleBridgeStepsPruneOnlyWhatTheDesignSays(t *testing.T) {
 	}
 
 	t.Run("kim-snatch_with_crds", func(t *testing.T) {
-		c := renderBridges(t, r, filepath.Join(repoRoot(t), kimSnatchTestdata))
+		c := renderBridges(t, r, filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata))
 		crds := ofKind(c.kimSnatch, "CustomResourceDefinition")
 		if len(crds) == 0 {
 			t.Fatal("the test's kim-snatch manifest has no CRD; this proves nothing")

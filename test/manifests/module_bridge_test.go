@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The tests of the bridge versions, which carry a runtime from kim-snatch's
@@ -128,7 +130,7 @@ func bridgeReleaser(t *testing.T) *releaser {
 // 1.0.9 ship it, changed by edit, and returns its path.
 func kimSnatchManifest(t *testing.T, edit func([]*unstructured.Unstructured) []*unstructured.Unstructured) string {
 	t.Helper()
-	objs := edit(readObjects(t, filepath.Join(repoRoot(t), kimSnatchTestdata)))
+	objs := edit(readObjects(t, filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata)))
 	var b strings.Builder
 	for _, o := range objs {
 		y, err := yaml.Marshal(o.Object)
@@ -161,7 +163,7 @@ func TestModuleBridgeVersionsAreTheDesignsSteps(t *testing.T) {
 	r := bridgeReleaser(t)
 	for _, m := range []struct{ name, path string }{
 		{"kim-snatch_1.0.16", kimSnatchManifest(t, withoutCRDs)},
-		{"kim-snatch_up_to_1.0.9_with_crds", filepath.Join(repoRoot(t), kimSnatchTestdata)},
+		{"kim-snatch_up_to_1.0.9_with_crds", filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata)},
 	} {
 		c := renderBridges(t, r, m.path)
 		t.Run(m.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The examples of deploy/module/examples against lifecycle-manager's API,
@@ -104,7 +106,7 @@ type ocmDescriptor struct {
 // API does not have.
 func readExample(t *testing.T, file string, into any) {
 	t.Helper()
-	data := readFile(t, filepath.Join(repoRoot(t), moduleExamples, file))
+	data := readFile(t, filepath.Join(tools.MustRepoRoot(t), moduleExamples, file))
 	if err := yaml.UnmarshalStrict([]byte(data), into); err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // prometheusLabel is the label that the ServiceMonitors and PrometheusRules
@@ -47,7 +49,7 @@ func TestMonitoringObjectsCarryTheSelectorLabel(t *testing.T) {
 // objects' label, and returns its folder relative to the repository root.
 func writeMonitoringOverlay(t *testing.T) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	dir, err := os.MkdirTemp(filepath.Join(root, "bin"), "overlay-")
 	if err != nil {
 		// bin/ may not exist in a fresh tree.
@@ -144,7 +146,7 @@ const prometheusComponent = "deploy/components/prometheus"
 // name the repository's directories relatively.
 func renderOverlay(t *testing.T, body string) []*unstructured.Unstructured {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +241,7 @@ patches:
 // sets with the patches of deploy/README.md, which the README holds as
 // written here. Nothing else of the installation changes.
 func TestPrometheusComponentLetsPrometheusScrapeBothBinaries(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "README.md"))
+	readme, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), "deploy", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

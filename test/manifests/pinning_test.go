@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // What the release is built from cannot move under a commit: every action
@@ -81,7 +83,7 @@ func unpinnedUses(workflow []byte) (bad []string, checked int, err error) {
 
 // Every workflow pins every action by a commit of its release.
 func TestWorkflowsPinEveryActionByCommit(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), filepath.FromSlash(workflowsDir))
+	dir := filepath.Join(tools.MustRepoRoot(t), filepath.FromSlash(workflowsDir))
 	files, err := filepath.Glob(filepath.Join(dir, "*.y*ml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no workflows in %s: %v", workflowsDir, err)
@@ -144,7 +146,7 @@ func unpinnedFroms(stages []stage) []string {
 func TestDockerfilesPinEveryImageByDigest(t *testing.T) {
 	bases := map[string]bool{}
 	for _, img := range images {
-		stages := parseDockerfile(t, filepath.Join(repoRoot(t), img.dockerfile))
+		stages := parseDockerfile(t, filepath.Join(tools.MustRepoRoot(t), img.dockerfile))
 		for _, b := range unpinnedFroms(stages) {
 			t.Errorf("%s: %s", img.dockerfile, b)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // The tests of hack/release.sh: this file drives it and holds its refusals,
@@ -124,7 +125,7 @@ func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 func cloneForRelease(t *testing.T, key string) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
-	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), repo).CombinedOutput(); err != nil {
+	if out, err := exec.Command("git", "clone", "-q", tools.MustRepoRoot(t), repo).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	supplychain.CommitTrustedKey(t, repo, key)

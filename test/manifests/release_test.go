@@ -25,6 +25,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // A tag is mutable unless it names a release: latest, main, the bases'
@@ -513,7 +514,7 @@ const exampleOverlay = "deploy/examples/overlay"
 // it lists as hack/release.sh --manifests renders them.
 func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructured {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	kubectl, err := framework.Kubectl()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // ruleTestDir holds the rule unit tests, in the format of `promtool test
@@ -135,7 +137,7 @@ func (sum *ruleTestSummary) addGroup(t *testing.T, f, name string, tests []alert
 // before it on the same series, and one in which it stays silent; the test
 // files cover the PrometheusRules of deploy/.
 func TestEveryAlertHasAFiringAndASilentCase(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	sum := summarizeRuleTests(t, root)
 	fires, silent, ruleFiles := sum.fires, sum.silent, sum.ruleFiles
 	deployed, err := filepath.Glob(filepath.Join(root, "deploy", "*", "prometheusrule.yaml"))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // skewRulesSection is the section of docs/releasing.md that lists what
@@ -133,7 +134,7 @@ func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "release.sh"), "--manifests", out, binary, version)
+	cmd := exec.Command(filepath.Join(tools.MustRepoRoot(t), "hack", "release.sh"), "--manifests", out, binary, version)
 	cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", binary, version, err, b)
@@ -185,7 +186,7 @@ func names(objs []*unstructured.Unstructured) []string {
 // sorted.
 func documentedRuleReads(t *testing.T) map[string][]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "releasing.md"))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), "docs", "releasing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // goMod is what the go command itself reads from go.mod.
@@ -21,7 +23,7 @@ type goMod struct {
 func readGoMod(t *testing.T) goMod {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "edit", "-json")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = tools.MustRepoRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go mod edit -json: %v", err)
@@ -52,7 +54,7 @@ var builderImage = regexp.MustCompile(`^golang:(\d+\.\d+\.\d+)@sha256:[0-9a-f]{6
 // toolchain's release line; the toolchain itself is go.mod's
 // (TestBinariesAreBuiltWithThePinnedToolchain).
 func TestDockerfilesPinTheBuilderImage(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	m := readGoMod(t)
 	froms := map[string]string{}
 	for _, img := range images {
@@ -84,7 +86,7 @@ func TestDockerfilesPinTheBuilderImage(t *testing.T) {
 func TestMakefileRunsThePinnedToolchain(t *testing.T) {
 	want := pinnedToolchain(t)
 	cmd := exec.Command("make", "--no-print-directory", "--eval", "print-toolchain: ; @go env GOVERSION", "print-toolchain")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = tools.MustRepoRoot(t)
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	out, err := cmd.Output()
 	if err != nil {
@@ -103,7 +105,7 @@ func TestBinariesAreBuiltWithThePinnedToolchain(t *testing.T) {
 		t.Skip("builds a binary")
 	}
 	want := pinnedToolchain(t)
-	root := repoRoot(t)
+	root := tools.MustRepoRoot(t)
 	out := t.TempDir()
 	cmd := exec.Command("sh", buildScript, "snatch-webhook", out)
 	cmd.Dir = root

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"testing"
 )
 
 // Module is the path of the repository's main module.
@@ -32,4 +33,14 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// MustRepoRoot is RepoRoot for a test, which it fails when there is none.
+func MustRepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

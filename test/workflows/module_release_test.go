@@ -38,18 +38,9 @@ type workflow struct {
 	} `json:"jobs"`
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func readModuleWorkflow(t *testing.T) workflow {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), moduleWorkflow))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), moduleWorkflow))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +132,7 @@ func pairProblems(text string) []string {
 // lifecycle-manager takes it, with a released version of each binary; the
 // rule rejects what the file must not hold.
 func TestModulePairsNameEachVersionOnceWithBothBinaries(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), modulePairs))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), modulePairs))
 	if err != nil {
 		t.Fatal(err)
 	}
