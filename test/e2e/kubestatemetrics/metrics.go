@@ -46,6 +46,8 @@ import (
 //   - kube_deployment_status_condition{namespace, deployment, condition,
 //     status}, for each condition of the Deployment's status: 1 for its
 //     status ("true", "false" or "unknown") and 0 for the two others
+//   - kube_poddisruptionbudget_created{namespace, poddisruptionbudget}, the
+//     creation time in seconds
 //   - kube_node_status_allocatable{node, resource, unit} and
 //     kube_pod_container_resource_requests{namespace, pod, uid, container,
 //     node, resource, unit}, for cpu (core) and memory (byte)
@@ -81,6 +83,14 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 		return nil, err
 	}
 	writeDeployments(&b, deployments.Items)
+	budgets, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(&b, "# TYPE kube_poddisruptionbudget_created gauge")
+	for _, pdb := range budgets.Items {
+		series(&b, "kube_poddisruptionbudget_created", int(pdb.CreationTimestamp.Unix()), []string{"namespace", pdb.Namespace, "poddisruptionbudget", pdb.Name})
+	}
 	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
 }

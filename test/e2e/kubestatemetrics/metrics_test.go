@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,6 +50,8 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="true"} 0`,
 		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="false"} 1`,
 		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="unknown"} 0`,
+		"# TYPE kube_poddisruptionbudget_created gauge",
+		`kube_poddisruptionbudget_created{namespace="kyma",poddisruptionbudget="b"} 1700000000`,
 		"# TYPE kube_node_status_allocatable gauge",
 		`kube_node_status_allocatable{node="n1",resource="cpu",unit="core"} 2`,
 		"# TYPE kube_pod_container_resource_requests gauge",
@@ -61,8 +64,8 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 	}
 }
 
-// objects are a Node, a Namespace, a Pod of a ReplicaSet on the Node and a
-// Deployment, each with a label or field of each series.
+// objects are a Node, a Namespace, a Pod of a ReplicaSet on the Node, a
+// Deployment and a PodDisruptionBudget, each with a label or field of each series.
 func objects() []runtime.Object {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"worker.gardener.cloud/pool": "cpu-worker-0", "other": "x"}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
@@ -78,7 +81,8 @@ func objects() []runtime.Object {
 	}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "kyma"}, Status: appsv1.DeploymentStatus{Replicas: 2, UnavailableReplicas: 1,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}}
-	return []runtime.Object{node, ns, pod, dep}
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "kyma", CreationTimestamp: metav1.Unix(1700000000, 0)}}
+	return []runtime.Object{node, ns, pod, dep, pdb}
 }
 
 // checkInOrder checks that out has each of lines, in that order.
