@@ -29,6 +29,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // fieldManager applies the test's objects; only dry-runs and test fixtures
@@ -309,7 +310,7 @@ func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
 	env.namespace(t, ns, restricted)
 	objs := render(t, defaultInstall)
 	// What the Priority and ServiceAccount admission plugins look up.
-	for _, o := range append(ofKind(objs, "ServiceAccount"), ofKind(objs, "PriorityClass")...) {
+	for _, o := range append(objects.OfKind(objs, "ServiceAccount"), objects.OfKind(objs, "PriorityClass")...) {
 		if o.GetNamespace() != "" {
 			o.SetNamespace(ns)
 		}
@@ -340,7 +341,7 @@ func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
 			}
 		}},
 	}
-	for _, d := range ofKind(objs, "Deployment") {
+	for _, d := range objects.OfKind(objs, "Deployment") {
 		var dep appsv1.Deployment
 		typed(t, d, &dep)
 		for _, tt := range tests {

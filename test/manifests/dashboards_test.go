@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -327,7 +328,7 @@ func TestDashboardsComponentShipsEveryDashboard(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
 	}
-	cms := ofKind(objs, "ConfigMap")
+	cms := objects.OfKind(objs, "ConfigMap")
 	if len(objs) != len(base)+len(files) || len(cms) != len(files) {
 		t.Fatalf("the overlay renders %d objects (%d ConfigMaps), want the %d of %s and one ConfigMap per dashboard (%d)", len(objs), len(cms), len(base), defaultInstall, len(files))
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // The end-to-end suite's Prometheus stack, and the overlay through which
@@ -26,7 +28,7 @@ var e2ePrometheus = rbacv1.Subject{Kind: "ServiceAccount", Name: "prometheus-k8s
 func TestEndToEndPrometheusDiscoversKymaSystemOnlyThroughTheComponent(t *testing.T) {
 	objs := render(t, e2eMonitoring)
 	bound := 0
-	for _, o := range append(ofKind(objs, "ClusterRoleBinding"), ofKind(objs, "RoleBinding")...) {
+	for _, o := range append(objects.OfKind(objs, "ClusterRoleBinding"), objects.OfKind(objs, "RoleBinding")...) {
 		var b rbacv1.RoleBinding // a ClusterRoleBinding has the same subjects and roleRef
 		decode(t, o, &b)
 		if !slices.Contains(b.Subjects, e2ePrometheus) {

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -33,8 +34,8 @@ var buildInfo = map[string][]string{
 func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 	objs := renderOverlay(t, "components:\n  - ../../"+fleetComponent+"\n")
 	base := render(t, defaultInstall)
-	prs := ofKind(objs, "PrometheusRule")
-	if len(objs) != len(base)+1 || len(prs) != len(ofKind(base, "PrometheusRule"))+1 {
+	prs := objects.OfKind(objs, "PrometheusRule")
+	if len(objs) != len(base)+1 || len(prs) != len(objects.OfKind(base, "PrometheusRule"))+1 {
 		t.Fatalf("the overlay renders %d objects, want the %d of %s and one PrometheusRule", len(objs), len(base), defaultInstall)
 	}
 	var fleet []rule

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -27,7 +28,7 @@ func fleetAlertsRule(t *testing.T) *unstructured.Unstructured {
 	objs := renderOverlay(t, "components:\n  - ../../"+fleetAlertsComponent+"\n")
 	base := render(t, defaultInstall)
 	var added []*unstructured.Unstructured
-	for _, pr := range ofKind(objs, "PrometheusRule") {
+	for _, pr := range objects.OfKind(objs, "PrometheusRule") {
 		if pr.GetName() == "kim-snatch-fleet-alerts" {
 			added = append(added, pr)
 		}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -69,7 +70,7 @@ var alertnameMatcher = regexp.MustCompile(`^alertname(=|=~)"([A-Za-z|]+)"$`)
 func TestAlertmanagerComponentShipsTheInhibitionRules(t *testing.T) {
 	objs := renderOverlay(t, "components:\n  - ../../"+alertmanagerComponent+"\n")
 	base := render(t, defaultInstall)
-	cfgs := ofKind(objs, "AlertmanagerConfig")
+	cfgs := objects.OfKind(objs, "AlertmanagerConfig")
 	if len(objs) != len(base)+1 || len(cfgs) != 1 {
 		t.Fatalf("the overlay renders %d objects, want the %d of %s and one AlertmanagerConfig", len(objs), len(base), defaultInstall)
 	}
@@ -236,7 +237,7 @@ var incidents = struct {
 func TestInhibitionPagesOncePerClusterAndIncident(t *testing.T) {
 	bin := filepath.Join(tools.Neighbours.Path(t), "alertmanager")
 	objs := renderOverlay(t, "components:\n  - ../../"+alertmanagerComponent+"\n")
-	cfg := ofKind(objs, "AlertmanagerConfig")
+	cfg := objects.OfKind(objs, "AlertmanagerConfig")
 	if len(cfg) != 1 {
 		t.Fatalf("the component renders %d AlertmanagerConfigs, want 1", len(cfg))
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -49,7 +50,7 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 	}
 
 	images := map[string]string{}
-	for _, d := range ofKind(objs, "Deployment") {
+	for _, d := range objects.OfKind(objs, "Deployment") {
 		for _, c := range containers(t, d) {
 			images[d.GetName()] = c
 		}
@@ -59,7 +60,7 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 		t.Errorf("images %v, want the ones hack/e2e-kind.sh loads: %v", images, wantImages)
 	}
 
-	ns := ofKind(objs, "Namespace")[0]
+	ns := objects.OfKind(objs, "Namespace")[0]
 	for k, v := range map[string]string{managedByLabel: "kyma", "pod-security.kubernetes.io/enforce": "restricted"} {
 		if got := ns.GetLabels()[k]; got != v {
 			t.Errorf("Namespace %s has %s=%q, want %q", ns.GetName(), k, got, v)
@@ -72,11 +73,11 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 // shorter, and every other field of every rule is as shipped.
 func TestE2EOverlayShortensOnlyTheForOfAlerts(t *testing.T) {
 	shipped := map[string]*unstructured.Unstructured{}
-	for _, r := range ofKind(render(t, defaultInstall), "PrometheusRule") {
+	for _, r := range objects.OfKind(render(t, defaultInstall), "PrometheusRule") {
 		shipped[r.GetName()] = r
 	}
 	var shortened []string
-	for _, r := range ofKind(render(t, kindOverlay), "PrometheusRule") {
+	for _, r := range objects.OfKind(render(t, kindOverlay), "PrometheusRule") {
 		want, ok := shipped[r.GetName()]
 		if !ok {
 			continue // a component's, compared by its own tests
@@ -148,10 +149,10 @@ func durationOf(t *testing.T, name string, v any) time.Duration {
 // timeout no longer than its interval, and every other field is as shipped.
 func TestE2EOverlayShortensOnlyTheScrapeIntervalOfServiceMonitors(t *testing.T) {
 	shipped := map[string]*unstructured.Unstructured{}
-	for _, m := range ofKind(render(t, defaultInstall), "ServiceMonitor") {
+	for _, m := range objects.OfKind(render(t, defaultInstall), "ServiceMonitor") {
 		shipped[m.GetName()] = m
 	}
-	got := ofKind(render(t, kindOverlay), "ServiceMonitor")
+	got := objects.OfKind(render(t, kindOverlay), "ServiceMonitor")
 	if len(got) != len(shipped) || len(got) == 0 {
 		t.Fatalf("the overlay renders %d ServiceMonitors, deploy/default %d", len(got), len(shipped))
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
@@ -132,21 +131,10 @@ func find(t testing.TB, objs []*unstructured.Unstructured, kind, name string) *u
 	return found[0]
 }
 
-// ofKind returns the objects of kind in objs.
-func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
 // typed converts o into into, rejecting fields the Go type does not know.
 func typed(t testing.TB, o *unstructured.Unstructured, into any) {
 	t.Helper()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, into, true); err != nil {
+	if err := objects.Into(o, into); err != nil {
 		t.Fatalf("convert %s: %v", id(o), err)
 	}
 }

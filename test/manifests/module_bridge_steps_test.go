@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -64,7 +65,7 @@ func TestModuleBridgeStepsPruneOnlyWhatTheDesignSays(t *testing.T) {
 
 	t.Run("kim-snatch_with_crds", func(t *testing.T) {
 		c := renderBridges(t, r, filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata))
-		crds := ofKind(c.kimSnatch, "CustomResourceDefinition")
+		crds := objects.OfKind(c.kimSnatch, "CustomResourceDefinition")
 		if len(crds) == 0 {
 			t.Fatal("the test's kim-snatch manifest has no CRD; this proves nothing")
 		}
@@ -116,7 +117,7 @@ func checkRoutingKept(t *testing.T, from, to []*unstructured.Unstructured) {
 		}
 		selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
 		var selected int
-		for _, d := range ofKind(from, "Deployment") {
+		for _, d := range objects.OfKind(from, "Deployment") {
 			pods, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
 			if !labels.SelectorFromSet(selector).Matches(labels.Set(pods)) {
 				continue

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -224,7 +225,7 @@ func checkBridgeObjects(t *testing.T, c *bridgeChain, n int) {
 // objs, by name, failing t unless there is exactly one.
 func entries(t *testing.T, objs []*unstructured.Unstructured) (map[string]map[string]any, []string) {
 	t.Helper()
-	if n := len(ofKind(objs, "MutatingWebhookConfiguration")); n != 1 {
+	if n := len(objects.OfKind(objs, "MutatingWebhookConfiguration")); n != 1 {
 		t.Fatalf("%d MutatingWebhookConfigurations, want one", n)
 	}
 	mwc := find(t, objs, "MutatingWebhookConfiguration", webhookConfiguration)
@@ -360,7 +361,7 @@ func checkBridgeWebhookCertificateNamesIt(t *testing.T, c *bridgeChain, n int) {
 		}
 	}
 	var writers int
-	for _, cert := range ofKind(c.bridge(n), "Certificate") {
+	for _, cert := range objects.OfKind(c.bridge(n), "Certificate") {
 		if secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretRef", "name"); !secrets[secret] {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
@@ -175,12 +176,12 @@ func lifecycleManagerLabels(o *unstructured.Unstructured) {
 // selector, which names the component, would scrape nothing there.
 func checkServiceMonitorsUnderLifecycleManager(t *testing.T, m *moduleRelease) {
 	var services []*unstructured.Unstructured
-	for _, s := range ofKind(m.module, "Service") {
+	for _, s := range objects.OfKind(m.module, "Service") {
 		s = s.DeepCopy()
 		lifecycleManagerLabels(s)
 		services = append(services, s)
 	}
-	for _, sm := range ofKind(m.monitoring, "ServiceMonitor") {
+	for _, sm := range objects.OfKind(m.monitoring, "ServiceMonitor") {
 		binary := m.binaryOf[id(sm)]
 		if got := scrapedServices(t, sm, services); !slices.Equal(got, []string{binary + "-metrics"}) {
 			t.Errorf("ServiceMonitor %s scrapes the Services %v, want %s-metrics alone", sm.GetName(), got, binary)

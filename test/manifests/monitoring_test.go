@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -314,7 +315,7 @@ func checkDiscoveryRole(t *testing.T, objs []*unstructured.Unstructured, subject
 	}
 	base := render(t, defaultInstall)
 	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding"} {
-		for _, o := range ofKind(objs, kind) {
+		for _, o := range objects.OfKind(objs, kind) {
 			added := !slices.ContainsFunc(base, func(b *unstructured.Unstructured) bool { return id(b) == id(o) })
 			if added && (kind == "ClusterRole" || o.GetName() != "cabundle-syncer-metrics-reader") {
 				t.Errorf("the component adds %s, a cluster-wide right", id(o))
@@ -335,7 +336,7 @@ func one(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *un
 
 func ofName(objs []*unstructured.Unstructured, kind, name string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	for _, o := range ofKind(objs, kind) {
+	for _, o := range objects.OfKind(objs, kind) {
 		if o.GetName() == name {
 			out = append(out, o)
 		}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -388,14 +389,14 @@ func TestOverlayExamplePinsReleasesAndChangesWhatItSays(t *testing.T) {
 			t.Errorf("the overlay references %s, which is not pinned to a release", img)
 		}
 	}
-	for _, d := range ofKind(objs, "Deployment") {
+	for _, d := range objects.OfKind(objs, "Deployment") {
 		replicas, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "replicas")
 		if want := map[string]float64{"snatch-webhook": 3, "cabundle-syncer": 2}[d.GetName()]; replicas != want {
 			t.Errorf("Deployment %s has %v replicas, want %v", d.GetName(), replicas, want)
 		}
 	}
 	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
-		for _, o := range ofKind(objs, kind) {
+		for _, o := range objects.OfKind(objs, kind) {
 			if got := o.GetLabels()["prometheus"]; got != "platform" {
 				t.Errorf("%s %s has prometheus=%q, want the overlay's platform", kind, o.GetName(), got)
 			}

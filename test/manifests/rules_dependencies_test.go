@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // What the rules read from outside KIM Snatch and from its scrapes, and
@@ -76,11 +78,11 @@ func profileGuard(profile string) string {
 func scrapedJobs(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
 	var jobs []string
-	for _, sm := range ofKind(objs, "ServiceMonitor") {
+	for _, sm := range objects.OfKind(objs, "ServiceMonitor") {
 		sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
 		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
 		n := 0
-		for _, svc := range ofKind(objs, "Service") {
+		for _, svc := range objects.OfKind(objs, "Service") {
 			if svc.GetNamespace() != sm.GetNamespace() || !labels.SelectorFromSet(sel).Matches(labels.Set(svc.GetLabels())) {
 				continue
 			}

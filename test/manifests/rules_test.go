@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/metricdefs"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -96,7 +97,7 @@ func ruleFile(t *testing.T, pr *unstructured.Unstructured) (string, int) {
 
 func prometheusRules(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	prs := ofKind(render(t, defaultInstall), "PrometheusRule")
+	prs := objects.OfKind(render(t, defaultInstall), "PrometheusRule")
 	if len(prs) == 0 {
 		t.Fatal("deploy/default renders no PrometheusRule")
 	}
@@ -400,10 +401,10 @@ func TestAlertsNameWhatIsDeployed(t *testing.T) {
 	jobs := scrapedJobs(t, objs)
 	metrics := codeMetrics(t)
 	var deployments, pdbs []string
-	for _, d := range ofKind(objs, "Deployment") {
+	for _, d := range objects.OfKind(objs, "Deployment") {
 		deployments = append(deployments, d.GetName())
 	}
-	for _, d := range ofKind(objs, "PodDisruptionBudget") {
+	for _, d := range objects.OfKind(objs, "PodDisruptionBudget") {
 		pdbs = append(pdbs, d.GetName())
 	}
 	for _, r := range alerts(t) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -56,7 +57,7 @@ func TestSkewRulesReadOfTheOtherBinaryOnlyWhatReleasingListsAndItServes(t *testi
 				t.Fatalf("the rules of %s %s read nothing of %s", rules.binary, rules.version, other.binary)
 			}
 			jobs := scrapedJobs(t, other.objects)
-			deployments := names(ofKind(other.objects, "Deployment"))
+			deployments := names(objects.OfKind(other.objects, "Deployment"))
 			records := releaseRecords(t, other)
 			for _, r := range reads {
 				var served bool
@@ -98,7 +99,7 @@ type ruleRead struct{ rule, kind, name string }
 func ruleReadsOfOther(t *testing.T, r skewRelease, other string) []ruleRead {
 	t.Helper()
 	ownJobs := scrapedJobs(t, r.objects)
-	ownDeployments := names(ofKind(r.objects, "Deployment"))
+	ownDeployments := names(objects.OfKind(r.objects, "Deployment"))
 	ownRecords := releaseRecords(t, r)
 	var reads []ruleRead
 	for _, rl := range releaseRules(t, r) {
@@ -154,7 +155,7 @@ func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 // its selectors, as `promrules selectors` reads them.
 func releaseRules(t *testing.T, r skewRelease) []rule {
 	t.Helper()
-	prs := ofKind(r.objects, "PrometheusRule")
+	prs := objects.OfKind(r.objects, "PrometheusRule")
 	if len(prs) == 0 {
 		t.Fatalf("%s %s has no PrometheusRule", r.binary, r.version)
 	}

@@ -8,6 +8,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // mutatingWebhook returns the one webhook entry of the base's
@@ -59,7 +61,7 @@ func TestWebhookConfigurationFailsOpenFastAndOnlyOnPodCreates(t *testing.T) {
 // field at all, not even empty, or every apply would take it back.
 func TestWebhookConfigurationHasNoCABundle(t *testing.T) {
 	for _, dir := range allKustomizations {
-		for _, o := range ofKind(render(t, dir), "MutatingWebhookConfiguration") {
+		for _, o := range objects.OfKind(render(t, dir), "MutatingWebhookConfiguration") {
 			webhooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
 			for i, w := range webhooks {
 				if _, found, _ := unstructured.NestedFieldNoCopy(w.(map[string]any), "clientConfig", "caBundle"); found {

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/serving"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 )
 
 // Flags of each binary (docs/operations.md). The manifests may pass no others.
@@ -145,7 +146,7 @@ func checkProbesAndMetricsPort(t *testing.T, c corev1.Container) {
 func checkOnePDBKeepsAReplica(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.Deployment) {
 	t.Helper()
 	var pdbs []policyv1.PodDisruptionBudget
-	for _, o := range ofKind(objs, "PodDisruptionBudget") {
+	for _, o := range objects.OfKind(objs, "PodDisruptionBudget") {
 		var pdb policyv1.PodDisruptionBudget
 		typed(t, o, &pdb)
 		if labelSelects(t, pdb.Spec.Selector, d.Spec.Template.Labels) {
@@ -460,7 +461,7 @@ func TestSyncerMetricsNeedATokenWhileWebhookMetricsStayPlain(t *testing.T) {
 		// Who scrapes is the installation's business: the base binds the
 		// role to no one.
 		for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
-			for _, b := range ofKind(objs, kind) {
+			for _, b := range objects.OfKind(objs, kind) {
 				if name, _, _ := unstructured.NestedString(b.Object, "roleRef", "name"); name == role.Name {
 					t.Errorf("%s binds %s", id(b), role.Name)
 				}
