@@ -130,9 +130,8 @@ func (r *release) deployment(t *testing.T) *appsv1.Deployment {
 // manifests, and kubectl for it.
 type skewCluster struct {
 	*framework.Cluster
-	cs      kubernetes.Interface
-	kubectl string
-	nodes   []string // the Kyma pool
+	cs    kubernetes.Interface
+	nodes []string // the Kyma pool
 }
 
 // kubectlRun runs kubectl with args against the cluster, as the admin.
@@ -140,9 +139,8 @@ func (c *skewCluster) kubectlRun(t *testing.T, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.kubectl, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	if _, err := framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: c.KubeconfigPath}, args...); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -81,7 +81,7 @@ func TestSkewCheckOfASyncerPassesWebhooksOneMinorBelowAndAbove(t *testing.T) {
 	syncerRelease, below, above := releases[0], releases[1], releases[2]
 	rc := rest.CopyConfig(c.Config)
 	rc.WarningHandler = rest.NoWarnings{} // FQDN EndpointSlices are deprecated
-	s := &skewCluster{Cluster: c, cs: kubernetes.NewForConfigOrDie(rc), kubectl: kubectl}
+	s := &skewCluster{Cluster: c, cs: kubernetes.NewForConfigOrDie(rc)}
 	webhookDeployment := below.deployment(t)
 	s.prepare(t, webhookDeployment.Namespace)
 	s.install(t, syncerRelease)

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,13 +34,9 @@ var createdJob = regexp.MustCompile(`create job --from=\S+ ([a-z0-9-]+)`)
 // Secret, the syncer's Lease), or the guide creates it (its Job).
 func TestMigrationGuideNamesExist(t *testing.T) {
 	root := tools.MustRepoRoot(t)
-	kubectl, err := framework.Kubectl()
+	rendered, err := framework.Kustomize("deploy/default")
 	if err != nil {
 		t.Fatal(err)
-	}
-	rendered, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "deploy", "default")).Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize deploy/default: %v", err)
 	}
 	old, err := os.ReadFile(filepath.Join(root, oldRelease))
 	if err != nil {

@@ -126,14 +126,7 @@ func (w *workspace) render(flag, rel string) ([]byte, error) {
 		if err := w.provideResources(p); err != nil {
 			return nil, err
 		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(w.kubectl, "kustomize", p)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("kubectl kustomize %s: %w: %s", rel, err, stderr.String())
-		}
-		return out, nil
+		return framework.Kustomize(p)
 	}
 	return readManifests(p)
 }

@@ -245,11 +245,7 @@ func assertPinnedManifest(t *testing.T, path, base, wantRef string) {
 			t.Errorf("%s references %s, which is not pinned to a release", file, img)
 		}
 	}
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := exec.Command(kubectl, "kustomize", base).Output()
+	rendered, err := framework.Kustomize(base)
 	if err != nil {
 		t.Fatal(err)
 	}
