@@ -114,7 +114,8 @@ func (c *Cluster) Revive(ctx context.Context, name string) error {
 }
 
 // Freeze stops a component with SIGSTOP, as a stalled disk or a full CPU
-// stalls etcd; the returned thaw continues it with SIGCONT.
+// stalls etcd, and returns once each of its threads has stopped; the
+// returned thaw continues it with SIGCONT.
 func (c *Cluster) Freeze(name string) (thaw func() error, err error) {
 	p, err := c.component(name)
 	if err != nil {
@@ -123,7 +124,33 @@ func (c *Cluster) Freeze(name string) (thaw func() error, err error) {
 	if err := p.proc.Signal(syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("freeze %s: %w", name, err)
 	}
-	return func() error { return p.proc.Signal(syscall.SIGCONT) }, nil
+	thaw = func() error { return p.proc.Signal(syscall.SIGCONT) }
+	// The kernel stops each thread as it next runs, not at once: return
+	// only once every thread is stopped, so that nothing the caller does
+	// next can still reach a running one.
+	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return allThreadsStopped(p.proc.Pid), nil
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("freeze %s: its threads did not all stop within 10s", name), thaw())
+	}
+	return thaw, nil
+}
+
+// allThreadsStopped reports whether every thread of process pid is in the
+// stopped state (T in /proc/<pid>/task/<tid>/stat).
+func allThreadsStopped(pid int) bool {
+	threads, err := procfs.AllThreads(pid)
+	if err != nil || len(threads) == 0 {
+		return false
+	}
+	for _, th := range threads {
+		st, err := th.Stat()
+		if err != nil || st.State != "T" {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Cluster) component(name string) (*planeComponent, error) {
