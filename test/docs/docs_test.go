@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/runbook"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -55,29 +56,11 @@ func readDoc(t testing.TB, path string) doc {
 // fenced code block is no heading.
 func (d doc) section(t testing.TB, title string) string {
 	t.Helper()
-	lines := strings.Split(d.text, "\n")
-	start, level := -1, 0
-	fenced := false
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			fenced = !fenced
-		}
-		h := strings.TrimLeft(l, "#")
-		n := len(l) - len(h)
-		if fenced || n == 0 || !strings.HasPrefix(h, " ") {
-			continue
-		}
-		if start >= 0 && n <= level {
-			return strings.Join(lines[start:i], "\n")
-		}
-		if start < 0 && strings.TrimSpace(h) == title {
-			start, level = i+1, n
-		}
+	section, err := runbook.Section(d.text, title)
+	if err != nil {
+		t.Fatalf("%s: %v", d.path, err)
 	}
-	if start < 0 {
-		t.Fatalf("%s has no heading %q", d.path, title)
-	}
-	return strings.Join(lines[start:], "\n")
+	return section
 }
 
 var firstColumnCode = regexp.MustCompile("^\\|\\s*`([^`]+)`")
