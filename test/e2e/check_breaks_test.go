@@ -61,10 +61,12 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			alerts:  []string{alertSecretInvalid}, shoot: []string{alertSecretInvalid},
 			maybe: []string{alertSyncErrors},
 			// "Confirmed when ... the output is empty or an error (not
-			// PEM)": openssl prints no subject.
-			fix: &runbookFix{alert: alertSecretInvalid, when: "no subject of a CA printed",
-				confirmed: func(out string) bool { return !strings.Contains(out, "subject=") },
-				before:    resumeCertManagement, during: rotationAlerts},
+			// PEM)": openssl cannot load the CA, and prints no subject.
+			fix: &runbookFix{alert: alertSecretInvalid, when: "openssl unable to load the CA, no subject printed",
+				confirmed: func(out string) bool {
+					return unloadableCertificate.MatchString(out) && !strings.Contains(out, "subject=")
+				},
+				before: resumeCertManagement, during: rotationAlerts},
 		},
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
@@ -285,6 +287,11 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		watch.fixTable()
 	}
 }
+
+// unloadableCertificate is what openssl x509 writes for input that is not
+// a certificate: "unable to load certificate" (1.1) or "Unable to load
+// certificate" (3).
+var unloadableCertificate = regexp.MustCompile(`(?i)unable to load certificate`)
 
 // settle returns want with each unsettled item's status taken from r,
 // where it is PASS or FAIL.
