@@ -66,6 +66,14 @@ func deleteWebhookService(t *testing.T) func(context.Context) error {
 	return l.RestoreService
 }
 
+// forCreate is the metadata of an object read from the API server that
+// creates it again, as a re-apply of deploy/ would: its name, namespace,
+// labels and annotations, without what the server set (UID, resource
+// version, timestamps, field managers).
+func forCreate(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
+}
+
 // deleteWebhookDeployment deletes the webhook's Deployment, as a deployer
 // that pruned it would.
 func deleteWebhookDeployment(t *testing.T) func(context.Context) error {
@@ -91,7 +99,7 @@ func deleteWebhookConfiguration(t *testing.T) func(context.Context) error {
 	}
 	return func(ctx context.Context) error {
 		m := saved.DeepCopy()
-		m.ObjectMeta = metav1.ObjectMeta{Name: m.Name, Labels: m.Labels, Annotations: m.Annotations}
+		m.ObjectMeta = forCreate(m.ObjectMeta)
 		if _, err := mwcs.Create(ctx, m, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}

@@ -35,7 +35,7 @@ func (c *clusterSystem) RestoreService(ctx context.Context) error {
 		return nil
 	}
 	svc := c.deletedService.DeepCopy()
-	svc.ObjectMeta = metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Labels: svc.Labels, Annotations: svc.Annotations}
+	svc.ObjectMeta = forCreate(svc.ObjectMeta)
 	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
 	_, err := c.cs.CoreV1().Services(stack.Namespace).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -69,7 +69,7 @@ func (c *clusterSystem) RestoreWebhookDeployment(ctx context.Context) error {
 		return nil
 	}
 	d := c.deletedWebhook.DeepCopy()
-	d.ObjectMeta = metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: d.Labels, Annotations: d.Annotations}
+	d.ObjectMeta = forCreate(d.ObjectMeta)
 	d.Status = appsv1.DeploymentStatus{}
 	_, err := c.cs.AppsV1().Deployments(stack.Namespace).Create(ctx, d, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {

@@ -211,10 +211,7 @@ func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want
 	t.Helper()
 	p := newAlertProgress(t, scenario, broken, want, maybe, change)
 	done := func(ctx context.Context) bool {
-		_, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
-			t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
-		}
+		w.createTrafficPod(ctx, t)
 		if !p.seeAlerts(ctx, w) {
 			return false
 		}
@@ -227,6 +224,15 @@ func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want
 		return done(ctx), nil
 	})
 	w.record(t, scenario, p, want, change)
+}
+
+// createTrafficPod creates one Kyma Pod by dry run, as a cluster's
+// traffic would: a fault in reaching the webhook shows only in calls.
+func (w *alertWatch) createTrafficPod(ctx context.Context, t *testing.T) {
+	_, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
+	}
 }
 
 // alertKey is an alert in the Prometheus of a profile.

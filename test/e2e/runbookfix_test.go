@@ -12,7 +12,6 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
@@ -91,23 +90,15 @@ type runbookShell struct {
 
 func newRunbookShell(t *testing.T, c checker) runbookShell {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kubectl, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := strings.Join([]string{installPlugin(t, c), filepath.Dir(kubectl), os.Getenv("PATH")}, string(os.PathListSeparator))
 	return runbookShell{
 		env:     []string{"PATH=" + path, "KUBECONFIG=" + sys.KubeconfigPath()},
-		overlay: filepath.Join(root, "test", "e2e", "overlay"),
-		doc:     string(doc),
+		overlay: filepath.Join(tools.MustRepoRoot(t), "test", "e2e", "overlay"),
+		doc:     string(repoFile(t, "docs/operations.md")),
 	}
 }
 
@@ -200,9 +191,7 @@ func (w *alertWatch) awaitResolved(t *testing.T, alert string, want map[string][
 	t.Helper()
 	var still []string
 	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if _, err := sys.Clientset().CoreV1().Pods(w.traffic).Create(ctx, gatedPod("traffic"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-			t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
-		}
+		w.createTrafficPod(ctx, t)
 		p.seeAlerts(ctx, w)
 		still = nil
 		for profile, names := range want {

@@ -35,7 +35,7 @@ func deleteSecret(t *testing.T) func(context.Context) error {
 	}
 	return func(ctx context.Context) error {
 		_, err := secrets.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: saved.Namespace, Name: saved.Name, Labels: saved.Labels, Annotations: saved.Annotations},
+			ObjectMeta: forCreate(saved.ObjectMeta),
 			Type:       saved.Type,
 			Data:       saved.Data,
 		}, metav1.CreateOptions{})
