@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"log"
 	"path/filepath"
 	"testing"
@@ -13,11 +14,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // A load names the served certificate by the fingerprint the syncer logs
@@ -81,17 +82,14 @@ func TestCertWatcherLogsLoadsWithStableKeys(t *testing.T) {
 func waitForLine(t *testing.T, logs *observer.ObservedLogs, msg string) observer.LoggedEntry {
 	t.Helper()
 	var line observer.LoggedEntry
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, fmt.Sprintf("a %q line", msg), func(context.Context) error {
 		lines := logs.FilterMessage(msg).All()
 		if len(lines) == 0 {
-			return false, nil
+			return fmt.Errorf("logged: %v", logs.All())
 		}
 		line = lines[0]
-		return true, nil
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("no %q line; logged: %v", msg, logs.All())
-	}
 	return line
 }
 

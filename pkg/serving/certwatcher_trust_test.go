@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -13,11 +14,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // serviceName is the name the API server calls in these tests.
@@ -85,33 +86,30 @@ func (tw *trustWatcher) servedSerial() int64 {
 func (tw *trustWatcher) waitFailure(t *testing.T, reason string) observer.LoggedEntry {
 	t.Helper()
 	var found observer.LoggedEntry
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, fmt.Sprintf("a load failed for %s, counted and logged", reason), func(context.Context) error {
 		if testutil.ToFloat64(tw.metrics.failures.WithLabelValues(reason)) == 0 {
-			return false, nil
+			return fmt.Errorf("none counted; logged: %v", tw.logs.All())
 		}
 		for _, line := range tw.logs.FilterMessage(MsgCertificateLoadFailed).All() {
 			if line.ContextMap()[logkeys.Reason] == reason {
 				found = line
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
+		return fmt.Errorf("counted, not logged; logged: %v", tw.logs.All())
 	})
-	if err != nil {
-		t.Fatalf("no load failed for %s, counted and logged; logged: %v", reason, tw.logs.All())
-	}
 	return found
 }
 
 // waitServed waits until the certificate with serial is served.
 func (tw *trustWatcher) waitServed(t *testing.T, serial int64) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		return tw.servedSerial() == serial, nil
+	poll.Eventually(t, fmt.Sprintf("serial %d to be served", serial), func(context.Context) error {
+		if got := tw.servedSerial(); got != serial {
+			return fmt.Errorf("serving %d; logged: %v", got, tw.logs.All())
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("serial %d not served; serving %d; logged: %v", serial, tw.servedSerial(), tw.logs.All())
-	}
 }
 
 // A renewed certificate that the API server would refuse, by the watcher's
@@ -180,12 +178,10 @@ func TestServerServesNoCertificateAtStartThatTheAPIServerWouldRefuse(t *testing.
 	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, expired).Files())
 	ts := startServer(t, dir, ca, func(_ *Options, c *CertWatcherOptions) { c.DNSName = "localhost" })
 
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		return ts.metricValue(t, "snatch_webhook_cert_reload_failures_total", "reason", ReasonExpired) > 0, nil
-	})
-	if err != nil {
-		t.Fatal("the expired certificate was not reported in snatch_webhook_cert_reload_failures_total{reason=\"expired\"}")
-	}
+	poll.Eventually(t, "the expired certificate in snatch_webhook_cert_reload_failures_total{reason=\"expired\"}",
+		func(context.Context) error {
+			return atLeast(ts.metricValue(t, "snatch_webhook_cert_reload_failures_total", "reason", ReasonExpired), 1)
+		})
 	if serial, err := ts.servedSerial(); err == nil {
 		t.Fatalf("a TLS handshake succeeded with serial %d; want none while only an expired certificate exists", serial)
 	}

@@ -3,6 +3,8 @@ package serving
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,9 +18,9 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // eventually is generous: the tests assert outcomes, not timing.
@@ -121,15 +123,15 @@ func (ts *testServer) servedSerial() (int64, error) {
 func (ts *testServer) waitSerial(t *testing.T, want int64) time.Duration {
 	t.Helper()
 	start := time.Now()
-	var got int64
-	var lastErr error
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		got, lastErr = ts.servedSerial()
-		return lastErr == nil && got == want, nil
+	poll.Eventually(t, fmt.Sprintf("serial %d to be served", want), func(context.Context) error {
+		switch got, err := ts.servedSerial(); {
+		case err != nil:
+			return err
+		case got != want:
+			return fmt.Errorf("serial %d served", got)
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("serial %d not served within %v: last serial %d, error %v", want, eventually, got, lastErr)
-	}
 	return time.Since(start)
 }
 
@@ -146,12 +148,12 @@ func (ts *testServer) probeStatus(t *testing.T, path string) int {
 
 func (ts *testServer) waitReady(t *testing.T) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		return ts.probeStatus(t, "/readyz") == http.StatusOK, nil
+	poll.Eventually(t, "/readyz to answer 200", func(context.Context) error {
+		if code := ts.probeStatus(t, "/readyz"); code != http.StatusOK {
+			return fmt.Errorf("/readyz = %d: %v", code, ts.Ready())
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("not ready within %v: %v", eventually, ts.Ready())
-	}
 }
 
 func (ts *testServer) metricValue(t *testing.T, name string, labels ...string) float64 {
@@ -246,12 +248,9 @@ func TestServerKeepsTheLastGoodPair(t *testing.T) {
 			// Without tls.key in the new files, the tls.key link dangles,
 			// as when the key leaves the Secret.
 			certtest.MustWriteAtomic(t, dir, tt.files(ca))
-			err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-				return ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError) > errorsBefore, nil
+			poll.Eventually(t, "the bad pair in snatch_webhook_cert_reloads_total{result=\"error\"}", func(context.Context) error {
+				return atLeast(ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError), errorsBefore+1)
 			})
-			if err != nil {
-				t.Fatal("the bad pair was not reported in snatch_webhook_cert_reloads_total{result=\"error\"}")
-			}
 			if got, err := ts.servedSerial(); err != nil || got != 1 {
 				t.Fatalf("served serial %d (error %v), want the last good one, 1", got, err)
 			}
@@ -277,14 +276,9 @@ func TestServerNotReadyUntilTheFilesAppear(t *testing.T) {
 	// handshake only once it serves. Ready() then has all it consults.
 	waitErrors := func(want float64) {
 		t.Helper()
-		var got float64
-		err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-			got = ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError)
-			return got >= want, nil
+		poll.Eventually(t, fmt.Sprintf("%v failed loads of the missing files", want), func(context.Context) error {
+			return atLeast(ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError), want)
 		})
-		if err != nil {
-			t.Fatalf("snatch_webhook_cert_reloads_total{result=\"error\"} = %v, want %v failed loads of the missing files", got, want)
-		}
 	}
 	waitErrors(1)
 	if err := os.WriteFile(filepath.Join(dir, "unrelated"), nil, 0o644); err != nil {
@@ -393,7 +387,7 @@ func TestServerDrainsInFlightRequestsOnShutdown(t *testing.T) {
 	}
 
 	ts.cancel()
-	waitFor(t, func() bool { return ts.Ready() != nil })
+	waitNotReady(t, ts)
 	select {
 	case err := <-ts.done:
 		t.Fatalf("Serve returned (%v) while a request was in flight", err)
@@ -457,7 +451,7 @@ func TestServerRetiresKeptAliveConnectionsDuringTheShutdownDelay(t *testing.T) {
 	}
 
 	ts.cancel()
-	waitFor(t, func() bool { return ts.Ready() != nil })
+	waitNotReady(t, ts)
 	for i := range 3 {
 		if resp := post(); !resp.Close {
 			t.Fatalf("response %d during the shutdown delay did not close its connection", i)
@@ -521,12 +515,23 @@ func TestNewRejectsIncompleteOptions(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitNotReady waits until the server reports itself not ready, as it does
+// once its context ends.
+func waitNotReady(t *testing.T, ts *testServer) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		return cond(), nil
+	poll.Eventually(t, "the server to report itself not ready", func(context.Context) error {
+		if ts.Ready() == nil {
+			return errors.New("Ready() = nil")
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatal("condition not met in time")
+}
+
+// atLeast returns nil if a metric's value got is at least want, and
+// otherwise an error saying what it is.
+func atLeast(got, want float64) error {
+	if got < want {
+		return fmt.Errorf("the value is %v, want at least %v", got, want)
 	}
+	return nil
 }
