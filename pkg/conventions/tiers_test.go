@@ -32,8 +32,11 @@ func nodePkgs(t *testing.T) []string {
 
 // Every test of a node package says which tier of the node suites it is
 // in, and why, before it does anything (docs/development.md, "Two tiers"):
-// its first statement is framework.InTier.
-func TestNodeTestsDeclareTheirTierFirst(t *testing.T) {
+// its first statement is framework.InTier. Its second says whether it
+// shares the installation with the other tests or breaks it and runs alone
+// (docs/development.md, "Tests that share the installation"):
+// framework.Shares or framework.Alone.
+func TestNodeTestsDeclareTheirTierAndSharingFirst(t *testing.T) {
 	_, files := sources(t)
 	pkgs := nodePkgs(t)
 	found := 0
@@ -47,8 +50,12 @@ func TestNodeTestsDeclareTheirTierFirst(t *testing.T) {
 				continue
 			}
 			found++
-			if !startsWithInTier(fn) {
+			if !callsFramework(fn, 0, "InTier") {
 				t.Errorf("%s: %s does not start with framework.InTier(t, tier, why)", src.path, fn.Name.Name)
+			}
+			if !callsFramework(fn, 1, "Shares", "Alone") {
+				t.Errorf("%s: %s does not follow its tier with framework.Shares(t) or framework.Alone(t, why)",
+					src.path, fn.Name.Name)
 			}
 		}
 	}
@@ -74,11 +81,13 @@ func isTestFunc(fn *ast.FuncDecl) bool {
 	return ok && sel.Sel.Name == "T"
 }
 
-func startsWithInTier(fn *ast.FuncDecl) bool {
-	if fn.Body == nil || len(fn.Body.List) == 0 {
+// callsFramework reports whether statement i of fn's body calls one of the
+// functions names of package framework.
+func callsFramework(fn *ast.FuncDecl, i int, names ...string) bool {
+	if fn.Body == nil || len(fn.Body.List) <= i {
 		return false
 	}
-	stmt, ok := fn.Body.List[0].(*ast.ExprStmt)
+	stmt, ok := fn.Body.List[i].(*ast.ExprStmt)
 	if !ok {
 		return false
 	}
@@ -87,7 +96,7 @@ func startsWithInTier(fn *ast.FuncDecl) bool {
 		return false
 	}
 	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "InTier" {
+	if !ok || !slices.Contains(names, sel.Sel.Name) {
 		return false
 	}
 	pkg, ok := sel.X.(*ast.Ident)

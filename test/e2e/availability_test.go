@@ -16,6 +16,7 @@ import (
 // fails open after at most the 2 s timeout, and counts it.
 func TestAllWebhooksDownBlocksNothing(t *testing.T) {
 	framework.InTier(t, framework.Full, "fail-open is also proven by the smoke's break of all replicas")
+	framework.Alone(t, "it stops every webhook replica")
 	ctx := context.Background()
 	ns := namespace(t, "e2e-down", true)
 	if err := sys.StopWebhooks(ctx); err != nil {
@@ -63,6 +64,7 @@ func TestAllWebhooksDownBlocksNothing(t *testing.T) {
 // leaves the endpoints, drains what is in flight, and comes back.
 func TestGracefulRestartUnderLoadLosesNothing(t *testing.T) {
 	framework.InTier(t, framework.Full, "a rollout under load; the smoke proves the install, a rotation and a fault")
+	framework.Alone(t, "it restarts the webhook's Pods under load")
 	ns := namespace(t, "e2e-restart", true)
 	before := failOpen(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -30,6 +30,7 @@ import (
 // behind the Certificate's status.
 func TestCertManagementWritesWhatTheDesignAssumes(t *testing.T) {
 	framework.InTier(t, framework.Full, "pins the neighbour's behaviour; the smoke's rotation depends on it and fails if it changes")
+	framework.Alone(t, "it renews the CA and pauses cert-management")
 	servedAfter(t)
 	ctx := context.Background()
 	cs := sys.Clientset()

@@ -32,6 +32,7 @@ import (
 // each alert's pending, firing and notification.
 func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "one break reaches Alertmanager in both monitoring profiles; the other breaks are in the full tier")
+	framework.Alone(t, "it breaks each item of the check in turn")
 	c := newChecker(t)
 	targetNamespace(t)
 	watch := newAlertWatch(t)

@@ -26,7 +26,7 @@ type checker struct{ bin string }
 
 func newChecker(t *testing.T) checker {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	bin, err := process.Build(ctx, stack.SyncerName, t.TempDir())
 	if err != nil {
@@ -113,7 +113,7 @@ func (c checker) waitReport(t *testing.T, env []string, timeout time.Duration, a
 	t.Helper()
 	var run checkRun
 	var r check.Report
-	err := wait.PollUntilContextTimeout(context.Background(), reportPoll, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), reportPoll, timeout, true, func(context.Context) (bool, error) {
 		run, r = c.report(t, env, args...)
 		return done(r), nil
 	})

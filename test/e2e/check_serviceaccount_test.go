@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,8 +20,9 @@ import (
 // are not.
 func TestCheckWithTheSyncersServiceAccountSkipsThePods(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
+	framework.Shares(t)
 	c := newChecker(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	kubeconfig := filepath.Join(t.TempDir(), "cabundle-syncer.kubeconfig")
 	if err := framework.WriteServiceAccountKubeconfig(ctx, sys.Clientset(), sys.KubeconfigPath(),
 		stack.Namespace, stack.SyncerServiceAccount, 10*time.Minute, kubeconfig); err != nil {

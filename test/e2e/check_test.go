@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func checkIDs(withNamespace bool) []string {
 // passes, in the table and in JSON, run as docs/operations.md quotes it.
 func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the operators' checklist on the installation as shipped, once")
+	framework.Shares(t)
 	c := newChecker(t)
 	targetNamespace(t)
 
@@ -72,8 +74,17 @@ func TestCheckPassesOnAHealthyInstallation(t *testing.T) {
 }
 
 // targetNamespace creates the Kyma-managed namespace the docs pass to
-// --target-namespace, and removes it when t ends.
+// --target-namespace, and removes it when t ends. Its name is the docs',
+// so only one test at a time may use it: those that do run alone, or are
+// the only one among those that share the installation.
 func targetNamespace(t *testing.T) {
 	t.Helper()
-	createNamespace(t, docsTargetNamespace, true)
+	if err := stack.CreateNamespace(t.Context(), sys.Clientset(), docsTargetNamespace, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := framework.DeleteNamespace(context.Background(), sys.Clientset(), docsTargetNamespace); err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 // inside the cluster served-certificate dials the webhook Pods.
 func TestInClusterCheckJobPasses(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
+	framework.Shares(t)
 	logs, completed := runCheckJob(t)
 	if !completed {
 		t.Fatalf("the check Job failed on a healthy installation:\n%s", logs)

@@ -67,6 +67,7 @@ var breakPanels = map[string]panelChange{
 // so that rates and latency quantiles have samples.
 func TestDashboardsShowDataInPrometheus(t *testing.T) {
 	framework.InTier(t, framework.Full, "the dashboards' queries; the smoke's break proves the monitoring path")
+	framework.Shares(t)
 	prom := monitored(t, stack.ProfileAPIServer)
 	servedAfter(t)
 	// A renewal, as cert-management does it, so that the syncer

@@ -44,6 +44,7 @@ const (
 // caBundle converges without anyone's help.
 func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
+	framework.Alone(t, "it removes the syncer's allow to the API server")
 	c := enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()
@@ -72,6 +73,7 @@ func TestWithoutTheAPIServerAllowTheSyncerCannotWriteTheCABundle(t *testing.T) {
 // converges without anyone's help.
 func TestWithoutTheDNSAllowTheSyncerCannotFindTheAPIServer(t *testing.T) {
 	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
+	framework.Alone(t, "it removes the syncer's allow to DNS")
 	enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()
@@ -189,6 +191,7 @@ func resolveAPIServerByName(t *testing.T, nameserver string) {
 // and served-certificate fails: the Job fails. Back in place, it passes.
 func TestWithoutTheWebhookAllowTheCheckJobCannotVerifyTheServedCertificate(t *testing.T) {
 	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
+	framework.Alone(t, "it removes the check Job's allow to the webhook")
 	enforcingCluster(t)
 	requirePolicy(t, denyAll)
 	restore := withoutPolicy(t, allowToWebhook)
@@ -211,6 +214,7 @@ func TestWithoutTheWebhookAllowTheCheckJobCannotVerifyTheServedCertificate(t *te
 // the metrics port's, a labelled scraper is. Back in place, both pass.
 func TestWithoutEachIngressRuleOfTheWebhookItsCallersAreDropped(t *testing.T) {
 	framework.InTier(t, framework.Full, "one allow removed; the smoke installs under the deny-all with every allow")
+	framework.Alone(t, "it removes each ingress rule of the webhook's policy")
 	c := enforcingCluster(t)
 	requirePolicy(t, denyAll)
 	webhook := systemPod(t, stack.WebhookName)

@@ -75,6 +75,7 @@ func restarts(t *testing.T, app string) int32 {
 
 func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "one platform fault; the others are in the full tier and make chaos")
+	framework.Alone(t, "it kills, stops and cuts the platform's components")
 	s, ok := sys.(*nodeSystem)
 	if !ok {
 		t.Skipf("%T's platform is not the suite's to break", sys)

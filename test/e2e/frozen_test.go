@@ -28,6 +28,7 @@ import (
 // is the measurement behind timeoutSeconds (docs/architecture.md).
 func TestFrozenWebhookFailsNoCreate(t *testing.T) {
 	framework.InTier(t, framework.Full, "the measurement behind timeoutSeconds; the smoke's break proves fail-open")
+	framework.Alone(t, "it freezes a webhook replica")
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the webhook's processes are not on this host", sys)
 	}
@@ -250,6 +251,7 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 // The table gives the time each alert takes.
 func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second unavailability break; the smoke's break stops every replica")
+	framework.Alone(t, "it freezes every webhook replica")
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the webhook's processes are not on this host", sys)
 	}

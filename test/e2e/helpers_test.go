@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -25,38 +23,15 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
 }
 
-// namespace creates a fresh namespace, Kyma-managed or not, and deletes it
-// when the test ends.
+// namespace creates a namespace of the test's own, Kyma-managed or not,
+// and deletes it when the test ends (framework.Namespace).
 func namespace(t *testing.T, prefix string, managed bool) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%04x", prefix, rand.IntN(1<<16))
-	createNamespace(t, name, managed)
-	return name
-}
-
-// createNamespace creates namespace name and, when the test ends, deletes
-// it and waits until it is gone: its Pods no longer take up Node capacity,
-// and a test that creates it again does not find it terminating.
-func createNamespace(t *testing.T, name string, managed bool) {
-	t.Helper()
-	ctx := context.Background()
-	cs := sys.Clientset()
-	if err := stack.CreateNamespace(ctx, cs, name, managed); err != nil {
-		t.Fatal(err)
+	var labels map[string]string
+	if managed {
+		labels = map[string]string{stack.ManagedByLabel: "kyma"}
 	}
-	t.Cleanup(func() {
-		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("delete namespace %s: %v", name, err)
-			return
-		}
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-		if err != nil {
-			t.Errorf("namespace %s not gone within 2m", name)
-		}
-	})
+	return framework.Namespace(t, sys.Clientset(), prefix, labels)
 }
 
 // deployment is a Deployment of pause Pods requesting cpu each.
@@ -68,7 +43,7 @@ func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {
 // Nodes, then returns all its Pods.
 func runDeployment(t *testing.T, ns string, d *appsv1.Deployment, bound int) []corev1.Pod {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	cs := sys.Clientset()
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -114,7 +89,7 @@ func poolTerms(p *corev1.Pod) int {
 // pools maps Node names to their pool.
 func pools(t *testing.T) map[string]string {
 	t.Helper()
-	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	nodes, err := sys.Clientset().CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

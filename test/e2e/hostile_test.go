@@ -30,6 +30,7 @@ const hostileSpan = 60 * time.Second
 // is counted as a fail-open by the API server.
 func TestHostileClientsNeitherKillTheWebhookNorLosePods(t *testing.T) {
 	framework.InTier(t, framework.Full, "a minute of hostile load; pkg/admission and make bench prove the bounds without a node")
+	framework.Alone(t, "it loads the webhook with hostile clients up to its bounds")
 	ns := namespace(t, "e2e-hostile", true)
 	pods := runningPods(t, stack.WebhookName)
 	if len(pods) == 0 {

@@ -17,6 +17,7 @@ import (
 // says of the containers' processes, not what the Pod spec asks for.
 func TestImagesRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the images as shipped, under the restricted profile, once")
+	framework.Shares(t)
 	if _, ok := sys.(*nodeSystem); !ok {
 		t.Skipf("%T: the containers' processes are not on this host", sys)
 	}

@@ -12,8 +12,10 @@ import (
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
-// sys is the installation under test, shared by every test in the suite;
-// the tests run one after another and each leaves it as it found it.
+// sys is the installation under test, shared by every test in the suite.
+// A test that breaks it runs alone (framework.Alone) and leaves it as it
+// found it; the others run beside each other (framework.Shares), each in
+// namespaces of its own.
 var sys system
 
 func TestMain(m *testing.M) {

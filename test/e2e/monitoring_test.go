@@ -43,6 +43,7 @@ func monitored(t *testing.T, profile string) promv1.API {
 // ServiceMonitor names, and up.
 func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testing.T) {
 	framework.InTier(t, framework.Full, "the smoke's break reaches Alertmanager only through these scrapes")
+	framework.Shares(t)
 	prom := monitored(t, stack.ProfileAPIServer)
 	want := map[string]string{} // pod -> job
 	for _, app := range []string{stack.WebhookName, stack.SyncerName} {
@@ -84,6 +85,7 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 // which deploy/webhook sets. Both scrape both binaries.
 func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 	framework.InTier(t, framework.Full, "the smoke's break fires in each profile only through these scrapes")
+	framework.Shares(t)
 	const (
 		apiserver        = `up{job="apiserver"} == 1`
 		apiserverProfile = `kim_snatch:monitoring_profile:info{profile="apiserver"}`
@@ -116,6 +118,7 @@ func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 // error.
 func TestPrometheusLoadsEveryShippedRule(t *testing.T) {
 	framework.InTier(t, framework.Full, "every rule; the smoke's break proves the rules it fires")
+	framework.Shares(t)
 	want := shippedRuleNames(t)
 	// Both profiles' settings record kim_snatch:monitoring_profile:info,
 	// and each Prometheus selects its own (test/e2e/neighbours/monitoring):

@@ -242,6 +242,7 @@ func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.
 // process that is not root.
 func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
 	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
+	framework.Alone(t, "it counts kube-network-policies' verdicts, which other tests' traffic would change")
 	c := enforcingCluster(t)
 	before := verdicts(t, c)
 	webhook := systemPod(t, stack.WebhookName)
@@ -270,6 +271,7 @@ func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
 // both policies say; every other port of both Pods is closed.
 func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
 	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
+	framework.Alone(t, "it counts kube-network-policies' verdicts, which other tests' traffic would change")
 	c := enforcingCluster(t)
 	before := verdicts(t, c)
 	webhook := systemPod(t, stack.WebhookName)
@@ -324,6 +326,7 @@ func TestNetworkPolicyOpensMetricsOnlyToScrapers(t *testing.T) {
 // connection from a Pod with another label: enforcement is real.
 func TestNetworkPolicyLetsTheSyncerReachTheAPIServer(t *testing.T) {
 	framework.InTier(t, framework.Full, "the policies one rule at a time; the smoke installs under them")
+	framework.Alone(t, "it counts kube-network-policies' verdicts, which other tests' traffic would change")
 	c := enforcingCluster(t)
 	ctx := context.Background()
 	cs := sys.Clientset()

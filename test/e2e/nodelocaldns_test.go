@@ -36,6 +36,7 @@ import (
 // converges without anyone's help.
 func TestNodeLocalDNSResolvesForTheSyncerUnderTheDenyAll(t *testing.T) {
 	framework.InTier(t, framework.Full, "one resolver shape of Gardener; the smoke installs with the cluster's DNS Pods")
+	framework.Alone(t, "it puts NodeLocalDNS in front of the cluster's DNS and wipes the caBundle")
 	cluster := enforcingCluster(t)
 	servedAfter(t)
 	ctx := context.Background()

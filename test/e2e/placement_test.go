@@ -18,6 +18,7 @@ import (
 
 func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "placement: each capability once, and this is the product's")
+	framework.Shares(t)
 	pool := pools(t)
 	kyma := namespace(t, "e2e-kyma", true)
 	pods := runDeployment(t, kyma, deployment("operator", 5, "100m"), 5)
@@ -45,6 +46,7 @@ func TestKymaDeploymentRunsOnTheKymaPool(t *testing.T) {
 // is a preference, not a requirement.
 func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second placement case; the smoke places Pods once")
+	framework.Alone(t, "it fills the Kyma pool")
 	c := newChecker(t)
 	watch := newAlertWatch(t)
 	alerts := map[string][]string{stack.ProfileAPIServer: {alertPodsOffPool}, stack.ProfileShoot: {alertPodsOffPool}}
@@ -53,7 +55,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	}
 	broken := time.Now()
 	pool := pools(t)
-	nodes, err := sys.Clientset().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
+	nodes, err := sys.Clientset().CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +107,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 // Without any Kyma-pool node the term matches nothing and costs nothing.
 func TestNoKymaPoolStillSchedules(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second placement case; the smoke places Pods once")
+	framework.Alone(t, "it takes the Kyma pool's label off its Nodes")
 	ctx := context.Background()
 	cs := sys.Clientset()
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})

@@ -21,6 +21,7 @@ const pluginName = "kubectl-kim_snatch"
 // lookup, reports what `cabundle-syncer check` reports, with its exit code.
 func TestKubectlPluginReportsWhatCheckReports(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second way to run the check; the smoke runs it once")
+	framework.Shares(t)
 	c := newChecker(t)
 	kubectl, err := framework.Kubectl()
 	if err != nil {

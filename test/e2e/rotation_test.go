@@ -56,6 +56,7 @@ func rotationUnderLoad(t *testing.T, rate int) (missing []string, total int, fai
 // meanwhile: no Pod misses the term.
 func TestCARotationUnderLoadLosesNothing(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "one CA rotation by cert-management under load, with the shipped overlap")
+	framework.Alone(t, "it rotates the CA")
 	missing, total, rise, res := rotationUnderLoad(t, 20)
 	logf("rotation with --ca-overlap=1h: %d Pods created, %d without the term, fail-open count +%v, create p50 %s p99 %s",
 		total, len(missing), rise, res.percentile(0.5), res.percentile(0.99))
@@ -76,6 +77,7 @@ func TestCARotationUnderLoadLosesNothing(t *testing.T) {
 // overlap closes.
 func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
 	framework.InTier(t, framework.Full, "a rotation that proves the overlap's need; the smoke rotates once, as shipped")
+	framework.Alone(t, "it rotates the CA without the overlap")
 	ctx := context.Background()
 	if err := sys.SetCAOverlap(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestCARotationWithoutOverlapMissesPods(t *testing.T) {
 // the Lease and the caBundle still converges on the new CA.
 func TestSyncerLeaderKilledMidRotation(t *testing.T) {
 	framework.InTier(t, framework.Full, "a rotation under a fault; the smoke rotates once, as shipped")
+	framework.Alone(t, "it rotates the CA and kills the syncer's leader")
 	ctx := context.Background()
 	t.Cleanup(func() {
 		if err := sys.RestoreSyncers(ctx); err != nil {

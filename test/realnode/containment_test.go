@@ -10,6 +10,7 @@ import (
 
 func TestProbeAddressesSpanTheRange(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: the containment's probes")
+	framework.Shares(t)
 	got := probeAddresses("10.96.0.0/16")
 	want := []string{"10.96.0.1", "10.96.128.0", "10.96.255.254"}
 	if !slices.Equal(got, want) {
@@ -19,6 +20,7 @@ func TestProbeAddressesSpanTheRange(t *testing.T) {
 
 func TestFieldReadsIPRouteGet(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: the containment's reader")
+	framework.Shares(t)
 	out := "10.96.0.1 dev ksn-contain src 10.250.0.10 uid 0 \\    cache"
 	if got := field(out, "dev"); got != "ksn-contain" {
 		t.Errorf("dev = %q", got)
@@ -30,6 +32,7 @@ func TestFieldReadsIPRouteGet(t *testing.T) {
 
 func TestDiffNamesEveryChange(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: the host record's diff")
+	framework.Shares(t)
 	before := HostState{
 		Links: []string{"lo", "eth0"}, Rules: []string{"table ip filter {"},
 		Sysctls: map[string]string{"net/ipv4/ip_forward": "0"},
@@ -51,6 +54,7 @@ func TestDiffNamesEveryChange(t *testing.T) {
 
 func TestRulesetIgnoresCounters(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: the host record's rules")
+	framework.Shares(t)
 	got := ruleset([]string{"  ip daddr 10.96.0.1 counter packets 12 bytes 720 jump X"})
 	if want := "ip daddr 10.96.0.1 counter jump X"; got[0] != want {
 		t.Errorf("ruleset = %q, want %q", got[0], want)
@@ -61,6 +65,7 @@ func TestRulesetIgnoresCounters(t *testing.T) {
 // starts, and Stop leaves the host as it was. Needs root.
 func TestContainmentAndHostLeftAsFound(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "nothing leaves the machine, and the host is left as found")
+	framework.Alone(t, "it compares the host's network before and after, which other tests change")
 	if err := CheckPrerequisites(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 func TestVerdictsSumsPacketCountByVerdict(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: kube-network-policies' verdicts")
+	framework.Shares(t)
 	cases := []struct {
 		name    string
 		text    string

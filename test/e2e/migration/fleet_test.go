@@ -50,6 +50,7 @@ const monitoredFrom = 2
 // of both monitoring profiles are quiet (fleet_alerts_test.go).
 func TestFleetPathThroughLifecycleManagerMissesNoPod(t *testing.T) {
 	framework.InTier(t, framework.Full, "the fleet path through lifecycle-manager's stand-in")
+	framework.Alone(t, "it installs, upgrades and rolls back the module on its own cluster")
 	ctx, e, _ := startScenario(t, 100*time.Minute, true)
 	f := e.startFleet(ctx, t)
 	f.install(ctx, t, oldModule)

@@ -12,6 +12,7 @@ import (
 // languages, and refuses a guide that would run nothing.
 func TestGuideReaderTakesShStepsAndRefusesAGuideThatRunsNothing(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: the guide's reader")
+	framework.Shares(t)
 	dir := t.TempDir()
 	guide := filepath.Join(dir, "guide.md")
 	write := func(s string) {

@@ -80,6 +80,7 @@ var runs = []struct {
 // one Certificate writes the Secret.
 func TestMigrationAndRollbackUnderLoadMissPodsOnlyInTheGuidesWindows(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the migration there and back; its aborts are in the full tier")
+	framework.Alone(t, "it migrates from kim-snatch and back on its own cluster")
 	ctx, env, steps := startScenario(t, 60*time.Minute, false)
 	old := env.installOld(ctx, t)
 	l := env.startLoad(ctx, t)

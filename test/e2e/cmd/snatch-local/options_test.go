@@ -13,6 +13,7 @@ import (
 
 func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: make run's flags")
+	framework.Shares(t)
 	tests := []struct {
 		name string
 		args []string
@@ -85,6 +86,7 @@ func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing
 
 func TestHelpPrintsTheUsageOfEveryFlag(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: make run's usage")
+	framework.Shares(t)
 	var b strings.Builder
 	_, err := parse([]string{"-h"}, &b)
 	if !errors.Is(err, flag.ErrHelp) {

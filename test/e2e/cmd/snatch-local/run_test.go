@@ -17,6 +17,7 @@ import (
 // its teardown.
 func TestRunShowsTheTermOnKymaPodsOnlyAndCloseStopsTheControlPlane(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "make run's path, once")
+	framework.Alone(t, "it starts make run's control plane, whose ports and processes are the machine's")
 	if testing.Short() {
 		t.Skip("starts a control plane, a node and both binaries; skipped with -short")
 	}

@@ -14,6 +14,7 @@ import (
 
 func TestTableAlignsColumnsAndShowsNoneForMissingValues(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: make run's table")
+	framework.Shares(t)
 	tests := []struct {
 		name string
 		rows []Row
@@ -65,6 +66,7 @@ func pod(ns, name, node string, terms ...corev1.PreferredSchedulingTerm) corev1.
 
 func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: make run's table")
+	framework.Shares(t)
 	injected := affinity.DefaultPolicy().Term()
 	otherPool := affinity.DefaultPolicy()
 	otherPool.WorkerPool = "gpu"
@@ -120,6 +122,7 @@ func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
 
 func TestSummaryCountsTermsAndPoolsAndReportsMisplacedTerms(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "no node: make run's table")
+	framework.Shares(t)
 	managed := map[string]bool{"kyma": true, "cust": false}
 	tests := []struct {
 		name         string

@@ -1,0 +1,82 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// namespaceGone bounds the wait for a test's namespace to be deleted: the
+// namespace controller deletes its Pods first, and the kubelet stops their
+// containers within their grace period.
+const namespaceGone = 2 * time.Minute
+
+// Namespace creates a namespace of the test's own, named prefix and a
+// suffix the API server generates, with labels, and deletes it when the
+// test ends. The deletion waits until the namespace is gone, so that its
+// Pods no longer take up Node capacity when the next test starts; that
+// needs kube-controller-manager's namespace controller, which every
+// cluster of a node suite runs.
+func Namespace(t testing.TB, cs kubernetes.Interface, prefix string, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
+	got, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create a namespace %s-…: %v", prefix, err)
+	}
+	t.Cleanup(func() {
+		if err := DeleteNamespace(context.Background(), cs, got.Name); err != nil {
+			t.Error(err)
+		}
+	})
+	return got.Name
+}
+
+// DeleteNamespace deletes namespace name and waits until it is gone.
+func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
+	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete namespace %s: %w", name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, namespaceGone)
+	defer cancel()
+	var last *corev1.Namespace
+	for {
+		got, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err == nil:
+			last = got
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s not gone within %s: last seen %s", name, namespaceGone, describeNamespace(last, err))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// describeNamespace says what a namespace that is not gone still shows:
+// its phase and the conditions the namespace controller set on it.
+func describeNamespace(ns *corev1.Namespace, err error) string {
+	if ns == nil {
+		return fmt.Sprintf("nothing (%v)", err)
+	}
+	s := string(ns.Status.Phase)
+	for _, c := range ns.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			s += fmt.Sprintf("; %s: %s", c.Type, c.Message)
+		}
+	}
+	return s
+}
