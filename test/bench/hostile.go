@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/hostile"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -45,22 +46,22 @@ func (r *runner) hostileSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := &HostileResults{Payload: payloads[0].name, Concurrency: 8, ClaimConns: ClaimConns, SlowConns: SlowConns, IdleConns: IdleConns, GoMemLimit: goMemLimit}
-	for _, hostile := range []bool{false, true} {
+	res := &HostileResults{Payload: payloads[0].name, Concurrency: 8, ClaimConns: hostile.ClaimConns, SlowConns: hostile.SlowConns, IdleConns: hostile.IdleConns, GoMemLimit: goMemLimit}
+	for _, attacked := range []bool{false, true} {
 		s, err := r.startHostileTarget(ctx, bin, certDir, goMemLimit)
 		if err != nil {
 			return err
 		}
-		stats, err := r.hostileCell(ctx, roots, s, body, res.Concurrency, hostile)
+		stats, err := r.hostileCell(ctx, roots, s, body, res.Concurrency, attacked)
 		if err != nil {
 			return err
 		}
-		if hostile {
+		if attacked {
 			res.Hostile = stats
 		} else {
 			res.Quiet = stats
 		}
-		r.progress("hostile=%-5v %8.0f reviews/s  p99 %6.3f ms  errors %d  rss %.1f MiB", hostile, stats.ReviewsPerSecond, stats.P99Ms, stats.Errors, stats.RSSMiB)
+		r.progress("hostile=%-5v %8.0f reviews/s  p99 %6.3f ms  errors %d  rss %.1f MiB", attacked, stats.ReviewsPerSecond, stats.P99Ms, stats.Errors, stats.RSSMiB)
 	}
 	res.RSSMiB = figure(res.Hostile.RSSMiB, res.Quiet.RSSMiB)
 	res.P99Ms = figure(res.Hostile.P99Ms, res.Quiet.P99Ms)
@@ -108,18 +109,18 @@ func (r *runner) startHostileTarget(ctx context.Context, bin, certDir, goMemLimi
 }
 
 // hostileCell runs the legitimate load, with the hostile clients beside it
-// when hostile is set. Answers other than a patch count as errors: past the
+// when attacked is set. Answers other than a patch count as errors: past the
 // budget they are the 503s that fail open.
-func (r *runner) hostileCell(ctx context.Context, roots *x509.CertPool, s *server, body []byte, conc int, hostile bool) (LoadStats, error) {
+func (r *runner) hostileCell(ctx context.Context, roots *x509.CertPool, s *server, body []byte, conc int, attacked bool) (LoadStats, error) {
 	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	if hostile {
+	if attacked {
 		u, err := url.Parse(s.url)
 		if err != nil {
 			stop()
 			return LoadStats{}, err
 		}
-		h := HostileClients{Addr: u.Host, TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
+		h := hostile.Clients{Addr: u.Host, TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
 		h.Start(hctx, &wg)
 		time.Sleep(time.Second) // let the hostile connections pile up before measuring
 	}

@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kyma-project/kim-snatch/test/bench"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/hostile"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -42,7 +42,7 @@ func TestHostileClientsNeitherKillTheWebhookNorLosePods(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var attackers sync.WaitGroup
 	for _, p := range pods {
-		h := bench.HostileClients{Addr: hostPort(p.Status.PodIP, webhookPort),
+		h := hostile.Clients{Addr: hostPort(p.Status.PodIP, webhookPort),
 			TLS: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // an attacker trusts anything
 		h.Start(ctx, &attackers)
 	}
@@ -63,7 +63,7 @@ func TestHostileClientsNeitherKillTheWebhookNorLosePods(t *testing.T) {
 	after := runningPods(t, stack.WebhookName)
 	restarts, oom := webhookRestarts(after)-restartsBefore, oomKilled(after)
 	logf("hostile clients (%d claiming 32 MiB, %d sending the largest review slowly, %d idle, per replica) for %s under 20 Pods/s: %d Pods, %d without the term, fail-open count +%v, webhook RSS peak %.1f MiB, restarts %d, OOM-killed %v, create p50 %s p99 %s",
-		bench.ClaimConns, bench.SlowConns, bench.IdleConns, hostileSpan, total, len(missing), rise, float64(rss)/(1<<20), restarts, oom,
+		hostile.ClaimConns, hostile.SlowConns, hostile.IdleConns, hostileSpan, total, len(missing), rise, float64(rss)/(1<<20), restarts, oom,
 		res.percentile(0.5), res.percentile(0.99))
 	if total == 0 {
 		t.Fatal("no Pods were created")

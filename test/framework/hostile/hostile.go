@@ -1,4 +1,8 @@
-package bench
+// Package hostile is the hostile clients of an admission webhook that the
+// benchmarks and the end-to-end suite set against the webhook: connections
+// that claim a large body and send none of it, send the largest review
+// slowly, or send nothing after the handshake (docs/architecture.md).
+package hostile
 
 import (
 	"context"
@@ -21,16 +25,16 @@ func LargestReview() []byte {
 	return fmt.Appendf(nil, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"huge","kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"kyma-system","operation":"CREATE","object":%s}}`, pod)
 }
 
-// HostileClients attack the webhook at Addr on many connections, each
+// Clients attack the webhook at Addr on many connections, each
 // opened again whenever the webhook closes it: ClaimConns send the headers
 // of a 32 MiB body and nothing more, SlowConns send LargestReview slowly,
 // IdleConns finish the TLS handshake and send nothing.
-type HostileClients struct {
+type Clients struct {
 	Addr string
 	TLS  *tls.Config
 }
 
-// Connections of each kind of HostileClients, and the pace of the slow ones.
+// Connections of each kind of Clients, and the pace of the slow ones.
 const (
 	ClaimConns = 64
 	SlowConns  = 8
@@ -40,7 +44,7 @@ const (
 )
 
 // Start runs the clients in wg until ctx ends.
-func (h HostileClients) Start(ctx context.Context, wg *sync.WaitGroup) {
+func (h Clients) Start(ctx context.Context, wg *sync.WaitGroup) {
 	huge := LargestReview()
 	claim := "POST /mutate-pod HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(32<<20) + "\r\n\r\n"
 	slow := "POST /mutate-pod HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(huge)) + "\r\n\r\n"
@@ -67,7 +71,7 @@ func (h HostileClients) Start(ctx context.Context, wg *sync.WaitGroup) {
 
 // loop connects, sends what exchange sends, and waits for the webhook to
 // close the connection (at its request timeout), until ctx ends.
-func (h HostileClients) loop(ctx context.Context, exchange func(*tls.Conn)) {
+func (h Clients) loop(ctx context.Context, exchange func(*tls.Conn)) {
 	d := tls.Dialer{Config: h.TLS}
 	for ctx.Err() == nil {
 		c, err := d.DialContext(ctx, "tcp", h.Addr)
