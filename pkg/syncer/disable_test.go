@@ -77,13 +77,7 @@ func (h *harness) mwcStaysAbsent(ctx context.Context) {
 // caBundle as soon as the restore brings the MWC back.
 func TestEmergencyDisableHoldsUntilTheRestore(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io")
-	h.start()
-	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
-	h.putCA(ctx, caA.CertPEM)
-	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, caA.Fingerprint())
-	})
+	h, _, _ := startSynced(ctx, t, "a.kim-snatch.kyma-project.io")
 	h.waitMetric(ctx, "cabundle_syncer_webhook_configuration_found", 1)
 	h.waitMetric(ctx, "cabundle_syncer_emergency_disabled", 0)
 	const updates = 1 // the CA's write

@@ -54,6 +54,34 @@ func (h *harness) putCA(ctx context.Context, ca []byte) {
 	h.putSecret(ctx, syncertest.CertSecret(h.cfg.SecretNamespace, h.cfg.SecretName, h.cfg.CAKey, ca).Data)
 }
 
+// putNewCA puts a new CA named name into the Secret and waits until the
+// caBundle of every webhook entry holds it alone. It returns the CA and the
+// object that showed it.
+func (h *harness) putNewCA(ctx context.Context, name string) (
+	*certtest.Cert, *admissionregistrationv1.MutatingWebhookConfiguration) {
+	h.t.Helper()
+	ca := certtest.MustCA(h.t, certtest.Options{CommonName: name})
+	h.putCA(ctx, ca.CertPEM)
+	alone := func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return syncertest.EveryBundleIs(m, ca.Fingerprint())
+	}
+	mwc, _ := h.waitMWC(ctx, "CA "+name+" on every webhook", alone)
+	return ca, mwc
+}
+
+// startSynced starts a syncer, with an overlap of an hour, for a new
+// MutatingWebhookConfiguration with the webhooks, and waits until it has
+// written a first CA. It returns the harness, the CA and the object that
+// showed it.
+func startSynced(ctx context.Context, t *testing.T, webhooks ...string) (
+	*harness, *certtest.Cert, *admissionregistrationv1.MutatingWebhookConfiguration) {
+	t.Helper()
+	h := newHarness(t, time.Hour, webhooks...)
+	h.start()
+	ca, mwc := h.putNewCA(ctx, "ca")
+	return h, ca, mwc
+}
+
 func (h *harness) state(mwc *admissionregistrationv1.MutatingWebhookConfiguration) map[string]stateRecordTimes {
 	h.t.Helper()
 	s, err := decodeState(mwc.Annotations[StateAnnotation])
@@ -72,14 +100,8 @@ type stateRecordTimes struct{ FirstSeen, SupersededAt time.Time }
 func TestRotationsUnderLoadKeepEveryCAAndWriteOncePerCA(t *testing.T) {
 	ctx := context.Background()
 	webhooks := []string{"pods.kim-snatch.kyma-project.io", "pods-legacy.kim-snatch.kyma-project.io", "third.kim-snatch.kyma-project.io"}
-	h := newHarness(t, time.Hour, webhooks...)
-	h.start()
-
-	cas := []*certtest.Cert{certtest.MustCA(t, certtest.Options{CommonName: "ca-0"})}
-	h.putCA(ctx, cas[0].CertPEM)
-	mwc, _ := h.waitMWC(ctx, "the CA on every webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, cas[0].Fingerprint())
-	})
+	h, first, mwc := startSynced(ctx, t, webhooks...)
+	cas := []*certtest.Cert{first}
 	assertOwnsOnlyCABundle(t, mwc, webhooks)
 
 	cas = rotateUntilVisible(ctx, t, h, cas, len(webhooks))
@@ -163,12 +185,8 @@ func TestRotationKeepsThePreviousCAForTheOverlapOnly(t *testing.T) {
 	const overlap = 3 * time.Second
 	h := newHarness(t, overlap, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	h.start()
-	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
-
-	h.putCA(ctx, caA.CertPEM)
-	h.waitMWC(ctx, "CA A", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, caA.Fingerprint())
-	})
+	caA, _ := h.putNewCA(ctx, "ca-a")
+	caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 
 	rotated := time.Now()
 	h.putCA(ctx, caB.CertPEM)
@@ -205,13 +223,7 @@ func TestRotationKeepsThePreviousCAForTheOverlapOnly(t *testing.T) {
 
 func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
-	h.start()
-	good := certtest.MustCA(t, certtest.Options{CommonName: "good"})
-	h.putCA(ctx, good.CertPEM)
-	h.waitMWC(ctx, "the good CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, good.Fingerprint())
-	})
+	h, good, _ := startSynced(ctx, t, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 	h.waitMetric(ctx, "cabundle_syncer_in_sync", 1)
 
 	now := time.Now()
@@ -290,13 +302,7 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 
 func TestExternalEditIsCorrectedWithoutALoop(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, time.Hour, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
-	h.start()
-	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
-	h.putCA(ctx, ca.CertPEM)
-	mwc, _ := h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, ca.Fingerprint())
-	})
+	h, ca, mwc := startSynced(ctx, t, "a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io")
 
 	// An operator wipes the caBundles and sets failurePolicy: Fail.
 	for i := range mwc.Webhooks {
@@ -358,13 +364,7 @@ func (h *harness) touch(ctx context.Context, mwc *admissionregistrationv1.Mutati
 func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
 	ctx := context.Background()
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
-	h := newHarness(t, time.Hour, webhooks...)
-	h.start()
-	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
-	h.putCA(ctx, ca.CertPEM)
-	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, ca.Fingerprint())
-	})
+	h, ca, _ := startSynced(ctx, t, webhooks...)
 
 	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	if err := mwcs.Delete(ctx, h.cfg.WebhookConfiguration, metav1.DeleteOptions{}); err != nil {
@@ -398,13 +398,7 @@ func TestWebhookConfigurationDeletedThenRecreated(t *testing.T) {
 func TestCABundleAppliedByAnotherManagerIsCorrected(t *testing.T) {
 	ctx := context.Background()
 	webhooks := []string{"a.kim-snatch.kyma-project.io", "b.kim-snatch.kyma-project.io"}
-	h := newHarness(t, time.Hour, webhooks...)
-	h.start()
-	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
-	h.putCA(ctx, ca.CertPEM)
-	h.waitMWC(ctx, "the CA", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return syncertest.EveryBundleIs(m, ca.Fingerprint())
-	})
+	h, ca, _ := startSynced(ctx, t, webhooks...)
 
 	// The previous kim-snatch applied the caBundle with force under its own
 	// field manager, with a CA of its own.
