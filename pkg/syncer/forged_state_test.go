@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
@@ -40,10 +39,7 @@ func TestForgedFutureSupersededAtEndsWithTheOverlap(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	r, _ := directReconciler(t, h)
 	r.now = func() time.Time { return start }
-	res, err := r.Reconcile(ctx, reconcile.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	requeue := reconcileOnce(ctx, t, r)
 	after := h.mwc(ctx)
 	if !syncertest.EveryBundleIs(after, current.Fingerprint(), forged.Fingerprint()) {
 		t.Fatalf("within the overlap the bundle holds %v, want the current CA and the forged one", certtest.Fingerprints(after.Webhooks[0].ClientConfig.CABundle))
@@ -51,14 +47,12 @@ func TestForgedFutureSupersededAtEndsWithTheOverlap(t *testing.T) {
 	if got := h.state(after)[forged.Fingerprint()].SupersededAt; !got.Equal(start) {
 		t.Errorf("the forged CA's overlap starts at %s, want the syncer's now, %s", got, start)
 	}
-	if res.RequeueAfter != overlap {
-		t.Errorf("RequeueAfter = %s, want the overlap %s from now", res.RequeueAfter, overlap)
+	if requeue != overlap {
+		t.Errorf("RequeueAfter = %s, want the overlap %s from now", requeue, overlap)
 	}
 
 	r.now = func() time.Time { return start.Add(overlap + time.Second) }
-	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, r)
 	if after := h.mwc(ctx); !syncertest.EveryBundleIs(after, current.Fingerprint()) {
 		t.Errorf("after the overlap the bundle holds %v, want the current CA alone", certtest.Fingerprints(after.Webhooks[0].ClientConfig.CABundle))
 	}

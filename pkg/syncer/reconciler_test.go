@@ -51,6 +51,37 @@ func patchCABundle(ctx context.Context, r *Reconciler, mwc *admissionregistratio
 	return r.client.Patch(ctx, mwc.DeepCopy(), patch, client.FieldOwner(FieldManager))
 }
 
+// deleteRead deletes the object the syncer read, before it writes.
+func deleteRead(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
+	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	return mwcs.Delete(ctx, mwc.Name, metav1.DeleteOptions{})
+}
+
+// notRecreated fails t unless the write after deleteRead failed and the
+// object is still gone.
+func notRecreated(t *testing.T, h *harness, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("apply to a deleted object succeeded")
+	}
+	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	_, getErr := mwcs.Get(context.Background(), h.cfg.WebhookConfiguration, metav1.GetOptions{})
+	if !apierrors.IsNotFound(getErr) {
+		t.Errorf("after apply = %v, Get = %v, want NotFound", err, getErr)
+	}
+}
+
+// reconcileOnce runs one reconcile of r, failing t on an error, and returns
+// when it asks to run again.
+func reconcileOnce(ctx context.Context, t *testing.T, r *Reconciler) time.Duration {
+	t.Helper()
+	res, err := r.Reconcile(ctx, reconcile.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.RequeueAfter
+}
+
 func TestApplyWritesAFreshReadAndRefusesAStaleOne(t *testing.T) {
 	ctx := context.Background()
 	ca := certtest.MustCA(t, certtest.Options{CommonName: "ca"})
@@ -95,37 +126,17 @@ func TestApplyWritesAFreshReadAndRefusesAStaleOne(t *testing.T) {
 			},
 		},
 		{
-			name: "deleted_object_is_not_recreated",
-			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
-				return h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{})
-			},
-			check: func(t *testing.T, h *harness, err error) {
-				if err == nil {
-					t.Fatal("apply to a deleted object succeeded")
-				}
-				_, getErr := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{})
-				if !apierrors.IsNotFound(getErr) {
-					t.Errorf("after apply = %v, Get = %v, want NotFound", err, getErr)
-				}
-			},
+			name:    "deleted_object_is_not_recreated",
+			between: deleteRead,
+			check:   notRecreated,
 		},
 		{
 			// Without webhook entries, validation would not stop the apply
 			// from creating an object; only the UID precondition does.
 			name:     "deleted_object_without_webhooks_is_not_recreated",
 			webhooks: []string{},
-			between: func(ctx context.Context, h *harness, mwc *admissionregistrationv1.MutatingWebhookConfiguration) error {
-				return h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{})
-			},
-			check: func(t *testing.T, h *harness, err error) {
-				if err == nil {
-					t.Fatal("apply to a deleted object succeeded")
-				}
-				_, getErr := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{})
-				if !apierrors.IsNotFound(getErr) {
-					t.Errorf("after apply = %v, Get = %v, want NotFound", err, getErr)
-				}
-			},
+			between:  deleteRead,
+			check:    notRecreated,
 		},
 		{
 			// The patch addresses entries by index. Entry a already holds
@@ -213,18 +224,13 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	caA, caB := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"}), certtest.MustCA(t, certtest.Options{CommonName: "ca-b"})
 	h.putCA(ctx, caA.CertPEM)
 
-	res, err := r.Reconcile(ctx, reconcile.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := time.Until(caA.Cert.NotAfter); res.RequeueAfter < want-time.Minute || res.RequeueAfter > want+time.Minute {
-		t.Errorf("RequeueAfter with one CA = %s, want about its remaining validity %s", res.RequeueAfter, want)
+	requeue := reconcileOnce(ctx, t, r)
+	if want := time.Until(caA.Cert.NotAfter); requeue < want-time.Minute || requeue > want+time.Minute {
+		t.Errorf("RequeueAfter with one CA = %s, want about its remaining validity %s", requeue, want)
 	}
 	expectEvent(t, rec, corev1.EventTypeNormal, EventCABundleUpdated)
 	rv := h.mwc(ctx).ResourceVersion
-	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, r)
 	if got := h.mwc(ctx).ResourceVersion; got != rv {
 		t.Errorf("a reconcile with nothing to do wrote: resourceVersion %s -> %s", rv, got)
 	}
@@ -234,23 +240,18 @@ func TestReconcileReportsAndRequeues(t *testing.T) {
 	expectNoEvent(t, rec)
 
 	h.putCA(ctx, caB.CertPEM)
-	res, err = r.Reconcile(ctx, reconcile.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	requeue = reconcileOnce(ctx, t, r)
 	// The overlap ends 90 s after the rotation, counted from the second
 	// after the decision.
-	if res.RequeueAfter <= 89*time.Second || res.RequeueAfter > 91*time.Second {
-		t.Errorf("RequeueAfter during the overlap = %s, want about 90s", res.RequeueAfter)
+	if requeue <= 89*time.Second || requeue > 91*time.Second {
+		t.Errorf("RequeueAfter during the overlap = %s, want about 90s", requeue)
 	}
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint(), caA.Fingerprint()) {
 		t.Error("the bundle does not hold [B A]")
 	}
 
-	clock = clock.Add(res.RequeueAfter)
-	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	clock = clock.Add(requeue)
+	reconcileOnce(ctx, t, r)
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
 		t.Error("the requeue at the end of the overlap did not prune CA A")
 	}
@@ -382,9 +383,7 @@ func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, r)
 	after := h.mwc(ctx)
 	state, err := decodeState(after.Annotations[StateAnnotation])
 	if err != nil || len(state) != 1 || state[ca.Fingerprint()].FirstSeen.IsZero() {
@@ -398,9 +397,7 @@ func TestReconcileRecordsStateForABundleAlreadyInPlace(t *testing.T) {
 	}
 	expectNoEvent(t, rec) // the caBundle did not change; nothing to tell
 
-	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, r)
 	if got := h.mwc(ctx).ResourceVersion; got != after.ResourceVersion {
 		t.Errorf("the second reconcile wrote again: resourceVersion %s -> %s", after.ResourceVersion, got)
 	}
@@ -417,24 +414,17 @@ func TestOverlapSurvivesARestart(t *testing.T) {
 	first, _ := directReconciler(t, h)
 	first.now = func() time.Time { return rotation }
 	h.putCA(ctx, caA.CertPEM)
-	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, first)
 	h.putCA(ctx, caB.CertPEM)
-	if _, err := first.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, first)
 
 	// A new process, 60 s later, with nothing but the cluster to go on,
 	// continues the same overlap: 30 s left, not a fresh 90 s.
 	second, _ := directReconciler(t, h)
 	second.now = func() time.Time { return rotation.Add(60 * time.Second) }
-	res, err := second.Reconcile(ctx, reconcile.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RequeueAfter <= 29*time.Second || res.RequeueAfter > 31*time.Second {
-		t.Errorf("after the restart RequeueAfter = %s, want the 30 s left of the overlap", res.RequeueAfter)
+	requeue := reconcileOnce(ctx, t, second)
+	if requeue <= 29*time.Second || requeue > 31*time.Second {
+		t.Errorf("after the restart RequeueAfter = %s, want the 30 s left of the overlap", requeue)
 	}
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint(), caA.Fingerprint()) {
 		t.Error("the restart changed the bundle")
@@ -442,9 +432,7 @@ func TestOverlapSurvivesARestart(t *testing.T) {
 
 	third, _ := directReconciler(t, h)
 	third.now = func() time.Time { return rotation.Add(overlap + time.Second) }
-	if _, err := third.Reconcile(ctx, reconcile.Request{}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileOnce(ctx, t, third)
 	if !syncertest.EveryBundleIs(h.mwc(ctx), caB.Fingerprint()) {
 		t.Error("the overlap recorded before the restart did not end on time")
 	}
@@ -472,9 +460,7 @@ func TestEventsNameTheObjectsRead(t *testing.T) {
 	r.recorder = rec
 	expect := func(t *testing.T, reason string, secretUID, mwcUID types.UID) {
 		t.Helper()
-		if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
-			t.Fatal(err)
-		}
+		reconcileOnce(ctx, t, r)
 		if len(rec.events) != 1 {
 			t.Fatalf("%d Events, want one %s", len(rec.events), reason)
 		}
