@@ -59,11 +59,7 @@ func TestExitCodeAtEachThreshold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var results []Result
-			for _, s := range tt.statuses {
-				results = append(results, Result{ID: "x", Status: s})
-			}
-			r := NewReport(results)
+			r := reportOf(tt.statuses...)
 			if got := r.ExitCodeAt(FailOnWarn); got != tt.wantWarn {
 				t.Errorf("%s report at warn: exit %d, want %d", r.Status, got, tt.wantWarn)
 			}
@@ -85,7 +81,7 @@ func TestFailOnFailExitsZeroExactlyWhereAGatePasses(t *testing.T) {
 		passes[e.Code] = e.PassesGate
 	}
 	for _, s := range []Status{StatusPass, StatusWarn, StatusFail, StatusSkip} {
-		r := NewReport([]Result{{ID: "x", Status: s}})
+		r := reportOf(s)
 		if zero := r.ExitCodeAt(FailOnFail) == ExitPass; zero != passes[r.ExitCode()] {
 			t.Errorf("%s report: exits 0 at fail: %v, but its code %d passes a gate: %v", r.Status, zero, r.ExitCode(), passes[r.ExitCode()])
 		}

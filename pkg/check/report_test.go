@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// reportOf is the report of one check with each of statuses.
+func reportOf(statuses ...Status) Report {
+	var results []Result
+	for _, s := range statuses {
+		results = append(results, Result{ID: "x", Status: s})
+	}
+	return NewReport(results)
+}
+
 func TestReportStatusIsTheWorstWithSkipAboveWarn(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -24,11 +33,7 @@ func TestReportStatusIsTheWorstWithSkipAboveWarn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var results []Result
-			for _, s := range tt.statuses {
-				results = append(results, Result{ID: "x", Status: s})
-			}
-			r := NewReport(results)
+			r := reportOf(tt.statuses...)
 			if r.Status != tt.want || r.ExitCode() != tt.wantExit {
 				t.Errorf("status %s, exit %d; want %s, %d", r.Status, r.ExitCode(), tt.want, tt.wantExit)
 			}
