@@ -73,11 +73,8 @@ func TestAdmissionFailsUnlessTheDryRunGetsTheWebhooksTerm(t *testing.T) {
 		},
 		{
 			name: "admission_forbidden_skips",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "x" cannot create resource "pods"`))
-				})
-			},
+			react: deny("create", "pods", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
+				errors.New(`User "x" cannot create resource "pods"`))),
 			want:        map[string]check.Status{check.IDAdmission: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDAdmission: {"these credentials may not create Pods in kyma-system"}},
 		},
@@ -89,11 +86,8 @@ func TestAdmissionFailsUnlessTheDryRunGetsTheWebhooksTerm(t *testing.T) {
 		},
 		{
 			name: "admission_refused_by_quota_fails",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New("exceeded quota: kim-snatch-check"))
-				})
-			},
+			react: deny("create", "pods", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x",
+				errors.New("exceeded quota: kim-snatch-check"))),
 			want:        map[string]check.Status{check.IDAdmission: check.StatusFail},
 			wantMessage: map[string][]string{check.IDAdmission: {"refused", "exceeded quota"}},
 		},

@@ -5,11 +5,7 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 )
@@ -30,13 +26,9 @@ func TestRunPassesAHealthyInstallAndBlamesAReadErrorOnlyOnTheChecksThatNeedIt(t 
 			},
 		},
 		{
-			name: "pod_list_error_fails_the_checks_that_list_pods",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, errors.New("connection reset\nby peer")
-				})
-			},
-			want: map[string]check.Status{check.IDWebhookPods: check.StatusFail, check.IDPlacement: check.StatusFail},
+			name:  "pod_list_error_fails_the_checks_that_list_pods",
+			react: deny("list", "pods", errors.New("connection reset\nby peer")),
+			want:  map[string]check.Status{check.IDWebhookPods: check.StatusFail, check.IDPlacement: check.StatusFail},
 			wantMessage: map[string][]string{
 				check.IDWebhookPods: {"could not read Pods app.kubernetes.io/name=snatch-webhook in kyma-system: connection reset by peer"},
 				check.IDPlacement:   {"could not read Pods: connection reset by peer"},
@@ -46,11 +38,8 @@ func TestRunPassesAHealthyInstallAndBlamesAReadErrorOnlyOnTheChecksThatNeedIt(t 
 			// The syncer's ServiceAccount, as check runs in its Pod: no Pods.
 			name: "pods_forbidden_skips_webhook_pods_and_the_lease_holder",
 			react: func(cs *fake.Clientset) {
-				forbidden := func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC"))
-				}
-				cs.PrependReactor("list", "pods", forbidden)
-				cs.PrependReactor("get", "pods", forbidden)
+				deny("list", "pods", forbidden("pods"))(cs)
+				deny("get", "pods", forbidden("pods"))(cs)
 			},
 			want: map[string]check.Status{check.IDWebhookPods: check.StatusSkip, check.IDSyncerLease: check.StatusSkip, check.IDPlacement: check.StatusSkip},
 			wantMessage: map[string][]string{

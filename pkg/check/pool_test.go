@@ -1,16 +1,11 @@
 package check_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
@@ -87,12 +82,8 @@ func TestKymaPoolFailsWhenMissingAndWarnsWithoutRoom(t *testing.T) {
 			wantMessage: map[string][]string{check.IDKymaPool: {"2 Nodes, 0 Ready and schedulable; 2 Ready but tainted", "cpu-worker-0-2 (draining:NoExecute)"}},
 		},
 		{
-			name: "kyma_pool_nodes_forbidden_skips",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no RBAC"))
-				})
-			},
+			name:        "kyma_pool_nodes_forbidden_skips",
+			react:       deny("list", "nodes", forbidden("nodes")),
 			want:        map[string]check.Status{check.IDKymaPool: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDKymaPool: {"may not list Nodes"}},
 		},

@@ -5,10 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
-
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
@@ -88,12 +84,8 @@ func TestCASecretFailsUnlessItHoldsAValidCA(t *testing.T) {
 			wantMessage: map[string][]string{check.IDCASecret: {`CA "snatch-webhook.kyma-system.svc"`, "and 1 older CA(s)"}},
 		},
 		{
-			name: "secret_read_error_fails_only_that_check",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, errors.New("connection reset by peer")
-				})
-			},
+			name:        "secret_read_error_fails_only_that_check",
+			react:       deny("get", "secrets", errors.New("connection reset by peer")),
 			want:        map[string]check.Status{check.IDCASecret: check.StatusFail, check.IDCABundle: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDCASecret: {"could not read Secret kyma-system/kim-snatch-certificates", "connection reset"}},
 		},

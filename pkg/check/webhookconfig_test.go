@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -88,12 +86,8 @@ func TestWebhookConfigurationFailsOnAnEntryThatCannotPlaceKymaPods(t *testing.T)
 			},
 		},
 		{
-			name: "webhook_configuration_read_error_fails_and_skips",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("get", "mutatingwebhookconfigurations", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewServiceUnavailable("etcd is down")
-				})
-			},
+			name:  "webhook_configuration_read_error_fails_and_skips",
+			react: deny("get", "mutatingwebhookconfigurations", apierrors.NewServiceUnavailable("etcd is down")),
 			want: map[string]check.Status{
 				check.IDWebhookConfiguration: check.StatusFail, check.IDCABundle: check.StatusSkip,
 				check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip,
@@ -167,11 +161,8 @@ func TestWebhookEndpointsFailWhenAnEntryReachesNoReadyReplica(t *testing.T) {
 		},
 		{
 			name: "services_forbidden_skips",
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("get", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "snatch-webhook", errors.New("no RBAC"))
-				})
-			},
+			react: deny("get", "services", apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "snatch-webhook",
+				errors.New("no RBAC"))),
 			want:        map[string]check.Status{check.IDWebhookEndpoints: check.StatusSkip, check.IDServedCertificate: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDWebhookEndpoints: {"these credentials may not get Services and list EndpointSlices in kyma-system"}},
 		},
@@ -209,11 +200,8 @@ func TestTargetNamespaceWarnsUnlessKymaManagesIt(t *testing.T) {
 		{
 			name:   "target_namespace_forbidden_skips",
 			config: func(cfg *check.Config) { cfg.TargetNamespace = "istio-system" },
-			react: func(cs *fake.Clientset) {
-				cs.PrependReactor("get", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "istio-system", errors.New("no RBAC"))
-				})
-			},
+			react: deny("get", "namespaces", apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "istio-system",
+				errors.New("no RBAC"))),
 			want:        map[string]check.Status{check.IDNamespace: check.StatusSkip},
 			wantMessage: map[string][]string{check.IDNamespace: {"these credentials may not get Namespace istio-system"}},
 		},
