@@ -264,21 +264,10 @@ func TestCacheHoldsOnlyTheThreeObjects(t *testing.T) {
 	h.putMarker(ctx)
 	createNeighbours(ctx, t, h)
 
-	c, err := cache.New(h.cluster.Config, CacheOptions(h.cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range []client.Object{&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.ConfigMap{}} {
-		if _, err := c.GetInformer(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { _ = c.Start(cctx) }()
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatal("cache did not sync")
-	}
+	c := syncertest.SyncedCache(cctx, t, h.cluster.Config, CacheOptions(h.cfg),
+		&corev1.Secret{}, &admissionregistrationv1.MutatingWebhookConfiguration{}, &corev1.ConfigMap{})
 
 	var secrets corev1.SecretList
 	if err := c.List(ctx, &secrets); err != nil {
