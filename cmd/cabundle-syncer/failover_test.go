@@ -9,10 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // leaderOf waits until exactly one of ps leads and returns it and the others.
@@ -20,32 +20,32 @@ func leaderOf(t *testing.T, ps ...*syncerProcess) (*syncerProcess, []*syncerProc
 	t.Helper()
 	var leader *syncerProcess
 	var others []*syncerProcess
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, fmt.Sprintf("a leader among %d replicas", len(ps)), func(context.Context) error {
 		leader, others = nil, nil
 		for _, p := range ps {
 			select {
 			case <-p.Done():
-				return false, fmt.Errorf("%s exited before a leader was elected: %v", p.Name, p.WaitErr())
+				return poll.Stop(fmt.Errorf("%s exited before a leader was elected: %v", p.Name, p.WaitErr()))
 			default:
 			}
 			v, err := p.metric("cabundle_syncer_is_leader")
 			switch {
 			case err != nil:
-				return false, nil
+				return fmt.Errorf("%s: %w", p.Name, err)
 			case v == 1 && leader != nil:
 				t.Errorf("both %s and %s report leadership", leader.Name, p.Name)
-				return false, nil
+				return fmt.Errorf("both %s and %s report leadership", leader.Name, p.Name)
 			case v == 1:
 				leader = p
 			default:
 				others = append(others, p)
 			}
 		}
-		return leader != nil, nil
+		if leader == nil {
+			return fmt.Errorf("cabundle_syncer_is_leader is 0 on all %d", len(ps))
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("no leader among %d replicas within 30s: %v", len(ps), err)
-	}
 	return leader, others
 }
 

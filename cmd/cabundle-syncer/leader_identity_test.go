@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The Lease names the leader's Pod, so that `cabundle-syncer check` can
@@ -26,17 +27,17 @@ func TestLeaderHoldsTheLeaseAsItsPodName(t *testing.T) {
 	p.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 
 	var holder string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, "a holder of the Lease", func(ctx context.Context) error {
 		lease, err := cs.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil {
-			return false, nil
+		switch {
+		case err != nil:
+			return err
+		case lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "":
+			return errors.New("the Lease has no holder")
 		}
 		holder = *lease.Spec.HolderIdentity
-		return holder != "", nil
-	})
-	if err != nil {
-		t.Fatalf("the Lease has no holder: %v", err)
-	}
+		return nil
+	}, poll.Timeout(10*time.Second))
 	name, suffix, ok := cutLast(holder, "_")
 	if !ok || name != podName || suffix == "" {
 		t.Errorf("Lease holder = %q, want %q_<uuid>", holder, podName)

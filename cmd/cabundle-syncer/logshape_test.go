@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline/logtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The sync line that docs/operations.md ("Logs") shows has the keys, types
@@ -21,12 +20,11 @@ func TestSyncLineIsAsDocumented(t *testing.T) {
 	setupObjects(t, c.Clientset, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
 	p := startSyncer(t, "replica", "--kubeconfig="+c.KubeconfigPath, "--leader-elect=false")
 	var lines [][]byte
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		lines = logtest.Lines([]byte(p.Log()), syncer.MsgWritten)
-		return len(lines) > 0, nil
+	poll.Eventually(t, fmt.Sprintf("a %q line", syncer.MsgWritten), func(context.Context) error {
+		if lines = logtest.Lines([]byte(p.Log()), syncer.MsgWritten); len(lines) == 0 {
+			return fmt.Errorf("none; log:\n%s", p.LogTail(20))
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("no %q line within 30s:\n%s", syncer.MsgWritten, p.LogTail(20))
-	}
 	logtest.CompareShape(t, documented, lines[0])
 }

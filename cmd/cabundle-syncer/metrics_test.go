@@ -15,12 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // metricsReaderRole is the ClusterRole of deploy/syncer/rbac.yaml that
@@ -134,13 +134,10 @@ func waitSecureMetrics(t *testing.T, addr string) func(token string) (int, strin
 		return resp.StatusCode, string(body), err
 	}
 	// The server is up once it answers anything over TLS.
-	var lastErr error
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		_, _, lastErr = scrape("")
-		return lastErr == nil, nil
-	}); err != nil {
-		t.Fatalf("metrics endpoint %s does not answer over HTTPS: %v", addr, lastErr)
-	}
+	poll.Eventually(t, "an answer over HTTPS from the metrics endpoint "+addr, func(context.Context) error {
+		_, _, err := scrape("")
+		return err
+	})
 	if code, _, err := plainScrape(addr); err == nil && code == http.StatusOK {
 		t.Error("/metrics answers plain HTTP with 200")
 	}
@@ -171,19 +168,16 @@ func waitMayGetMetrics(t *testing.T, cs kubernetes.Interface, user string) {
 		User:                  user,
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
 	}}
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, "the authorizer to let "+user+" get /metrics", func(ctx context.Context) error {
 		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-		if err != nil {
-			last = err
-			return false, nil
+		switch {
+		case err != nil:
+			return err
+		case !res.Status.Allowed:
+			return fmt.Errorf("%s may not get /metrics: %s", user, res.Status.Reason)
 		}
-		last = fmt.Errorf("%s may not get /metrics: %s", user, res.Status.Reason)
-		return res.Status.Allowed, nil
+		return nil
 	})
-	if err != nil {
-		t.Fatal(last)
-	}
 }
 
 func plainScrape(addr string) (int, string, error) {

@@ -3,16 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The messages of deploy/syncer/policy.yaml's guards: a test case names the
@@ -173,10 +173,13 @@ func TestPolicyLetsTheSyncerChangeOnlyTheCABundlesAndItsState(t *testing.T) {
 			t.Fatalf("delete without the right: got %v, want RBAC's Forbidden", err)
 		}
 		grantDelete(t, cs)
+		// checkGuard judges the last answer, also of a wait that gives up.
 		var err error
-		_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			err = del()
-			return err == nil || strings.Contains(err.Error(), guardDelete), nil
+		_ = poll.Until(t.Context(), "the delete to get past RBAC", func(context.Context) error {
+			if err = del(); err == nil || strings.Contains(err.Error(), guardDelete) {
+				return nil
+			}
+			return err
 		})
 		checkGuard(t, err, guardDelete)
 	})
@@ -224,14 +227,16 @@ func dryRunPatch(t *testing.T, cs kubernetes.Interface, mwc *admissionregistrati
 // created.
 func waitPolicyEnforced(t *testing.T, sa kubernetes.Interface, mwc *admissionregistrationv1.MutatingWebhookConfiguration) {
 	t.Helper()
-	var err error
-	poll := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		err = dryRunPatch(t, sa, mwc, changeURL)
-		return err != nil && strings.Contains(err.Error(), guardClient), nil
+	poll.Eventually(t, "the policy to refuse a URL change of the syncer's ServiceAccount", func(context.Context) error {
+		err := dryRunPatch(t, sa, mwc, changeURL)
+		switch {
+		case err == nil:
+			return errors.New("the URL change was allowed")
+		case !strings.Contains(err.Error(), guardClient):
+			return err
+		}
+		return nil
 	})
-	if poll != nil {
-		t.Fatalf("the policy does not refuse a URL change of the syncer's ServiceAccount: last answer %v", err)
-	}
 }
 
 // grantDelete lets the ServiceAccount cabundle-syncer delete the webhook

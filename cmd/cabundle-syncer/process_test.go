@@ -15,12 +15,12 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -136,38 +136,37 @@ const metricPoll = 20 * time.Millisecond
 // when it saw it; the poll interval bounds how late that time may be.
 func (p *syncerProcess) waitMetric(name string, want float64, timeout time.Duration) time.Time {
 	p.t.Helper()
-	var last float64
-	var lastErr error
 	var seen time.Time
-	err := wait.PollUntilContextTimeout(context.Background(), metricPoll, timeout, true, func(context.Context) (bool, error) {
-		last, lastErr = p.metric(name)
+	poll.Eventually(p.t, fmt.Sprintf("%s = %v on %s", name, want, p.Name), func(context.Context) error {
+		got, err := p.metric(name)
 		seen = time.Now()
-		return lastErr == nil && last == want, nil
-	})
-	if err != nil {
-		p.t.Fatalf("%s: %s = %v (%v), want %v within %s", p.Name, name, last, lastErr, want, timeout)
-	}
+		switch {
+		case err != nil:
+			return err
+		case got != want:
+			return fmt.Errorf("%s = %v", name, got)
+		}
+		return nil
+	}, poll.Timeout(timeout), poll.Interval(metricPoll))
 	return seen
 }
 
-// ready reports whether /readyz answers 200.
-func (p *syncerProcess) ready() bool {
+// ready returns nil if /readyz answers 200, and otherwise what it answered.
+func (p *syncerProcess) ready() error {
 	resp, err := http.Get("http://" + p.health + "/readyz")
 	if err != nil {
-		return false
+		return err
 	}
 	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz answers %s", resp.Status)
+	}
+	return nil
 }
 
 func (p *syncerProcess) waitReady(timeout time.Duration) {
 	p.t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return p.ready(), nil
-	})
-	if err != nil {
-		p.t.Fatalf("%s not ready within %s", p.Name, timeout)
-	}
+	poll.Eventually(p.t, p.Name+" to be ready", func(context.Context) error { return p.ready() }, poll.Timeout(timeout))
 }
 
 // rssBytes reads the resident set size of the process.

@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +31,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -253,12 +253,18 @@ func applyAsEarlierWriters(t *testing.T, cs kubernetes.Interface, ca *certtest.C
 // server-side apply entry of manager from the MWC.
 func checkApplyEntryReleased(t *testing.T, cs kubernetes.Interface, manager string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(t.Context(), "the release of the server-side apply entry of "+manager, func(ctx context.Context) error {
 		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
-		return err == nil && !syncertest.HasApplyEntry(mwc, manager), nil
+		switch {
+		case err != nil:
+			return err
+		case syncertest.HasApplyEntry(mwc, manager):
+			return fmt.Errorf("the MWC's managed fields still have an apply entry of %s", manager)
+		}
+		return nil
 	})
 	if err != nil {
-		t.Errorf("the server-side apply entry of %s was not released: %v", manager, err)
+		t.Error(err)
 	}
 }
 

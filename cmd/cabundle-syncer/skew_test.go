@@ -22,6 +22,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The releases of the skew test: the syncer N whose check runs, and the
@@ -197,31 +198,29 @@ func rollWebhook(t *testing.T, s *skewCluster, w *skewWebhook, rendered *appsv1.
 }
 
 // waitForTerm creates a Pod in namespace as a dry run, as the admin, until
-// it comes back with term as its only preferred term, or 30 s pass.
+// it comes back with term as its only preferred term; a failed create
+// ends the wait.
 func waitForTerm(t *testing.T, cs kubernetes.Interface, namespace string, term corev1.PreferredSchedulingTerm) {
 	t.Helper()
 	probe := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "skew-probe-", Namespace: namespace},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "registry.k8s.io/pause:3.10"}}},
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := cs.CoreV1().Pods(namespace).Create(context.Background(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var terms []corev1.PreferredSchedulingTerm
-		if a := got.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-			terms = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		}
-		if len(terms) == 1 && apiequality.Semantic.DeepEqual(terms[0], term) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a Pod created in %s comes back with the preferred terms %+v, want only %+v", namespace, terms, term)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	poll.Eventually(t, fmt.Sprintf("a Pod created in %s to come back with only the term %+v", namespace, term),
+		func(ctx context.Context) error {
+			got, err := cs.CoreV1().Pods(namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				return poll.Stop(err)
+			}
+			var terms []corev1.PreferredSchedulingTerm
+			if a := got.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+				terms = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+			}
+			if len(terms) != 1 || !apiequality.Semantic.DeepEqual(terms[0], term) {
+				return fmt.Errorf("it comes back with the preferred terms %+v", terms)
+			}
+			return nil
+		})
 }
 
 // setArg sets the value of the flag name in the args of the Deployment's

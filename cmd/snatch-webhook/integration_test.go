@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"github.com/go-logr/logr"
 	"io"
@@ -17,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -27,6 +27,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // eventually bounds waits on eventual consistency; nothing here asserts a
@@ -253,14 +254,17 @@ func startBehindAPIServer(t *testing.T) *behindAPIServer {
 	// The API server picks the configuration up asynchronously: wait until
 	// a dry-run create is mutated. This is also the --dry-run=server check.
 	// On a timeout the subtest reports the last dry-run Pod.
-	_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+	_ = poll.Until(e.ctx, "a mutated dry-run Pod", func(ctx context.Context) error {
 		var err error
-		e.dryRun, err = e.cs.CoreV1().Pods(e.managed).Create(e.ctx, testPod("dry-run"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		e.dryRun, err = e.cs.CoreV1().Pods(e.managed).Create(ctx, testPod("dry-run"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatalf("dry-run create: %v", err)
 		}
-		return len(poolTerms(e.dryRun)) > 0, nil
-	})
+		if len(poolTerms(e.dryRun)) == 0 {
+			return errors.New("the dry-run Pod has no pool term")
+		}
+		return nil
+	}, poll.Timeout(eventually))
 	return e
 }
 
@@ -381,14 +385,17 @@ func (e *behindAPIServer) rotationKeepsMutating(t *testing.T) {
 	}
 	start := time.Now()
 	certtest.MustWriteAtomic(t, e.certDir, newCA.MustIssue(t, certtest.Localhost(2)).Files())
-	var serial int64
-	var lastErr error
-	err = wait.PollUntilContextTimeout(e.ctx, 10*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
-		serial, lastErr = servedSerial(e.wh.url, newCA)
-		return lastErr == nil && serial == 2, nil
-	})
+	err = poll.Until(e.ctx, "serial 2 to be served", func(context.Context) error {
+		switch serial, err := servedSerial(e.wh.url, newCA); {
+		case err != nil:
+			return err
+		case serial != 2:
+			return fmt.Errorf("serial %d served", serial)
+		}
+		return nil
+	}, poll.Timeout(eventually))
 	if err != nil {
-		t.Fatalf("serial 2 not served within %v (last: %d, %v)", eventually, serial, lastErr)
+		t.Fatal(err)
 	}
 	t.Logf("the rotated certificate was served %v after the ..data swap", time.Since(start))
 
@@ -487,16 +494,15 @@ func readAll(t *testing.T, resp *http.Response) string {
 
 func waitReady(t *testing.T, probeURL string) {
 	t.Helper()
-	var lastErr error
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, "the webhook to be ready", func(context.Context) error {
 		resp, err := http.Get(probeURL + "/readyz")
-		if lastErr = err; err != nil {
-			return false, nil
+		if err != nil {
+			return err
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		t.Fatalf("webhook not ready within %v (last error %v)", eventually, lastErr)
-	}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz answers %s", resp.Status)
+		}
+		return nil
+	}, poll.Timeout(eventually))
 }

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -56,13 +55,16 @@ func TestBuildInfoAgreesWithVersion(t *testing.T) {
 	url := "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"
 	var labels map[string]string
 	var value float64
-	var scrapeErr error
-	_ = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		labels, value, scrapeErr = process.Series(http.DefaultClient, url, "snatch_webhook_build_info")
-		return scrapeErr == nil || p.Exited(), nil
+	err = poll.Until(t.Context(), "a scrape of snatch_webhook_build_info", func(context.Context) error {
+		var err error
+		labels, value, err = process.Series(http.DefaultClient, url, "snatch_webhook_build_info")
+		if err != nil && p.Exited() {
+			return poll.Stop(fmt.Errorf("%s exited: %w", binaryName, err))
+		}
+		return err
 	})
-	if scrapeErr != nil {
-		t.Fatalf("scrape snatch_webhook_build_info: %v; log:\n%s", scrapeErr, p.LogTail(20))
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, p.LogTail(20))
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
