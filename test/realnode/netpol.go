@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -132,7 +133,13 @@ func (n *Node) startNetworkPolicies(ctx context.Context, cs kubernetes.Interface
 	}
 	np := &NetworkPolicies{proc: p, MetricsURL: fmt.Sprintf("http://%s/metrics", net.JoinHostPort(NodeIP, strconv.Itoa(NetpolMetricsPort)))}
 	what := fmt.Sprintf("kube-network-policies to listen on queue %d", netpolQueue)
-	if err := poll(ctx, what, 2*time.Minute, np.Healthy, func() bool { return queueBound(netpolQueue) }); err != nil {
+	err = poll.Until(ctx, what, whileHealthy(np.Healthy, func(context.Context) error {
+		if !queueBound(netpolQueue) {
+			return fmt.Errorf("nothing listens on queue %d", netpolQueue)
+		}
+		return nil
+	}), poll.Timeout(2*time.Minute))
+	if err != nil {
 		np.Stop()
 		return nil, err
 	}

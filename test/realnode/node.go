@@ -15,10 +15,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -109,7 +109,13 @@ func (n *Node) Start(ctx context.Context, kubeconfig string, client kubernetes.I
 		return err
 	}
 	sock := filepath.Join(n.dir, "containerd.sock")
-	if err := poll(ctx, "containerd's socket", 3*time.Minute, n.Healthy, func() bool { return fileExists(sock) }); err != nil {
+	err := poll.Until(ctx, "containerd's socket", whileHealthy(n.Healthy, func(context.Context) error {
+		if !fileExists(sock) {
+			return fmt.Errorf("no %s yet", sock)
+		}
+		return nil
+	}), poll.Timeout(3*time.Minute))
+	if err != nil {
 		return err
 	}
 	for _, img := range n.opts.Images {
@@ -147,27 +153,31 @@ func (n *Node) ImportImage(archive string) error {
 // waitReady waits until the Node reports Ready.
 func (n *Node) waitReady(ctx context.Context) error {
 	n.progress("waiting for Node %s to be Ready", SystemNodeName)
-	return poll(ctx, "Node "+SystemNodeName+" Ready", 3*time.Minute, n.Healthy, func() bool {
+	return poll.Until(ctx, "Node "+SystemNodeName+" Ready", whileHealthy(n.Healthy, func(ctx context.Context) error {
 		node, err := n.client.CoreV1().Nodes().Get(ctx, SystemNodeName, metav1.GetOptions{})
-		return err == nil && slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
-			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
-		})
-	})
+		if err != nil {
+			return err
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return nil
+			} else if c.Type == corev1.NodeReady {
+				return fmt.Errorf("the Node's Ready condition is %s: %s", c.Status, c.Message)
+			}
+		}
+		return errors.New("the Node has no Ready condition")
+	}), poll.Timeout(3*time.Minute))
 }
 
-// poll polls cond until it holds, the context ends, timeout passes or
+// whileHealthy returns cond, which ends its wait with poll.Stop once
 // healthy fails.
-func poll(ctx context.Context, what string, timeout time.Duration, healthy func() error, cond func() bool) error {
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+func whileHealthy(healthy func() error, cond poll.Condition) poll.Condition {
+	return func(ctx context.Context) error {
 		if err := healthy(); err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
-		return cond(), nil
-	})
-	if err != nil {
-		return fmt.Errorf("wait for %s: %w", what, err)
+		return cond(ctx)
 	}
-	return nil
 }
 
 func (n *Node) startProcess(name, path string, args ...string) error {
