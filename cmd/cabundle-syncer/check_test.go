@@ -34,43 +34,37 @@ func defaultCheckOptions() checkOptions {
 	return o
 }
 
+// checkConfigErr is the error of the check's configuration from o.
+func checkConfigErr(o checkOptions) error {
+	_, err := o.config()
+	return err
+}
+
 func TestCheckOptionsAcceptGoodFlagsAndNameEveryBadOne(t *testing.T) {
-	tests := []struct {
-		name    string
-		mutate  func(*checkOptions)
-		wantErr []string
-	}{
-		{name: "defaults", mutate: func(*checkOptions) {}},
-		{name: "lease_namespace_defaults_to_namespace", mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "" }},
-		{name: "target_namespace", mutate: func(o *checkOptions) { o.TargetNamespace = "istio-system" }},
-		{name: "set_based_selector", mutate: func(o *checkOptions) { o.WebhookSelectorText = "app.kubernetes.io/name in (snatch-webhook),tier!=test" }},
-		{name: "zero_min_validity", mutate: func(o *checkOptions) { o.MinCAValidity = 0 }},
-		{name: "json", mutate: func(o *checkOptions) { o.Output = "json" }},
-		{name: "bad_namespace", mutate: func(o *checkOptions) { o.Namespace = "Kyma_System" }, wantErr: []string{"--namespace"}},
-		{name: "bad_secret_name", mutate: func(o *checkOptions) { o.SecretName = "" }, wantErr: []string{"--secret-name"}},
-		{name: "bad_ca_key", mutate: func(o *checkOptions) { o.CAKey = "ca crt" }, wantErr: []string{"--ca-key"}},
-		{name: "bad_lease_namespace", mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "-x" }, wantErr: []string{"--leader-election-namespace"}},
-		{name: "bad_target_namespace", mutate: func(o *checkOptions) { o.TargetNamespace = "a.b" }, wantErr: []string{"--target-namespace"}},
-		{name: "unparsable_selector", mutate: func(o *checkOptions) { o.WebhookSelectorText = "a in (" }, wantErr: []string{"--webhook-selector"}},
-		{name: "empty_selector", mutate: func(o *checkOptions) { o.WebhookSelectorText = "" }, wantErr: []string{"must not be empty"}},
-		{name: "zero_min_ready", mutate: func(o *checkOptions) { o.MinReadyWebhooks = 0 }, wantErr: []string{"--min-ready-webhooks"}},
-		{name: "negative_min_validity", mutate: func(o *checkOptions) { o.MinCAValidity = -time.Hour }, wantErr: []string{"--min-ca-validity"}},
-		{name: "yaml_output", mutate: func(o *checkOptions) { o.Output = "yaml" }, wantErr: []string{"--output"}},
-		{name: "zero_timeout", mutate: func(o *checkOptions) { o.Timeout = 0 }, wantErr: []string{"--timeout"}},
+	cmdlinetest.EachChange(t, defaultCheckOptions, checkConfigErr, []cmdlinetest.Change[checkOptions]{
+		{Name: "defaults", Mutate: func(*checkOptions) {}},
+		{Name: "lease_namespace_defaults_to_namespace", Mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "" }},
+		{Name: "target_namespace", Mutate: func(o *checkOptions) { o.TargetNamespace = "istio-system" }},
+		{Name: "set_based_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "app.kubernetes.io/name in (snatch-webhook),tier!=test" }},
+		{Name: "zero_min_validity", Mutate: func(o *checkOptions) { o.MinCAValidity = 0 }},
+		{Name: "json", Mutate: func(o *checkOptions) { o.Output = "json" }},
+		{Name: "bad_namespace", Mutate: func(o *checkOptions) { o.Namespace = "Kyma_System" }, WantErr: []string{"--namespace"}},
+		{Name: "bad_secret_name", Mutate: func(o *checkOptions) { o.SecretName = "" }, WantErr: []string{"--secret-name"}},
+		{Name: "bad_ca_key", Mutate: func(o *checkOptions) { o.CAKey = "ca crt" }, WantErr: []string{"--ca-key"}},
+		{Name: "bad_lease_namespace", Mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "-x" }, WantErr: []string{"--leader-election-namespace"}},
+		{Name: "bad_target_namespace", Mutate: func(o *checkOptions) { o.TargetNamespace = "a.b" }, WantErr: []string{"--target-namespace"}},
+		{Name: "unparsable_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "a in (" }, WantErr: []string{"--webhook-selector"}},
+		{Name: "empty_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "" }, WantErr: []string{"must not be empty"}},
+		{Name: "zero_min_ready", Mutate: func(o *checkOptions) { o.MinReadyWebhooks = 0 }, WantErr: []string{"--min-ready-webhooks"}},
+		{Name: "negative_min_validity", Mutate: func(o *checkOptions) { o.MinCAValidity = -time.Hour }, WantErr: []string{"--min-ca-validity"}},
+		{Name: "yaml_output", Mutate: func(o *checkOptions) { o.Output = "yaml" }, WantErr: []string{"--output"}},
+		{Name: "zero_timeout", Mutate: func(o *checkOptions) { o.Timeout = 0 }, WantErr: []string{"--timeout"}},
 		{
-			name:    "every_error_reported",
-			mutate:  func(o *checkOptions) { o.WebhookConfiguration, o.MinReadyWebhooks, o.Timeout = "", -1, -time.Second },
-			wantErr: []string{"--webhook-configuration", "--min-ready-webhooks", "--timeout"},
+			Name:    "every_error_reported",
+			Mutate:  func(o *checkOptions) { o.WebhookConfiguration, o.MinReadyWebhooks, o.Timeout = "", -1, -time.Second },
+			WantErr: []string{"--webhook-configuration", "--min-ready-webhooks", "--timeout"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := defaultCheckOptions()
-			tt.mutate(&o)
-			_, err := o.config()
-			cmdlinetest.MentionsEach(t, err, tt.wantErr)
-		})
-	}
+	})
 }
 
 // checkCase is one command line of cabundle-syncer check against a fake

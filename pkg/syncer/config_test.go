@@ -16,47 +16,36 @@ func TestConfigValidateReportsEveryInvalidField(t *testing.T) {
 		Overlap:              time.Hour,
 		ReleaseFieldManagers: []string{DefaultReleaseFieldManager},
 	}
-	tests := []struct {
-		name    string
-		mutate  func(*Config)
-		wantErr []string
-	}{
-		{name: "defaults", mutate: func(*Config) {}},
-		{name: "overlap_0", mutate: func(c *Config) { c.Overlap = 0 }},
-		{name: "negative_overlap", mutate: func(c *Config) { c.Overlap = -time.Second }, wantErr: []string{"CA overlap"}},
-		{name: "empty_namespace", mutate: func(c *Config) { c.SecretNamespace = "" }, wantErr: []string{"secret namespace"}},
-		{name: "namespace_with_dot", mutate: func(c *Config) { c.SecretNamespace = "kyma.system" }, wantErr: []string{"secret namespace"}},
-		{name: "upper_case_secret", mutate: func(c *Config) { c.SecretName = "Certs" }, wantErr: []string{"secret name"}},
-		{name: "ca_key_with_slash", mutate: func(c *Config) { c.CAKey = "certs/ca.crt" }, wantErr: []string{"CA key"}},
-		{name: "empty_webhook_configuration", mutate: func(c *Config) { c.WebhookConfiguration = "" }, wantErr: []string{"webhook configuration"}},
-		{name: "release_nothing", mutate: func(c *Config) { c.ReleaseFieldManagers = nil }},
-		{name: "release_two_managers", mutate: func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", "manager-b"} }},
+	cmdlinetest.EachChange(t, func() Config { return valid }, Config.Validate, []cmdlinetest.Change[Config]{
+		{Name: "defaults", Mutate: func(*Config) {}},
+		{Name: "overlap_0", Mutate: func(c *Config) { c.Overlap = 0 }},
+		{Name: "negative_overlap", Mutate: func(c *Config) { c.Overlap = -time.Second }, WantErr: []string{"CA overlap"}},
+		{Name: "empty_namespace", Mutate: func(c *Config) { c.SecretNamespace = "" }, WantErr: []string{"secret namespace"}},
+		{Name: "namespace_with_dot", Mutate: func(c *Config) { c.SecretNamespace = "kyma.system" }, WantErr: []string{"secret namespace"}},
+		{Name: "upper_case_secret", Mutate: func(c *Config) { c.SecretName = "Certs" }, WantErr: []string{"secret name"}},
+		{Name: "ca_key_with_slash", Mutate: func(c *Config) { c.CAKey = "certs/ca.crt" }, WantErr: []string{"CA key"}},
+		{Name: "empty_webhook_configuration", Mutate: func(c *Config) { c.WebhookConfiguration = "" }, WantErr: []string{"webhook configuration"}},
+		{Name: "release_nothing", Mutate: func(c *Config) { c.ReleaseFieldManagers = nil }},
+		{Name: "release_two_managers", Mutate: func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", "manager-b"} }},
 		{
-			name:    "release_an_empty_name",
-			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", ""} },
-			wantErr: []string{`field managers to release "snatch,": a name is empty`},
+			Name:    "release_an_empty_name",
+			Mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", ""} },
+			WantErr: []string{`field managers to release "snatch,": a name is empty`},
 		},
 		{
-			name:    "release_only_an_empty_name",
-			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{""} },
-			wantErr: []string{"a name is empty"},
+			Name:    "release_only_an_empty_name",
+			Mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{""} },
+			WantErr: []string{"a name is empty"},
 		},
 		{
-			name:    "release_the_own_manager",
-			mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", FieldManager} },
-			wantErr: []string{"cabundle-syncer is the syncer's own field manager"},
+			Name:    "release_the_own_manager",
+			Mutate:  func(c *Config) { c.ReleaseFieldManagers = []string{"snatch", FieldManager} },
+			WantErr: []string{"cabundle-syncer is the syncer's own field manager"},
 		},
 		{
-			name:    "every_error_reported",
-			mutate:  func(c *Config) { *c = Config{Overlap: -1, ReleaseFieldManagers: []string{"", FieldManager}} },
-			wantErr: []string{"secret namespace", "secret name", "CA key", "webhook configuration", "CA overlap", "a name is empty", "syncer's own"},
+			Name:    "every_error_reported",
+			Mutate:  func(c *Config) { *c = Config{Overlap: -1, ReleaseFieldManagers: []string{"", FieldManager}} },
+			WantErr: []string{"secret namespace", "secret name", "CA key", "webhook configuration", "CA overlap", "a name is empty", "syncer's own"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := valid
-			tt.mutate(&c)
-			cmdlinetest.MentionsEach(t, c.Validate(), tt.wantErr)
-		})
-	}
+	})
 }

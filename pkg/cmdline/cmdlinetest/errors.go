@@ -1,6 +1,7 @@
 // Package cmdlinetest holds the assertion that the option tests of both
 // commands and of pkg/syncer share: a validation reports every problem at
-// once, each under the flag it concerns.
+// once, each under the flag it concerns; and the table those tests run it
+// on, one change to valid options a row.
 //
 // It is imported by tests only.
 package cmdlinetest
@@ -27,5 +28,28 @@ func MentionsEach(t testing.TB, err error, wants []string) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %v\nwant it to mention %q", err, w)
 		}
+	}
+}
+
+// Change is one row of an options table: a change to valid options, and
+// what the error of their validation must mention; nothing where the
+// changed options are valid.
+type Change[O any] struct {
+	Name    string
+	Mutate  func(*O)
+	WantErr []string
+}
+
+// EachChange runs each change as a subtest: the options valid returns,
+// changed by Mutate, must give from validate an error that MentionsEach of
+// WantErr.
+func EachChange[O any](t *testing.T, valid func() O, validate func(O) error, changes []Change[O]) {
+	t.Helper()
+	for _, c := range changes {
+		t.Run(c.Name, func(t *testing.T) {
+			o := valid()
+			c.Mutate(&o)
+			MentionsEach(t, validate(o), c.WantErr)
+		})
 	}
 }
