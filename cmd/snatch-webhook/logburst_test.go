@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/admission"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/logtest"
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
 
@@ -29,24 +27,6 @@ const (
 	testReview    = "review-pod-5k5.json"
 	testReviewUID = "705ab4f5-6393-11e8-b7cc-42010a800002"
 )
-
-// lockedBuffer is the log's destination: handlers write to it concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // fixedClock stops zap's clock, so that every line falls in the same
 // second of the sampler however slow the machine is.
@@ -104,18 +84,14 @@ func post(client *http.Client, url string, body []byte) error {
 	return nil
 }
 
-// decisionUIDs returns the uid of each decision line in log, in order.
-func decisionUIDs(t *testing.T, log string) []string {
+// decisionUIDs returns the uid of each decision line of out, in order.
+func decisionUIDs(t *testing.T, out *logtest.Buffer) []string {
 	t.Helper()
 	var uids []string
-	sc := bufio.NewScanner(strings.NewReader(log))
-	for sc.Scan() {
-		var line struct{ Msg, UID string }
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
-		}
-		if line.Msg == admission.MsgDecision {
-			uids = append(uids, line.UID)
+	for _, line := range out.Objects(t) {
+		if line["msg"] == admission.MsgDecision {
+			uid, _ := line["uid"].(string)
+			uids = append(uids, uid)
 		}
 	}
 	return uids
@@ -126,7 +102,7 @@ func decisionUIDs(t *testing.T, log string) []string {
 // Other repeated lines are still sampled.
 func TestDecisionLinesAreNeverSampled(t *testing.T) {
 	const burst, workers = 1000, 8
-	out := &lockedBuffer{}
+	out := &logtest.Buffer{}
 	log := binaryLogger(out)
 	url, client := serveWithLogger(t, log)
 
@@ -153,7 +129,7 @@ func TestDecisionLinesAreNeverSampled(t *testing.T) {
 		}
 	}
 
-	uids := decisionUIDs(t, out.String())
+	uids := decisionUIDs(t, out)
 	seen := map[string]bool{}
 	for _, uid := range uids {
 		seen[uid] = true

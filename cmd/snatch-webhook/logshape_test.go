@@ -12,7 +12,7 @@ import (
 // types and time format of the line the webhook writes for a patched Pod.
 func TestDecisionLineIsAsDocumented(t *testing.T) {
 	documented := logtest.DocumentedLine(t, filepath.Join("..", "..", "docs", "operations.md"), admission.MsgDecision)
-	out := &lockedBuffer{}
+	out := &logtest.Buffer{}
 	url, client := serveWithLogger(t, binaryLogger(out))
 	if err := post(client, url, review(t, testReviewUID)); err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -17,48 +15,30 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/logtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 )
 
-// lockedBuffer is a zap sink that the test reads after the handler wrote.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Sync() error { return nil }
-
-// lines decodes the JSON lines written so far.
-func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(b.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // jsonLogger is the binary's logger: zap's production JSON encoder behind
 // zapr, at info level.
-func jsonLogger() (logr.Logger, *lockedBuffer) {
-	buf := &lockedBuffer{}
+func jsonLogger() (logr.Logger, *logtest.Buffer) {
+	buf := &logtest.Buffer{}
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), buf, zapcore.InfoLevel)
 	return zapr.NewLogger(zap.New(core)), buf
+}
+
+// loggedLine posts body to a handler that logs as the binary does, and
+// returns the one line it logged, failing t on any other count.
+func loggedLine(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	log, buf := jsonLogger()
+	h, _ := newTestHandler(t, func(o *Options) { o.Log = log })
+	post(h, "application/json", body)
+	lines := buf.Objects(t)
+	if len(lines) != 1 {
+		t.Fatalf("got %d log lines, want 1: %v", len(lines), lines)
+	}
+	return lines[0]
 }
 
 // Every request is one line with the message and the stable keys, and the
@@ -114,14 +94,7 @@ func TestHandlerLogsDecisionWithStableKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log, buf := jsonLogger()
-			h, _ := newTestHandler(t, func(o *Options) { o.Log = log })
-			post(h, "application/json", tt.body)
-			lines := buf.lines(t)
-			if len(lines) != 1 {
-				t.Fatalf("got %d log lines, want 1: %v", len(lines), lines)
-			}
-			got := lines[0]
+			got := loggedLine(t, tt.body)
 			if got["msg"] != MsgDecision || got["level"] != tt.level {
 				t.Errorf("msg %q at level %q, want %q at %q", got["msg"], got["level"], MsgDecision, tt.level)
 			}
@@ -143,10 +116,7 @@ func TestHandlerLogsDecisionWithStableKeys(t *testing.T) {
 func TestHandlerLogPathsAgree(t *testing.T) {
 	body := reviewOf(t, "uid-same", "CREATE", podKind, goldenPod(t, "replicaset-generate-name.yaml"))
 
-	zlog, buf := jsonLogger()
-	h, _ := newTestHandler(t, func(o *Options) { o.Log = zlog })
-	post(h, "application/json", body)
-	fast := buf.lines(t)[0]
+	fast := loggedLine(t, body)
 	for _, k := range []string{"level", "ts", "msg"} {
 		delete(fast, k)
 	}
@@ -158,7 +128,7 @@ func TestHandlerLogPathsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}, funcr.Options{})
-	h, _ = newTestHandler(t, func(o *Options) { o.Log = flog })
+	h, _ := newTestHandler(t, func(o *Options) { o.Log = flog })
 	post(h, "application/json", body)
 	for _, k := range []string{"logger", "level", "msg"} {
 		delete(slow, k)
@@ -189,11 +159,11 @@ func TestHandlerLoggedFieldsSurviveBufferReuse(t *testing.T) {
 
 // Below info level nothing is written and the line is not built.
 func TestHandlerLogsNothingWhenInfoIsOff(t *testing.T) {
-	buf := &lockedBuffer{}
+	buf := &logtest.Buffer{}
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), buf, zapcore.WarnLevel)
 	h, _ := newTestHandler(t, func(o *Options) { o.Log = zapr.NewLogger(zap.New(core)) })
 	post(h, "application/json", reviewOf(t, "uid-quiet", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))
-	if lines := buf.lines(t); len(lines) != 0 {
+	if lines := buf.Objects(t); len(lines) != 0 {
 		t.Fatalf("logged %v at warn level", lines)
 	}
 }

@@ -30,14 +30,7 @@ func TestHandlerCapsLoggedFields(t *testing.T) {
 	tests[2].body = bytes.Replace(tests[2].body, []byte(`"uid":""`), []byte(`"uid":"`+escaped+`"`), 1)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log, buf := jsonLogger()
-			h, _ := newTestHandler(t, func(o *Options) { o.Log = log })
-			post(h, "application/json", tt.body)
-			lines := buf.lines(t)
-			if len(lines) != 1 {
-				t.Fatalf("%d lines, want 1", len(lines))
-			}
-			got, _ := lines[0][tt.key].(string)
+			got, _ := loggedLine(t, tt.body)[tt.key].(string)
 			if len(got) > maxLoggedField || !strings.HasPrefix(got, tt.want) || !utf8.ValidString(got) {
 				t.Errorf("%s has %d bytes (cap %d), starts %.40q, valid UTF-8 %v; want a valid prefix starting %q",
 					tt.key, len(got), maxLoggedField, got, utf8.ValidString(got), tt.want)
@@ -61,7 +54,7 @@ func TestHandlerRateLimitsMalformedLines(t *testing.T) {
 	for range sent {
 		post(h, "application/json", []byte("not json"))
 	}
-	if got := len(buf.lines(t)); got != malformedLogBurst {
+	if got := len(buf.Objects(t)); got != malformedLogBurst {
 		t.Errorf("%d lines for %d malformed requests at one instant, want the burst, %d", got, sent, malformedLogBurst)
 	}
 	if got := counterValue(metrics, OutcomeMalformed, ReasonInvalidJSON); got != sent {
@@ -69,13 +62,13 @@ func TestHandlerRateLimitsMalformedLines(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	post(h, "application/json", []byte("not json"))
-	lines := buf.lines(t)
+	lines := buf.Objects(t)
 	last := lines[len(lines)-1]
 	if got, _ := last[logkeys.Suppressed].(float64); got != sent-malformedLogBurst {
 		t.Errorf("%s = %v on the next line, want %d", logkeys.Suppressed, last[logkeys.Suppressed], sent-malformedLogBurst)
 	}
 	post(h, "application/json", reviewOf(t, "uid-ok", "CREATE", podKind, goldenPod(t, "no-affinity.yaml")))
-	if got := len(buf.lines(t)); got != len(lines)+1 {
+	if got := len(buf.Objects(t)); got != len(lines)+1 {
 		t.Errorf("a decision line was held back by the malformed limit: %d lines, want %d", got, len(lines)+1)
 	}
 }
