@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The test binary doubles as the child: with childEnv set it prints a line,
@@ -38,18 +37,15 @@ func TestStopTerminatesAndKeepsTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, "the child to start", func(context.Context) error {
 		if strings.Contains(p.Log(), "child started") {
-			return true, nil
+			return nil
 		}
 		if p.Exited() {
-			return false, errors.New("the child exited")
+			return poll.Stop(fmt.Errorf("the child exited; log: %q", p.Log()))
 		}
-		return false, nil
+		return fmt.Errorf("log: %q", p.Log())
 	})
-	if err != nil {
-		t.Fatalf("child did not start; log: %q", p.Log())
-	}
 	if rss, err := p.RSS(); err != nil || rss <= 0 {
 		t.Errorf("RSS() = %d, %v; want > 0", rss, err)
 	}
