@@ -38,15 +38,7 @@ func TestCertWatcherLogsLoadsWithStableKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
+	runUntilCleanup(t, "Start", w.Start)
 
 	loaded := waitForLine(t, logs, MsgCertificateLoaded)
 	block, _ := pem.Decode(first.CertPEM)
