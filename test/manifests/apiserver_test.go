@@ -30,6 +30,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // fieldManager applies the test's objects; only dry-runs and test fixtures
@@ -172,7 +173,7 @@ func (e *apiEnv) installCRDs(ctx context.Context, pattern string) error {
 		}
 	}
 	for _, crd := range crds {
-		err := eventually(ctx, time.Minute, func(ctx context.Context) error {
+		err := poll.Until(ctx, "CRD "+crd.GetName()+" to be Established", func(ctx context.Context) error {
 			got, err := e.dyn.Resource(crdResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -185,19 +186,19 @@ func (e *apiEnv) installCRDs(ctx context.Context, pattern string) error {
 				}
 			}
 			return fmt.Errorf("CRD %s is not Established", crd.GetName())
-		})
+		}, poll.Timeout(time.Minute))
 		if err != nil {
 			return err
 		}
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-		err = eventually(ctx, time.Minute, func(context.Context) error {
+		err = poll.Until(ctx, "discovery to serve "+kind+"."+group, func(context.Context) error {
 			e.mapper.Reset()
 			_, err := e.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
 			return err
-		})
+		}, poll.Timeout(time.Minute))
 		if err != nil {
-			return fmt.Errorf("discovery does not serve %s.%s: %w", kind, group, err)
+			return err
 		}
 	}
 	return nil
@@ -412,7 +413,6 @@ func checkCannotGetMetrics(t *testing.T, env *apiEnv, user string, groups []stri
 // webhook configuration, plus its shipped Lease and Events.
 func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	env := apiServer(t)
-	ctx := t.Context()
 	env.namespace(t, namespace, nil)
 	env.namespace(t, checkNamespace, nil)
 	objs := render(t, syncerBase)
@@ -425,14 +425,11 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a}}
 		var res *authorizationv1.SubjectAccessReview
 		// RBAC changes reach the authorizer's cache within moments.
-		err := eventually(ctx, 10*time.Second, func(ctx context.Context) error {
+		poll.Eventually(t, "an answer to a SubjectAccessReview", func(ctx context.Context) error {
 			var err error
 			res, err = env.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		}, poll.Timeout(10*time.Second))
 		return res.Status.Allowed
 	}
 	secret := func(verb, name string) authorizationv1.ResourceAttributes {
@@ -449,14 +446,12 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 	}
 
 	// Wait for the bindings to take effect before judging denials.
-	if err := eventually(ctx, 30*time.Second, func(context.Context) error {
+	poll.Eventually(t, "the bindings to take effect", func(context.Context) error {
 		if !can(t, secret("get", secretName)) {
 			return fmt.Errorf("%s cannot get Secret %s/%s", user, namespace, secretName)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	tests := []struct {
 		name  string

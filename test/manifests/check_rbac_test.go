@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The identity of `cabundle-syncer check` (deploy/syncer/check.yaml), as the
@@ -44,14 +44,12 @@ func TestCheckIdentityReadsWhatCheckReadsAndCreatesOnlyCheckPods(t *testing.T) {
 		return authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: resource, Name: name}
 	}
 	// RBAC changes reach the authorizer's cache within moments.
-	if err := eventually(ctx, 30*time.Second, func(context.Context) error {
+	poll.Eventually(t, "the bindings to take effect", func(context.Context) error {
 		if ok, err := can(core(namespace, "get", "secrets", secretName)); err != nil || !ok {
 			return fmt.Errorf("%s cannot get Secret %s/%s yet (%v)", user, namespace, secretName, err)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	mwc := func(verb, name string) authorizationv1.ResourceAttributes {
 		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: verb, Resource: "mutatingwebhookconfigurations", Name: name}

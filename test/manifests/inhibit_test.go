@@ -25,6 +25,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -339,9 +340,13 @@ func runAlertmanager(t *testing.T, bin string, rules []inhibitRule, alerts []inc
 		defer mu.Unlock()
 		return notified
 	}
-	for deadline := time.Now().Add(10 * time.Second); count() < want && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// What arrived is compared below, also after a wait that gives up.
+	_ = poll.Until(t.Context(), fmt.Sprintf("%d notifications", want), func(context.Context) error {
+		if n := count(); n < want {
+			return fmt.Errorf("%d notifications", n)
+		}
+		return nil
+	}, poll.Timeout(10*time.Second))
 	time.Sleep(2 * groupWait)
 	mu.Lock()
 	defer mu.Unlock()
@@ -411,17 +416,17 @@ func startAlertmanager(t *testing.T, bin string, rules []inhibitRule, receiverUR
 		}
 	})
 	url := "http://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	// The cleanup above logs Alertmanager's log if this fails.
+	poll.Eventually(t, "Alertmanager to be ready on "+addr, func(context.Context) error {
 		resp, err := http.Get(url + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Alertmanager is not ready on %s: %v\n%s", addr, err, log.String())
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/-/ready answers %s", resp.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	}, poll.Timeout(10*time.Second))
+	return url
 }

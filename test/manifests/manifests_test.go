@@ -1,16 +1,13 @@
 package manifests
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sort"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -139,16 +136,3 @@ func typed(t testing.TB, o *unstructured.Unstructured, into any) {
 	}
 }
 
-// eventually polls cond until it returns nil or timeout passes, and returns
-// the last error.
-func eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = cond(ctx)
-		return last == nil, nil
-	})
-	if err != nil && last != nil {
-		return last
-	}
-	return err
-}

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // createFailingWebhookCopy creates, until t ends, a copy of the webhook
@@ -70,7 +71,6 @@ func createProbeNamespaces(t *testing.T, env *apiEnv, runLabel string) (managed,
 // selector term confines the copy to this test's namespaces.
 func TestWebhookConfigurationSelectsOnlyKymaPods(t *testing.T) {
 	env := apiServer(t)
-	ctx := t.Context()
 	const runLabel = "kim-snatch.kyma-project.io/test-run"
 	objs := render(t, defaultInstall)
 
@@ -99,14 +99,12 @@ func TestWebhookConfigurationSelectsOnlyKymaPods(t *testing.T) {
 		}
 	}
 	// The API server picks up a new configuration within moments.
-	if err := eventually(ctx, 30*time.Second, func(ctx context.Context) error {
+	poll.Eventually(t, "the API server to call the webhook", func(ctx context.Context) error {
 		if ok, err := called(ctx, managed, "", nil, nil); !ok {
 			return fmt.Errorf("the webhook is not called for a plain Pod in %s (%v)", managed, err)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	tests := []struct {
 		name        string
