@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
+
+// outcome is what a command line of the syncer did.
+type outcome = cmdlinetest.Outcome
 
 func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 	checkCalled := func(ctx context.Context, args []string, stdout, _ io.Writer) error {
@@ -20,18 +24,15 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 		return err
 	}
 	tests := []struct {
-		name       string
-		args       []string
-		wantRun    bool
-		check      func(t *testing.T, o Options)
-		wantCode   int
-		wantStdout string
-		wantStderr string
+		name  string
+		args  []string
+		want  outcome
+		check func(t *testing.T, o Options)
 	}{
 		{
-			name:    "defaults",
-			args:    nil,
-			wantRun: true,
+			name: "defaults",
+			args: nil,
+			want: outcome{Ran: true},
 			check: func(t *testing.T, o Options) {
 				want := defaultOptions()
 				if !reflect.DeepEqual(o.Syncer, want.Syncer) || !slices.Equal(o.Syncer.ReleaseFieldManagers, []string{"snatch"}) || o.LeaderElect != want.LeaderElect || o.LeaderElectionNamespace != "kyma-system" ||
@@ -50,7 +51,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 				"--metrics-bind-address=0", "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0",
 				"--kubeconfig=/tmp/kc", "--zap-log-level=debug",
 			},
-			wantRun: true,
+			want: outcome{Ran: true},
 			check: func(t *testing.T, o Options) {
 				s := o.Syncer
 				if s.SecretNamespace != "ns" || s.SecretName != "certs" || s.CAKey != "root.pem" || s.WebhookConfiguration != "hook" || s.Overlap != 90*time.Second ||
@@ -70,25 +71,25 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			},
 		},
 		{
-			name: "release_no_field_manager", args: []string{"--release-field-managers="}, wantRun: true,
+			name: "release_no_field_manager", args: []string{"--release-field-managers="}, want: outcome{Ran: true},
 			check: func(t *testing.T, o Options) {
 				if len(o.Syncer.ReleaseFieldManagers) != 0 {
 					t.Errorf("field managers to release = %q, want none", o.Syncer.ReleaseFieldManagers)
 				}
 			},
 		},
-		{name: "release_an_empty_field_manager", args: []string{"--release-field-managers=snatch,"}, wantCode: 64, wantStderr: "a name is empty"},
-		{name: "release_the_own_field_manager", args: []string{"--release-field-managers=cabundle-syncer"}, wantCode: 64, wantStderr: "syncer's own field manager"},
-		{name: "help_shows_the_default_release", args: []string{"--help"}, wantStderr: "(default snatch)"},
-		{name: "version", args: []string{"--version"}, wantStdout: version.String("cabundle-syncer") + "\n"},
-		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, wantStdout: version.String("cabundle-syncer") + "\n"},
-		{name: "help", args: []string{"--help"}, wantStderr: "Usage: cabundle-syncer [flags]"},
-		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, wantCode: 64, wantStderr: "CA overlap"},
-		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, wantCode: 64, wantStderr: `invalid boolean value "maybe" for -metrics-secure`},
-		{name: "unknown_flag", args: []string{"--overlap=1h"}, wantCode: 64, wantStderr: "flag provided but not defined"},
-		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, wantCode: 64, wantStderr: "unexpected arguments"},
-		{name: "unknown_command", args: []string{"chek"}, wantCode: 64, wantStderr: `unknown command "chek"`},
-		{name: "subcommand_gets_its_arguments", args: []string{"check", "--strict", "x"}, wantStdout: "check --strict x"},
+		{name: "release_an_empty_field_manager", args: []string{"--release-field-managers=snatch,"}, want: outcome{Code: 64, Stderr: "a name is empty"}},
+		{name: "release_the_own_field_manager", args: []string{"--release-field-managers=cabundle-syncer"}, want: outcome{Code: 64, Stderr: "syncer's own field manager"}},
+		{name: "help_shows_the_default_release", args: []string{"--help"}, want: outcome{Stderr: "(default snatch)"}},
+		{name: "version", args: []string{"--version"}, want: outcome{Stdout: version.String("cabundle-syncer") + "\n"}},
+		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, want: outcome{Stdout: version.String("cabundle-syncer") + "\n"}},
+		{name: "help", args: []string{"--help"}, want: outcome{Stderr: "Usage: cabundle-syncer [flags]"}},
+		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, want: outcome{Code: 64, Stderr: "CA overlap"}},
+		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, want: outcome{Code: 64, Stderr: `invalid boolean value "maybe" for -metrics-secure`}},
+		{name: "unknown_flag", args: []string{"--overlap=1h"}, want: outcome{Code: 64, Stderr: "flag provided but not defined"}},
+		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
+		{name: "unknown_command", args: []string{"chek"}, want: outcome{Code: 64, Stderr: `unknown command "chek"`}},
+		{name: "subcommand_gets_its_arguments", args: []string{"check", "--strict", "x"}, want: outcome{Stdout: "check --strict x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,18 +109,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			}
 			err := c.execute(context.Background(), tt.args)
 			code := cmdline.ExitCode(binaryName, err, &stderr)
-			if ran != tt.wantRun {
-				t.Errorf("syncer ran = %v, want %v (err %v)", ran, tt.wantRun, err)
-			}
-			if code != tt.wantCode {
-				t.Errorf("exit code = %d, want %d (err %v)", code, tt.wantCode, err)
-			}
-			if tt.wantStdout != "" && stdout.String() != tt.wantStdout {
-				t.Errorf("stdout = %q, want %q", stdout.String(), tt.wantStdout)
-			}
-			if tt.wantStderr != "" && !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
-			}
+			tt.want.Check(t, outcome{Ran: ran, Code: code, Stdout: stdout.String(), Stderr: stderr.String()})
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
+	"github.com/kyma-project/kim-snatch/pkg/cmdline/cmdlinetest"
 	"github.com/kyma-project/kim-snatch/pkg/version"
 )
 
@@ -51,46 +52,34 @@ func TestCLIParsesTheWebhookFlags(t *testing.T) {
 	}
 }
 
+// outcome is what a command line of the webhook did.
+type outcome = cmdlinetest.Outcome
+
 func TestCommandLineRunsTheWebhookOrExitsWithItsCode(t *testing.T) {
 	tests := []struct {
-		name       string
-		args       []string
-		wantRun    bool
-		wantExit   int
-		wantStdout string
-		wantStderr string
+		name string
+		args []string
+		want outcome
 	}{
-		{name: "defaults_run_the_webhook", args: nil, wantRun: true},
-		{name: "version_prints_and_does_not_run", args: []string{"--version"}, wantStdout: version.String("snatch-webhook") + "\n"},
-		{name: "weight_0_is_a_usage_error", args: []string{"--affinity-weight=0"}, wantExit: 64, wantStderr: "--affinity-weight must be between 1 and 100"},
-		{name: "weight_not_a_number", args: []string{"--affinity-weight=ten"}, wantExit: 64, wantStderr: `not an integer: "ten"`},
-		{name: "unknown_flag", args: []string{"--nope"}, wantExit: 64, wantStderr: "flag provided but not defined: -nope"},
-		{name: "unknown_command", args: []string{"serve"}, wantExit: 64, wantStderr: `unknown command "serve"`},
-		{name: "stray_argument", args: []string{"--enable-http2", "extra"}, wantExit: 64, wantStderr: "unexpected arguments"},
-		{name: "help_exits_0", args: []string{"--help"}, wantStderr: "Usage: snatch-webhook"},
-		{name: "mutate_without_file", args: []string{"mutate"}, wantExit: 64, wantStderr: "-f is required"},
-		{name: "mutate_with_bad_weight", args: []string{"mutate", "-f", "-", "--affinity-weight=101"}, wantExit: 64, wantStderr: "got 101"},
-		{name: "mutate_missing_file", args: []string{"mutate", "-f", "testdata/nope.yaml"}, wantExit: 1, wantStderr: "no such file"},
-		{name: "mutate_a_deployment", args: []string{"mutate", "-f", "testdata/deployment.yaml"}, wantExit: 1, wantStderr: `the input is a "Deployment" of "apps/v1", want a v1 Pod`},
+		{name: "defaults_run_the_webhook", args: nil, want: outcome{Ran: true}},
+		{name: "version_prints_and_does_not_run", args: []string{"--version"}, want: outcome{Stdout: version.String("snatch-webhook") + "\n"}},
+		{name: "weight_0_is_a_usage_error", args: []string{"--affinity-weight=0"}, want: outcome{Code: 64, Stderr: "--affinity-weight must be between 1 and 100"}},
+		{name: "weight_not_a_number", args: []string{"--affinity-weight=ten"}, want: outcome{Code: 64, Stderr: `not an integer: "ten"`}},
+		{name: "unknown_flag", args: []string{"--nope"}, want: outcome{Code: 64, Stderr: "flag provided but not defined: -nope"}},
+		{name: "unknown_command", args: []string{"serve"}, want: outcome{Code: 64, Stderr: `unknown command "serve"`}},
+		{name: "stray_argument", args: []string{"--enable-http2", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
+		{name: "help_exits_0", args: []string{"--help"}, want: outcome{Stderr: "Usage: snatch-webhook"}},
+		{name: "mutate_without_file", args: []string{"mutate"}, want: outcome{Code: 64, Stderr: "-f is required"}},
+		{name: "mutate_with_bad_weight", args: []string{"mutate", "-f", "-", "--affinity-weight=101"}, want: outcome{Code: 64, Stderr: "got 101"}},
+		{name: "mutate_missing_file", args: []string{"mutate", "-f", "testdata/nope.yaml"}, want: outcome{Code: 1, Stderr: "no such file"}},
+		{name: "mutate_a_deployment", args: []string{"mutate", "-f", "testdata/deployment.yaml"}, want: outcome{Code: 1, Stderr: `the input is a "Deployment" of "apps/v1", want a v1 Pod`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, stdout, stderr, runs := testCLI("")
 			err := c.execute(context.Background(), tt.args)
-			var exitErr bytes.Buffer
-			if got := cmdline.ExitCode(binaryName, err, &exitErr); got != tt.wantExit {
-				t.Fatalf("exit code %d (%v), want %d", got, err, tt.wantExit)
-			}
-			stderr.Write(exitErr.Bytes())
-			if (len(*runs) == 1) != tt.wantRun {
-				t.Errorf("webhook ran %d times, want run=%v", len(*runs), tt.wantRun)
-			}
-			if tt.wantStdout != "" && stdout.String() != tt.wantStdout {
-				t.Errorf("stdout = %q, want %q", stdout, tt.wantStdout)
-			}
-			if !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.wantStderr)
-			}
+			code := cmdline.ExitCode(binaryName, err, stderr)
+			tt.want.Check(t, outcome{Ran: len(*runs) == 1, Code: code, Stdout: stdout.String(), Stderr: stderr.String()})
 			if tt.name == "help_exits_0" && !errors.Is(err, flag.ErrHelp) {
 				t.Errorf("err = %v, want flag.ErrHelp", err)
 			}

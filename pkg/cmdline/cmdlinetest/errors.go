@@ -1,7 +1,8 @@
 // Package cmdlinetest holds the assertion that the option tests of both
 // commands and of pkg/syncer share: a validation reports every problem at
-// once, each under the flag it concerns; and the table those tests run it
-// on, one change to valid options a row.
+// once, each under the flag it concerns; the table those tests run it on,
+// one change to valid options a row; and the check of what a command line
+// did, which the command-line tests of both commands share.
 //
 // It is imported by tests only.
 package cmdlinetest
