@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -282,16 +282,14 @@ func readPIDFile(path string) (*os.Process, error) {
 // waits only for /healthz, which does not wait for the informers to sync.
 func (c *Cluster) waitReadyz(ctx context.Context) error {
 	api := c.plane[1]
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, api.name+"'s /readyz", func(ctx context.Context) error {
 		if api.exited() {
-			return false, api.errExited()
+			return poll.Stop(api.errExited())
 		}
-		last = c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-		return last == nil, nil
-	})
+		return c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	}, poll.Timeout(0))
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%s not ready: %w (last: %v); last log lines:\n%s", api.name, err, last, logTail(api.logPath))
+		return fmt.Errorf("%w; last log lines:\n%s", err, logTail(api.logPath))
 	}
 	return err
 }

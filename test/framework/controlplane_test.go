@@ -2,6 +2,8 @@ package framework
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 func TestControlPlaneServesLabelledNamespaceAndPod(t *testing.T) {
@@ -86,10 +89,10 @@ func TestSchedulerBindsRequiredPoolToThatPool(t *testing.T) {
 	for _, n := range nodes.Items {
 		nodePool[n.Name] = n.Labels[PoolLabel]
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, fmt.Sprintf("%d Pods bound", pods), func(ctx context.Context) error {
 		list, err := c.Clientset.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		bound := 0
 		for _, p := range list.Items {
@@ -97,11 +100,11 @@ func TestSchedulerBindsRequiredPoolToThatPool(t *testing.T) {
 				bound++
 			}
 		}
-		return bound == pods, nil
-	})
-	if err != nil {
-		t.Fatalf("pods not bound: %v", err)
-	}
+		if bound != pods {
+			return fmt.Errorf("%d of %d Pods bound", bound, len(list.Items))
+		}
+		return nil
+	}, poll.Timeout(time.Minute))
 	list, err := c.Clientset.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -193,26 +196,26 @@ func TestControllerManagerSignsTokensTheAPIServerAccepts(t *testing.T) {
 	}
 	var token []byte
 	var rootCA string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, "a token in Secret "+secret.Name+" and kube-root-ca.crt", func(ctx context.Context) error {
 		// The Secret needs the ServiceAccount, which the controllers create.
 		if _, err := c.Clientset.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return false, nil
+			return err
 		}
 		got, err := c.Clientset.CoreV1().Secrets("default").Get(ctx, secret.Name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		token = got.Data[corev1.ServiceAccountTokenKey]
 		cm, err := c.Clientset.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		rootCA = cm.Data["ca.crt"]
-		return len(token) > 0, nil
-	})
-	if err != nil {
-		t.Fatalf("no token in Secret %s and no kube-root-ca.crt: %v", secret.Name, err)
-	}
+		if len(token) == 0 {
+			return errors.New("the Secret has no token")
+		}
+		return nil
+	}, poll.Timeout(time.Minute))
 	if rootCA != string(c.Config.CAData) {
 		t.Errorf("kube-root-ca.crt holds\n%s\nwant the API server's serving CA\n%s", rootCA, c.Config.CAData)
 	}

@@ -10,10 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/procfs"
-	"k8s.io/apimachinery/pkg/util/wait"
-
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
+	"github.com/prometheus/procfs"
 )
 
 // The control plane's components that the platform-fault scenarios of the
@@ -74,9 +73,12 @@ func (c *Cluster) Kill(name string, sig syscall.Signal) error {
 
 // waitExited reports whether the component exited within timeout.
 func (p *planeComponent) waitExited(timeout time.Duration) bool {
-	return wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return p.exited(), nil
-	}) == nil
+	return poll.Until(context.Background(), p.name+" to exit", func(context.Context) error {
+		if !p.exited() {
+			return errors.New("it runs")
+		}
+		return nil
+	}, poll.Timeout(timeout)) == nil
 }
 
 // Down reports whether Kill ended the component and Revive has not started
@@ -128,29 +130,36 @@ func (c *Cluster) Freeze(name string) (thaw func() error, err error) {
 	// The kernel stops each thread as it next runs, not at once: return
 	// only once every thread is stopped, so that nothing the caller does
 	// next can still reach a running one.
-	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return allThreadsStopped(p.proc.Pid), nil
-	})
+	err = poll.Until(context.Background(), "every thread of "+name+" to stop", func(context.Context) error {
+		return allThreadsStopped(p.proc.Pid)
+	}, poll.Timeout(10*time.Second))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("freeze %s: its threads did not all stop within 10s", name), thaw())
+		return nil, errors.Join(fmt.Errorf("freeze %s: %w", name, err), thaw())
 	}
 	return thaw, nil
 }
 
-// allThreadsStopped reports whether every thread of process pid is in the
-// stopped state (T in /proc/<pid>/task/<tid>/stat).
-func allThreadsStopped(pid int) bool {
+// allThreadsStopped returns nil if every thread of process pid is in the
+// stopped state (T in /proc/<pid>/task/<tid>/stat), and otherwise names one
+// that is not.
+func allThreadsStopped(pid int) error {
 	threads, err := procfs.AllThreads(pid)
-	if err != nil || len(threads) == 0 {
-		return false
+	if err != nil {
+		return err
+	}
+	if len(threads) == 0 {
+		return fmt.Errorf("process %d has no threads", pid)
 	}
 	for _, th := range threads {
 		st, err := th.Stat()
-		if err != nil || st.State != "T" {
-			return false
+		if err != nil {
+			return err
+		}
+		if st.State != "T" {
+			return fmt.Errorf("thread %d is in state %s", st.PID, st.State)
 		}
 	}
-	return true
+	return nil
 }
 
 func (c *Cluster) component(name string) (*planeComponent, error) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // helperPIDFileEnv makes TestHelperHoldsCluster start a cluster, write its
@@ -75,15 +75,16 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	if err := <-h.done; err == nil {
 		t.Fatal("the helper exited cleanly; want it killed")
 	}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := poll.Until(t.Context(), "every component to end", func(context.Context) error {
 		for _, pid := range pids {
 			if alive(pid) {
-				return false, nil
+				return fmt.Errorf("process %d runs", pid)
 			}
 		}
-		return true, nil
+		return nil
 	})
 	if err != nil {
+		t.Log(err)
 		for _, pid := range pids {
 			if alive(pid) {
 				t.Errorf("process %d (%s) survived the SIGKILL of the test that started it", pid, cmdline(pid))
@@ -119,22 +120,22 @@ func startHelper(t *testing.T) *helper {
 func (h *helper) waitForCluster(t *testing.T) []int {
 	var pids []int
 	var dir string
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	err := poll.Until(t.Context(), "the helper to report its cluster", func(context.Context) error {
 		select {
 		case err := <-h.done:
-			return false, fmt.Errorf("helper exited early: %v\n%s", err, h.out.String())
+			return poll.Stop(fmt.Errorf("helper exited early: %v\n%s", err, h.out.String()))
 		default:
 		}
 		data, err := os.ReadFile(h.pidFile)
 		if err != nil {
-			return false, nil
+			return err
 		}
 		dir, pids, err = parsePIDFile(data)
-		return err == nil, nil
-	})
+		return err
+	}, poll.Timeout(2*time.Minute))
 	if err != nil {
 		_ = h.cmd.Process.Kill()
-		t.Fatalf("helper did not report its cluster: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if len(pids) != 4 {
