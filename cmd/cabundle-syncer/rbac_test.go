@@ -179,9 +179,14 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 		t.Errorf("the syncer was refused something:\n%s", grepLines(log, "forbidden"))
 	}
 
-	// The scoping is real: the ServiceAccount reads the one Secret and the
-	// one emergency-disable ConfigMap only through a field selector, and
-	// nothing else.
+	checkScoping(ctx, t, sa)
+}
+
+// checkScoping checks that the scoping is real: the ServiceAccount of sa
+// reads the one Secret and the one emergency-disable ConfigMap only through
+// a field selector, and nothing else.
+func checkScoping(ctx context.Context, t *testing.T, sa kubernetes.Interface) {
+	t.Helper()
 	secrets, configMaps := sa.CoreV1().Secrets(namespace), sa.CoreV1().ConfigMaps(namespace)
 	mwcs := sa.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	dryRun := []string{metav1.DryRunAll}
