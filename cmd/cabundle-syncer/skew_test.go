@@ -293,23 +293,27 @@ func settledCheck(t *testing.T, kubeconfig, namespace string) (int, check.Report
 
 // runSkewCheck runs check as operators do, its flags at their defaults
 // but for the namespace item's --target-namespace, namespace, until done
-// or 30 s pass, and returns the last run: the API server learns of the
-// caBundle, the endpoints and the RBAC from its informers, so the first
-// runs after a change may not yet see them.
+// or poll's timeout passes, and returns the last run, which the caller
+// judges: the API server learns of the caBundle, the endpoints and the
+// RBAC from its informers, so the first runs after a change may not yet
+// see them.
 func runSkewCheck(t *testing.T, kubeconfig, namespace string, done func(int, check.Report) bool) (int, check.Report, string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, stdout, stderr := runCheckBinary(t, "--kubeconfig="+kubeconfig, "--target-namespace="+namespace, "-o", "json")
+	var code int
+	var r check.Report
+	var stdout string
+	_ = poll.Until(t.Context(), "check to settle", func(context.Context) error {
+		var stderr string
+		code, stdout, stderr = runCheckBinary(t, "--kubeconfig="+kubeconfig, "--target-namespace="+namespace, "-o", "json")
 		if stderr != "" {
 			t.Errorf("stderr: %s", stderr)
 		}
-		r := decodeReport(t, stdout)
-		if done(code, r) || time.Now().After(deadline) {
-			return code, r, stdout
+		if r = decodeReport(t, stdout); !done(code, r) {
+			return fmt.Errorf("check exits %d", code)
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
+	return code, r, stdout
 }
 
 func skewResult(t *testing.T, r check.Report, id string) check.Result {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // BenchmarkServeOverTLS sends reviews one at a time over a kept-alive
@@ -98,9 +99,7 @@ func serveForBench(b *testing.B) (string, *http.Client) {
 			b.Errorf("Serve: %v", err)
 		}
 	})
-	for srv.Ready() != nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(b, "the server to be ready", func(context.Context) error { return srv.Ready() })
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
 		MaxIdleConnsPerHost: 1,
