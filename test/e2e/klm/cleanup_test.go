@@ -2,6 +2,7 @@ package klm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // holdFinalizer is the test's own finalizer, which keeps an object
@@ -95,10 +96,16 @@ func deletedManifestPrunes(t *testing.T, e *env) {
 		t.Error("the Manifest let go of its finalizer before its objects were gone")
 	}
 	f.setFinalizers(configMaps, "cfg", nil)
-	f.poll("the Manifest gone", func(ctx context.Context) (bool, error) {
-		err := f.cl.Get(ctx, f.key, &klm.Manifest{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}, func() string { return "" })
+	poll.Eventually(t, "the Manifest gone", func(ctx context.Context) error {
+		m := &klm.Manifest{}
+		switch err := f.cl.Get(ctx, f.key, m); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return poll.Stop(err)
+		}
+		return fmt.Errorf("the Manifest is there, finalizers %v", m.Finalizers)
+	}, poll.Timeout(waitTimeout))
 	if f.get(configMaps, f.skr, "cfg") != nil || f.get(services, f.skr, "svc") != nil {
 		t.Error("the Manifest is gone, but not all of its objects")
 	}
@@ -132,13 +139,18 @@ func (f *fixture) waitObjectWhere(gvr schema.GroupVersionResource, name, what st
 	f.t.Helper()
 	var u *unstructured.Unstructured
 	key := types.NamespacedName{Namespace: f.skr, Name: name}
-	f.poll(gvr.Resource+" "+key.String()+" "+what, func(ctx context.Context) (bool, error) {
+	poll.Eventually(f.t, gvr.Resource+" "+key.String()+" "+what, func(ctx context.Context) error {
 		var err error
 		u, err = f.dyn.Resource(gvr).Namespace(f.skr).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
+		switch {
+		case apierrors.IsNotFound(err):
+			return err
+		case err != nil:
+			return poll.Stop(err)
+		case !ok(u):
+			return fmt.Errorf("it is there, not %s", what)
 		}
-		return err == nil && ok(u), err
-	}, func() string { return "" })
+		return nil
+	}, poll.Timeout(waitTimeout))
 	return u
 }

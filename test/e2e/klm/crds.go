@@ -4,12 +4,12 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 //go:embed crds.yaml
@@ -49,20 +49,20 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, name+" to be established", func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 		for _, cond := range conds {
 			if m, ok := cond.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
-	})
+		return fmt.Errorf("conditions %v", conds)
+	}, poll.Timeout(0))
 	if err != nil {
-		return fmt.Errorf("klm: %s not established: %w", name, err)
+		return fmt.Errorf("klm: %w", err)
 	}
 	return nil
 }

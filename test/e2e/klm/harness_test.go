@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // waitTimeout bounds each wait for an outcome; the outcome is asserted,
@@ -141,14 +141,16 @@ func (f *fixture) manifest() *klm.Manifest {
 func (f *fixture) waitManifest(what string, ok func(*klm.Manifest) bool) *klm.Manifest {
 	f.t.Helper()
 	var last klm.Manifest
-	f.poll(what, func(ctx context.Context) (bool, error) {
+	poll.Eventually(f.t, "the Manifest "+what, func(ctx context.Context) error {
 		var m klm.Manifest
 		if err := f.cl.Get(ctx, f.key, &m); err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
-		last = m
-		return ok(&m), nil
-	}, func() string { return fmt.Sprintf("spec %+v, status %+v", last.Spec, last.Status) })
+		if last = m; !ok(&m) {
+			return fmt.Errorf("spec %+v, status %+v", m.Spec, m.Status)
+		}
+		return nil
+	}, poll.Timeout(waitTimeout))
 	return &last
 }
 
@@ -164,18 +166,12 @@ func (f *fixture) waitReady(version string) *klm.Manifest {
 func (f *fixture) waitPasses(n int) {
 	f.t.Helper()
 	want := f.klm.Passes(f.key) + n
-	f.poll(fmt.Sprintf("%d more reconciles", n), func(context.Context) (bool, error) {
-		return f.klm.Passes(f.key) >= want, nil
-	}, func() string { return fmt.Sprintf("%d reconciles", f.klm.Passes(f.key)) })
-}
-
-// poll waits until cond holds, failing t with what and last() if not.
-func (f *fixture) poll(what string, cond wait.ConditionWithContextFunc, last func() string) {
-	f.t.Helper()
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, waitTimeout, true, cond)
-	if err != nil {
-		f.t.Fatalf("waiting for %s: %v; last: %s", what, err, last())
-	}
+	poll.Eventually(f.t, fmt.Sprintf("%d more reconciles", n), func(context.Context) error {
+		if got := f.klm.Passes(f.key); got < want {
+			return fmt.Errorf("%d reconciles, want %d", got, want)
+		}
+		return nil
+	}, poll.Timeout(waitTimeout))
 }
 
 func must(t *testing.T, err error) {

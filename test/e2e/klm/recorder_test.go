@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // A change is one watch event on the runtime: what happened to which
@@ -94,11 +96,13 @@ func (r *recorder) first(match func(change) bool) (change, bool) {
 func (f *fixture) event(r *recorder, what string, match func(change) bool) change {
 	f.t.Helper()
 	var c change
-	f.poll(what, func(context.Context) (bool, error) {
+	poll.Eventually(f.t, what, func(context.Context) error {
 		var ok bool
-		c, ok = r.first(match)
-		return ok, nil
-	}, func() string { return fmt.Sprintf("%d events recorded", r.len()) })
+		if c, ok = r.first(match); !ok {
+			return fmt.Errorf("none of %d events recorded matches", r.len())
+		}
+		return nil
+	}, poll.Timeout(waitTimeout))
 	return c
 }
 

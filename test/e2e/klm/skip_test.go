@@ -2,6 +2,7 @@ package klm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // A Manifest labelled skip-reconciliation leaves the runtime as it is,
@@ -54,9 +56,12 @@ func readyRequeued(t *testing.T, e *env) {
 	f.create("1", nil)
 	ready := f.waitReady("1")
 	f.drift("a")
-	f.poll("the drift reverted", func(ctx context.Context) (bool, error) {
-		return data(f.get(configMaps, f.skr, "a"), "v") == "1", nil
-	}, func() string { return "v=" + data(f.get(configMaps, f.skr, "a"), "v") })
+	poll.Eventually(t, "the drift reverted", func(context.Context) error {
+		if v := data(f.get(configMaps, f.skr, "a"), "v"); v != "1" {
+			return fmt.Errorf("v=%s", v)
+		}
+		return nil
+	}, poll.Timeout(waitTimeout))
 	if m := f.manifest(); m.ResourceVersion != ready.ResourceVersion {
 		t.Errorf("the Manifest changed (resourceVersion %s to %s): its watch, not the requeue, may have reverted the drift",
 			ready.ResourceVersion, m.ResourceVersion)
