@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,7 +21,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	discoveryv1ac "k8s.io/client-go/applyconfigurations/discovery/v1"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -32,6 +33,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 const ns = kimsnatch.Namespace
@@ -100,7 +102,7 @@ func checkFallbackAnnotatesWithoutKymaNodes(t *testing.T, cs kubernetes.Interfac
 	}
 	route(t, cs, k.Addr())
 	first := project(t, issuer, dir)
-	waitFor(t, "the first apply", func() bool { return k.Applies() == 1 })
+	poll.Eventually(t, "the first apply", counted(k, func() bool { return k.Applies() == 1 }), waitTimeout)
 	checkMWC(t, cs, first.CertPEM)
 	pod := admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return len(p.Annotations) > 0 })
 	if pod.Annotations[kimsnatch.PoolLabel] != framework.KymaPool || pod.Spec.Affinity != nil {
@@ -177,7 +179,7 @@ func checkTermAppendedToEveryAffinity(t *testing.T, cs kubernetes.Interface) {
 func checkRotationIsLoadedAndApplied(t *testing.T, cs kubernetes.Interface, k *kimsnatch.KimSnatch, dir string, issuer certtest.Options) {
 	t.Helper()
 	second := project(t, issuer, dir)
-	waitFor(t, "the rotation's apply", func() bool { return k.Loads() == 2 && k.Applies() == 2 })
+	poll.Eventually(t, "the rotation's apply", counted(k, func() bool { return k.Loads() == 2 && k.Applies() == 2 }), waitTimeout)
 	checkMWC(t, cs, second.CertPEM)
 	admit(t, cs, newPod(nil), func(p *corev1.Pod) bool { return p.Spec.Affinity != nil })
 }
@@ -189,9 +191,9 @@ func checkFailedLoadRestartsAndApplies(t *testing.T, cfg *rest.Config, cs kubern
 	t.Helper()
 	must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(t.Context(), kimsnatch.DefaultWebhookConfigName, metav1.DeleteOptions{}))
 	third := project(t, issuer, dir)
-	waitFor(t, "a failed load", func() bool { return k.Restarts() > 0 })
+	poll.Eventually(t, "a failed load", counted(k, func() bool { return k.Restarts() > 0 }), waitTimeout)
 	install(t, cfg, func(kind string) bool { return kind == "MutatingWebhookConfiguration" })
-	waitFor(t, "the apply after the restart", func() bool { return k.Applies() == 3 })
+	poll.Eventually(t, "the apply after the restart", counted(k, func() bool { return k.Applies() == 3 }), waitTimeout)
 	checkMWC(t, cs, third.CertPEM)
 }
 
@@ -221,17 +223,18 @@ func checkStopAnswersTheReviewInFlight(t *testing.T, k *kimsnatch.KimSnatch) {
 	half, begun := len(review)/2, k.Reviews()
 	_, err = conn.Write(append([]byte(head), review[:half]...))
 	must(t, err)
-	waitFor(t, "the review's handling to begin", func() bool { return k.Reviews() > begun })
+	poll.Eventually(t, "the review's handling to begin", counted(k, func() bool { return k.Reviews() > begun }), waitTimeout)
 
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); k.Stop() }()
-	waitFor(t, "the listener to close", func() bool {
+	poll.Eventually(t, "the listener to close", func(context.Context) error {
 		c, err := net.DialTimeout("tcp", k.Addr(), time.Second)
-		if err == nil {
-			_ = c.Close()
+		if err != nil {
+			return nil
 		}
-		return err != nil
-	})
+		_ = c.Close()
+		return errors.New("the listener still accepts connections")
+	}, waitTimeout)
 	_, err = conn.Write(review[half:])
 	must(t, err)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -343,25 +346,34 @@ func checkMWC(t *testing.T, cs kubernetes.Interface, ca []byte) {
 func admit(t *testing.T, cs kubernetes.Interface, pod *corev1.Pod, done func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var got *corev1.Pod
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, "a Pod admitted through the stand-in", func(ctx context.Context) error {
 		p, err := cs.CoreV1().Pods(ns).Create(ctx, pod.DeepCopy(), metav1.CreateOptions{})
-		if err != nil || done(p) {
-			got = p
-			return err == nil, err
+		if err != nil {
+			return poll.Stop(err)
 		}
-		return false, cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{})
-	})
-	if err != nil {
-		t.Fatalf("no Pod admitted through the stand-in: %v", err)
-	}
+		if done(p) {
+			got = p
+			return nil
+		}
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			return poll.Stop(err)
+		}
+		return fmt.Errorf("a Pod came back with annotations %v and affinity %+v", p.Annotations, p.Spec.Affinity)
+	}, waitTimeout)
 	return got
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, time.Minute, true,
-		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+// waitTimeout bounds the waits for the stand-in and the API server.
+var waitTimeout = poll.Timeout(time.Minute)
+
+// counted returns a condition that holds once ok does, and otherwise
+// reports the stand-in's counts.
+func counted(k *kimsnatch.KimSnatch, ok func() bool) poll.Condition {
+	return func(context.Context) error {
+		if !ok() {
+			return fmt.Errorf("loads %d, applies %d, restarts %d, reviews %d", k.Loads(), k.Applies(), k.Restarts(), k.Reviews())
+		}
+		return nil
 	}
 }
 
