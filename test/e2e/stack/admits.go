@@ -7,10 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // WaitAdmits waits until the API server calls the webhook for a Kyma Pod:
@@ -31,21 +31,14 @@ func WaitAdmits(ctx context.Context, cs kubernetes.Interface, timeout time.Durat
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: PauseImage}}},
 	}
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "the webhook to admit Kyma Pods", func(ctx context.Context) error {
 		p, err := cs.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		switch {
-		case err != nil:
-			last = err.Error()
-		case framework.PoolTerms(p, framework.KymaPool) != 1:
-			last = fmt.Sprintf("a dry-run Pod came back with %d terms for pool %s", framework.PoolTerms(p, framework.KymaPool), framework.KymaPool)
-		default:
-			return true, nil
+		if err != nil {
+			return err
 		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the webhook does not admit Kyma Pods within %s (last: %s): %w", timeout, last, err)
-	}
-	return nil
+		if n := framework.PoolTerms(p, framework.KymaPool); n != 1 {
+			return fmt.Errorf("a dry-run Pod came back with %d terms for pool %s", n, framework.KymaPool)
+		}
+		return nil
+	}, poll.Timeout(timeout))
 }

@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // CertificateName is the Gardener Certificate of
@@ -73,7 +74,8 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 	if _, err := certs.Patch(ctx, certificate, types.MergePatchType, []byte(`{"spec":{"renew":true,"ensureRenewedAfter":null}}`), metav1.PatchOptions{}); err != nil {
 		return r, fmt.Errorf("set spec.renew of Certificate %s/%s: %w", ns, certificate, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, certPoll, issueTimeout, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("a new CA in Secret %s and Certificate %s/%s Ready", secret, ns, certificate)
+	err = poll.Until(ctx, what, func(ctx context.Context) error {
 		if r.SecretWritten.IsZero() {
 			if fp := Fingerprint(ctx, cs, ns, secret); fp != "" && fp != r.Before {
 				r.After, r.SecretWritten = fp, time.Now()
@@ -81,7 +83,7 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 		}
 		u, err := certs.Get(ctx, certificate, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return fmt.Errorf("new CA %q, states %v; get the Certificate: %w", r.After, r.States, err)
 		}
 		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		if len(r.States) == 0 || r.States[len(r.States)-1] != state {
@@ -90,10 +92,13 @@ func Renew(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, 
 		if exp, _, _ := unstructured.NestedString(u.Object, "status", "expirationDate"); r.Ready.IsZero() && state == "Ready" && exp != expiry {
 			r.Ready = time.Now()
 		}
-		return !r.Ready.IsZero() && !r.SecretWritten.IsZero(), nil
-	})
+		if r.Ready.IsZero() || r.SecretWritten.IsZero() {
+			return fmt.Errorf("new CA %q, states %v", r.After, r.States)
+		}
+		return nil
+	}, poll.Timeout(issueTimeout), poll.Interval(certPoll))
 	if err != nil {
-		return r, fmt.Errorf("renew Certificate %s/%s: no new CA in Secret %s and Ready within %s (new CA %q, states %v): %w", ns, certificate, secret, issueTimeout, r.After, r.States, err)
+		return r, fmt.Errorf("renew: %w", err)
 	}
 	return r, nil
 }
@@ -152,26 +157,26 @@ func WaitIssued(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interf
 	certs := dyn.Resource(CertificateResource).Namespace(Namespace)
 	var fp string
 	nudged := false
-	err := wait.PollUntilContextTimeout(ctx, time.Second, issueTimeout, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("cert-management to write a CA into Secret %s/%s", Namespace, SecretName)
+	err := poll.Until(ctx, what, func(ctx context.Context) error {
 		if fp = CurrentFingerprint(ctx, cs); fp != "" {
-			return true, nil
+			return nil
 		}
 		u, err := certs.Get(ctx, CertificateName, metav1.GetOptions{})
-		if err != nil || nudged {
-			return false, nil
+		if err != nil {
+			return err
 		}
-		if backOff, _, _ := unstructured.NestedMap(u.Object, "status", "backoff"); backOff != nil {
+		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		backOff, _, _ := unstructured.NestedMap(u.Object, "status", "backoff")
+		if backOff != nil && !nudged {
 			progress("cert-management backs off from Certificate %s/%s (%v): annotating it gardener.cloud/operation=reconcile", Namespace, CertificateName, backOff)
 			patch := []byte(`{"metadata":{"annotations":{"gardener.cloud/operation":"reconcile"}}}`)
 			if _, err := certs.Patch(ctx, CertificateName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				return false, err
+				return poll.Stop(err)
 			}
 			nudged = true
 		}
-		return false, nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("cert-management wrote no CA into Secret %s/%s: %w", Namespace, SecretName, err)
-	}
-	return fp, nil
+		return fmt.Errorf("no CA yet; the Certificate's state is %q, backoff %v", state, backOff)
+	}, poll.Timeout(issueTimeout))
+	return fp, err
 }

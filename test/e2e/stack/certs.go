@@ -6,12 +6,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/pkg/cabundle"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // CurrentFingerprint returns the fingerprint of the CA in the Secret, or ""
@@ -34,23 +34,25 @@ func Fingerprint(ctx context.Context, cs kubernetes.Interface, ns, name string) 
 	return cabundle.Fingerprint(certs[0])
 }
 
+// bundlePoll is how often WaitBundleHas reads the webhook configuration:
+// its callers log how soon the caBundle held the CA.
+const bundlePoll = 20 * time.Millisecond
+
 // WaitBundleHas waits until every webhook entry's caBundle in the cluster
 // of cs holds the certificate with fingerprint fp.
 func WaitBundleHas(ctx context.Context, cs kubernetes.Interface, timeout time.Duration, fp string) error {
-	var last [][]string
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "every caBundle to hold "+fp, func(ctx context.Context) error {
 		mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, WebhookConfigName, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
-		last = last[:0]
-		for _, b := range syncertest.Bundles(mwc) {
-			last = append(last, certtest.Fingerprints(b))
+		if !syncertest.EveryBundleHas(mwc, fp) {
+			var per [][]string
+			for _, b := range syncertest.Bundles(mwc) {
+				per = append(per, certtest.Fingerprints(b))
+			}
+			return fmt.Errorf("fingerprints per entry: %v", per)
 		}
-		return syncertest.EveryBundleHas(mwc, fp), nil
-	})
-	if err != nil {
-		return fmt.Errorf("caBundle does not hold %s within %s (fingerprints per entry: %v): %w", fp, timeout, last, err)
-	}
-	return nil
+		return nil
+	}, poll.Timeout(timeout), poll.Interval(bundlePoll))
 }
