@@ -16,12 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -345,31 +345,35 @@ func deletePods(ctx context.Context, cs kubernetes.Interface, namespace string) 
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the Pods of %s: %w", namespace, err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "the Pods of "+namespace+" to go", func(ctx context.Context) error {
 		list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil && len(list.Items) == 0, err
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return fmt.Errorf("the Pods of %s are still there a minute after their deletion", namespace)
-	}
-	return err
+		switch {
+		case err != nil:
+			return poll.Stop(err)
+		case len(list.Items) > 0:
+			return fmt.Errorf("the Pod %s is still there", list.Items[0].Name)
+		}
+		return nil
+	}, poll.Timeout(time.Minute))
 }
 
 // waitForArm creates probe Pods until one comes out as the arm should:
 // with exactly the term in B and C, without in A.
 func waitForArm(ctx context.Context, cs kubernetes.Interface, a *arm, term corev1.PreferredSchedulingTerm) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; ; i++ {
-		p, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod("probe-"+strconv.Itoa(i)), metav1.CreateOptions{})
+	probes := 0
+	err := poll.Until(ctx, "arm "+a.name+"'s probe Pods to come out as the arm should", func(ctx context.Context) error {
+		p, err := cs.CoreV1().Pods(a.namespace).Create(ctx, benchPod("probe-"+strconv.Itoa(probes)), metav1.CreateOptions{})
 		if err != nil {
-			return fmt.Errorf("arm %s: create a probe Pod: %w", a.name, err)
+			return poll.Stop(fmt.Errorf("create a probe Pod: %w", err))
 		}
-		if hasExactlyTheTerm(p, term) == a.mutated {
-			return deletePods(ctx, cs, a.namespace)
+		probes++
+		if hasExactlyTheTerm(p, term) != a.mutated {
+			return fmt.Errorf("a probe Pod came out with affinity %+v", p.Spec.Affinity)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("arm %s: probe Pods still come out with affinity %+v after 30s", a.name, p.Spec.Affinity)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return deletePods(ctx, cs, a.namespace)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,10 +13,9 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -247,21 +247,24 @@ func (r *runner) startReadyEnv(ctx context.Context, name, bin string, cpu int, e
 // passes.
 func waitReady(ctx context.Context, p *process.Process, url string, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := poll.Until(ctx, p.Name+" to be ready at "+url, func(context.Context) error {
 		if p.Exited() {
-			return false, fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20))
+			return poll.Stop(fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20)))
 		}
 		resp, err := client.Get(url)
 		if err != nil {
-			return false, nil
+			return err
 		}
 		// Read to the end, so that the connection is reused.
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return fmt.Errorf("%s not ready at %s within %s; log:\n%s", p.Name, url, timeout, p.LogTail(20))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("it answers %s", resp.Status)
+		}
+		return nil
+	}, poll.Timeout(timeout))
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%w; log:\n%s", err, p.LogTail(20))
 	}
 	return err
 }
