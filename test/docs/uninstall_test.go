@@ -24,6 +24,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The sections of docs/operations.md whose kubectl commands remove the
@@ -213,11 +214,12 @@ func (r *uninstallRig) checkCommandsNameRenderedKinds(t *testing.T) {
 func (r *uninstallRig) removeBoth(t *testing.T) {
 	// Dependents too: the Deployments' ReplicaSets and Pods, and the
 	// check Job's Pod, all labelled through the Pod templates.
-	for deadline := time.Now().Add(time.Minute); !dependentsExist(labelled(t, r.dyn, r.disc)); time.Sleep(time.Second) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no ReplicaSet and Pod of the installation after a minute: %v", labelled(t, r.dyn, r.disc))
+	poll.Eventually(t, "a ReplicaSet and a Pod of the installation", func(context.Context) error {
+		if objs := labelled(t, r.dyn, r.disc); !dependentsExist(objs) {
+			return fmt.Errorf("the installation's objects: %v", objs)
 		}
-	}
+		return nil
+	}, poll.Timeout(time.Minute), listEverything)
 	r.run(t, removeWebhook)
 	if out := r.must(t, "get", "-f", "syncer.yaml", "-o", "name"); strings.Count(out, "\n") != len(objectIDs(t, r.rendered["syncer"])) {
 		t.Fatalf("removing snatch-webhook removed objects of cabundle-syncer; left:\n%s", out)
@@ -372,19 +374,23 @@ func objectIDs(t *testing.T, stream []byte) []string {
 	return out
 }
 
+// listEverything paces the waits whose every attempt lists every listable
+// resource.
+var listEverything = poll.Interval(time.Second)
+
 // waitForNothingLeft waits until no object of any listable resource
 // carries the label partOf, as garbage collection and the namespace
-// controller finish, and returns what is left after two minutes.
+// controller finish, and returns what is left when the wait ends.
 func waitForNothingLeft(t *testing.T, dyn dynamic.Interface, disc discovery.DiscoveryInterface) []string {
 	t.Helper()
 	var left []string
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		left = labelled(t, dyn, disc)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
+	_ = poll.Until(t.Context(), "nothing of the installation left", func(context.Context) error {
+		if left = labelled(t, dyn, disc); len(left) > 0 {
+			return fmt.Errorf("left: %v", left)
 		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	}, poll.Timeout(2*time.Minute), listEverything)
+	return left
 }
 
 // dependentsExist reports whether objects lists a ReplicaSet and a Pod.
