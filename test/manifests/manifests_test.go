@@ -135,4 +135,3 @@ func typed(t testing.TB, o *unstructured.Unstructured, into any) {
 		t.Fatalf("convert %s: %v", id(o), err)
 	}
 }
-
