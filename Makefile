@@ -220,7 +220,7 @@ TIER ?= full
 
 .PHONY: test-cost
 test-cost: $(E2E_DEPS) ## Measure what each node test and each process of its stack costs: TIER=full (default) or smoke.
-	go build -o $(BIN)/test-cost ./test/cost/cmd/test-cost
+	hack/build-binary.sh test/cost/cmd/test-cost $(BIN)
 	$(call NODE_TEST,$(TIER),--require,-json,$(BIN)/test-cost -json $(BIN)/cost/$(TIER).json -md $(BIN)/cost/$(TIER).md --)
 
 # make test and make e2e run the platform-fault scenarios of their tiers
@@ -236,12 +236,13 @@ e2e-kind: $(K8S_STAMP) $(NEIGHBOUR_CRDS) images ## The same suite on kind with t
 
 .PHONY: run
 run: $(K8S_STAMP) $(NETPOL) $(NEIGHBOUR_CRDS) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
-	go build -o $(BIN)/snatch-local ./test/e2e/cmd/snatch-local
+	hack/build-binary.sh test/e2e/cmd/snatch-local $(BIN)
 	hack/with-node.sh --require $(BIN)/snatch-local
 
 .PHONY: bench
 bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, JSON to bin/bench/results.json (BENCH_FLAGS=-smoke for a quick run).
-	go run ./test/bench/cmd/snatch-bench -out $(BIN)/bench/results.json $(BENCH_FLAGS)
+	hack/build-binary.sh test/bench/cmd/snatch-bench $(BIN)
+	$(BIN)/snatch-bench -out $(BIN)/bench/results.json $(BENCH_FLAGS)
 
 ##@ Images
 
@@ -250,11 +251,13 @@ bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, J
 # binary as the Dockerfile's builder stage does, and imagetool packs it with
 # the user, entrypoint, labels and path of the Dockerfile's final stage, but
 # without the distroless base. The tag is the one test/e2e/overlay uses.
-# The pause image serves as containerd's sandbox image where nothing can be
-# pulled; like registry.k8s.io/pause it runs as 65535. kim-snatch is the
-# stand-in of the old single binary (test/e2e/kimsnatch), run as /manager
-# for the migration scenario. The probe image is the client of the
-# NetworkPolicy tests on the real node.
+# The test images' binaries are built by the same script, into
+# bin/images/build/. The pause image serves as containerd's sandbox image
+# where nothing can be pulled; like registry.k8s.io/pause it runs as 65535.
+# kim-snatch is the stand-in of the old single binary (test/e2e/kimsnatch),
+# run as /manager for the migration scenario. The probe image is the client
+# of the NetworkPolicy tests on the real node, which also run its binary,
+# bin/images/build/probe, on the host.
 IMAGES          := $(BIN)/images
 IMAGETOOL       := $(BIN)/imagetool
 IMAGES_TAG      := e2e
@@ -270,13 +273,13 @@ images: $(IMAGETOOL) $(CERTMGMT) $(COREDNS) ## Write the images snatch-webhook, 
 	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.syncer -build-arg VERSION=$(SYNCER_VERSION) \
 		-binary $(IMAGES)/build/cabundle-syncer -tag cabundle-syncer:$(IMAGES_TAG) -o $(IMAGES)/cabundle-syncer.tar
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/imagetool build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/pause ./pause
+	hack/build-binary.sh hack/tools/imagetool/pause $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kim-snatch ./test/e2e/kimsnatch/cmd/kim-snatch
+	hack/build-binary.sh test/e2e/kimsnatch/cmd/kim-snatch $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/kim-snatch -entrypoint /manager -user 65532:65532 \
 		-tag kim-snatch:$(IMAGES_TAG) -o $(IMAGES)/kim-snatch.tar
-	CGO_ENABLED=0 GOWORK=off go -C hack/tools/imagetool build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/probe ./probe
+	hack/build-binary.sh hack/tools/imagetool/probe $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
@@ -298,7 +301,7 @@ monitoring-images: $(IMAGETOOL) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) #
 		-tag prometheus-operator:$(IMAGES_TAG) -o $(IMAGES)/prometheus-operator.tar
 	$(IMAGETOOL) -binary $(ALERTMANAGER) -entrypoint /bin/alertmanager -user 65534:65534 \
 		-tag alertmanager:$(IMAGES_TAG) -o $(IMAGES)/alertmanager.tar
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(IMAGES)/build/kube-state-metrics ./test/e2e/kubestatemetrics/cmd/kube-state-metrics
+	hack/build-binary.sh test/e2e/kubestatemetrics/cmd/kube-state-metrics $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/kube-state-metrics -entrypoint /kube-state-metrics -user 65534:65534 \
 		-tag kube-state-metrics:$(IMAGES_TAG) -o $(IMAGES)/kube-state-metrics.tar
 
@@ -349,19 +352,19 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 
 $(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard hack/tools/promrules/*.go)
 	@echo ">> building promrules"
-	GOWORK=off go -C hack/tools/promrules build -trimpath -o $@ .
+	hack/build-binary.sh hack/tools/promrules $(@D)
 
 $(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildcard hack/tools/dashboards/*.go hack/tools/dashboards/*.tmpl)
 	@echo ">> building dashboards"
-	GOWORK=off go -C hack/tools/dashboards build -trimpath -o $@ .
+	hack/build-binary.sh hack/tools/dashboards $(@D)
 
 $(DESCHEDULER_POLICY): hack/tools/descheduler-policy/go.mod hack/tools/descheduler-policy/go.sum $(wildcard hack/tools/descheduler-policy/*.go)
 	@echo ">> building descheduler-policy"
-	GOWORK=off go -C hack/tools/descheduler-policy build -trimpath -o $@ .
+	hack/build-binary.sh hack/tools/descheduler-policy $(@D)
 
 $(IMAGETOOL): hack/tools/imagetool/go.mod hack/tools/imagetool/go.sum $(wildcard hack/tools/imagetool/*.go)
 	@echo ">> building imagetool"
-	GOWORK=off go -C hack/tools/imagetool build -trimpath -o $@ .
+	hack/build-binary.sh hack/tools/imagetool $(@D)
 
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
 	@echo ">> building golangci-lint"

@@ -166,7 +166,7 @@ func (c WebhookCell) withFigures() WebhookCell {
 // buildCommand builds the baseline ./test/bench/cmd/<name> of the main
 // module into dir.
 func buildCommand(ctx context.Context, dir, name string) (string, error) {
-	return process.GoBuild(ctx, "", "./test/bench/cmd/"+name, dir)
+	return process.Build(ctx, "test/bench/cmd/"+name, dir)
 }
 
 // writeServingCert writes a serving certificate for 127.0.0.1 into dir as

@@ -219,7 +219,7 @@ func TestWithoutEachIngressRuleOfTheWebhookItsCallersAreDropped(t *testing.T) {
 	requirePolicy(t, denyAll)
 	webhook := systemPod(t, stack.WebhookName)
 	scrapers := namespace(t, "denyall-scrape", false)
-	bin := buildProbe(t)
+	bin := hostProbeBinary(t)
 	cases := []struct {
 		port string
 		dial func(t *testing.T, attempt string) probeResult

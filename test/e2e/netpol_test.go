@@ -25,7 +25,6 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
-	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -259,7 +258,7 @@ func TestNetworkPolicyOpensTheWebhookPortToAll(t *testing.T) {
 		t.Errorf("a Pod in another namespace, with no label, could not complete TLS with the webhook at %s: %s", target, r)
 	}
 
-	if r := hostProbe(t, buildProbe(t), "tls", target); !r.ok {
+	if r := hostProbe(t, hostProbeBinary(t), "tls", target); !r.ok {
 		t.Errorf("a host process as uid 65534 could not complete TLS with the webhook at %s: %s", target, r)
 	}
 	if d := logVerdicts(t, c, before); d["accept"] < 2 {
@@ -497,10 +496,16 @@ func firstServiceIP(t *testing.T) string {
 	return svc.Spec.ClusterIP
 }
 
-// buildProbe builds the probe for the host, as make images does for the
-// image.
-func buildProbe(t *testing.T) string {
+// hostProbeBinary returns the probe of the image kim-snatch-probe, the
+// binary that make images built and packed (bin/images/build/probe), in a
+// copy for the host.
+func hostProbeBinary(t *testing.T) string {
 	t.Helper()
+	src := filepath.Join(tools.Images.Path(t), "build", "probe")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("the probe of make images: %v", err)
+	}
 	// Not in t.TempDir, whose parent only root may enter: the probe runs
 	// as another uid.
 	dir, err := os.MkdirTemp("", "kim-snatch-probe-")
@@ -511,9 +516,9 @@ func buildProbe(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := process.GoBuild(context.Background(), "hack/tools/imagetool", "./probe", dir)
-	if err != nil {
-		t.Fatalf("build the probe: %v", err)
+	bin := filepath.Join(dir, "probe")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
