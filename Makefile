@@ -350,97 +350,75 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 	$(K8S_BIN)/kube-apiserver --version
 	@touch $@
 
-$(PROMRULES): hack/tools/promrules/go.mod hack/tools/promrules/go.sum $(wildcard hack/tools/promrules/*.go)
-	@echo ">> building promrules"
-	hack/build-binary.sh hack/tools/promrules $(@D)
+# Each tool is one call of go_tool, or of debian_package for the two that
+# are not Go modules.
+#
+# $(call go_tool,<binary>,<module>,<what>,<go>,<go build flags>) builds
+# <binary> from the module hack/tools/<module>, again whenever its go.mod
+# or go.sum changes. <what> is either a folder of our own code, which
+# hack/build-binary.sh builds (again also when its sources or the script
+# change), or the packages of another project, which <go> builds with
+# -trimpath and <go build flags>, into <binary>'s folder when there are
+# several. The flags may not hold a comma: pass a variable, as $$(VAR).
+define go_tool
+$(1): hack/tools/$(2)/go.mod hack/tools/$(2)/go.sum $(if $(filter hack/%,$(3)),hack/build-binary.sh $$(wildcard $(3)/*.go $(3)/*.tmpl))
+	@echo ">> building $(if $(word 2,$(3)),$(notdir $(3)),$(notdir $(1)))"
+	$(if $(filter hack/%,$(3)),hack/build-binary.sh $(3) $$(@D),$(4) -C hack/tools/$(2) build -trimpath$(if $(5), $(5)) -o $(if $(word 2,$(3)),$$(@D)/,$$@) $(3))
+endef
 
-$(DASHBOARDS): hack/tools/dashboards/go.mod hack/tools/dashboards/go.sum $(wildcard hack/tools/dashboards/*.go hack/tools/dashboards/*.tmpl)
-	@echo ">> building dashboards"
-	hack/build-binary.sh hack/tools/dashboards $(@D)
+# $(call debian_package,<stamp>,<package>,<version>) installs <package>
+# at <version> from Debian's packages (hack/debian-package.sh); the stamp,
+# named after the version, makes that a no-op until the pin moves.
+define debian_package
+$(1): hack/debian-package.sh
+	hack/debian-package.sh $(2) $(3)
+	@mkdir -p $$(@D)
+	@touch $$@
+endef
 
-$(DESCHEDULER_POLICY): hack/tools/descheduler-policy/go.mod hack/tools/descheduler-policy/go.sum $(wildcard hack/tools/descheduler-policy/*.go)
-	@echo ">> building descheduler-policy"
-	hack/build-binary.sh hack/tools/descheduler-policy $(@D)
+# Our own: the rule checker, the dashboard generator, the descheduler
+# policy checker and the image builder.
+$(eval $(call go_tool,$(PROMRULES),promrules,hack/tools/promrules))
+$(eval $(call go_tool,$(DASHBOARDS),dashboards,hack/tools/dashboards))
+$(eval $(call go_tool,$(DESCHEDULER_POLICY),descheduler-policy,hack/tools/descheduler-policy))
+$(eval $(call go_tool,$(IMAGETOOL),imagetool,hack/tools/imagetool))
 
-$(IMAGETOOL): hack/tools/imagetool/go.mod hack/tools/imagetool/go.sum $(wildcard hack/tools/imagetool/*.go)
-	@echo ">> building imagetool"
-	hack/build-binary.sh hack/tools/imagetool $(@D)
+# The linters, built as their projects build them.
+$(eval $(call go_tool,$(GOLANGCI_LINT),lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(THIRD_PARTY_GO)))
+$(eval $(call go_tool,$(ACTIONLINT),actionlint,github.com/rhysd/actionlint/cmd/actionlint,$(THIRD_PARTY_GO)))
+$(eval $(call debian_package,$(SHELLCHECK_STAMP),shellcheck,$(SHELLCHECK_VERSION)))
+$(eval $(call debian_package,$(JQ_STAMP),jq,$(JQ_VERSION)))
 
-$(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
-	@echo ">> building golangci-lint"
-	$(THIRD_PARTY_GO) -C hack/tools/lint build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+# The release tools, with go.mod's toolchain: govulncheck for make vuln;
+# cosign, which signs the release's binaries and image digests
+# (hack/release.sh), and whose first build takes several minutes on two
+# cores; cyclonedx-gomod, which writes their SBOMs.
+$(eval $(call go_tool,$(GOVULNCHECK),vuln,golang.org/x/vuln/cmd/govulncheck,GOWORK=off go))
+$(eval $(call go_tool,$(COSIGN),cosign,github.com/sigstore/cosign/v2/cmd/cosign,GOWORK=off go))
+$(eval $(call go_tool,$(CYCLONEDX_GOMOD),sbom,github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,GOWORK=off go))
 
-$(GOVULNCHECK): hack/tools/vuln/go.mod hack/tools/vuln/go.sum
-	@echo ">> building govulncheck"
-	GOWORK=off go -C hack/tools/vuln build -trimpath -o $@ golang.org/x/vuln/cmd/govulncheck
+# kube-network-policies, unmodified, enforces NetworkPolicies on the real
+# node of test/realnode.
+$(eval $(call go_tool,$(NETPOL),netpol,sigs.k8s.io/kube-network-policies/cmd,$(THIRD_PARTY_GO)))
 
-# cosign signs the release's binaries and image digests (hack/release.sh);
-# its first build takes several minutes on two cores.
-$(COSIGN): hack/tools/cosign/go.mod hack/tools/cosign/go.sum
-	@echo ">> building cosign"
-	GOWORK=off go -C hack/tools/cosign build -trimpath -o $@ github.com/sigstore/cosign/v2/cmd/cosign
-
-$(CYCLONEDX_GOMOD): hack/tools/sbom/go.mod hack/tools/sbom/go.sum
-	@echo ">> building cyclonedx-gomod"
-	GOWORK=off go -C hack/tools/sbom build -trimpath -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
-
-$(ACTIONLINT): hack/tools/actionlint/go.mod hack/tools/actionlint/go.sum
-	@echo ">> building actionlint"
-	$(THIRD_PARTY_GO) -C hack/tools/actionlint build -trimpath -o $@ github.com/rhysd/actionlint/cmd/actionlint
-
-$(SHELLCHECK_STAMP): hack/debian-package.sh
-	hack/debian-package.sh shellcheck $(SHELLCHECK_VERSION)
-	@mkdir -p $(@D)
-	@touch $@
-
-$(JQ_STAMP): hack/debian-package.sh
-	hack/debian-package.sh jq $(JQ_VERSION)
-	@mkdir -p $(@D)
-	@touch $@
-
-# kube-network-policies, unmodified, enforces NetworkPolicies on the real node
-# of test/realnode.
-$(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum
-	@echo ">> building kube-network-policies"
-	$(THIRD_PARTY_GO) -C hack/tools/netpol build -trimpath -o $@ sigs.k8s.io/kube-network-policies/cmd
-# Gardener cert-management, unmodified, runs on the real node of test/e2e
-# as a container (test/e2e/neighbours/cert-management).
-$(CERTMGMT): hack/tools/certmgmt/go.mod hack/tools/certmgmt/go.sum
-	@echo ">> building Gardener cert-management"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/certmgmt build -trimpath -ldflags '-s -w' -o $@ github.com/gardener/cert-management/cmd/cert-controller-manager
-
-# Prometheus, prometheus-operator with its config-reloader, and
-# Alertmanager, unmodified, run on the real node of test/e2e as
-# kube-prometheus runs them (test/e2e/neighbours/monitoring). The web UIs
-# are not in the modules; the HTTP APIs are all the suite reads. The
-# version is stamped as upstream's builds stamp it.
-$(PROMETHEUS): hack/tools/prometheus/go.mod hack/tools/prometheus/go.sum
-	@echo ">> building Prometheus (first time: several minutes)"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/prometheus build -trimpath \
-		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,prometheus,github.com/prometheus/prometheus)' \
-		-o $@ github.com/prometheus/prometheus/cmd/prometheus
-
-$(PROM_OPERATOR): hack/tools/promoperator/go.mod hack/tools/promoperator/go.sum
-	@echo ">> building prometheus-operator and its config-reloader"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/promoperator build -trimpath -ldflags '-s -w' -o $(NEIGHBOURS)/ \
-		github.com/prometheus-operator/prometheus-operator/cmd/operator \
-		github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
-
+# The neighbours, unmodified, static and stripped for their images:
+# Gardener cert-management (test/e2e/neighbours/cert-management), CoreDNS,
+# and Prometheus, prometheus-operator with its config-reloader, and
+# Alertmanager, as kube-prometheus runs them (test/e2e/neighbours/monitoring).
+# The web UIs are not in the modules; the HTTP APIs are all the suite
+# reads. Prometheus's and Alertmanager's versions are stamped as upstream's
+# builds stamp them. Prometheus's first build takes several minutes. And
+# Toxiproxy, for the platform-fault scenarios of test/e2e.
+NEIGHBOUR_GO      := CGO_ENABLED=0 $(THIRD_PARTY_GO)
+PROMETHEUS_FLAGS   = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,prometheus,github.com/prometheus/prometheus)'
+ALERTMANAGER_FLAGS = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)'
+$(eval $(call go_tool,$(CERTMGMT),certmgmt,github.com/gardener/cert-management/cmd/cert-controller-manager,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+$(eval $(call go_tool,$(COREDNS),coredns,github.com/coredns/coredns,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+$(eval $(call go_tool,$(PROMETHEUS),prometheus,github.com/prometheus/prometheus/cmd/prometheus,$(NEIGHBOUR_GO),$$(PROMETHEUS_FLAGS)))
+$(eval $(call go_tool,$(PROM_OPERATOR),promoperator,github.com/prometheus-operator/prometheus-operator/cmd/operator github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader,$(NEIGHBOUR_GO),-ldflags '-s -w'))
 $(PROM_RELOADER): $(PROM_OPERATOR)
-
-$(ALERTMANAGER): hack/tools/alertmanager/go.mod hack/tools/alertmanager/go.sum
-	@echo ">> building Alertmanager"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/alertmanager build -trimpath \
-		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)' \
-		-o $@ github.com/prometheus/alertmanager/cmd/alertmanager
-
-$(TOXIPROXY): hack/tools/toxiproxy/go.mod hack/tools/toxiproxy/go.sum
-	@echo ">> building Toxiproxy"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/toxiproxy build -trimpath -ldflags '-s -w' -o $@ github.com/Shopify/toxiproxy/v2/cmd/server
-
-$(COREDNS): hack/tools/coredns/go.mod hack/tools/coredns/go.sum
-	@echo ">> building CoreDNS"
-	CGO_ENABLED=0 $(THIRD_PARTY_GO) -C hack/tools/coredns build -trimpath -ldflags '-s -w' -o $@ github.com/coredns/coredns
+$(eval $(call go_tool,$(ALERTMANAGER),alertmanager,github.com/prometheus/alertmanager/cmd/alertmanager,$(NEIGHBOUR_GO),$$(ALERTMANAGER_FLAGS)))
+$(eval $(call go_tool,$(TOXIPROXY),toxiproxy,github.com/Shopify/toxiproxy/v2/cmd/server,$(NEIGHBOUR_GO),-ldflags '-s -w'))
 
 # modversion is the version of module $(2) that hack/tools/$(1) requires,
 # without its v: Prometheus's module v0.316.0 is Prometheus 3.16.0.
