@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // namespaceGone bounds the wait for a test's namespace to be deleted: the
@@ -47,23 +49,17 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string) 
 	if err != nil {
 		return fmt.Errorf("delete namespace %s: %w", name, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, namespaceGone)
-	defer cancel()
 	var last *corev1.Namespace
-	for {
+	return poll.Until(ctx, "namespace "+name+" to be gone", func(ctx context.Context) error {
 		got, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
+		if apierrors.IsNotFound(err) {
 			return nil
-		case err == nil:
+		}
+		if err == nil {
 			last = got
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("namespace %s not gone within %s: last seen %s", name, namespaceGone, describeNamespace(last, err))
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("last seen %s", describeNamespace(last, err))
+	}, poll.Timeout(namespaceGone))
 }
 
 // describeNamespace says what a namespace that is not gone still shows:
