@@ -1,12 +1,9 @@
 package framework
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"fmt"
-	"os/exec"
-	"strings"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // KubectlOptions say where a run of kubectl works.
@@ -33,16 +30,6 @@ func RunKubectl(ctx context.Context, o KubectlOptions, args ...string) (string, 
 	if o.Kubeconfig != "" {
 		args = append([]string{"--kubeconfig", o.Kubeconfig}, args...)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = o.Dir
-	if o.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(o.Stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		printed := strings.TrimSpace(stdout.String() + stderr.String())
-		return stdout.String(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, cmp.Or(printed, "(no output)"))
-	}
-	return stdout.String(), nil
+	r, err := process.Command{Dir: o.Dir, Stdin: o.Stdin}.Run(ctx, bin, args...)
+	return r.Stdout, err
 }
