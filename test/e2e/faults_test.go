@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,12 +16,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // Faults of the platform: kube-apiserver, etcd, containerd, the kubelet
@@ -177,18 +179,45 @@ func (r *faultRow) awaitConverged(t *testing.T, healed time.Time, rotate bool) {
 	// The CA the Secret holds after the heal, which the replicas serve
 	// once the kubelet has projected it.
 	fp := secretCAFingerprint(t)
-	r.bundle = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
-		mwc, err := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
-		return err == nil && syncertest.EveryBundleHas(mwc, fp)
-	}))
-	r.leader = sinceOr(healed, waitFor(3*time.Minute, func(ctx context.Context) bool {
-		l, err := sys.Clientset().CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(healed)
-	}))
+	r.bundle = sinceHeld(t, healed, poll.Until(context.Background(), "every caBundle to hold "+fp,
+		bundleHolds(fp), poll.Timeout(3*time.Minute), faultPoll))
+	r.leader = sinceHeld(t, healed, poll.Until(context.Background(), "a syncer to renew the Lease after the heal",
+		leaseRenewedAfter(healed), poll.Timeout(3*time.Minute), faultPoll))
 	if rotate {
 		if err := sys.WaitServed(t.Context(), fp); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// bundleHolds holds once every caBundle holds the CA fp, and otherwise
+// reports the fingerprints each holds.
+func bundleHolds(fp string) poll.Condition {
+	return func(ctx context.Context) error {
+		mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
+		mwc, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !syncertest.EveryBundleHas(mwc, fp) {
+			return fmt.Errorf("fingerprints per entry: %v", bundleFingerprints(mwc))
+		}
+		return nil
+	}
+}
+
+// leaseRenewedAfter holds once a syncer has renewed the Lease after at,
+// and otherwise reports its holder and last renewal.
+func leaseRenewedAfter(at time.Time) poll.Condition {
+	return func(ctx context.Context) error {
+		l, err := sys.Clientset().CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(at) {
+			return fmt.Errorf("the Lease is held by %q, renewed at %v", ptr.Deref(l.Spec.HolderIdentity, ""), l.Spec.RenewTime)
+		}
+		return nil
 	}
 }
 
@@ -217,9 +246,12 @@ func (r *faultRow) awaitSettled(t *testing.T, s *nodeSystem, c checker, healed, 
 	// otherwise the first pass once the load has ended.
 	r.checkPass = sinceOr(healed, checkSettled)
 	if checkSettled.IsZero() {
-		r.checkPass = sinceOr(healed, waitFor(3*time.Minute, func(context.Context) bool {
-			return c.run(t, nil, "--kubeconfig", sys.KubeconfigPath()).code == check.ExitPass
-		}))
+		r.checkPass = sinceHeld(t, healed, poll.Until(context.Background(), "check to pass", func(context.Context) error {
+			if run := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath()); run.code != check.ExitPass {
+				return errors.New(run.String())
+			}
+			return nil
+		}, poll.Timeout(3*time.Minute), faultPoll))
 	}
 	// An alert that counts over a window, such as
 	// KimSnatchWebhookFailingOpen over 10 minutes, fires on for the
@@ -228,11 +260,16 @@ func (r *faultRow) awaitSettled(t *testing.T, s *nodeSystem, c checker, healed, 
 	var firing []string
 	r.quiet = sinceOr(healed, alertsSettled)
 	if alertsSettled.IsZero() {
-		r.quiet = sinceOr(healed, waitFor(time.Minute, func(ctx context.Context) bool {
+		r.quiet = sinceHeld(t, healed, poll.Until(context.Background(), "no alert of the project active", func(ctx context.Context) error {
 			var err error
-			firing, err = projectAlerts(ctx, s)
-			return err == nil && len(firing) == 0
-		}))
+			if firing, err = projectAlerts(ctx, s); err != nil {
+				return err
+			}
+			if len(firing) > 0 {
+				return fmt.Errorf("active: %v", firing)
+			}
+			return nil
+		}, poll.Timeout(time.Minute), faultPoll))
 		r.stillFiring = firing
 	}
 }
@@ -282,21 +319,19 @@ func byWebhook(err error) bool {
 	return strings.Contains(err.Error(), "admission webhook") || apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
 }
 
-// faultPoll is how often waitFor tries its condition.
-const faultPoll = 250 * time.Millisecond
+// faultPoll paces the waits after the heal, whose times from the heal the
+// table reports.
+var faultPoll = poll.Interval(250 * time.Millisecond)
 
-// waitFor polls cond every faultPoll and returns when it first held, or the
-// zero time if it did not within timeout.
-func waitFor(timeout time.Duration, cond func(context.Context) bool) time.Time {
-	var at time.Time
-	_ = wait.PollUntilContextTimeout(context.Background(), faultPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		if cond(ctx) {
-			at = time.Now()
-			return true, nil
-		}
-		return false, nil
-	})
-	return at
+// sinceHeld is the time from from until a wait that ended with err saw its
+// condition hold, or -1 when it gave up, which it logs with the last state
+// the wait saw.
+func sinceHeld(t testing.TB, from time.Time, err error) time.Duration {
+	if err != nil {
+		t.Log(err)
+		return -1
+	}
+	return max(time.Since(from), 0)
 }
 
 // sinceOr is at - from, or -1 when at is zero.

@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // logf prints progress and figures; they end up in the closing notes.
@@ -49,10 +51,11 @@ func runDeployment(t *testing.T, ns string, d *appsv1.Deployment, bound int) []c
 		t.Fatal(err)
 	}
 	var pods []corev1.Pod
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("%d of the %d Pods of Deployment %s/%s bound", bound, *d.Spec.Replicas, ns, d.Name)
+	poll.Eventually(t, what, func(ctx context.Context) error {
 		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + d.Name})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		pods = list.Items
 		n := 0
@@ -61,11 +64,11 @@ func runDeployment(t *testing.T, ns string, d *appsv1.Deployment, bound int) []c
 				n++
 			}
 		}
-		return n >= bound && len(pods) == int(*d.Spec.Replicas), nil
-	})
-	if err != nil {
-		t.Fatalf("deployment %s/%s: want %d of %d Pods bound, have %s", ns, d.Name, bound, *d.Spec.Replicas, describe(pods))
-	}
+		if n < bound || len(pods) != int(*d.Spec.Replicas) {
+			return fmt.Errorf("%d bound of %s", n, describe(pods))
+		}
+		return nil
+	}, poll.Timeout(2*time.Minute))
 	return pods
 }
 
@@ -111,6 +114,16 @@ func placement(pods []corev1.Pod, pool map[string]string) map[string]int {
 		out[pool[p.Spec.NodeName]]++
 	}
 	return out
+}
+
+// bundleFingerprints lists the fingerprints of each webhook entry's
+// caBundle in mwc.
+func bundleFingerprints(mwc *admissionregistrationv1.MutatingWebhookConfiguration) [][]string {
+	var per [][]string
+	for _, b := range syncertest.Bundles(mwc) {
+		per = append(per, certtest.Fingerprints(b))
+	}
+	return per
 }
 
 func describe(pods []corev1.Pod) string {
