@@ -52,10 +52,7 @@ func applyRBAC(t *testing.T, cs kubernetes.Interface) {
 // as the cluster admin, and counts them by kind.
 func applyManifests(t *testing.T, cs kubernetes.Interface, files ...string) map[string]int {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := tools.MustRepoRoot(t)
 	kinds := map[string]int{}
 	for _, file := range files {
 		data, err := os.ReadFile(filepath.Join(root, "deploy", "syncer", file))

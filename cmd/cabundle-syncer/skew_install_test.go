@@ -58,10 +58,7 @@ type release struct {
 // versions.
 func renderReleases(t *testing.T, kubectl string, versions ...[2]string) (wait func() []*release) {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := tools.MustRepoRoot(t)
 	out, errs := make([]*release, len(versions)), make([]error, len(versions))
 	var wg sync.WaitGroup
 	for i, bv := range versions {
@@ -150,10 +147,7 @@ func (c *skewCluster) kubectlRun(t *testing.T, args ...string) {
 // and manages, and Nodes of the Kyma pool.
 func (c *skewCluster) prepare(t *testing.T, namespace string) {
 	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := tools.MustRepoRoot(t)
 	c.kubectlRun(t, "apply", "--server-side", "-f", filepath.Join(root, "test", "manifests", "testdata", "crds"))
 	c.kubectlRun(t, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{check.ManagedByLabel: check.ManagedByValue}}}
