@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -19,6 +19,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The breaks of the check's items that reach into the installation: its
@@ -231,16 +232,15 @@ func failOpenPods(t *testing.T) func() {
 	// Unthrottled: a burst must reach the API server at once, or it reuses
 	// the connections it keeps and never dials again.
 	cs := unthrottled(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	created := 0
-	for failOpen(t) <= start {
-		if ctx.Err() != nil {
-			t.Fatalf("no fail-open after %d Pods in 2m", created)
+	poll.Eventually(t, "the API server to fail open", func(ctx context.Context) error {
+		if failOpen(t) > start {
+			return nil
 		}
 		createGated(ctx, t, cs, ns, burstSize)
 		created += burstSize
-	}
+		return fmt.Errorf("no fail-open after %d Pods", created)
+	}, poll.Timeout(2*time.Minute))
 	logf("fail-open after %d Pods: %v more", created, failOpen(t)-start)
 	return deletePods(t, ns)
 }
@@ -260,11 +260,9 @@ func waitLeaderRefusedAgain(t *testing.T) func() {
 		t.Fatal(err)
 	}
 	before := applyFailures(leader)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		return applyFailures(leader) > before, nil
-	})
+	err = poll.Until(ctx, "leader "+leader.Name+" to be refused again", refusedAgain(leader, before), poll.Timeout(3*time.Minute))
 	if err != nil {
-		t.Fatalf("leader %s was not refused again within 3m", leader.Name)
+		t.Fatal(err)
 	}
 	return func() {}
 }
@@ -290,14 +288,13 @@ func podsUntilAlert(t *testing.T, watch *alertWatch, profile, alert string) func
 		if watch == nil {
 			break
 		}
-		err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-			return watch.active(ctx, profile, alert), nil
-		})
+		what := fmt.Sprintf("%s active in the %s profile", alert, profileTitles[profile])
+		err := poll.Until(ctx, what, watch.active(profile, alert), poll.Timeout(20*time.Second))
 		if err == nil {
 			break
 		}
 		if created >= most {
-			t.Fatalf("%s is not active in the %s profile after %d Pods", alert, profileTitles[profile], created)
+			t.Fatalf("after %d Pods: %v", created, err)
 		}
 	}
 	logf("%d Pods created, and %s active in the %s profile", created, alert, profileTitles[profile])

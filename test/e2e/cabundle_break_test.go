@@ -11,12 +11,12 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // wipeCABundleWithoutPatch leaves the caBundle empty the one way it stays
@@ -119,12 +119,11 @@ func wipeWhileRefused(ctx context.Context, t *testing.T, cs kubernetes.Interface
 	if leader != nil {
 		// The leader saw the wipe and was refused the write: the caBundle
 		// stays empty because of the RBAC, not because nobody looked.
-		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			return applyFailures(*leader) > refusedBefore, nil
-		})
+		err := poll.Until(ctx, "leader "+leader.Name+" to count a refused write",
+			refusedAgain(*leader, refusedBefore), poll.Timeout(30*time.Second))
 		if err != nil {
 			_ = restore(ctx)
-			t.Fatalf("leader %s did not count a refused write (cabundle_syncer_errors_total{reason=%q}) within 30s", leader.Name, syncer.ReasonApplyFailed)
+			t.Fatal(err)
 		}
 		refusal := refusalInLog(leader.logTail(50))
 		if !strings.Contains(refusal, "system:serviceaccount:"+stack.Namespace+":"+stack.SyncerServiceAccount) {
@@ -164,19 +163,17 @@ func waitSyncerMayPatch(ctx context.Context, cs kubernetes.Interface, want bool)
 			Name: stack.WebhookConfigName, Verb: "patch",
 		},
 	}}
-	var got bool
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("the authorizer to answer %v to: may ServiceAccount %s patch %s", want, stack.SyncerServiceAccount, stack.WebhookConfigName)
+	return poll.Until(ctx, what, func(ctx context.Context) error {
 		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
-		got = res.Status.Allowed
-		return got == want, nil
-	})
-	if err != nil {
-		return fmt.Errorf("ServiceAccount %s may patch %s: %v, want %v within 30s", stack.SyncerServiceAccount, stack.WebhookConfigName, got, want)
-	}
-	return nil
+		if res.Status.Allowed != want {
+			return fmt.Errorf("allowed %v, reason %q", res.Status.Allowed, res.Status.Reason)
+		}
+		return nil
+	}, poll.Timeout(30*time.Second))
 }
 
 // applyFailures is the leader's count of refused caBundle writes; a series
@@ -187,6 +184,22 @@ func applyFailures(r replica) float64 {
 		return 0
 	}
 	return v
+}
+
+// refusedAgain holds once leader counts more refused caBundle writes than
+// before, and otherwise reports its count.
+func refusedAgain(leader replica, before float64) poll.Condition {
+	return func(context.Context) error {
+		series := `{reason="` + syncer.ReasonApplyFailed + `"}`
+		v, err := leader.Metric("cabundle_syncer_errors_total", series)
+		if err != nil {
+			return fmt.Errorf("%v before; now: %w", before, err)
+		}
+		if v <= before {
+			return fmt.Errorf("cabundle_syncer_errors_total%s is %v, %v before", series, v, before)
+		}
+		return nil
+	}
 }
 
 // refusalInLog returns the error of the last line of a syncer's JSON log

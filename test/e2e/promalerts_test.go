@@ -13,11 +13,11 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // An alert of a break, followed through the real Prometheus stack of
@@ -76,10 +76,10 @@ func newAlertWatch(t *testing.T) *alertWatch {
 	}
 	// prometheus-operator hands Prometheus the rules a moment after the
 	// installation.
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, "Prometheus "+stack.Profiles[stack.ProfileAPIServer]+" to load an alerting rule", func(ctx context.Context) error {
 		res, err := w.proms[stack.ProfileAPIServer].Rules(ctx, nil)
 		if err != nil {
-			return false, nil
+			return err
 		}
 		for _, g := range res.Groups {
 			for _, r := range g.Rules {
@@ -88,11 +88,11 @@ func newAlertWatch(t *testing.T) *alertWatch {
 				}
 			}
 		}
-		return len(w.loadedFor) > 0, nil
-	})
-	if err != nil {
-		t.Fatalf("Prometheus %s has loaded no alerting rule within 3m", stack.Profiles[stack.ProfileAPIServer])
-	}
+		if len(w.loadedFor) == 0 {
+			return fmt.Errorf("no alerting rule in %d groups", len(res.Groups))
+		}
+		return nil
+	}, poll.Timeout(3*time.Minute))
 	return w
 }
 
@@ -116,12 +116,10 @@ var windowed = map[string]struct{ series, jobs []string }{
 func (w *alertWatch) clearHistory(t *testing.T) {
 	t.Helper()
 	cleared := w.deleteHistory(t)
-	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return w.rescraped(ctx, cleared), nil
-	})
-	if err != nil {
-		t.Fatalf("the targets of the windowed counters were not all scraped within 2m of clearing them at %s", cleared.Format(time.TimeOnly))
-	}
+	what := "the targets of the windowed counters to be scraped after their clearing at " + cleared.Format(time.TimeOnly)
+	poll.Eventually(t, what, func(ctx context.Context) error {
+		return w.rescraped(ctx, cleared)
+	}, poll.Timeout(2*time.Minute))
 }
 
 // deleteHistory deletes the history of the windowed counters in both
@@ -137,14 +135,14 @@ func (w *alertWatch) deleteHistory(t *testing.T) time.Time {
 	return at
 }
 
-// rescraped reports whether each profile has scraped every target of the
-// windowed counters' jobs since cleared. A target's labels are those
-// Prometheus gives its series.
-func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) bool {
+// rescraped returns nil once each profile has scraped every target of the
+// windowed counters' jobs since cleared, and otherwise what it has not. A
+// target's labels are those Prometheus gives its series.
+func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) error {
 	for profile, prom := range w.proms {
 		res, err := prom.Targets(ctx)
 		if err != nil {
-			return false
+			return fmt.Errorf("the %s profile's targets: %w", profileTitles[profile], err)
 		}
 		found := map[string]bool{}
 		for _, tgt := range res.Active {
@@ -154,14 +152,16 @@ func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) bool {
 			}
 			found[job] = true
 			if !tgt.LastScrape.After(cleared) {
-				return false
+				return fmt.Errorf("the %s profile last scraped %s of job %s at %s",
+					profileTitles[profile], tgt.ScrapeURL, job, tgt.LastScrape.Format(time.TimeOnly))
 			}
 		}
 		if len(found) != len(windowed[profile].jobs) {
-			return false
+			return fmt.Errorf("the %s profile has targets of the jobs %v, want %v",
+				profileTitles[profile], slices.Sorted(maps.Keys(found)), windowed[profile].jobs)
 		}
 	}
-	return true
+	return nil
 }
 
 // quiet waits until no alert of want is active in its profile, so that
@@ -171,15 +171,13 @@ func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) bool {
 // scraped again too.
 func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 	t.Helper()
-	var active map[string][]string
 	var cleared time.Time
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		active = map[string][]string{}
+	poll.Eventually(t, "no alert of the scenario active from before it, and the counters scraped again", func(ctx context.Context) error {
+		active := map[string][]string{}
 		for profile, prom := range w.proms {
 			alerts, err := activeAlerts(ctx, prom)
 			if err != nil {
-				active[profile] = []string{err.Error()}
-				return false, nil
+				return fmt.Errorf("the %s profile's alerts: %w", profileTitles[profile], err)
 			}
 			for _, a := range alerts {
 				if name := alertName(a); slices.Contains(want[profile], name) {
@@ -190,11 +188,14 @@ func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 		if len(active) > 0 && cleared.IsZero() {
 			cleared = w.deleteHistory(t)
 		}
-		return len(active) == 0 && (cleared.IsZero() || w.rescraped(ctx, cleared)), nil
-	})
-	if err != nil {
-		t.Fatalf("alerts of the scenario still active from before it, or their counters not scraped again: %v", active)
-	}
+		if len(active) > 0 {
+			return fmt.Errorf("active: %v", active)
+		}
+		if cleared.IsZero() {
+			return nil
+		}
+		return w.rescraped(ctx, cleared)
+	}, poll.Timeout(3*time.Minute))
 }
 
 // await waits until every alert of want fires in its profile's Prometheus,
@@ -210,19 +211,18 @@ func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 func (w *alertWatch) await(t *testing.T, scenario string, broken time.Time, want map[string][]string, maybe []string, change panelChange) {
 	t.Helper()
 	p := newAlertProgress(t, scenario, broken, want, maybe, change)
-	done := func(ctx context.Context) bool {
+	done := func(ctx context.Context) error {
 		w.createTrafficPod(ctx, t)
-		if !p.seeAlerts(ctx, w) {
-			return false
+		if err := p.seeAlerts(ctx, w); err != nil {
+			return err
 		}
 		p.seeNotifications(t, w)
 		p.seePanel(ctx, w)
 		return p.complete()
 	}
 	// Either all is seen within 5m, or what is missing is reported below.
-	_ = wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return done(ctx), nil
-	})
+	// The pace is that of the traffic, and of the times the table reports.
+	_ = poll.Until(t.Context(), "the alerts of "+scenario, done, poll.Timeout(5*time.Minute), trafficPace)
 	w.record(t, scenario, p, want, change)
 }
 
@@ -234,6 +234,10 @@ func (w *alertWatch) createTrafficPod(ctx context.Context, t *testing.T) {
 		t.Logf("create a Pod in %s by dry run: %v", w.traffic, err)
 	}
 }
+
+// trafficPace paces the waits that create a Kyma Pod by dry run at each
+// attempt, as a cluster's traffic would.
+var trafficPace = poll.Interval(2 * time.Second)
 
 // alertKey is an alert in the Prometheus of a profile.
 type alertKey struct{ profile, alert string }
@@ -265,13 +269,14 @@ func newAlertProgress(t *testing.T, scenario string, broken time.Time, want map[
 }
 
 // seeAlerts notes when each wanted alert was first pending and firing,
-// and each other alert that fires; false when a Prometheus did not answer.
-func (p *alertProgress) seeAlerts(ctx context.Context, w *alertWatch) bool {
+// and each other alert that fires; it returns the error of a Prometheus
+// that did not answer.
+func (p *alertProgress) seeAlerts(ctx context.Context, w *alertWatch) error {
 	now := time.Now()
 	for profile, prom := range w.proms {
 		alerts, err := activeAlerts(ctx, prom)
 		if err != nil {
-			return false
+			return fmt.Errorf("the %s profile's alerts: %w", profileTitles[profile], err)
 		}
 		for _, a := range alerts {
 			if a.ActiveAt.Before(p.broken) {
@@ -293,7 +298,7 @@ func (p *alertProgress) seeAlerts(ctx context.Context, w *alertWatch) bool {
 			}
 		}
 	}
-	return true
+	return nil
 }
 
 // seeNotifications notes when each wanted alert first reached the
@@ -317,15 +322,24 @@ func (p *alertProgress) seePanel(ctx context.Context, w *alertWatch) {
 	}
 }
 
-// complete reports whether every wanted alert fired and was received, and
-// the panel shows the break.
-func (p *alertProgress) complete() bool {
-	for _, r := range p.rows {
+// complete returns nil once every wanted alert fired and was received, and
+// the panel shows the break, and otherwise what is missing.
+func (p *alertProgress) complete() error {
+	var missing []string
+	for k, r := range p.rows {
 		if r.firing == 0 || r.received == 0 {
-			return false
+			missing = append(missing, fmt.Sprintf("%s in the %s profile (pending after %s, firing after %s, received after %s)",
+				k.alert, profileTitles[k.profile], r.pending, r.firing, r.received))
 		}
 	}
-	return p.shown
+	if !p.shown {
+		missing = append(missing, "the panel's data")
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("missing: %s", strings.Join(missing, "; "))
+	}
+	return nil
 }
 
 // record adds the scenario's rows to the table, and fails t for what was
@@ -361,12 +375,12 @@ func (w *alertWatch) assertNone(t *testing.T, scenario string) {
 	t.Helper()
 	w.clearHistory(t)
 	var firing, pending []string
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(t.Context(), "no alert to fire", func(ctx context.Context) error {
 		var f, p []string
 		for profile, prom := range w.proms {
 			alerts, err := activeAlerts(ctx, prom)
 			if err != nil {
-				return false, nil
+				return fmt.Errorf("the %s profile's alerts: %w", profileTitles[profile], err)
 			}
 			for _, a := range alerts {
 				if a.State == promv1.AlertStateFiring {
@@ -377,10 +391,13 @@ func (w *alertWatch) assertNone(t *testing.T, scenario string) {
 			}
 		}
 		firing, pending = f, p
-		return len(firing) == 0, nil
-	})
+		if len(firing) > 0 {
+			return fmt.Errorf("firing: %v", firing)
+		}
+		return nil
+	}, poll.Timeout(3*time.Minute))
 	if err != nil {
-		t.Errorf("%s: alerts firing: %v, want none", scenario, firing)
+		t.Errorf("%s: %v", scenario, err)
 	}
 	if len(pending) > 0 {
 		logf("%s: alerts pending, not firing: %v", scenario, pending)
@@ -433,11 +450,23 @@ func excusedBurn(alert string, want []string) bool {
 	return false
 }
 
-// active reports whether alert is pending or firing in the Prometheus of
-// profile.
-func (w *alertWatch) active(ctx context.Context, profile, alert string) bool {
-	alerts, err := activeAlerts(ctx, w.proms[profile])
-	return err == nil && slices.ContainsFunc(alerts, func(a promv1.Alert) bool { return alertName(a) == alert })
+// active holds once alert is pending or firing in the Prometheus of
+// profile, and otherwise reports the alerts active there.
+func (w *alertWatch) active(profile, alert string) poll.Condition {
+	return func(ctx context.Context) error {
+		alerts, err := activeAlerts(ctx, w.proms[profile])
+		if err != nil {
+			return err
+		}
+		var others []string
+		for _, a := range alerts {
+			if alertName(a) == alert {
+				return nil
+			}
+			others = append(others, alertName(a)+" "+string(a.State))
+		}
+		return fmt.Errorf("active: %v", others)
+	}
 }
 
 // activeAlerts returns the pending and firing alerts of prom.

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/runbook"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -165,7 +165,9 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 		row.resolved = watch.awaitResolved(t, tt.fix.alert, alerts, p, start)
 	}
 	assertCheckPasses(t, c, args, tt.name, start)
-	if !p.seeAlerts(t.Context(), watch) || len(p.others) > 0 {
+	if err := p.seeAlerts(t.Context(), watch); err != nil {
+		t.Errorf("%s: after the Fix of %s: %v", tt.name, tt.fix.alert, err)
+	} else if len(p.others) > 0 {
 		t.Errorf("%s: after the Fix of %s, alerts fired that the break does not raise: %v", tt.name, tt.fix.alert, p.others)
 	}
 	watch.fixes = append(watch.fixes, row)
@@ -189,11 +191,10 @@ func (w *alertWatch) firedAfter(scenario, alert string) time.Duration {
 // as in await.
 func (w *alertWatch) awaitResolved(t *testing.T, alert string, want map[string][]string, p *alertProgress, start time.Time) time.Duration {
 	t.Helper()
-	var still []string
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(t.Context(), alert+" to resolve after its runbook's Fix", func(ctx context.Context) error {
 		w.createTrafficPod(ctx, t)
-		p.seeAlerts(ctx, w)
-		still = nil
+		_ = p.seeAlerts(ctx, w) // a Prometheus that does not answer shows below too
+		var still []string
 		for profile, names := range want {
 			if !slices.Contains(names, alert) {
 				continue
@@ -204,10 +205,13 @@ func (w *alertWatch) awaitResolved(t *testing.T, alert string, want map[string][
 				still = append(still, profileTitles[profile])
 			}
 		}
-		return len(still) == 0, nil
-	})
+		if len(still) > 0 {
+			return fmt.Errorf("still active in the profiles %v", still)
+		}
+		return nil
+	}, poll.Timeout(5*time.Minute), trafficPace)
 	if err != nil {
-		t.Errorf("%s still active within 5m of its runbook's Fix: %v", alert, still)
+		t.Error(err)
 	}
 	return time.Since(start)
 }
