@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 )
 
@@ -104,8 +103,9 @@ func (c checker) report(t *testing.T, env []string, args ...string) (checkRun, c
 	return run, r
 }
 
-// reportPoll is how often waitReport runs the check.
-const reportPoll = 250 * time.Millisecond
+// reportPoll is how often waitReport runs the check: its callers report
+// how soon the report showed what they waited for.
+var reportPoll = poll.Interval(250 * time.Millisecond)
 
 // waitReport runs the JSON form every reportPoll until done accepts the
 // report, and returns the last run and report and whether done did.
@@ -113,11 +113,22 @@ func (c checker) waitReport(t *testing.T, env []string, timeout time.Duration, a
 	t.Helper()
 	var run checkRun
 	var r check.Report
-	err := wait.PollUntilContextTimeout(t.Context(), reportPoll, timeout, true, func(context.Context) (bool, error) {
-		run, r = c.report(t, env, args...)
-		return done(r), nil
-	})
+	err := poll.Until(t.Context(), "a report the test accepts", func(context.Context) error {
+		if run, r = c.report(t, env, args...); !done(r) {
+			return fmt.Errorf("report %s, items %s", r.Status, itemStatuses(r))
+		}
+		return nil
+	}, poll.Timeout(timeout), reportPoll)
 	return run, r, err == nil
+}
+
+// itemStatuses lists each item of r with its status.
+func itemStatuses(r check.Report) string {
+	s := make([]string, 0, len(r.Checks))
+	for _, res := range r.Checks {
+		s = append(s, res.ID+" "+string(res.Status))
+	}
+	return strings.Join(s, ", ")
 }
 
 // decodeReport parses the JSON report strictly and checks that it holds
