@@ -23,7 +23,7 @@ func TestParseTakesConfirmAndFixOrSaysWhatIsMissing(t *testing.T) {
 			confirm: []string{"kubectl get nodes    -L worker.gardener.cloud/pool"}, fix: []string{restart}},
 		{name: "no_confirm_is_named", section: "Critical.\n\n" + fix, err: `no line "Confirm:"`},
 		{name: "no_fix_is_named", section: "Critical.\n\n" + confirm, err: `no line "Fix:"`},
-		{name: "prose_alone_lacks_both", section: "Do: run `kubectl get nodes`.\n", err: `no line "Confirm:"`},
+		{name: "prose_alone_names_the_missing_confirm", section: "Do: run `kubectl get nodes`.\n", err: `no line "Confirm:"`},
 		{name: "label_without_block_fails", section: "Confirm: run `kubectl get nodes`.\n\nConfirm:\n\nprose\n" + fix, err: `"Confirm:" is not followed by a` + " ```sh block"},
 		{name: "block_other_than_sh_fails", section: "Confirm:\n\n```text\nkubectl get nodes\n```\n" + fix, err: "is not followed by a ```sh block"},
 		{name: "block_of_comments_fails", section: "Confirm:\n\n```sh\n# nothing\n```\n" + fix, err: "holds no command"},
