@@ -239,13 +239,13 @@ func TestModuleWorkflowTakesTheKimSnatchManifestOnlyByItsChecksum(t *testing.T) 
 		ok                bool
 		says              string
 	}{
-		{name: "checksum_matches", url: url, sha256: good, ok: true},
-		{name: "other_checksum", url: url, sha256: hex.EncodeToString(changed[:]), says: "is not the manifest of KIM_SNATCH_MANIFEST_SHA256"},
-		{name: "no_url", sha256: good, says: "set the repository variables KIM_SNATCH_MANIFEST_URL"},
-		{name: "no_checksum", url: url, says: "KIM_SNATCH_MANIFEST_SHA256"},
-		{name: "short_checksum", url: url, sha256: good[:40], says: "64 hex digits"},
-		{name: "not_found", url: srv.URL + "/other.yaml", sha256: good},
-		{name: "plain_http", url: strings.Replace(url, "https://", "http://", 1), sha256: good},
+		{name: "matching_checksum_hands_on_the_manifest", url: url, sha256: good, ok: true},
+		{name: "other_checksum_fails", url: url, sha256: hex.EncodeToString(changed[:]), says: "is not the manifest of KIM_SNATCH_MANIFEST_SHA256"},
+		{name: "no_url_fails", sha256: good, says: "set the repository variables KIM_SNATCH_MANIFEST_URL"},
+		{name: "no_checksum_fails", url: url, says: "KIM_SNATCH_MANIFEST_SHA256"},
+		{name: "short_checksum_fails", url: url, sha256: good[:40], says: "64 hex digits"},
+		{name: "not_found_fails", url: srv.URL + "/other.yaml", sha256: good},
+		{name: "plain_http_fails", url: strings.Replace(url, "https://", "http://", 1), sha256: good},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			temp := t.TempDir()
