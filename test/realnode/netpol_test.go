@@ -22,8 +22,8 @@ kube_network_policies_packet_count{family="IPv4",protocol="UDP",verdict="accept"
 kube_network_policies_packet_count{family="IPv4",protocol="TCP",verdict="drop"} 3
 kube_network_policies_packet_process_duration_microseconds_count 12
 `, map[string]float64{"accept": 9, "drop": 3}, false},
-		{"no_packet_yet", "kube_network_policies_packet_process_duration_microseconds_count 0\n", map[string]float64{}, false},
-		{"garbled_sample", `kube_network_policies_packet_count{verdict="drop"} x` + "\n", nil, true},
+		{"no_packet_yet_gives_no_verdicts", "kube_network_policies_packet_process_duration_microseconds_count 0\n", map[string]float64{}, false},
+		{"garbled_sample_is_an_error", `kube_network_policies_packet_count{verdict="drop"} x` + "\n", nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
