@@ -144,9 +144,9 @@ func TestSubstitutionsReplaceKnownVariablesAndRejectUnknownOnes(t *testing.T) {
 		name, in, want string
 		wantErr        bool
 	}{
-		{name: "plain_variables", in: `rate(x{namespace="$namespace", cluster=~"$cluster"}[$__rate_interval])`, want: `rate(x{namespace="kyma-system", cluster=~".*"}[2m])`},
-		{name: "braced_variables", in: `x{namespace="${namespace}"}`, want: `x{namespace="kyma-system"}`},
-		{name: "unknown_variable", in: `x{pod="$pod"}`, wantErr: true},
+		{name: "plain_variables_are_replaced", in: `rate(x{namespace="$namespace", cluster=~"$cluster"}[$__rate_interval])`, want: `rate(x{namespace="kyma-system", cluster=~".*"}[2m])`},
+		{name: "braced_variables_are_replaced", in: `x{namespace="${namespace}"}`, want: `x{namespace="kyma-system"}`},
+		{name: "unknown_variable_is_rejected", in: `x{pod="$pod"}`, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,15 +303,15 @@ func TestValidLabelAcceptsOnlyALabelNameFreeForTheFleet(t *testing.T) {
 		name, label string
 		ok          bool
 	}{
-		{name: "default", label: "cluster", ok: true},
-		{name: "kyma_shoot", label: "shoot", ok: true},
-		{name: "underscore_inside", label: "kyma_runtime", ok: true},
-		{name: "empty", label: ""},
-		{name: "dash", label: "shoot-name"},
-		{name: "leading_digit", label: "1shoot"},
-		{name: "reserved", label: "__shoot"},
-		{name: "read_with_another_meaning", label: "namespace"},
-		{name: "version_of_the_records", label: "version"},
+		{name: "default_cluster_is_accepted", label: "cluster", ok: true},
+		{name: "kyma_shoot_is_accepted", label: "shoot", ok: true},
+		{name: "underscore_inside_is_accepted", label: "kyma_runtime", ok: true},
+		{name: "empty_is_refused", label: ""},
+		{name: "dash_is_refused", label: "shoot-name"},
+		{name: "leading_digit_is_refused", label: "1shoot"},
+		{name: "reserved_prefix_is_refused", label: "__shoot"},
+		{name: "label_read_with_another_meaning_is_refused", label: "namespace"},
+		{name: "version_of_the_records_is_refused", label: "version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ ENTRYPOINT ["/app"]`,
 				Labels: map[string]string{"a.title": "app", "a.version": "v1.2.3"}},
 		},
 		{
-			name:       "default_without_a_build_arg",
+			name:       "default_holds_without_a_build_arg",
 			dockerfile: builder + "FROM base\nARG VERSION=dev\nLABEL v=$VERSION\nCOPY --from=builder /out/app /app\n",
 			want:       imageSpec{Path: "/app", Labels: map[string]string{"v": "dev"}},
 		},
@@ -40,17 +40,17 @@ ENTRYPOINT ["/app"]`,
 			want:       imageSpec{Path: "/app", Labels: map[string]string{"v": "x"}},
 		},
 		{
-			name:       "copy_into_a_directory_under_workdir",
+			name:       "copy_into_a_directory_under_workdir_gives_the_full_path",
 			dockerfile: builder + "FROM base\nWORKDIR /opt\nENV A=1\nCOPY --from=builder /out/app bin/\nENTRYPOINT [\"/opt/bin/app\"]\nCMD [\"--help\"]\n",
 			want: imageSpec{Path: "/opt/bin/app", WorkingDir: "/opt", Env: []string{"A=1"},
 				Entrypoint: []string{"/opt/bin/app"}, Cmd: []string{"--help"}, Labels: map[string]string{}},
 		},
-		{name: "run_needs_the_base", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nRUN true\n", wantErr: "RUN is not reproduced"},
-		{name: "shell_form_entrypoint", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nENTRYPOINT /app\n", wantErr: "shell form"},
-		{name: "named_user", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nUSER nonroot\n", wantErr: "numeric"},
-		{name: "two_copies", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nCOPY --from=builder /out/app /b\n", wantErr: "more than one COPY"},
-		{name: "copy_from_the_context", dockerfile: "FROM base\nCOPY app /app\n", wantErr: "from an earlier stage"},
-		{name: "no_copy", dockerfile: builder + "FROM base\nUSER 1\n", wantErr: "copies no binary"},
+		{name: "run_is_refused", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nRUN true\n", wantErr: "RUN is not reproduced"},
+		{name: "shell_form_entrypoint_is_refused", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nENTRYPOINT /app\n", wantErr: "shell form"},
+		{name: "named_user_is_refused", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nUSER nonroot\n", wantErr: "numeric"},
+		{name: "two_copies_are_refused", dockerfile: builder + "FROM base\nCOPY --from=builder /out/app /app\nCOPY --from=builder /out/app /b\n", wantErr: "more than one COPY"},
+		{name: "copy_from_the_context_is_refused", dockerfile: "FROM base\nCOPY app /app\n", wantErr: "from an earlier stage"},
+		{name: "no_copy_is_refused", dockerfile: builder + "FROM base\nUSER 1\n", wantErr: "copies no binary"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,13 +78,13 @@ func TestOptionsValidateRejectsInconsistentFlags(t *testing.T) {
 		mutate  func(*options)
 		wantErr bool
 	}{
-		{name: "plain_image", mutate: func(o *options) { o.entrypoint, o.user = "/b", "65532:65532" }},
-		{name: "from_a_dockerfile", mutate: func(o *options) { o.dockerfile, o.buildArgs = "Dockerfile", map[string]string{"VERSION": "v1"} }},
-		{name: "no_output", mutate: func(o *options) { o.entrypoint, o.user, o.out = "/b", "1", "" }, wantErr: true},
-		{name: "relative_entrypoint", mutate: func(o *options) { o.entrypoint, o.user = "b", "1" }, wantErr: true},
-		{name: "named_user", mutate: func(o *options) { o.entrypoint, o.user = "/b", "nonroot" }, wantErr: true},
-		{name: "user_beside_a_dockerfile", mutate: func(o *options) { o.dockerfile, o.user = "Dockerfile", "1" }, wantErr: true},
-		{name: "build_arg_without_a_dockerfile", mutate: func(o *options) {
+		{name: "plain_image_is_valid", mutate: func(o *options) { o.entrypoint, o.user = "/b", "65532:65532" }},
+		{name: "from_a_dockerfile_is_valid", mutate: func(o *options) { o.dockerfile, o.buildArgs = "Dockerfile", map[string]string{"VERSION": "v1"} }},
+		{name: "no_output_is_refused", mutate: func(o *options) { o.entrypoint, o.user, o.out = "/b", "1", "" }, wantErr: true},
+		{name: "relative_entrypoint_is_refused", mutate: func(o *options) { o.entrypoint, o.user = "b", "1" }, wantErr: true},
+		{name: "named_user_is_refused", mutate: func(o *options) { o.entrypoint, o.user = "/b", "nonroot" }, wantErr: true},
+		{name: "user_beside_a_dockerfile_is_refused", mutate: func(o *options) { o.dockerfile, o.user = "Dockerfile", "1" }, wantErr: true},
+		{name: "build_arg_without_a_dockerfile_is_refused", mutate: func(o *options) {
 			o.entrypoint, o.user, o.buildArgs = "/b", "1", map[string]string{"A": "1"}
 		}, wantErr: true},
 	}

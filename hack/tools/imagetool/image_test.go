@@ -160,9 +160,9 @@ func TestWriteArchiveRefusesWhatTheImageCannotRun(t *testing.T) {
 		path    string
 		wantErr string
 	}{
-		{name: "dynamically_linked_binary", binary: sh, path: "/sh", wantErr: "dynamically linked"},
-		{name: "not_a_binary", binary: "main.go", path: "/x", wantErr: "not an ELF"},
-		{name: "relative_path", binary: sh, path: "sh", wantErr: "absolute"},
+		{name: "dynamically_linked_binary_is_refused", binary: sh, path: "/sh", wantErr: "dynamically linked"},
+		{name: "not_a_binary_is_refused", binary: "main.go", path: "/x", wantErr: "not an ELF"},
+		{name: "relative_path_is_refused", binary: sh, path: "sh", wantErr: "absolute"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,9 +31,9 @@ func TestClusterLabelRenamesTheLabelWhereRulesNameIt(t *testing.T) {
 
 func TestClusterLabelTwiceChangesNothing(t *testing.T) {
 	for _, tc := range []struct{ name, file, to string }{
-		{name: "hand_written_rules", file: testdata("clusterlabel.yaml"), to: "shoot"},
-		{name: "webhook_rules", file: shipped("deploy/webhook/prometheusrule.yaml"), to: "runtime_id"},
-		{name: "syncer_rules", file: shipped("deploy/syncer/prometheusrule.yaml"), to: "runtime_id"},
+		{name: "hand_written_rules_change_only_once", file: testdata("clusterlabel.yaml"), to: "shoot"},
+		{name: "webhook_rules_change_only_once", file: shipped("deploy/webhook/prometheusrule.yaml"), to: "runtime_id"},
+		{name: "syncer_rules_change_only_once", file: shipped("deploy/syncer/prometheusrule.yaml"), to: "runtime_id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			once := clusterLabel1(t, tc.to, tc.file)
@@ -96,25 +96,25 @@ func TestClusterLabelRefusesWhatItCannotRename(t *testing.T) {
 		want            string
 	}{
 		{
-			name:  "the_new_name_is_in_use",
+			name:  "a_new_name_in_use_is_refused",
 			to:    "shoot",
 			stdin: rules("      - record: a\n        expr: sum by (cluster) (up)\n      - record: b\n        expr: sum by (shoot) (up)\n"),
 			code:  1, want: "would merge the two",
 		},
 		{
-			name:  "the_new_name_is_a_rule_label",
+			name:  "a_new_name_that_is_a_rule_label_is_refused",
 			to:    "shoot",
 			stdin: rules("      - record: a\n        expr: sum by (cluster) (up)\n        labels:\n          shoot: x\n"),
 			code:  1, want: "would merge the two",
 		},
 		{
-			name:  "a_template_reads_the_label",
+			name:  "a_template_reading_the_label_is_refused",
 			to:    "shoot",
 			stdin: rules("      - alert: A\n        expr: up{cluster=\"a\"} == 0\n        annotations:\n          summary: '{{ $labels.cluster }} is down'\n"),
 			code:  1, want: "the rename does not edit templates",
 		},
 		{
-			name:  "an_expression_does_not_parse",
+			name:  "an_expression_that_does_not_parse_is_refused",
 			to:    "shoot",
 			stdin: rules("      - record: a\n        expr: sum by (cluster (up)\n"),
 			code:  1, want: "parse error",
@@ -122,24 +122,24 @@ func TestClusterLabelRefusesWhatItCannotRename(t *testing.T) {
 		{
 			// Printed anew, since the metric is spelled as the label, the
 			// expression would lose its comment.
-			name:  "a_comment_in_an_expression_printed_anew",
+			name:  "a_comment_in_an_expression_printed_anew_is_refused",
 			to:    "shoot",
 			stdin: rules("      - record: a\n        expr: |\n          # the sum\n          sum by (cluster) (cluster)\n"),
 			code:  1, want: "would lose its comments",
 		},
 		{
-			name:  "a_multi_line_plain_expression",
+			name:  "a_multi_line_plain_expression_is_refused",
 			to:    "shoot",
 			stdin: rules("      - record: a\n        expr: sum by (cluster)\n          (up)\n"),
 			code:  1, want: "not a block scalar",
 		},
 		{
-			name: "neither_rules_nor_a_prometheus_rule", to: "shoot",
+			name: "neither_rules_nor_a_prometheus_rule_is_refused", to: "shoot",
 			stdin: "apiVersion: v1\nkind: ConfigMap\n",
 			code:  1, want: "neither a rule file nor a PrometheusRule",
 		},
-		{name: "a_reserved_name", to: "__name__", stdin: rules("      - record: a\n        expr: up\n"), code: 2, want: "not a label name"},
-		{name: "not_a_label_name", to: "runtime-id", stdin: rules("      - record: a\n        expr: up\n"), code: 2, want: "not a label name"},
+		{name: "a_reserved_name_is_a_usage_error", to: "__name__", stdin: rules("      - record: a\n        expr: up\n"), code: 2, want: "not a label name"},
+		{name: "not_a_label_name_is_a_usage_error", to: "runtime-id", stdin: rules("      - record: a\n        expr: up\n"), code: 2, want: "not a label name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := promrules(t, tc.stdin, "cluster-label", tc.to)

@@ -63,12 +63,12 @@ func TestEvalRejectsUsageErrors(t *testing.T) {
 		name, stdin string
 		args        []string
 	}{
-		{name: "neither series nor metrics", stdin: queries("up"), args: []string{"eval"}},
-		{name: "both", stdin: queries("up"), args: []string{"eval", "-series", testdata("series.yaml"), "-metrics", testdata("metrics.txt")}},
-		{name: "before with series", stdin: queries("up"), args: []string{"eval", "-series", testdata("series.yaml"), "-before", testdata("metrics.txt")}},
-		{name: "metrics on stdin", stdin: queries("up"), args: []string{"eval", "-metrics", "-"}},
-		{name: "no queries", stdin: "[]", args: []string{"eval", "-series", testdata("series.yaml")}},
-		{name: "query without expr", stdin: `[{"panel":"x"}]`, args: []string{"eval", "-series", testdata("series.yaml")}},
+		{name: "neither_series_nor_metrics_is_a_usage_error", stdin: queries("up"), args: []string{"eval"}},
+		{name: "both_series_and_metrics_are_a_usage_error", stdin: queries("up"), args: []string{"eval", "-series", testdata("series.yaml"), "-metrics", testdata("metrics.txt")}},
+		{name: "before_with_series_is_a_usage_error", stdin: queries("up"), args: []string{"eval", "-series", testdata("series.yaml"), "-before", testdata("metrics.txt")}},
+		{name: "metrics_on_stdin_are_a_usage_error", stdin: queries("up"), args: []string{"eval", "-metrics", "-"}},
+		{name: "no_queries_are_a_usage_error", stdin: "[]", args: []string{"eval", "-series", testdata("series.yaml")}},
+		{name: "query_without_expr_is_a_usage_error", stdin: `[{"panel":"x"}]`, args: []string{"eval", "-series", testdata("series.yaml")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if code, stdout, _ := promrules(t, tc.stdin, tc.args...); code != 2 || stdout != "" {

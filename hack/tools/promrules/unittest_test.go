@@ -52,8 +52,8 @@ func TestRuleUnitTestRejectsFilesItCannotRun(t *testing.T) {
 		name, file, want string
 	}{
 		// A rule file is not a test file: its groups field is unknown.
-		{name: "unknown field", file: "rules.yaml", want: "field groups not found"},
-		{name: "missing", file: "missing.yaml", want: "no such file"},
+		{name: "unknown_field_fails", file: "rules.yaml", want: "field groups not found"},
+		{name: "missing_file_fails", file: "missing.yaml", want: "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := promrules(t, "", "test", testdata(tc.file))

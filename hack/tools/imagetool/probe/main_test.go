@@ -33,7 +33,7 @@ func TestProbeReportsHowFarTheConnectionGot(t *testing.T) {
 		{"http_reports_the_status", "http", plain.URL + "/metrics", "HTTP 200, 7 bytes", false},
 		{"https_reports_the_status_without_verifying", "http", secure.URL, "HTTP 404", false},
 		{"closed_port_is_refused", "tcp", closedAddr, "connection refused", true},
-		{"unknown_kind", "udp", closedAddr, "unknown kind", true},
+		{"unknown_kind_is_an_error", "udp", closedAddr, "unknown kind", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
