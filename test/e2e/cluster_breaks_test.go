@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The check's breaks in a cluster, done through the API as an operator's
@@ -125,12 +125,9 @@ func (c *clusterSystem) AddWebhook(ctx context.Context, name string, files map[s
 	if _, err := c.cs.CoreV1().Pods(stack.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		p, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
-		return err == nil && podReady(p), nil
-	})
+	err = poll.Until(ctx, "webhook Pod "+name+" Ready", podIsReady(c.cs, stack.Namespace, name), poll.Timeout(rolloutTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("webhook Pod %s not ready: %w", name, err)
+		return nil, err
 	}
 	return remove, nil
 }
@@ -155,10 +152,7 @@ func (c *clusterSystem) SetWebhookArgs(ctx context.Context, extra []string) erro
 }
 
 func (c *clusterSystem) waitPodGone(ctx context.Context, name string) error {
-	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		_, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
+	return poll.Until(ctx, "Pod "+name+" gone", podIsGone(c.cs, stack.Namespace, name), poll.Timeout(rolloutTimeout))
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -168,4 +162,44 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podIsReady holds once Pod ns/name is Ready, and otherwise reports its
+// phase and Ready condition.
+func podIsReady(cs kubernetes.Interface, ns, name string) poll.Condition {
+	return func(ctx context.Context) error {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !podReady(p) {
+			return fmt.Errorf("the Pod is not Ready: %s", podState(p))
+		}
+		return nil
+	}
+}
+
+// podIsGone holds once Pod ns/name is deleted, and otherwise reports its
+// phase and Ready condition.
+func podIsGone(cs kubernetes.Interface, ns, name string) poll.Condition {
+	return func(ctx context.Context) error {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("the Pod is still there, deletion %v: %s", p.DeletionTimestamp, podState(p))
+	}
+}
+
+// podState is a Pod's phase and Ready condition.
+func podState(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return fmt.Sprintf("phase %s, Ready %s %s %s", p.Status.Phase, c.Status, c.Reason, c.Message)
+		}
+	}
+	return fmt.Sprintf("phase %s, no Ready condition", p.Status.Phase)
 }

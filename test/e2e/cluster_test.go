@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,9 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +19,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // kubeletProjectionDelay bounds how long the kubelet takes to update a
@@ -112,26 +112,29 @@ func (c *clusterSystem) WaitBundleHas(ctx context.Context, timeout time.Duration
 
 // WaitServed waits until every webhook Pod has logged that it loaded the
 // certificate: the Pods' addresses are not reachable from outside a kind
-// cluster, their logs are.
+// cluster, their logs are. Each attempt reads every Pod's log, every 2 s,
+// which is also how finely a caller's time to serve is measured.
 func (c *clusterSystem) WaitServed(ctx context.Context, fp string) error {
-	var pending []string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, kubeletProjectionDelay+2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("every webhook Pod to log %q with %s=%s", serving.MsgCertificateLoaded, logkeys.Fingerprint, fp)
+	return poll.Until(ctx, what, func(ctx context.Context) error {
 		pods, err := c.pods(ctx, stack.WebhookName)
 		if err != nil {
-			return false, nil
+			return err
 		}
-		pending = pending[:0]
+		if len(pods) == 0 {
+			return errors.New("no webhook Pod")
+		}
+		var pending []string
 		for _, p := range pods {
 			if !loggedCertificate(ctx, c.cs, p.Name, fp) {
 				pending = append(pending, p.Name)
 			}
 		}
-		return len(pods) > 0 && len(pending) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("webhook Pods %v did not log %q with %s=%s: %w", pending, serving.MsgCertificateLoaded, logkeys.Fingerprint, fp, err)
-	}
-	return nil
+		if len(pending) > 0 {
+			return fmt.Errorf("not logged by %v", pending)
+		}
+		return nil
+	}, poll.Timeout(kubeletProjectionDelay+2*time.Minute), poll.Interval(2*time.Second))
 }
 
 // loggedCertificate reports whether Pod name logged loading the
@@ -198,14 +201,19 @@ func (c *clusterSystem) RestartWebhook(ctx context.Context, i int) error {
 	if err := c.cs.CoreV1().Pods(stack.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
-		_, err := c.cs.CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) {
-			return false, nil
+	return poll.Until(ctx, "webhook Pod "+name+" replaced by a ready one", func(ctx context.Context) error {
+		if err := podIsGone(c.cs, stack.Namespace, name)(ctx); err != nil {
+			return err
 		}
 		d, err := c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, stack.WebhookName, metav1.GetOptions{})
-		return err == nil && d.Status.ReadyReplicas == c.webhookReplicas, nil
-	})
+		if err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas != c.webhookReplicas {
+			return fmt.Errorf("%d of %d replicas ready", d.Status.ReadyReplicas, c.webhookReplicas)
+		}
+		return nil
+	}, poll.Timeout(rolloutTimeout))
 }
 
 // KillSyncerLeader deletes the Pod that holds the Lease without a grace
@@ -235,10 +243,20 @@ func (c *clusterSystem) StopSyncers(ctx context.Context) error {
 // included: a terminating replica still serves through its shutdown delay,
 // and a terminating leader still holds the Lease.
 func (c *clusterSystem) waitGone(ctx context.Context, app string) error {
-	return wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "no Pod of "+app+" left", func(ctx context.Context) error {
 		list, err := c.cs.CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + app})
-		return err == nil && len(list.Items) == 0, nil
-	})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			names := make([]string, 0, len(list.Items))
+			for _, p := range list.Items {
+				names = append(names, p.Name)
+			}
+			return fmt.Errorf("Pods left: %v", names)
+		}
+		return nil
+	}, poll.Timeout(rolloutTimeout))
 }
 
 // RestoreSyncers scales the syncer back to its installed size and waits
@@ -276,18 +294,21 @@ func (c *clusterSystem) scale(ctx context.Context, name string, replicas int32) 
 // generation with every replica ready, as `kubectl rollout status` does.
 func (c *clusterSystem) waitRollout(ctx context.Context, name string) (*appsv1.Deployment, error) {
 	var d *appsv1.Deployment
-	err := wait.PollUntilContextTimeout(ctx, time.Second, rolloutTimeout, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, "Deployment "+stack.Namespace+"/"+name+" to roll out", func(ctx context.Context) error {
 		var err error
 		if d, err = c.cs.AppsV1().Deployments(stack.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return false, nil
+			return err
 		}
 		want := replicasOf(d)
 		st := d.Status
-		return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
-			st.ReadyReplicas == want && st.Replicas == want, nil
-	})
+		if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.Replicas != want {
+			return fmt.Errorf("generation %d, observed %d; replicas %d, updated %d, ready %d, want %d",
+				d.Generation, st.ObservedGeneration, st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, want)
+		}
+		return nil
+	}, poll.Timeout(rolloutTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("deployment %s/%s did not roll out within %s: %w", stack.Namespace, name, rolloutTimeout, err)
+		return nil, err
 	}
 	return d, nil
 }
