@@ -12,10 +12,10 @@ import (
 
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -84,8 +84,8 @@ func TestDashboardsShowDataInPrometheus(t *testing.T) {
 	var empty []string
 	// Each round asks every query under a deadline of its own, not the
 	// poll's: a round cut short by the poll's deadline would report every
-	// query empty and hide the ones that are.
-	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Second, 5*time.Minute, true, func(context.Context) (bool, error) {
+	// query empty and hide the ones that are. 10 s pass between rounds.
+	err = poll.Until(t.Context(), "every dashboard query to show data", func(context.Context) error {
 		kymaTraffic(t)
 		var round []string
 		for _, q := range qs {
@@ -97,10 +97,13 @@ func TestDashboardsShowDataInPrometheus(t *testing.T) {
 			}
 		}
 		empty = round
-		return len(empty) == 0, nil
-	})
+		if len(empty) > 0 {
+			return fmt.Errorf("%d of %d dashboard queries show No data in Prometheus", len(empty), len(qs))
+		}
+		return nil
+	}, poll.Timeout(5*time.Minute), poll.Interval(10*time.Second))
 	if err != nil {
-		t.Errorf("%d of %d dashboard queries show No data in Prometheus:\n%s", len(empty), len(qs), strings.Join(empty, "\n"))
+		t.Errorf("%v:\n%s", err, strings.Join(empty, "\n"))
 	}
 	logf("dashboards: %d of %d queries show data in Prometheus", len(qs)-len(empty), len(qs))
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,10 +13,10 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -56,10 +57,10 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 		}
 	}
 	var got map[string]string
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(t.Context(), fmt.Sprintf("every replica %v an up target", want), func(ctx context.Context) error {
 		v, err := queryVector(ctx, prom, `up{namespace="`+stack.Namespace+`"} == 1`)
 		if err != nil {
-			return false, nil
+			return err
 		}
 		got = map[string]string{}
 		for _, s := range v {
@@ -67,13 +68,13 @@ func TestPrometheusScrapesEveryReplicaThroughTheShippedServiceMonitors(t *testin
 		}
 		for pod, job := range want {
 			if got[pod] != job {
-				return false, nil
+				return fmt.Errorf("targets up in %s: %v", stack.Namespace, got)
 			}
 		}
-		return true, nil
-	})
+		return nil
+	}, poll.Timeout(2*time.Minute))
 	if err != nil {
-		t.Errorf("targets up in %s: %v, want every replica %v", stack.Namespace, got, want)
+		t.Error(err)
 	}
 	logf("monitoring: Prometheus scrapes %d replicas, all up: %v", len(want), got)
 }
@@ -93,22 +94,24 @@ func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 	)
 	for profile, want := range map[string]bool{stack.ProfileAPIServer: true, stack.ProfileShoot: false} {
 		prom := monitored(t, profile)
-		var got map[string]bool
-		err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			got = map[string]bool{}
+		what := fmt.Sprintf("the kube-apiserver's series and its profile record %v, the other profile's record %v, and both binaries'", want, !want)
+		err := poll.Until(t.Context(), what, func(ctx context.Context) error {
+			got := map[string]bool{}
 			for _, q := range []string{apiserver, apiserverProfile, shootProfile, `up{job="snatch-webhook-metrics"} == 1`, `up{job="cabundle-syncer-metrics"} == 1`} {
 				v, err := queryVector(ctx, prom, q)
 				if err != nil {
-					return false, nil
+					return err
 				}
 				got[q] = len(v) > 0
 			}
-			return got[apiserver] == want && got[apiserverProfile] == want && got[shootProfile] == !want &&
-				got[`up{job="snatch-webhook-metrics"} == 1`] && got[`up{job="cabundle-syncer-metrics"} == 1`], nil
-		})
+			if got[apiserver] != want || got[apiserverProfile] != want || got[shootProfile] != !want ||
+				!got[`up{job="snatch-webhook-metrics"} == 1`] || !got[`up{job="cabundle-syncer-metrics"} == 1`] {
+				return fmt.Errorf("series present %v", got)
+			}
+			return nil
+		}, poll.Timeout(2*time.Minute))
 		if err != nil {
-			t.Errorf("%s profile: series present %v; want the kube-apiserver's and its profile record %v, the other profile's record %v, and both binaries'",
-				profileTitles[profile], got, want, !want)
+			t.Errorf("%s profile: %v", profileTitles[profile], err)
 		}
 	}
 }
@@ -129,12 +132,11 @@ func TestPrometheusLoadsEveryShippedRule(t *testing.T) {
 	}
 	for profile := range stack.Profiles {
 		prom := monitored(t, profile)
-		var got []string
-		var bad []string
-		err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var got, bad []string
+		err := poll.Until(t.Context(), fmt.Sprintf("the shipped rules %v, each healthy", want), func(ctx context.Context) error {
 			res, err := prom.Rules(ctx, nil)
 			if err != nil {
-				return false, nil
+				return err
 			}
 			got, bad = got[:0], bad[:0]
 			for _, g := range res.Groups {
@@ -147,10 +149,13 @@ func TestPrometheusLoadsEveryShippedRule(t *testing.T) {
 				}
 			}
 			slices.Sort(got)
-			return slices.Equal(got, want) && len(bad) == 0, nil
-		})
+			if !slices.Equal(got, want) || len(bad) > 0 {
+				return fmt.Errorf("Prometheus has the rules %v; not healthy: %v", got, bad)
+			}
+			return nil
+		}, poll.Timeout(2*time.Minute))
 		if err != nil {
-			t.Errorf("%s profile: Prometheus has the rules %v, want %v; not healthy: %v", profileTitles[profile], got, want, bad)
+			t.Errorf("%s profile: %v", profileTitles[profile], err)
 		}
 		logf("monitoring, %s profile: Prometheus evaluates all %d shipped rules", profileTitles[profile], len(want))
 	}
