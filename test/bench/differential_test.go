@@ -27,20 +27,20 @@ func TestDifferentialExpectationsAppendTheTermAndKeepTheRest(t *testing.T) {
 		t.Fatalf("%d cases add the term and %d keep the Pod; want both kinds", adds, keeps)
 	}
 	tests := []struct {
-		name string
-		want *corev1.Affinity
+		name, diffCase string
+		want           *corev1.Affinity
 	}{
-		{name: "no_affinity", want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		{name: "no_affinity_gets_the_term", diffCase: "no_affinity", want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{term}}}},
-		{name: "required_pool_key", want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		{name: "required_pool_key_is_left_alone", diffCase: "required_pool_key", want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "worker.gardener.cloud/pool", Operator: corev1.NodeSelectorOpExists}}}}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ok := cases[tt.name]
+			c, ok := cases[tt.diffCase]
 			if !ok {
-				t.Fatalf("no case %s", tt.name)
+				t.Fatalf("no case %s", tt.diffCase)
 			}
 			in := benchPod("x")
 			c.mutate(in)
