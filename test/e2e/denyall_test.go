@@ -15,13 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // kyma-system runs under Kyma's deny-all (test/e2e/overlay), so each path
@@ -346,17 +346,21 @@ func restartSyncerContainers(t *testing.T) {
 		}
 	}
 	logf("denyall: SIGKILLed the syncer containers of %d Pods", len(restarts))
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("the kubelet to restart the syncer containers of %v", slices.Sorted(maps.Keys(restarts)))
+	err := poll.Until(context.Background(), what, func(ctx context.Context) error {
 		for name, before := range restarts {
 			p, err := sys.Clientset().CoreV1().Pods(stack.Namespace).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || restartCount(*p) <= before {
-				return false, nil
+			if err != nil {
+				return err
+			}
+			if n := restartCount(*p); n <= before {
+				return fmt.Errorf("Pod %s: %d restarts, %d before", name, n, before)
 			}
 		}
-		return true, nil
-	})
+		return nil
+	}, poll.Timeout(2*time.Minute))
 	if err != nil {
-		t.Fatalf("the kubelet did not restart the syncer containers of %v within 2 minutes", slices.Collect(maps.Keys(restarts)))
+		t.Fatal(err)
 	}
 }
 
@@ -395,16 +399,19 @@ func runCheckJob(t *testing.T) (string, bool) {
 		_, _ = stack.Kubectl(context.Background(), kc, append(ns, "delete", "job", job, "--wait=false")...)
 	})
 	var completed bool
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, "check Job "+job+" to complete or fail", func(ctx context.Context) error {
 		j, err := sys.Clientset().BatchV1().Jobs(stack.Namespace).Get(ctx, job, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		completed = j.Status.Succeeded > 0
-		return completed || j.Status.Failed > 0, nil
-	})
+		if !completed && j.Status.Failed == 0 {
+			return fmt.Errorf("%d active, %d ready", j.Status.Active, ptr.Deref(j.Status.Ready, 0))
+		}
+		return nil
+	}, poll.Timeout(4*time.Minute))
 	if err != nil {
-		t.Fatalf("check Job %s neither completed nor failed: %v", job, err)
+		t.Fatal(err)
 	}
 	logs, err := stack.Kubectl(ctx, kc, append(ns, "logs", "job/"+job)...)
 	if err != nil {

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // freezerRoot is the host's cgroup v1 freezer hierarchy, where the node's
@@ -61,17 +60,18 @@ func freezeWebhooks(t *testing.T) (thaw func()) {
 		}
 	}
 	// FREEZING until every task has stopped.
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	poll.Eventually(t, fmt.Sprintf("the webhook Pods' cgroups %v FROZEN", pods), func(context.Context) error {
 		for _, dir := range pods {
-			if b, err := os.ReadFile(filepath.Join(dir, "freezer.state")); err != nil || strings.TrimSpace(string(b)) != "FROZEN" {
-				return false, nil
+			b, err := os.ReadFile(filepath.Join(dir, "freezer.state"))
+			if err != nil {
+				return err
+			}
+			if state := strings.TrimSpace(string(b)); state != "FROZEN" {
+				return fmt.Errorf("%s is %s", dir, state)
 			}
 		}
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("the webhook Pods' cgroups %v are not FROZEN: %v", pods, err)
-	}
+		return nil
+	}, poll.Timeout(30*time.Second))
 	return thaw
 }
 

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The unresponsive webhook: every replica reachable, none answering, as
@@ -292,14 +293,17 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 func waitWebhooksAvailable(t *testing.T, d time.Duration) {
 	t.Helper()
 	deploys := sys.Clientset().AppsV1().Deployments(stack.Namespace)
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, d, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(context.Background(), "every replica of the webhook Deployment available after the thaw", func(ctx context.Context) error {
 		dep, err := deploys.Get(ctx, stack.WebhookName, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
-		return dep.Spec.Replicas != nil && dep.Status.AvailableReplicas == *dep.Spec.Replicas, nil
-	})
+		if dep.Spec.Replicas == nil || dep.Status.AvailableReplicas != *dep.Spec.Replicas {
+			return fmt.Errorf("%d of %d replicas available", dep.Status.AvailableReplicas, ptr.Deref(dep.Spec.Replicas, 0))
+		}
+		return nil
+	}, poll.Timeout(d))
 	if err != nil {
-		t.Fatalf("the webhook Deployment does not have every replica available within %s of the thaw", d)
+		t.Fatal(err)
 	}
 }
