@@ -22,10 +22,10 @@ func TestHandlerCapsLoggedFields(t *testing.T) {
 		key  string
 		want string // the start of the field
 	}{
-		{name: "pod_name", body: reviewOf(t, "uid", "CREATE", podKind, pod), key: logkeys.Pod, want: "nnnn"},
-		{name: "namespace", body: bytes.Replace(reviewOf(t, "uid", "CREATE", podKind, pod), []byte(`"namespace":"kyma-system"`), []byte(`"namespace":"`+long+`"`), 1), key: logkeys.Namespace, want: "nnnn"},
-		{name: "escaped_uid", body: reviewOf(t, "", "DELETE", podKind, []byte("null")), key: logkeys.UID, want: "éé"},
-		{name: "api_version_in_the_detail", body: []byte(`{"kind":"AdmissionReview","apiVersion":"` + long + `","request":{"uid":"u"}}`), key: logkeys.Detail, want: "expected apiVersion"},
+		{name: "long_pod_name_is_capped", body: reviewOf(t, "uid", "CREATE", podKind, pod), key: logkeys.Pod, want: "nnnn"},
+		{name: "long_namespace_is_capped", body: bytes.Replace(reviewOf(t, "uid", "CREATE", podKind, pod), []byte(`"namespace":"kyma-system"`), []byte(`"namespace":"`+long+`"`), 1), key: logkeys.Namespace, want: "nnnn"},
+		{name: "long_escaped_uid_is_capped", body: reviewOf(t, "", "DELETE", podKind, []byte("null")), key: logkeys.UID, want: "éé"},
+		{name: "long_api_version_in_the_detail_is_capped", body: []byte(`{"kind":"AdmissionReview","apiVersion":"` + long + `","request":{"uid":"u"}}`), key: logkeys.Detail, want: "expected apiVersion"},
 	}
 	tests[2].body = bytes.Replace(tests[2].body, []byte(`"uid":""`), []byte(`"uid":"`+escaped+`"`), 1)
 	for _, tt := range tests {
