@@ -63,7 +63,7 @@ func TestDecideLetsTheFirstApplicableReasonWin(t *testing.T) {
 		{name: "bound_wins_over_opt_out", facts: Facts{Bound: true, OptedOut: true}, want: ReasonAlreadyScheduled},
 		{name: "mirror_wins_over_already_set", facts: Facts{Mirror: true, PoolKeySetBy: SourceNodeSelector}, want: ReasonAlreadyScheduled},
 		{name: "opt_out_wins_over_already_set", facts: Facts{OptedOut: true, PoolKeySetBy: SourceRequiredTerm}, want: ReasonOptedOut},
-		{name: "already_set_by_preferred_term", facts: Facts{PoolKeySetBy: SourcePreferredTerm, HasAffinity: true}, want: ReasonAlreadySet},
+		{name: "preferred_term_gets_already_set", facts: Facts{PoolKeySetBy: SourcePreferredTerm, HasAffinity: true}, want: ReasonAlreadySet},
 		{name: "nothing_set_is_injected", facts: Facts{}, want: ReasonInjected},
 	}
 	for _, tt := range tests {
