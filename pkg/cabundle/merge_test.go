@@ -68,7 +68,7 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 			wantRequeue: overlap,
 		},
 		{
-			name:        "overlap_running",
+			name:        "running_overlap_keeps_the_previous_ca",
 			source:      caB.pem,
 			current:     [][]byte{join(caB.pem, caA.pem)},
 			state:       State{caB.fp(): rec(now.Add(-20*time.Minute), never), caA.fp(): rec(t0, now.Add(-20*time.Minute))},
@@ -79,7 +79,7 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 			wantRequeue: 40 * time.Minute,
 		},
 		{
-			name:        "overlap_elapsed",
+			name:        "elapsed_overlap_drops_the_previous_ca",
 			source:      caB.pem,
 			current:     [][]byte{join(caB.pem, caA.pem)},
 			state:       State{caB.fp(): rec(now.Add(-overlap), never), caA.fp(): rec(t0, now.Add(-overlap))},
@@ -143,7 +143,7 @@ func TestMergeKeepsPreviousCAsForTheOverlapAndPrunesExpiredOnes(t *testing.T) {
 			wantRequeue: notAfterB,
 		},
 		{
-			name:        "duplicate_certificates",
+			name:        "duplicate_certificates_are_kept_once",
 			source:      join(caB.pem, caB.pem),
 			current:     [][]byte{join(caA.pem, caB.pem, caA.pem), caA.pem},
 			state:       State{caB.fp(): rec(t0, never), caA.fp(): rec(t0, now.Add(-time.Minute))},
@@ -286,9 +286,9 @@ func TestMergeIsStable(t *testing.T) {
 		name    string
 		current [][]byte
 	}{
-		{name: "previous_in_one_entry", current: [][]byte{join(caA.pem, caC.pem)}},
-		{name: "previous_in_reverse_order", current: [][]byte{join(caC.pem, caA.pem)}},
-		{name: "previous_spread_over_entries", current: [][]byte{caC.pem, nil, caA.pem}},
+		{name: "previous_in_one_entry_is_stable", current: [][]byte{join(caA.pem, caC.pem)}},
+		{name: "previous_in_reverse_order_is_stable", current: [][]byte{join(caC.pem, caA.pem)}},
+		{name: "previous_spread_over_entries_is_stable", current: [][]byte{caC.pem, nil, caA.pem}},
 	}
 	var firstBundle []byte
 	for _, tt := range tests {

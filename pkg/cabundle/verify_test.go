@@ -31,18 +31,18 @@ func TestVerifyServingAcceptsOnlyACAThatIssuedTheServingCertificate(t *testing.T
 		serving []byte
 		want    cabundle.Reason
 	}{
-		{name: "self_signed_ca_serving_itself", cas: []*certtest.Cert{selfSigned}, serving: selfSigned.CertPEM, want: cabundle.ReasonValid},
-		{name: "serving_certificate_issued_by_the_ca", cas: []*certtest.Cert{root}, serving: leaf.CertPEM, want: cabundle.ReasonValid},
-		{name: "one_of_two_cas_issued_it", cas: []*certtest.Cert{other, root}, serving: leaf.CertPEM, want: cabundle.ReasonValid},
-		{name: "intermediate_in_tls_crt", cas: []*certtest.Cert{root}, serving: append(append([]byte{}, viaIntermediate.CertPEM...), intermediate.CertPEM...), want: cabundle.ReasonValid},
-		{name: "not_yet_valid_by_seconds", cas: []*certtest.Cert{root}, serving: justIssued.CertPEM, want: cabundle.ReasonValid},
-		{name: "another_ca_issued_it", cas: []*certtest.Cert{other}, serving: leaf.CertPEM, want: cabundle.ReasonNotIssuer},
-		{name: "another_self_signed_ca", cas: []*certtest.Cert{other}, serving: selfSigned.CertPEM, want: cabundle.ReasonNotIssuer},
-		{name: "intermediate_missing_from_tls_crt", cas: []*certtest.Cert{root}, serving: viaIntermediate.CertPEM, want: cabundle.ReasonNotIssuer},
-		{name: "expired", cas: []*certtest.Cert{root}, serving: expired.CertPEM, want: cabundle.ReasonNotIssuer},
-		{name: "not_for_server_authentication", cas: []*certtest.Cert{root}, serving: clientOnly.CertPEM, want: cabundle.ReasonNotIssuer},
-		{name: "tls_crt_missing", cas: []*certtest.Cert{root}, serving: nil, want: cabundle.ReasonNotIssuer},
-		{name: "tls_crt_garbage", cas: []*certtest.Cert{root}, serving: []byte("-----BEGIN CERTIFICATE-----\ngarbage\n"), want: cabundle.ReasonNotIssuer},
+		{name: "self_signed_ca_serving_itself_is_accepted", cas: []*certtest.Cert{selfSigned}, serving: selfSigned.CertPEM, want: cabundle.ReasonValid},
+		{name: "serving_certificate_issued_by_the_ca_is_accepted", cas: []*certtest.Cert{root}, serving: leaf.CertPEM, want: cabundle.ReasonValid},
+		{name: "issuer_among_two_cas_is_accepted", cas: []*certtest.Cert{other, root}, serving: leaf.CertPEM, want: cabundle.ReasonValid},
+		{name: "intermediate_in_tls_crt_is_accepted", cas: []*certtest.Cert{root}, serving: append(append([]byte{}, viaIntermediate.CertPEM...), intermediate.CertPEM...), want: cabundle.ReasonValid},
+		{name: "not_yet_valid_by_seconds_is_accepted", cas: []*certtest.Cert{root}, serving: justIssued.CertPEM, want: cabundle.ReasonValid},
+		{name: "another_cas_certificate_is_refused", cas: []*certtest.Cert{other}, serving: leaf.CertPEM, want: cabundle.ReasonNotIssuer},
+		{name: "another_self_signed_ca_is_refused", cas: []*certtest.Cert{other}, serving: selfSigned.CertPEM, want: cabundle.ReasonNotIssuer},
+		{name: "intermediate_missing_from_tls_crt_is_refused", cas: []*certtest.Cert{root}, serving: viaIntermediate.CertPEM, want: cabundle.ReasonNotIssuer},
+		{name: "expired_serving_certificate_is_refused", cas: []*certtest.Cert{root}, serving: expired.CertPEM, want: cabundle.ReasonNotIssuer},
+		{name: "not_for_server_authentication_is_refused", cas: []*certtest.Cert{root}, serving: clientOnly.CertPEM, want: cabundle.ReasonNotIssuer},
+		{name: "tls_crt_missing_is_refused", cas: []*certtest.Cert{root}, serving: nil, want: cabundle.ReasonNotIssuer},
+		{name: "tls_crt_garbage_is_refused", cas: []*certtest.Cert{root}, serving: []byte("-----BEGIN CERTIFICATE-----\ngarbage\n"), want: cabundle.ReasonNotIssuer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
