@@ -13,10 +13,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
@@ -84,11 +84,11 @@ func startToxiproxy(t *testing.T) (tp *toxiproxy, listen int) {
 	}
 	t.Cleanup(func() { p.Stop(10 * time.Second) })
 	tp = &toxiproxy{api: "http://127.0.0.1:" + strconv.Itoa(port)}
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return tp.call(ctx, http.MethodGet, "/version", nil) == nil, nil
-	})
+	err = poll.Until(t.Context(), "toxiproxy to answer", func(ctx context.Context) error {
+		return tp.call(ctx, http.MethodGet, "/version", nil)
+	}, poll.Timeout(30*time.Second))
 	if err != nil {
-		t.Fatalf("toxiproxy does not answer: %v\n%s", err, p.LogTail(20))
+		t.Fatalf("%v\n%s", err, p.LogTail(20))
 	}
 	return tp, ports[1]
 }

@@ -19,12 +19,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -153,12 +153,12 @@ func createProbePod(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 	t.Helper()
 	// A namespace's default ServiceAccount, which admission wants, comes a
 	// moment after the namespace.
-	var err error
-	if werr := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err = cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-		return err == nil, nil
-	}); werr != nil {
-		t.Fatalf("create probe Pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	err := poll.Until(ctx, "probe Pod "+pod.Namespace+"/"+pod.Name+" created", func(ctx context.Context) error {
+		_, err := cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}, poll.Timeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -168,10 +168,10 @@ func waitProbeEnded(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 	t.Helper()
 	var phase corev1.PodPhase
 	var message string
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, probePodTimeout, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, "probe Pod "+ns+"/"+name+" to finish", func(ctx context.Context) error {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		phase = p.Status.Phase
 		for _, s := range p.Status.ContainerStatuses {
@@ -179,10 +179,13 @@ func waitProbeEnded(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 				message = s.State.Terminated.Message
 			}
 		}
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
-	})
+		if phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+			return fmt.Errorf("phase %q", phase)
+		}
+		return nil
+	}, poll.Timeout(probePodTimeout))
 	if err != nil {
-		t.Fatalf("probe Pod %s/%s did not finish within %s (phase %q)", ns, name, probePodTimeout, phase)
+		t.Fatal(err)
 	}
 	return phase, message
 }
@@ -352,17 +355,19 @@ func restartSyncersAndAwaitLeader(ctx context.Context, t *testing.T, cs kubernet
 	holderBefore := *lease.Spec.HolderIdentity
 	restarted := time.Now()
 	restartSyncerContainers(t)
-	var holder string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("a restarted syncer process to hold and renew Lease %s/%s", stack.Namespace, stack.LeaseName)
+	err = poll.Until(ctx, what, func(ctx context.Context) error {
 		l, err := cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-		if err != nil || l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
-			return false, nil
+		if err != nil {
+			return err
 		}
-		holder = *l.Spec.HolderIdentity
-		return holder != holderBefore && l.Spec.RenewTime.After(restarted), nil
-	})
+		if h := l.Spec.HolderIdentity; h == nil || *h == holderBefore || l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(restarted) {
+			return fmt.Errorf("holder %q, before %q; renewed at %v", ptr.Deref(h, ""), holderBefore, l.Spec.RenewTime)
+		}
+		return nil
+	}, poll.Timeout(2*time.Minute))
 	if err != nil {
-		t.Errorf("no restarted syncer process holds and renews Lease %s/%s within 2 minutes (holder %q, before %q)", stack.Namespace, stack.LeaseName, holder, holderBefore)
+		t.Error(err)
 	}
 }
 

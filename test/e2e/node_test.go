@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,13 +20,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/transport"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
@@ -125,17 +124,27 @@ func scrapeClients(ctx context.Context, cs kubernetes.Interface) (map[string]*ht
 // Leader returns the syncer replica that holds the Lease.
 func (s *nodeSystem) Leader(ctx context.Context) (replica, error) {
 	var holder string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, leaderTimeout, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("a running syncer Pod to hold Lease %s/%s", stack.Namespace, stack.LeaseName)
+	err := poll.Until(ctx, what, func(ctx context.Context) error {
 		lease, err := s.cs.CoordinationV1().Leases(stack.Namespace).Get(ctx, stack.LeaseName, metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-			return false, nil
+		if err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return errors.New("the Lease has no holder")
 		}
 		holder = syncer.HolderPodName(*lease.Spec.HolderIdentity)
 		p, err := s.cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
-		return err == nil && p.Status.PodIP != "", nil
-	})
+		if err != nil {
+			return err
+		}
+		if p.Status.PodIP == "" {
+			return fmt.Errorf("holder %s has no Pod IP: %s", holder, podState(p))
+		}
+		return nil
+	}, poll.Timeout(leaderTimeout))
 	if err != nil {
-		return replica{}, fmt.Errorf("no running syncer Pod holds Lease %s/%s (last holder %q): %w", stack.Namespace, stack.LeaseName, holder, err)
+		return replica{}, err
 	}
 	p, err := s.cs.CoreV1().Pods(stack.Namespace).Get(ctx, holder, metav1.GetOptions{})
 	if err != nil {

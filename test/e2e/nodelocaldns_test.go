@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"os/exec"
@@ -13,15 +14,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
@@ -140,20 +140,25 @@ func startNodeLocalDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteNodeLocalDNS(t, cm, pod) })
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		p, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		return err == nil && podReady(p), nil
-	}); err != nil {
-		t.Fatalf("node-local-dns did not become ready within 2 minutes")
+	err := poll.Until(ctx, "node-local-dns Ready", podIsReady(cs, pod.Namespace, pod.Name), poll.Timeout(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := firstServiceIP(t)
 	var got []string
-	var err error
-	if werr := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err = nodeLocalResolver().LookupHost(ctx, apiServerName)
-		return slices.Contains(got, want), nil
-	}); werr != nil {
-		t.Fatalf("node-local-dns at %s resolves %s to %v (%v), want %s", stack.NodeLocalDNSAddress, apiServerName, got, err, want)
+	what := fmt.Sprintf("node-local-dns at %s to resolve %s to %s", stack.NodeLocalDNSAddress, apiServerName, want)
+	err = poll.Until(ctx, what, func(ctx context.Context) error {
+		var err error
+		if got, err = nodeLocalResolver().LookupHost(ctx, apiServerName); err != nil {
+			return err
+		}
+		if !slices.Contains(got, want) {
+			return fmt.Errorf("it resolves it to %v", got)
+		}
+		return nil
+	}, poll.Timeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
 	}
 	logf("nodelocaldns: node-local-dns at %s resolves %s to %v", stack.NodeLocalDNSAddress, apiServerName, got)
 }
@@ -174,11 +179,10 @@ func deleteNodeLocalDNS(t *testing.T, cm *corev1.ConfigMap, pod *corev1.Pod) {
 	if err := cs.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Errorf("delete Pod %s/%s: %v", pod.Namespace, pod.Name, err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Errorf("Pod %s/%s still there 2 minutes after its deletion", pod.Namespace, pod.Name)
+	err := poll.Until(ctx, "Pod "+pod.Namespace+"/"+pod.Name+" gone after its deletion", podIsGone(cs, pod.Namespace, pod.Name),
+		poll.Timeout(2*time.Minute))
+	if err != nil {
+		t.Error(err)
 	}
 	if err := cs.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("delete ConfigMap %s/%s: %v", cm.Namespace, cm.Name, err)
@@ -256,19 +260,23 @@ func waitSyncerQueriesDropped(t *testing.T, c *realnode.Cluster, logFrom int) {
 	t.Helper()
 	resolver := hostPort(stack.NodeLocalDNSAddress, 53)
 	var judged map[string]string
-	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(context.Context) (bool, error) {
+	what := fmt.Sprintf("kube-network-policies to drop a query of a syncer Pod to %s after the wipe", resolver)
+	err := poll.Until(t.Context(), what, func(context.Context) error {
 		var ips []string
 		for _, p := range runningPods(t, stack.SyncerName) {
 			ips = append(ips, p.Status.PodIP)
 		}
 		judged = judgedPackets(c.NetworkPolicies.Log()[logFrom:], ips, resolver)
-		return slices.Contains(slices.Collect(maps.Values(judged)), "drop"), nil
-	})
+		if !slices.Contains(slices.Collect(maps.Values(judged)), "drop") {
+			return fmt.Errorf("the syncer Pods %v, their queries judged: %v", ips, judged)
+		}
+		return nil
+	}, poll.Timeout(3*time.Minute))
 	for packet, verdict := range judged {
 		logf("nodelocaldns: kube-network-policies judged a syncer query: %s: %q", packet, verdict)
 	}
 	if err != nil {
-		t.Fatalf("kube-network-policies dropped no query of a syncer Pod to %s within 3 minutes of the wipe; its log's tail:\n%s", resolver, tail(c.NetworkPolicies.Log(), 30))
+		t.Fatalf("%v; its log's tail:\n%s", err, tail(c.NetworkPolicies.Log(), 30))
 	}
 }
 
