@@ -16,7 +16,7 @@ func TestRunPassesAHealthyInstallAndBlamesAReadErrorOnlyOnTheChecksThatNeedIt(t 
 	now := time.Now()
 	runChecklist(t, now, []string{check.IDPlacement}, []checklistCase{
 		{
-			name: "healthy",
+			name: "healthy_install_passes",
 			wantMessage: map[string][]string{
 				check.IDWebhookPods:          {"2 of 2 webhook Pods ready", "snatch-webhook-5c8d7f9b6-abcde"},
 				check.IDSyncerLease:          {"held by cabundle-syncer-7d9f8c6b5-x2k4q_", "Pod kyma-system/cabundle-syncer-7d9f8c6b5-x2k4q is Running"},

@@ -11,14 +11,14 @@ func TestFailOnAcceptsWarnAndFailOnly(t *testing.T) {
 		want    FailOn
 		wantErr bool
 	}{
-		{name: "warn", text: "warn", want: FailOnWarn},
-		{name: "fail", text: "fail", want: FailOnFail},
-		{name: "empty", text: "", wantErr: true},
-		{name: "upper_case", text: "FAIL", wantErr: true},
-		{name: "padded", text: " fail", wantErr: true},
-		{name: "a_status_that_is_no_threshold", text: "skip", wantErr: true},
-		{name: "incomplete", text: "incomplete", wantErr: true},
-		{name: "an_exit_code", text: "2", wantErr: true},
+		{name: "warn_is_accepted", text: "warn", want: FailOnWarn},
+		{name: "fail_is_accepted", text: "fail", want: FailOnFail},
+		{name: "empty_is_refused", text: "", wantErr: true},
+		{name: "upper_case_is_refused", text: "FAIL", wantErr: true},
+		{name: "padded_is_refused", text: " fail", wantErr: true},
+		{name: "status_that_is_no_threshold_is_refused", text: "skip", wantErr: true},
+		{name: "incomplete_is_refused", text: "incomplete", wantErr: true},
+		{name: "exit_code_is_refused", text: "2", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,10 +50,10 @@ func TestExitCodeAtEachThreshold(t *testing.T) {
 		wantWarn int // at --fail-on=warn
 		wantFail int // at --fail-on=fail
 	}{
-		{name: "pass", statuses: []Status{StatusPass, StatusPass}, wantWarn: 0, wantFail: 0},
-		{name: "warn", statuses: []Status{StatusPass, StatusWarn}, wantWarn: 1, wantFail: 0},
-		{name: "fail", statuses: []Status{StatusPass, StatusFail}, wantWarn: 2, wantFail: 2},
-		{name: "fail_beside_warn", statuses: []Status{StatusWarn, StatusFail}, wantWarn: 2, wantFail: 2},
+		{name: "pass_exits_0", statuses: []Status{StatusPass, StatusPass}, wantWarn: 0, wantFail: 0},
+		{name: "warn_exits_1_at_warn_and_0_at_fail", statuses: []Status{StatusPass, StatusWarn}, wantWarn: 1, wantFail: 0},
+		{name: "fail_exits_2_at_either", statuses: []Status{StatusPass, StatusFail}, wantWarn: 2, wantFail: 2},
+		{name: "fail_beside_warn_exits_2_at_either", statuses: []Status{StatusWarn, StatusFail}, wantWarn: 2, wantFail: 2},
 		{name: "skip_is_incomplete", statuses: []Status{StatusPass, StatusSkip}, wantWarn: 4, wantFail: 4},
 		{name: "skip_beside_warn_is_incomplete", statuses: []Status{StatusWarn, StatusSkip}, wantWarn: 4, wantFail: 4},
 	}

@@ -19,15 +19,15 @@ func TestCoversPodCreateOnlyForCreateOfNamespacedCorePods(t *testing.T) {
 		rules []admissionregistrationv1.RuleWithOperations
 		want  bool
 	}{
-		{name: "exact", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, pods, ptr.To(admissionregistrationv1.NamespacedScope))}, want: true},
-		{name: "wildcards", rules: []admissionregistrationv1.RuleWithOperations{rule([]admissionregistrationv1.OperationType{"*"}, []string{"*"}, []string{"*"}, []string{"*/*"}, ptr.To(admissionregistrationv1.AllScopes))}, want: true},
+		{name: "exact_rule_covers", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, pods, ptr.To(admissionregistrationv1.NamespacedScope))}, want: true},
+		{name: "wildcards_cover", rules: []admissionregistrationv1.RuleWithOperations{rule([]admissionregistrationv1.OperationType{"*"}, []string{"*"}, []string{"*"}, []string{"*/*"}, ptr.To(admissionregistrationv1.AllScopes))}, want: true},
 		{name: "second_rule_matches", rules: []admissionregistrationv1.RuleWithOperations{rule(create, []string{"apps"}, v1, []string{"deployments"}, nil), rule(create, core, v1, pods, nil)}, want: true},
-		{name: "no_rules"},
-		{name: "update_only", rules: []admissionregistrationv1.RuleWithOperations{rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Update}, core, v1, pods, nil)}},
-		{name: "other_group", rules: []admissionregistrationv1.RuleWithOperations{rule(create, []string{"apps"}, v1, pods, nil)}},
-		{name: "other_version", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, []string{"v2"}, pods, nil)}},
-		{name: "subresource_only", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, []string{"pods/binding"}, nil)}},
-		{name: "cluster_scope", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, pods, ptr.To(admissionregistrationv1.ClusterScope))}},
+		{name: "no_rules_do_not_cover"},
+		{name: "update_only_does_not_cover", rules: []admissionregistrationv1.RuleWithOperations{rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Update}, core, v1, pods, nil)}},
+		{name: "other_group_does_not_cover", rules: []admissionregistrationv1.RuleWithOperations{rule(create, []string{"apps"}, v1, pods, nil)}},
+		{name: "other_version_does_not_cover", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, []string{"v2"}, pods, nil)}},
+		{name: "subresource_only_does_not_cover", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, []string{"pods/binding"}, nil)}},
+		{name: "cluster_scope_does_not_cover", rules: []admissionregistrationv1.RuleWithOperations{rule(create, core, v1, pods, ptr.To(admissionregistrationv1.ClusterScope))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,7 +65,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 	secrets := cs.CoreV1().Secrets(itNamespace)
 	tests := []checklistFault{
 		{
-			name: "delete_the_secret",
+			name: "deleted_secret_fails_ca_secret",
 			breakIt: func(t *testing.T) {
 				must(t, secrets.Delete(ctx, in.Secret.Name, metav1.DeleteOptions{}))
 			},
@@ -77,7 +77,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			skips: []string{check.IDCABundle},
 		},
 		{
-			name: "garble_ca_crt",
+			name: "garbled_ca_crt_fails_ca_secret",
 			breakIt: func(t *testing.T) {
 				updateSecret(t, cs, in.Secret.Name, func(s *corev1.Secret) { s.Data[checktest.CAKey] = []byte("-----BEGIN CERTIFICATE-----\ngarbage\n") })
 			},
@@ -88,7 +88,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			skips: []string{check.IDCABundle},
 		},
 		{
-			name: "wipe_the_ca_bundle",
+			name: "wiped_ca_bundle_fails_ca_bundle",
 			breakIt: func(t *testing.T) {
 				updateMWC(t, cs, func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 					for i := range m.Webhooks {
@@ -107,7 +107,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			skips: []string{check.IDServedCertificate},
 		},
 		{
-			name: "delete_the_webhook_configuration",
+			name: "deleted_webhook_configuration_fails_its_item",
 			breakIt: func(t *testing.T) {
 				must(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, itMWC, metav1.DeleteOptions{}))
 			},
@@ -119,7 +119,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			skips: []string{check.IDCABundle, check.IDNamespace, check.IDWebhookEndpoints, check.IDServedCertificate},
 		},
 		{
-			name: "make_every_webhook_pod_not_ready",
+			name: "no_ready_webhook_pod_fails_webhook_pods",
 			breakIt: func(t *testing.T) {
 				for _, p := range in.WebhookPods {
 					setPodStatus(t, cs, checktest.NotReady(p))
@@ -133,7 +133,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			fails: check.IDWebhookPods,
 		},
 		{
-			name: "release_the_lease",
+			name: "released_lease_fails_syncer_lease",
 			breakIt: func(t *testing.T) {
 				updateLease(t, cs, in.Lease.Name, func(spec *coordinationv1.LeaseSpec) { spec.HolderIdentity = ptr.To("") })
 			},
@@ -143,7 +143,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			fails: check.IDSyncerLease,
 		},
 		{
-			name: "expire_the_lease",
+			name: "expired_lease_fails_syncer_lease",
 			breakIt: func(t *testing.T) {
 				updateLease(t, cs, in.Lease.Name, func(spec *coordinationv1.LeaseSpec) {
 					spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now().Add(-2 * checktest.LeaseDurationSeconds * time.Second)))
@@ -157,7 +157,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 		{
 			// RBAC decides: the API server's authorizer answers the
 			// SubjectAccessReview for the leader's ServiceAccount.
-			name: "unbind_the_syncers_role",
+			name: "unbound_syncer_role_fails_syncer_lease",
 			breakIt: func(t *testing.T) {
 				must(t, cs.RbacV1().ClusterRoleBindings().Delete(ctx, in.SyncerBinding.Name, metav1.DeleteOptions{}))
 				waitSyncerMayPatch(t, cs, in, false)
@@ -170,7 +170,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 			fails: check.IDSyncerLease,
 		},
 		{
-			name: "taint_every_pool_node",
+			name: "tainted_pool_warns_kyma_pool",
 			breakIt: func(t *testing.T) {
 				setPoolTaints(t, cs, []corev1.Taint{{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}})
 			},
@@ -182,7 +182,7 @@ func TestEachFaultFailsOnlyItsCheckAgainstARealAPIServer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { breakAndRestore(t, run, ids, noWebhook, tt) })
 	}
-	t.Run("emergency_disable_and_restore", func(t *testing.T) { disableAndRestore(t, cs, in, run, ids, noWebhook) })
+	t.Run("emergency_disable_warns_until_restored", func(t *testing.T) { disableAndRestore(t, cs, in, run, ids, noWebhook) })
 }
 
 // checklistFault breaks one item of a healthy install and restores it.

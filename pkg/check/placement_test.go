@@ -131,7 +131,7 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 			wantMessage: []string{"1 Kyma Pods in 2 namespaces; all carry the term"},
 		},
 		{
-			name:  "off_pool_pool_missing",
+			name:  "off_pool_warns_pool_missing",
 			nodes: []*corev1.Node{plNode("customer-1", "customer", "4", "8Gi")},
 			pods:  []*corev1.Pod{plPod("kyma-system", "app-5f6d7c8b9-abcde", "customer-1", plRS("app-5f6d7c8b9", "5f6d7c8b9"), plTerm(plPool))},
 			want:  StatusWarn,
@@ -142,7 +142,7 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 			wantRemediation: []string{"Make room in pool cpu-worker-0", `"Spill-over" in docs/operations.md`, "deploy/examples/descheduler", "kubectl -n kyma-system rollout restart deployment/app"},
 		},
 		{
-			name: "off_pool_pool_not_schedulable",
+			name: "off_pool_warns_pool_not_schedulable",
 			nodes: []*corev1.Node{
 				plNode("kyma-1", plPool, "4", "8Gi", func(n *corev1.Node) { n.Spec.Unschedulable = true }),
 				plNode("kyma-2", plPool, "4", "8Gi", func(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }),
@@ -154,7 +154,7 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 			wantDetails: []string{"off pool: kyma-system/a on node customer-1 (pool customer): pool not schedulable; owner bare Pod kyma-system/a"},
 		},
 		{
-			name: "off_pool_taint_unless_tolerated",
+			name: "off_pool_warns_the_taint_unless_tolerated",
 			nodes: []*corev1.Node{
 				plNode("kyma-1", plPool, "4", "8Gi", plTaint("dedicated", "infra", corev1.TaintEffectNoSchedule)),
 				plNode("kyma-2", plPool, "4", "8Gi", plTaint("dedicated", "infra", corev1.TaintEffectNoExecute)),
@@ -174,7 +174,7 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 			},
 		},
 		{
-			name: "off_pool_pool_full_by_cpu_or_memory",
+			name: "off_pool_warns_pool_full_by_cpu_or_memory",
 			nodes: []*corev1.Node{
 				plNode("kyma-1", plPool, "2", "4Gi"),
 				plNode("kyma-2", plPool, "2", "4Gi", plTaint("soft", "", corev1.TaintEffectPreferNoSchedule)),
@@ -191,7 +191,7 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 		},
 		{
 			// The finished Pod's requests no longer occupy kyma-1.
-			name: "off_pool_room_now",
+			name: "off_pool_warns_room_now",
 			nodes: []*corev1.Node{
 				plNode("kyma-1", plPool, "2", "4Gi"),
 				plNode("customer-1", "customer", "4", "8Gi"),
@@ -206,14 +206,14 @@ func TestPlacementWarnsOfKymaPodsOffThePoolNamingTheCause(t *testing.T) {
 			wantDetails: []string{"off pool: kyma-system/spilled on node unlabelled-1 (pool none): " + plRoomNow + "; owner bare Pod kyma-system/spilled"},
 		},
 		{
-			name:        "off_pool_node_gone",
+			name:        "off_pool_on_a_gone_node_warns_unknown",
 			pods:        []*corev1.Pod{plPod("kyma-system", "orphan", "vanished-1", plTerm(plPool))},
 			want:        StatusWarn,
 			wantMessage: []string{"1 carry it but run off pool cpu-worker-0 (unknown (the Node no longer exists): 1)"},
 			wantDetails: []string{"off pool: kyma-system/orphan on node vanished-1 (Node gone): unknown (the Node no longer exists); owner bare Pod kyma-system/orphan"},
 		},
 		{
-			name: "both_kinds_together",
+			name: "both_kinds_together_warn_naming_each",
 			pods: []*corev1.Pod{
 				plPod("kyma-system", "old", "kyma-1"),
 				plPod("istio-system", "spilled", "customer-1", plTerm(plPool)),

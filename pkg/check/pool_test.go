@@ -45,7 +45,7 @@ func TestKymaPoolFailsWhenMissingAndWarnsWithoutRoom(t *testing.T) {
 		},
 		{
 			// The binary takes the value as the next argument too.
-			name: "kyma_pool_of_the_webhook_pods_flag_with_a_separate_value",
+			name: "kyma_pool_flag_with_a_separate_value_is_the_one_checked",
 			mutate: func(_ *testing.T, in *checktest.Install) {
 				for _, p := range in.WebhookPods {
 					p.Spec.Containers[0].Args = []string{"--cert-dir", "/certs", "--worker-pool", "cpu-worker-9"}

@@ -39,7 +39,7 @@ func TestWebhookPodsFailWithoutEnoughReadyReplicas(t *testing.T) {
 			wantMessage: map[string][]string{check.IDWebhookPods: {"no Pods match app.kubernetes.io/name=snatch-webhook in namespace kyma-system"}},
 		},
 		{
-			name:   "min_ready_webhooks_one",
+			name:   "one_ready_webhook_pod_passes_at_min_ready_1",
 			mutate: func(_ *testing.T, in *checktest.Install) { in.WebhookPods = in.WebhookPods[:1] },
 			config: func(cfg *check.Config) { cfg.MinReadyWebhooks = 1 },
 		},
@@ -76,7 +76,7 @@ func TestSyncerLeaseFailsWithoutALiveHolderThatMayPatch(t *testing.T) {
 			wantMessage: map[string][]string{check.IDSyncerLease: {"no renewTime"}},
 		},
 		{
-			name:        "syncer_may_patch_the_webhook_configuration",
+			name:        "syncer_allowed_to_patch_passes",
 			wantMessage: map[string][]string{check.IDSyncerLease: {"its ServiceAccount system:serviceaccount:kyma-system:cabundle-syncer may patch MutatingWebhookConfiguration kim-snatch-mutating-webhook-configuration"}},
 		},
 		{

@@ -22,10 +22,10 @@ func TestReportStatusIsTheWorstWithSkipAboveWarn(t *testing.T) {
 		want     Status
 		wantExit int
 	}{
-		{name: "no_checks", want: StatusPass, wantExit: 0},
-		{name: "all_pass", statuses: []Status{StatusPass, StatusPass}, want: StatusPass, wantExit: 0},
+		{name: "no_checks_pass", want: StatusPass, wantExit: 0},
+		{name: "all_pass_passes", statuses: []Status{StatusPass, StatusPass}, want: StatusPass, wantExit: 0},
 		{name: "skip_makes_it_incomplete", statuses: []Status{StatusPass, StatusSkip}, want: StatusIncomplete, wantExit: 4},
-		{name: "warn", statuses: []Status{StatusPass, StatusWarn}, want: StatusWarn, wantExit: 1},
+		{name: "warn_warns", statuses: []Status{StatusPass, StatusWarn}, want: StatusWarn, wantExit: 1},
 		{name: "skip_beats_warn", statuses: []Status{StatusPass, StatusWarn, StatusSkip}, want: StatusIncomplete, wantExit: 4},
 		{name: "fail_beats_skip", statuses: []Status{StatusSkip, StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
 		{name: "fail_beats_warn", statuses: []Status{StatusFail, StatusWarn}, want: StatusFail, wantExit: 2},
