@@ -57,11 +57,11 @@ func TestNewLoggerSamplesAllButTheUnsampledLoggers(t *testing.T) {
 		log  func(logr.Logger) logr.Logger
 		want int
 	}{
-		{name: "unsampled_logger_info", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions") }, want: burst},
-		{name: "unsampled_logger_with_values", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions").WithValues("k", "v") }, want: burst},
-		{name: "root_logger", log: func(l logr.Logger) logr.Logger { return l }, want: sampledCount(burst)},
-		{name: "other_logger", log: func(l logr.Logger) logr.Logger { return l.WithName("serving") }, want: sampledCount(burst)},
-		{name: "child_of_unsampled_logger", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions").WithName("child") }, want: sampledCount(burst)},
+		{name: "unsampled_logger_keeps_every_info_line", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions") }, want: burst},
+		{name: "unsampled_logger_with_values_keeps_every_line", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions").WithValues("k", "v") }, want: burst},
+		{name: "root_logger_is_sampled", log: func(l logr.Logger) logr.Logger { return l }, want: sampledCount(burst)},
+		{name: "other_logger_is_sampled", log: func(l logr.Logger) logr.Logger { return l.WithName("serving") }, want: sampledCount(burst)},
+		{name: "child_of_unsampled_logger_is_sampled", log: func(l logr.Logger) logr.Logger { return l.WithName("decisions").WithName("child") }, want: sampledCount(burst)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestNewLoggerSamplesAllButTheUnsampledLoggers(t *testing.T) {
 			}
 		})
 	}
-	t.Run("errors_of_the_unsampled_logger", func(t *testing.T) {
+	t.Run("errors_of_the_unsampled_logger_are_all_kept", func(t *testing.T) {
 		log, out := testLogger(t, nil, "decisions")
 		for range burst {
 			log.WithName("decisions").Error(errors.New("boom"), "Repeated")
@@ -105,13 +105,13 @@ func TestNewLoggerKeepsTheZapFlags(t *testing.T) {
 		wantTS    any // the "ts" of a JSON line
 		wantText  string
 	}{
-		{name: "defaults", wantJSON: true, wantTS: "2026-01-01T00:00:00.100Z"},
-		{name: "debug_level", args: []string{"--zap-log-level=debug"}, wantJSON: true, wantDebug: true, wantTS: "2026-01-01T00:00:00.100Z"},
-		{name: "error_level", args: []string{"--zap-log-level=error"}, wantJSON: true},
-		{name: "time_encoding_epoch", args: []string{"--zap-time-encoding=epoch"}, wantJSON: true, wantTS: float64(testTime.UnixNano()) / 1e9},
-		{name: "time_encoding_rfc3339", args: []string{"--zap-time-encoding=rfc3339"}, wantJSON: true, wantTS: "2026-01-01T00:00:00Z"},
-		{name: "console_encoder", args: []string{"--zap-encoder=console"}, wantText: "2026-01-01T00:00:00.100Z\tINFO\tdecisions\tinfo line"},
-		{name: "devel", args: []string{"--zap-devel"}, wantDebug: true, wantText: "2026-01-01T00:00:00.100Z\tINFO\tdecisions\tinfo line"},
+		{name: "defaults_give_json_at_info_in_milliseconds", wantJSON: true, wantTS: "2026-01-01T00:00:00.100Z"},
+		{name: "debug_level_logs_debug_lines", args: []string{"--zap-log-level=debug"}, wantJSON: true, wantDebug: true, wantTS: "2026-01-01T00:00:00.100Z"},
+		{name: "error_level_drops_debug_and_keeps_errors", args: []string{"--zap-log-level=error"}, wantJSON: true},
+		{name: "time_encoding_epoch_gives_seconds", args: []string{"--zap-time-encoding=epoch"}, wantJSON: true, wantTS: float64(testTime.UnixNano()) / 1e9},
+		{name: "time_encoding_rfc3339_drops_the_milliseconds", args: []string{"--zap-time-encoding=rfc3339"}, wantJSON: true, wantTS: "2026-01-01T00:00:00Z"},
+		{name: "console_encoder_writes_text", args: []string{"--zap-encoder=console"}, wantText: "2026-01-01T00:00:00.100Z\tINFO\tdecisions\tinfo line"},
+		{name: "devel_writes_debug_text", args: []string{"--zap-devel"}, wantDebug: true, wantText: "2026-01-01T00:00:00.100Z\tINFO\tdecisions\tinfo line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

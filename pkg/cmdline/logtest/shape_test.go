@@ -14,11 +14,11 @@ func TestShapeListsEveryKeyWithItsTypeInOrder(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{name: "every_type_in_order", line: `{"s":"x","n":1.5,"b":true,"a":[1],"o":{"k":1},"z":null}`,
+		{name: "every_type_is_listed_in_order", line: `{"s":"x","n":1.5,"b":true,"a":[1],"o":{"k":1},"z":null}`,
 			want: "[{s string} {n number} {b bool} {a array} {o object} {z null}]"},
 		{name: "order_kept", line: `{"b":1,"a":1}`, want: "[{b number} {a number}]"},
-		{name: "not_an_object", line: `[1]`, wantErr: true},
-		{name: "trailing_text", line: `{"a":1} x`, wantErr: true},
+		{name: "not_an_object_is_refused", line: `[1]`, wantErr: true},
+		{name: "trailing_text_is_refused", line: `{"a":1} x`, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,11 +38,11 @@ func TestCheckTimeAcceptsOnlyMillisecondsInUTC(t *testing.T) {
 		name, line string
 		wantErr    bool
 	}{
-		{name: "milliseconds_in_utc", line: `{"ts":"2026-01-01T00:00:00.100Z"}`},
-		{name: "epoch", line: `{"ts":1767225600.1}`, wantErr: true},
-		{name: "seconds_only", line: `{"ts":"2026-01-01T00:00:00Z"}`, wantErr: true},
-		{name: "offset", line: `{"ts":"2026-01-01T01:00:00.100+01:00"}`, wantErr: true},
-		{name: "nanoseconds", line: `{"ts":"2026-01-01T00:00:00.1000001Z"}`, wantErr: true},
+		{name: "milliseconds_in_utc_are_accepted", line: `{"ts":"2026-01-01T00:00:00.100Z"}`},
+		{name: "epoch_is_refused", line: `{"ts":1767225600.1}`, wantErr: true},
+		{name: "seconds_only_are_refused", line: `{"ts":"2026-01-01T00:00:00Z"}`, wantErr: true},
+		{name: "offset_is_refused", line: `{"ts":"2026-01-01T01:00:00.100+01:00"}`, wantErr: true},
+		{name: "nanoseconds_are_refused", line: `{"ts":"2026-01-01T00:00:00.1000001Z"}`, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
