@@ -82,9 +82,9 @@ func TestStrictViolationsFindALongFunctionAndALongLine(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{name: "at_the_limits", src: body(40) + line(120)},
-		{name: "function_of_41_lines", src: body(41), want: []string{"3: f has 41 lines, more than 40"}},
-		{name: "line_of_121_characters", src: line(121), want: []string{"3: the line has 121 characters, more than 120"}},
+		{name: "at_the_limits_passes", src: body(40) + line(120)},
+		{name: "function_of_41_lines_is_found", src: body(41), want: []string{"3: f has 41 lines, more than 40"}},
+		{name: "line_of_121_characters_is_found", src: line(121), want: []string{"3: the line has 121 characters, more than 120"}},
 		{name: "a_tab_is_one_character", src: "var s = `\t" + strings.Repeat("é", 109) + "`\n"},
 	}
 	for _, tt := range tests {
