@@ -7,11 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The demo workload: one Deployment of pause Pods per namespace.
@@ -79,28 +79,31 @@ func deployDemo(ctx context.Context, cs kubernetes.Interface, namespaces []demoN
 // of them are bound to a Node, and returns them.
 func waitBound(ctx context.Context, cs kubernetes.Interface, ns, name string, replicas int) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
-	bound := 0
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, bindTimeout, true, func(ctx context.Context) (bool, error) {
+	what := fmt.Sprintf("the %d Pods of deployment %s/%s bound to a Node", replicas, ns, name)
+	err := poll.Until(ctx, what, func(ctx context.Context) error {
 		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			// The next poll retries; a lasting error ends in the timeout,
-			// which reports what was seen.
-			return false, nil
+			// which reports it.
+			return err
 		}
-		pods, bound = list.Items, 0
+		pods = list.Items
+		bound := 0
 		for _, p := range pods {
 			if p.Spec.NodeName != "" {
 				bound++
 			}
 		}
-		return len(pods) == replicas && bound == replicas, nil
-	})
+		if len(pods) != replicas || bound != replicas {
+			return fmt.Errorf("%d Pods, %d bound", len(pods), bound)
+		}
+		return nil
+	}, poll.Timeout(bindTimeout))
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("wait for the Pods of deployment %s/%s: %w", ns, name, ctx.Err())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("deployment %s/%s: %d of %d Pods bound to a Node after %s (see kube-scheduler.log and kube-controller-manager.log): %w",
-			ns, name, bound, replicas, bindTimeout, err)
+		return nil, fmt.Errorf("%w (see kube-scheduler.log and kube-controller-manager.log)", err)
 	}
 	return pods, nil
 }
