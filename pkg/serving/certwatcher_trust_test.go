@@ -126,20 +126,20 @@ func TestCertWatcherKeepsTheLastGoodPairOverACertificateTheAPIServerWouldRefuse(
 		// bad returns the refused certificate; it may move the clock.
 		bad func(*trustWatcher) certtest.Options
 	}{
-		{name: "expired", reason: ReasonExpired, bad: func(*trustWatcher) certtest.Options {
+		{name: "expired_certificate_is_refused", reason: ReasonExpired, bad: func(*trustWatcher) certtest.Options {
 			return certtest.Options{DNSNames: []string{serviceName}, Serial: 2, NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-time.Minute)}
 		}},
-		{name: "expired_by_the_watchers_clock", reason: ReasonExpired, bad: func(tw *trustWatcher) certtest.Options {
+		{name: "expired_by_the_watchers_clock_is_refused", reason: ReasonExpired, bad: func(tw *trustWatcher) certtest.Options {
 			tw.clock.SetTime(now.Add(2 * time.Hour))
 			return certtest.Options{DNSNames: []string{serviceName}, Serial: 2, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}
 		}},
-		{name: "not_yet_valid", reason: ReasonNotYetValid, bad: func(*trustWatcher) certtest.Options {
+		{name: "not_yet_valid_certificate_is_refused", reason: ReasonNotYetValid, bad: func(*trustWatcher) certtest.Options {
 			return certtest.Options{DNSNames: []string{serviceName}, Serial: 2, NotBefore: now.Add(time.Hour), NotAfter: now.Add(48 * time.Hour)}
 		}},
-		{name: "for_another_service", reason: ReasonWrongName, bad: func(*trustWatcher) certtest.Options {
+		{name: "certificate_for_another_service_is_refused", reason: ReasonWrongName, bad: func(*trustWatcher) certtest.Options {
 			return certtest.Options{DNSNames: []string{"snatch-webhook.other.svc"}, Serial: 2, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour)}
 		}},
-		{name: "for_no_name", reason: ReasonWrongName, bad: func(*trustWatcher) certtest.Options {
+		{name: "certificate_for_no_name_is_refused", reason: ReasonWrongName, bad: func(*trustWatcher) certtest.Options {
 			return certtest.Options{CommonName: serviceName, Serial: 2, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour)}
 		}},
 	}

@@ -224,14 +224,14 @@ func TestServerKeepsTheLastGoodPair(t *testing.T) {
 		name  string
 		files func(ca *certtest.Cert) map[string][]byte
 	}{
-		{name: "mismatched_key_and_certificate", files: func(ca *certtest.Cert) map[string][]byte {
+		{name: "mismatched_pair_keeps_the_last_good_one", files: func(ca *certtest.Cert) map[string][]byte {
 			return map[string][]byte{"tls.crt": ca.MustIssue(t, certtest.Localhost(2)).CertPEM, "tls.key": ca.MustIssue(t, certtest.Localhost(3)).KeyPEM}
 		}},
-		{name: "half_written_certificate", files: func(ca *certtest.Cert) map[string][]byte {
+		{name: "half_written_certificate_keeps_the_last_good_pair", files: func(ca *certtest.Cert) map[string][]byte {
 			p := ca.MustIssue(t, certtest.Localhost(2))
 			return map[string][]byte{"tls.crt": p.CertPEM[:len(p.CertPEM)/2], "tls.key": p.KeyPEM}
 		}},
-		{name: "key_missing", files: func(ca *certtest.Cert) map[string][]byte {
+		{name: "missing_key_keeps_the_last_good_pair", files: func(ca *certtest.Cert) map[string][]byte {
 			return map[string][]byte{"tls.crt": ca.MustIssue(t, certtest.Localhost(2)).CertPEM}
 		}},
 	}
@@ -324,7 +324,7 @@ func TestServerSpeaksHTTP2OnlyWhenEnabledAndRefusesTLS11(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "http2_is_off_by_default", client: &tls.Config{NextProtos: []string{"h2", "http/1.1"}}, want: "http/1.1"},
-		{name: "http2_when_enabled", http2: true, client: &tls.Config{NextProtos: []string{"h2", "http/1.1"}}, want: "h2"},
+		{name: "http2_is_spoken_when_enabled", http2: true, client: &tls.Config{NextProtos: []string{"h2", "http/1.1"}}, want: "h2"},
 		{name: "tls_1_1_is_refused", client: &tls.Config{MaxVersion: tls.VersionTLS11}, wantErr: true},
 		{name: "tls_1_2_is_accepted", client: &tls.Config{MaxVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, want: "http/1.1"},
 	}
@@ -499,9 +499,9 @@ func TestNewRejectsIncompleteOptions(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{name: "no_handler", opts: Options{Certs: cw, WebhookAddr: ":9443"}, want: "webhook handler"},
-		{name: "no_certificates", opts: Options{Webhook: h, WebhookAddr: ":9443"}, want: "certificate watcher"},
-		{name: "no_webhook_address", opts: Options{Webhook: h, Certs: cw, WebhookAddr: "0"}, want: "webhook address"},
+		{name: "no_handler_is_rejected", opts: Options{Certs: cw, WebhookAddr: ":9443"}, want: "webhook handler"},
+		{name: "no_certificates_are_rejected", opts: Options{Webhook: h, WebhookAddr: ":9443"}, want: "certificate watcher"},
+		{name: "no_webhook_address_is_rejected", opts: Options{Webhook: h, Certs: cw, WebhookAddr: "0"}, want: "webhook address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
