@@ -69,18 +69,18 @@ func documentedFlags(t *testing.T, heading string) map[string]bool {
 
 // The flag tables of operations.md list exactly the flags of each binary.
 func TestFlagTablesMatchTheBinaries(t *testing.T) {
-	t.Run("snatch_webhook", func(t *testing.T) {
+	t.Run("snatch_webhook_table_matches_the_binary", func(t *testing.T) {
 		actual, _ := flagsOf(t, "snatch-webhook")
 		compareSets(t, "snatch-webhook flag", documentedFlags(t, "snatch-webhook flags"), actual)
 	})
-	t.Run("cabundle_syncer", func(t *testing.T) {
+	t.Run("cabundle_syncer_table_matches_the_binary", func(t *testing.T) {
 		actual, _ := flagsOf(t, "cabundle-syncer")
 		compareSets(t, "cabundle-syncer flag", documentedFlags(t, "cabundle-syncer flags"), actual)
 	})
-	t.Run("check_contract", func(t *testing.T) {
+	t.Run("check_table_matches_the_contract", func(t *testing.T) {
 		compareSets(t, "cabundle-syncer check flag (contract)", documentedFlags(t, "Check flags"), checkContractFlags)
 	})
-	t.Run("check_binary", func(t *testing.T) {
+	t.Run("check_binary_has_every_documented_flag", func(t *testing.T) {
 		actual := checkFlags(t)
 		if actual == nil {
 			t.Skip("cabundle-syncer has no check command yet: `cabundle-syncer check --help` answers unknown command; the documented flags are held to the contract only")

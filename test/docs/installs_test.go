@@ -235,17 +235,17 @@ func TestReleasedAcceptsVersionsAndDigestsOnly(t *testing.T) {
 		name, image string
 		ok          bool
 	}{
-		{name: "version_tag", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0", ok: true},
-		{name: "version_tag_without_v", image: "europe-docker.pkg.dev/kyma-project/prod/kim-snatch:1.0.5", ok: true},
-		{name: "pre_release", image: "registry:5000/cabundle-syncer:v0.2.0-rc.1", ok: true},
-		{name: "digest", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook" + digest, ok: true},
-		{name: "tag_and_digest", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0" + digest, ok: true},
-		{name: "placeholder", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:" + placeholderTag},
-		{name: "no_tag", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook"},
-		{name: "registry_port_no_tag", image: "registry:5000/snatch-webhook"},
-		{name: "latest", image: "snatch-webhook:latest"},
-		{name: "local", image: "snatch-webhook:e2e"},
-		{name: "short_digest", image: "snatch-webhook@sha256:abc"},
+		{name: "version_tag_is_accepted", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0", ok: true},
+		{name: "version_tag_without_v_is_accepted", image: "europe-docker.pkg.dev/kyma-project/prod/kim-snatch:1.0.5", ok: true},
+		{name: "pre_release_is_accepted", image: "registry:5000/cabundle-syncer:v0.2.0-rc.1", ok: true},
+		{name: "digest_is_accepted", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook" + digest, ok: true},
+		{name: "tag_and_digest_is_accepted", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:v0.1.0" + digest, ok: true},
+		{name: "placeholder_is_refused", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook:" + placeholderTag},
+		{name: "no_tag_is_refused", image: "europe-docker.pkg.dev/kyma-project/prod/snatch-webhook"},
+		{name: "registry_port_no_tag_is_refused", image: "registry:5000/snatch-webhook"},
+		{name: "latest_is_refused", image: "snatch-webhook:latest"},
+		{name: "local_tag_is_refused", image: "snatch-webhook:e2e"},
+		{name: "short_digest_is_refused", image: "snatch-webhook@sha256:abc"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := released(tt.image); (err == nil) != tt.ok {
@@ -260,18 +260,18 @@ func TestParseKubectlFindsVerbModeAndFilesOfADocumentedLine(t *testing.T) {
 		name, line string
 		want       kubectlArgs
 	}{
-		{name: "apply_file", line: "kubectl apply --server-side -f dist/snatch-webhook/v0.1.0/install.yaml",
+		{name: "apply_file_is_server_side_with_its_file", line: "kubectl apply --server-side -f dist/snatch-webhook/v0.1.0/install.yaml",
 			want: kubectlArgs{verb: "apply", serverSide: true, fromFiles: true, files: []fileArg{{"-f", "dist/snatch-webhook/v0.1.0/install.yaml"}}}},
-		{name: "client_side_kustomization", line: "kubectl apply -k deploy/default # on Gardener",
+		{name: "client_side_kustomization_is_not_server_side", line: "kubectl apply -k deploy/default # on Gardener",
 			want: kubectlArgs{verb: "apply", fromFiles: true, files: []fileArg{{"-k", "deploy/default"}}}},
-		{name: "flag_values_with_equals", line: "kubectl -n kyma-system apply --server-side=true --filename=a.yaml --kustomize=dir",
+		{name: "flag_values_with_equals_are_read", line: "kubectl -n kyma-system apply --server-side=true --filename=a.yaml --kustomize=dir",
 			want: kubectlArgs{verb: "apply", serverSide: true, fromFiles: true, files: []fileArg{{"-f", "a.yaml"}, {"-k", "dir"}}}},
-		{name: "inside_command_substitution", line: `test -z "$(kubectl get -k deploy/syncer --ignore-not-found -o name)"`,
+		{name: "inside_command_substitution_is_found", line: `test -z "$(kubectl get -k deploy/syncer --ignore-not-found -o name)"`,
 			want: kubectlArgs{verb: "get", fromFiles: true, files: []fileArg{{"-k", "deploy/syncer"}}}},
-		{name: "stdin", line: "kubectl apply -f - <<EOF", want: kubectlArgs{verb: "apply", fromFiles: true}},
-		{name: "mode_named_in_prose", line: "kubectl apply --server-side -k", want: kubectlArgs{verb: "apply", serverSide: true, fromFiles: true}},
-		{name: "command_named_in_prose", line: "kubectl apply", want: kubectlArgs{verb: "apply"}},
-		{name: "kustomize", line: "kubectl kustomize deploy/examples/overlay",
+		{name: "stdin_gives_no_file", line: "kubectl apply -f - <<EOF", want: kubectlArgs{verb: "apply", fromFiles: true}},
+		{name: "mode_named_in_prose_gives_no_file", line: "kubectl apply --server-side -k", want: kubectlArgs{verb: "apply", serverSide: true, fromFiles: true}},
+		{name: "command_named_in_prose_gives_the_verb_alone", line: "kubectl apply", want: kubectlArgs{verb: "apply"}},
+		{name: "kustomize_dir_is_a_k_argument", line: "kubectl kustomize deploy/examples/overlay",
 			want: kubectlArgs{verb: "kustomize", files: []fileArg{{"-k", "deploy/examples/overlay"}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

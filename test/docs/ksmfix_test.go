@@ -201,24 +201,24 @@ const (
 )
 
 var ksmCases = []ksmCase{
-	{name: "no_args"},
-	{name: "empty_args", args: []string{}},
-	{name: "flags_absent", args: []string{"--port=8080", "--resources=pods,nodes"}, others: []string{"--port=8080", "--resources=pods,nodes"}},
-	{name: "other_entries", args: []string{"--port=8080", allowlistFlag + "=pods=[app,team],deployments=[team]", optInFlag + "=kube_pod_tolerations"},
+	{name: "no_args_get_ours"},
+	{name: "empty_args_get_ours", args: []string{}},
+	{name: "flags_absent_are_added", args: []string{"--port=8080", "--resources=pods,nodes"}, others: []string{"--port=8080", "--resources=pods,nodes"}},
+	{name: "other_entries_are_kept", args: []string{"--port=8080", allowlistFlag + "=pods=[app,team],deployments=[team]", optInFlag + "=kube_pod_tolerations"},
 		keep: map[string][]string{"pods": {"app", "team"}, "deployments": {"team"}}, keepOptIn: []string{"kube_pod_tolerations"}, others: []string{"--port=8080"}},
-	{name: "ours_already", args: []string{allowlistFlag + "=" + kubestatemetrics.LabelsAllowlist, optInFlag + "=" + kubestatemetrics.OptInMetrics},
+	{name: "ours_already_are_held_once", args: []string{allowlistFlag + "=" + kubestatemetrics.LabelsAllowlist, optInFlag + "=" + kubestatemetrics.OptInMetrics},
 		keep: ours(), keepOptIn: strings.Split(kubestatemetrics.OptInMetrics, ",")},
-	{name: "one_of_ours_among_others_with_spaces", args: []string{allowlistFlag + "=nodes=[" + zoneLabel + ", " + poolLabel + "], pods=[app]"},
+	{name: "one_of_ours_among_others_with_spaces_is_held_once", args: []string{allowlistFlag + "=nodes=[" + zoneLabel + ", " + poolLabel + "], pods=[app]"},
 		keep: map[string][]string{"nodes": {zoneLabel, poolLabel}, "pods": {"app"}}},
-	{name: "space_form", args: []string{allowlistFlag, "pods=[app]", optInFlag, "kube_pod_tolerations", "--port=8080"},
+	{name: "space_form_is_merged", args: []string{allowlistFlag, "pods=[app]", optInFlag, "kube_pod_tolerations", "--port=8080"},
 		keep: map[string][]string{"pods": {"app"}}, keepOptIn: []string{"kube_pod_tolerations"}, others: []string{"--port=8080"}},
 	{name: "repeated_flags_and_entries_the_last_counts", args: []string{allowlistFlag + "=pods=[lost]", allowlistFlag, "pods=[app],pods=[team]",
 		optInFlag + "=kube_pod_tolerations", optInFlag, "kube_pod_status_reason," + kubestatemetrics.OptInMetrics},
 		keep: map[string][]string{"pods": {"team"}}, keepOptIn: []string{"kube_pod_tolerations", "kube_pod_status_reason", kubestatemetrics.OptInMetrics}},
-	{name: "every_label_of_a_resource", args: []string{allowlistFlag + "=pods=[*],nodes=[" + zoneLabel + "]"},
+	{name: "every_label_of_a_resource_stays_first", args: []string{allowlistFlag + "=pods=[*],nodes=[" + zoneLabel + "]"},
 		keep: map[string][]string{"pods": {"*"}, "nodes": {zoneLabel}}},
-	{name: "a_resource_for_every_resource", args: []string{allowlistFlag + "=*=[team]"}, keep: map[string][]string{"*": {"team"}}},
-	{name: "every_label_of_every_resource", args: []string{allowlistFlag + "=*=[*]"}, keep: map[string][]string{"*": {"*"}}},
+	{name: "a_resource_for_every_resource_takes_ours", args: []string{allowlistFlag + "=*=[team]"}, keep: map[string][]string{"*": {"team"}}},
+	{name: "every_label_of_every_resource_stays_first", args: []string{allowlistFlag + "=*=[*]"}, keep: map[string][]string{"*": {"*"}}},
 }
 
 // ours is KIM Snatch's allowlist by resource.
@@ -355,11 +355,11 @@ func TestKubeStateMetricsFixRefusesWhatItCannotMergeAndPatchesNothing(t *testing
 		container map[string]any
 		says      string
 	}{
-		{name: "no_container", container: map[string]any{"name": "kube-rbac-proxy", "args": []string{"--x"}}, says: "no container kube-state-metrics"},
-		{name: "unreadable_allowlist", container: container([]string{allowlistFlag + "=pods=app"}), says: "cannot read the label allowlist"},
-		{name: "allowlist_in_command", container: map[string]any{"name": "kube-state-metrics",
+		{name: "no_container_is_refused", container: map[string]any{"name": "kube-rbac-proxy", "args": []string{"--x"}}, says: "no container kube-state-metrics"},
+		{name: "unreadable_allowlist_is_refused", container: container([]string{allowlistFlag + "=pods=app"}), says: "cannot read the label allowlist"},
+		{name: "allowlist_in_command_is_refused", container: map[string]any{"name": "kube-state-metrics",
 			"command": []string{"/kube-state-metrics", allowlistFlag + "=pods=[app]"}}, says: "from command to args"},
-		{name: "flag_without_value", container: container([]string{"--port=8080", allowlistFlag}), says: "has no value"},
+		{name: "flag_without_value_is_refused", container: container([]string{"--port=8080", allowlistFlag}), says: "has no value"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, out, err := fix.run(t, tt.container)

@@ -66,10 +66,10 @@ func TestUninstallLeavesNothing(t *testing.T) {
 	t.Run("each_command_names_the_kinds_its_part_renders", r.checkCommandsNameRenderedKinds)
 	r.must(t, "apply", "--server-side", "-k", "uninstall")
 	r.checkJob = writtenByTheInstallation(t, r.c, r.must)
-	removed := t.Run("remove_both", r.removeBoth)
-	t.Run("remove_the_syncer_alone", func(t *testing.T) {
+	removed := t.Run("remove_both_leaves_nothing", r.removeBoth)
+	t.Run("remove_the_syncer_alone_keeps_the_webhook", func(t *testing.T) {
 		if !removed {
-			t.Skip("installs again what remove_both removed")
+			t.Skip("installs again what remove_both_leaves_nothing removed")
 		}
 		r.removeSyncerAlone(t)
 	})

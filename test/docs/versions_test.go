@@ -40,15 +40,15 @@ func TestReleaseVersionPatternMatchesReleasesButNotVariablesOrPlaceholders(t *te
 		name, line string
 		match      bool
 	}{
-		{name: "release_file", line: "kubectl apply --server-side -f dist/snatch-webhook/v0.1.0/install.yaml", match: true},
-		{name: "download", line: "https://github.com/kyma-project/kim-snatch/releases/download/cabundle-syncer/v1.20.3/install.yaml", match: true},
-		{name: "pre_release_tag", line: "git tag snatch-webhook/v0.2.0-rc.1", match: true},
-		{name: "make_release", line: "make release BINARY=snatch-webhook VERSION=v0.1.0", match: true},
-		{name: "overlay_resource", line: "  - dist/cabundle-syncer/v0.1.0/install.yaml", match: true},
-		{name: "variable", line: "kubectl apply --server-side -f dist/snatch-webhook/$WEBHOOK_VERSION/install.yaml"},
-		{name: "braced_variable", line: "dist/cabundle-syncer/${SYNCER_VERSION}/install.yaml"},
-		{name: "placeholder", line: "  - dist/snatch-webhook/vX.Y.Z/install.yaml"},
-		{name: "other_software", line: "bin/k8s-v1.36.3/kube-apiserver"},
+		{name: "release_file_matches", line: "kubectl apply --server-side -f dist/snatch-webhook/v0.1.0/install.yaml", match: true},
+		{name: "download_url_matches", line: "https://github.com/kyma-project/kim-snatch/releases/download/cabundle-syncer/v1.20.3/install.yaml", match: true},
+		{name: "pre_release_tag_matches", line: "git tag snatch-webhook/v0.2.0-rc.1", match: true},
+		{name: "make_release_matches", line: "make release BINARY=snatch-webhook VERSION=v0.1.0", match: true},
+		{name: "overlay_resource_matches", line: "  - dist/cabundle-syncer/v0.1.0/install.yaml", match: true},
+		{name: "variable_does_not_match", line: "kubectl apply --server-side -f dist/snatch-webhook/$WEBHOOK_VERSION/install.yaml"},
+		{name: "braced_variable_does_not_match", line: "dist/cabundle-syncer/${SYNCER_VERSION}/install.yaml"},
+		{name: "placeholder_does_not_match", line: "  - dist/snatch-webhook/vX.Y.Z/install.yaml"},
+		{name: "other_software_does_not_match", line: "bin/k8s-v1.36.3/kube-apiserver"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := releaseVersion.MatchString(tt.line); got != tt.match {
