@@ -22,34 +22,34 @@ func TestStateAnnotationDecodesEveryVersionAndRefusesUnknownOnes(t *testing.T) {
 		wantErr string
 	}{
 		{name: "absent_is_empty", value: "", want: cabundle.State{}},
-		{name: "v0_empty_object", value: "{}", want: cabundle.State{}},
-		{name: "v1_empty", value: `{"v":1,"cas":{}}`, want: cabundle.State{}},
+		{name: "v0_empty_object_is_empty", value: "{}", want: cabundle.State{}},
+		{name: "v1_without_cas_is_empty", value: `{"v":1,"cas":{}}`, want: cabundle.State{}},
 		{
-			name:  "v1_current_and_previous",
+			name:  "v1_current_and_previous_are_decoded",
 			value: `{"v":1,"cas":{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:30:00Z"}}}`,
 			want:  cabundle.State{fpA: {FirstSeen: t0}, fpB: {FirstSeen: t0, SupersededAt: t1}},
 		},
-		{name: "v1_not_a_fingerprint", value: `{"v":1,"cas":{"abc":{"firstSeen":"2026-03-01T12:00:00Z"}}}`, wantErr: "not a SHA-256 fingerprint"},
-		{name: "newer_version", value: `{"v":2,"cas":{}}`, wantErr: "format version 2"},
+		{name: "v1_not_a_fingerprint_is_refused", value: `{"v":1,"cas":{"abc":{"firstSeen":"2026-03-01T12:00:00Z"}}}`, wantErr: "not a SHA-256 fingerprint"},
+		{name: "newer_version_is_refused", value: `{"v":2,"cas":{}}`, wantErr: "format version 2"},
 		// Version 0 never carried "v"; a value that says 0 was not written by a syncer.
-		{name: "explicit_version_0", value: `{"v":0,"cas":{}}`, wantErr: "format version 0"},
-		{name: "version_not_a_number", value: `{"v":"1","cas":{}}`, wantErr: "decode annotation"},
-		{name: "json_array", value: `[]`, wantErr: "decode annotation"},
+		{name: "explicit_version_0_is_refused", value: `{"v":0,"cas":{}}`, wantErr: "format version 0"},
+		{name: "version_not_a_number_is_refused", value: `{"v":"1","cas":{}}`, wantErr: "decode annotation"},
+		{name: "json_array_is_refused", value: `[]`, wantErr: "decode annotation"},
 		{
-			name:  "v0_current_and_previous",
+			name:  "v0_current_and_previous_are_decoded",
 			value: `{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z"},"` + fpB + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"2026-03-01T13:30:00Z"}}`,
 			want:  cabundle.State{fpA: {FirstSeen: t0}, fpB: {FirstSeen: t0, SupersededAt: t1}},
 		},
 		{
-			name:  "other_time_zone",
+			name:  "other_time_zone_gives_the_same_instant",
 			value: `{"` + fpA + `":{"firstSeen":"2026-03-01T13:00:00+01:00"}}`,
 			want:  cabundle.State{fpA: {FirstSeen: t0}},
 		},
-		{name: "not_json", value: "first-seen: yesterday", wantErr: "decode annotation"},
-		{name: "not_a_fingerprint", value: `{"abc":{"firstSeen":"2026-03-01T12:00:00Z"}}`, wantErr: "not a SHA-256 fingerprint"},
-		{name: "upper_case_fingerprint", value: `{"` + strings.ToUpper(fpB) + `":{"firstSeen":"2026-03-01T12:00:00Z"}}`, wantErr: "not a SHA-256 fingerprint"},
-		{name: "missing_first_seen", value: `{"` + fpA + `":{}}`, wantErr: "firstSeen"},
-		{name: "bad_superseded_at", value: `{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"soon"}}`, wantErr: "supersededAt"},
+		{name: "not_json_is_refused", value: "first-seen: yesterday", wantErr: "decode annotation"},
+		{name: "not_a_fingerprint_is_refused", value: `{"abc":{"firstSeen":"2026-03-01T12:00:00Z"}}`, wantErr: "not a SHA-256 fingerprint"},
+		{name: "upper_case_fingerprint_is_refused", value: `{"` + strings.ToUpper(fpB) + `":{"firstSeen":"2026-03-01T12:00:00Z"}}`, wantErr: "not a SHA-256 fingerprint"},
+		{name: "missing_first_seen_is_refused", value: `{"` + fpA + `":{}}`, wantErr: "firstSeen"},
+		{name: "bad_superseded_at_is_refused", value: `{"` + fpA + `":{"firstSeen":"2026-03-01T12:00:00Z","supersededAt":"soon"}}`, wantErr: "supersededAt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -218,16 +218,16 @@ func TestDeployersAreNeverBlocked(t *testing.T) {
 		renamed = "renamed.kim-snatch.kyma-project.io"
 	)
 	tests := []deployCase{
-		{name: "reapply_unchanged", first: unchanged, next: unchanged},
-		{name: "add_entry", first: unchanged, next: withEntry(extra)},
-		{name: "rename_entry", first: unchanged, next: renamedTo(renamed)},
-		{name: "remove_entry", first: withEntry(extra), next: unchanged},
-		{name: "change_path_and_timeout", first: unchanged, next: func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+		{name: "reapply_unchanged_is_accepted", first: unchanged, next: unchanged},
+		{name: "add_entry_is_accepted", first: unchanged, next: withEntry(extra)},
+		{name: "rename_entry_is_accepted", first: unchanged, next: renamedTo(renamed)},
+		{name: "remove_entry_is_accepted", first: withEntry(extra), next: unchanged},
+		{name: "change_path_and_timeout_is_accepted", first: unchanged, next: func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 			m.Webhooks[0].ClientConfig.Service.Path = ptr.To("/mutate-pod-v2")
 			m.Webhooks[0].TimeoutSeconds = ptr.To[int32](5)
 		}},
-		{name: "delete_and_recreate", first: unchanged, next: unchanged, recreate: true},
-		{name: "upgrade_from_server_side_apply_syncer", first: withEntry(extra), next: renamedTo(renamed), oldSyncer: true},
+		{name: "delete_and_recreate_is_accepted", first: unchanged, next: unchanged, recreate: true},
+		{name: "upgrade_from_server_side_apply_syncer_is_accepted", first: withEntry(extra), next: renamedTo(renamed), oldSyncer: true},
 	}
 	for _, d := range deployers() {
 		t.Run(d.name, func(t *testing.T) {

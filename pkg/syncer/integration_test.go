@@ -240,7 +240,7 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 		eventReason string
 	}{
 		{
-			name: "secret_deleted",
+			name: "secret_deleted_keeps_the_bundle",
 			mutate: func(ctx context.Context, h *harness) {
 				if err := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace).Delete(ctx, h.cfg.SecretName, metav1.DeleteOptions{}); err != nil {
 					h.t.Fatal(err)
@@ -250,23 +250,23 @@ func TestInvalidSourceLeavesTheBundleAlone(t *testing.T) {
 			eventReason: EventSourceNotFound,
 		},
 		{
-			name: "ca_crt_missing",
+			name: "ca_crt_missing_keeps_the_bundle",
 			mutate: func(ctx context.Context, h *harness) {
 				h.putSecret(ctx, map[string][]byte{corev1.TLSCertKey: good.CertPEM, corev1.TLSPrivateKeyKey: []byte("key")})
 			},
 			reason:      ReasonCAKeyMissing,
 			eventReason: EventSourceKeyMissing,
 		},
-		{name: "ca_crt_garbage", mutate: withCA([]byte("-----BEGIN CERTIFICATE-----\ngarbage\n")), reason: "unparsable", eventReason: EventSourceUnparsable},
-		{name: "ca_crt_empty", mutate: withCA([]byte{}), reason: "empty", eventReason: EventSourceEmpty},
-		{name: "expired_ca", mutate: withCA(expired.CertPEM), reason: "expired", eventReason: EventSourceExpired},
-		{name: "leaf_certificate", mutate: withCA(leaf.CertPEM), reason: "not-ca", eventReason: EventSourceNotCA},
+		{name: "ca_crt_garbage_keeps_the_bundle", mutate: withCA([]byte("-----BEGIN CERTIFICATE-----\ngarbage\n")), reason: "unparsable", eventReason: EventSourceUnparsable},
+		{name: "ca_crt_empty_keeps_the_bundle", mutate: withCA([]byte{}), reason: "empty", eventReason: EventSourceEmpty},
+		{name: "expired_ca_keeps_the_bundle", mutate: withCA(expired.CertPEM), reason: "expired", eventReason: EventSourceExpired},
+		{name: "leaf_certificate_keeps_the_bundle", mutate: withCA(leaf.CertPEM), reason: "not-ca", eventReason: EventSourceNotCA},
 		// A valid CA, but not the one that issued the certificate the webhook
 		// serves: the API server would refuse every call with it.
-		{name: "ca_not_the_issuer_of_tls_crt", mutate: func(ctx context.Context, h *harness) {
+		{name: "ca_not_the_issuer_of_tls_crt_keeps_the_bundle", mutate: func(ctx context.Context, h *harness) {
 			h.putSecret(ctx, map[string][]byte{h.cfg.CAKey: stranger.CertPEM, corev1.TLSCertKey: good.CertPEM, corev1.TLSPrivateKeyKey: []byte("key")})
 		}, reason: "not-issuer", eventReason: EventSourceNotIssuer},
-		{name: "tls_crt_missing", mutate: func(ctx context.Context, h *harness) {
+		{name: "tls_crt_missing_keeps_the_bundle", mutate: func(ctx context.Context, h *harness) {
 			h.putSecret(ctx, map[string][]byte{h.cfg.CAKey: stranger.CertPEM})
 		}, reason: "not-issuer", eventReason: EventSourceNotIssuer},
 	}

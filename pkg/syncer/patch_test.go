@@ -42,10 +42,10 @@ func TestCABundlePatchWritesOnlyWhatDiffersBehindAPrecondition(t *testing.T) {
 		// what differs is written.
 		ops int
 	}{
-		{name: "no_annotations_no_bundles", read: read(nil, nil, nil), ops: 3},
+		{name: "no_annotations_no_bundles_writes_all_three", read: read(nil, nil, nil), ops: 3},
 		{name: "other_annotations_kept", read: read(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}, nil), ops: 2},
-		{name: "one_entry_differs", read: read(map[string]string{StateAnnotation: state}, ca.CertPEM, old.CertPEM, ca.CertPEM), ops: 1},
-		{name: "only_the_state_differs", read: read(map[string]string{StateAnnotation: "{}"}, ca.CertPEM, ca.CertPEM), ops: 1},
+		{name: "only_the_differing_entry_is_written", read: read(map[string]string{StateAnnotation: state}, ca.CertPEM, old.CertPEM, ca.CertPEM), ops: 1},
+		{name: "only_the_state_is_written", read: read(map[string]string{StateAnnotation: "{}"}, ca.CertPEM, ca.CertPEM), ops: 1},
 		{name: "damaged_bundle_replaced", read: read(map[string]string{StateAnnotation: state}, []byte("garbage")), ops: 1},
 	}
 	for _, tt := range tests {

@@ -469,18 +469,18 @@ func TestEventsNameTheObjectsRead(t *testing.T) {
 		}
 	}
 
-	t.Run("webhook_configuration_missing", func(t *testing.T) { expect(t, EventWebhookConfigNotFound, "", "") })
+	t.Run("webhook_configuration_missing_names_neither_uid", func(t *testing.T) { expect(t, EventWebhookConfigNotFound, "", "") })
 	mwc, err := syncertest.CreateWebhookConfiguration(ctx, h.cluster.Clientset,
 		syncertest.WebhookConfiguration(h.cfg.WebhookConfiguration, "a.kim-snatch.kyma-project.io"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("secret_missing", func(t *testing.T) { expect(t, EventSourceNotFound, "", mwc.UID) })
+	t.Run("secret_missing_names_the_secret_without_uid", func(t *testing.T) { expect(t, EventSourceNotFound, "", mwc.UID) })
 	h.putSecret(ctx, map[string][]byte{"other": []byte("x")})
 	secrets := h.cluster.Clientset.CoreV1().Secrets(h.cfg.SecretNamespace)
 	secret, err := secrets.Get(ctx, h.cfg.SecretName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("ca_key_missing", func(t *testing.T) { expect(t, EventSourceKeyMissing, secret.UID, mwc.UID) })
+	t.Run("ca_key_missing_names_both_uids", func(t *testing.T) { expect(t, EventSourceKeyMissing, secret.UID, mwc.UID) })
 }

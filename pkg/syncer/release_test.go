@@ -91,14 +91,14 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 		wantConflict bool
 	}{
 		{
-			name:         "old_apply_entry_among_others",
+			name:         "old_apply_entry_among_others_is_released",
 			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}") },
 			wantReleased: true,
 		},
 		{
 			// Apply, and an Update of the new syncer after it: only the
 			// Apply entry goes.
-			name: "old_apply_entry_next_to_the_new_update_entry",
+			name: "old_apply_entry_beside_the_new_update_entry_is_released",
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				r, _ := directReconciler(t, h)
@@ -111,7 +111,7 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 		{
 			// The syncer's entry is the only one: the release sends the
 			// documented reset, a list of one empty entry.
-			name: "old_apply_entry_alone",
+			name: "lone_old_apply_entry_is_released",
 			setup: func(t *testing.T, h *harness) {
 				mwc := applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}")
 				i := slices.IndexFunc(mwc.ManagedFields, isOldApplyEntry)
@@ -130,11 +130,11 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 			wantReleased: true,
 		},
 		{
-			name:  "no_old_apply_entry",
+			name:  "no_old_apply_entry_writes_nothing",
 			setup: func(*testing.T, *harness) {},
 		},
 		{
-			name:         "changed_between_read_and_write",
+			name:         "change_between_read_and_write_conflicts",
 			setup:        func(t *testing.T, h *harness) { applyAsOldSyncer(ctx, t, h, ca.CertPEM, "{}") },
 			reader:       func(r client.Reader, h *harness) client.Reader { return writeAfterRead{Reader: r, h: h} },
 			wantConflict: true,
@@ -173,7 +173,7 @@ func TestReleaseApplyEntryRemovesOnlyTheOldSyncersEntry(t *testing.T) {
 		})
 	}
 
-	t.Run("absent_object", func(t *testing.T) {
+	t.Run("absent_object_stays_absent", func(t *testing.T) {
 		h := newEmptyHarness(t, time.Hour)
 		c, err := client.New(h.cluster.Config, client.Options{})
 		if err != nil {

@@ -94,8 +94,8 @@ func TestReleaseLetsTheApplierRemoveTheRetiredWritersEntry(t *testing.T) {
 		managers  []string
 		wantNames []string
 	}{
-		{name: "released", managers: []string{retiredManager}, wantNames: []string{newEntry}},
-		{name: "release_disabled", wantNames: []string{oldEntry, newEntry}},
+		{name: "released_entry_is_removed_by_the_applier", managers: []string{retiredManager}, wantNames: []string{newEntry}},
+		{name: "release_disabled_keeps_the_old_entry", wantNames: []string{oldEntry, newEntry}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

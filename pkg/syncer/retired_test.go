@@ -83,7 +83,7 @@ func (run *releaseRun) reconcile(t *testing.T, managers []string) (reconcile.Res
 func TestReleaseAfterSyncReadsOnceAndNeverFailsTheSync(t *testing.T) {
 	run := newReleaseRun(t)
 	managers := run.h.cfg.ReleaseFieldManagers
-	t.Run("failed_release", func(t *testing.T) {
+	t.Run("failed_release_keeps_the_sync_and_retries", func(t *testing.T) {
 		run.fail.Store(true)
 		defer run.fail.Store(false)
 		res, _ := run.reconcile(t, managers)
@@ -102,7 +102,7 @@ func TestReleaseAfterSyncReadsOnceAndNeverFailsTheSync(t *testing.T) {
 			t.Errorf("got %v, want one error line", lines)
 		}
 	})
-	t.Run("released", func(t *testing.T) {
+	t.Run("retired_entry_is_released_with_one_read", func(t *testing.T) {
 		if _, reads := run.reconcile(t, managers); reads != 1 {
 			t.Errorf("the release read %d times, want 1", reads)
 		}
@@ -117,7 +117,7 @@ func TestReleaseAfterSyncReadsOnceAndNeverFailsTheSync(t *testing.T) {
 			t.Errorf("cabundle_syncer_apply_entries_released_total = %v, want 1", got)
 		}
 	})
-	t.Run("nothing_left_to_release", func(t *testing.T) {
+	t.Run("nothing_left_to_release_writes_nothing", func(t *testing.T) {
 		rv := run.h.mwc(run.ctx).ResourceVersion
 		if _, reads := run.reconcile(t, managers); reads != 1 {
 			t.Errorf("the release read %d times, want 1", reads)
