@@ -14,10 +14,10 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The alerts of the fleet path. The runtime runs the Prometheus stack of
@@ -104,13 +104,19 @@ func (f *fleet) startMonitoring(ctx context.Context, t *testing.T, version strin
 		}
 	})
 	for profile, prom := range a.proms {
-		var loaded []string
-		err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			loaded = loadedAlertingRules(ctx, prom)
-			return containsAll(loaded, rules), nil
-		})
+		what := fmt.Sprintf("the Prometheus of the %s profile to load the rules of monitoring.yaml %v", profile, rules)
+		err := poll.Until(ctx, what, func(ctx context.Context) error {
+			loaded, err := loadedAlertingRules(ctx, prom)
+			if err != nil {
+				return err
+			}
+			if !containsAll(loaded, rules) {
+				return fmt.Errorf("loaded %v", loaded)
+			}
+			return nil
+		}, poll.Timeout(3*time.Minute))
 		if err != nil {
-			t.Fatalf("the Prometheus of the %s profile loaded %v, want the rules of monitoring.yaml %v", profile, loaded, rules)
+			t.Fatal(err)
 		}
 	}
 	f.alerts = a
@@ -125,12 +131,25 @@ func (f *fleet) stopMonitoring(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	for profile, prom := range f.alerts.proms {
-		err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			loaded := loadedAlertingRules(ctx, prom)
-			return loaded != nil && !slices.ContainsFunc(f.alerts.rules, func(r string) bool { return slices.Contains(loaded, r) }), nil
-		})
+		what := fmt.Sprintf("the Prometheus of the %s profile to drop the rules of the deleted monitoring.yaml", profile)
+		err := poll.Until(ctx, what, func(ctx context.Context) error {
+			loaded, err := loadedAlertingRules(ctx, prom)
+			if err != nil {
+				return err
+			}
+			var kept []string
+			for _, r := range f.alerts.rules {
+				if slices.Contains(loaded, r) {
+					kept = append(kept, r)
+				}
+			}
+			if len(kept) > 0 {
+				return fmt.Errorf("still loaded: %v", kept)
+			}
+			return nil
+		}, poll.Timeout(3*time.Minute))
 		if err != nil {
-			t.Errorf("the Prometheus of the %s profile still has alerting rules 3m after monitoring.yaml was deleted", profile)
+			t.Error(err)
 		}
 	}
 }
@@ -164,25 +183,26 @@ func (a *fleetAlerts) settle(ctx context.Context, t *testing.T, e *env, scenario
 	if a.seen[scenario] == nil {
 		a.seen[scenario] = map[string]bool{}
 	}
-	var active []string
-	var unscraped string
-	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, quietTimeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		if active, err = a.active(ctx); err != nil {
-			active = []string{err.Error()}
-			return false, nil
+	// Paced at 5 s: how long the alerts took to be quiet is recorded.
+	err := poll.Until(ctx, "the alerts quiet after the scenario's end", func(ctx context.Context) error {
+		active, err := a.active(ctx)
+		if err != nil {
+			return err
 		}
 		for _, s := range active {
 			a.seen[scenario][s+" after its end"] = true
 		}
-		unscraped = ""
+		unscraped := ""
 		if running {
 			unscraped = a.unscraped(ctx, e)
 		}
-		return len(active) == 0 && unscraped == "", nil
-	})
+		if len(active) > 0 || unscraped != "" {
+			return fmt.Errorf("active %v %s", active, unscraped)
+		}
+		return nil
+	}, poll.Timeout(quietTimeout), poll.Interval(5*time.Second))
 	if err != nil {
-		t.Errorf("%s: alerts not quiet %v after its end: active %v %s", scenario, quietTimeout, active, unscraped)
+		t.Errorf("%s: %v", scenario, err)
 	} else {
 		a.quiet[scenario] = time.Since(start)
 		e.progress("%s: alerts quiet %.0f s after its end", scenario, a.quiet[scenario].Seconds())
@@ -280,11 +300,11 @@ func containsAll(have, want []string) bool {
 }
 
 // loadedAlertingRules returns the names of the alerting rules prom has
-// loaded, sorted, or nil if it cannot say.
-func loadedAlertingRules(ctx context.Context, prom promv1.API) []string {
+// loaded, sorted.
+func loadedAlertingRules(ctx context.Context, prom promv1.API) ([]string, error) {
 	res, err := prom.Rules(ctx, nil)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	out := []string{}
 	for _, g := range res.Groups {
@@ -295,7 +315,7 @@ func loadedAlertingRules(ctx context.Context, prom promv1.API) []string {
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
 
 // alertingRules returns the names of the alerting rules of the

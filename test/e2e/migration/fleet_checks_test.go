@@ -2,6 +2,7 @@ package migration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,12 +13,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // versionLabel is the label of every object of a binary's release that
@@ -103,9 +104,12 @@ func (f *fleet) label(ctx context.Context, value string) error {
 // the Manifest, so that what is then found unchanged has been looked at.
 func (f *fleet) waitPasses(ctx context.Context, n int) error {
 	want := f.klm.Passes(f.key) + n
-	return wait.PollUntilContextTimeout(ctx, time.Second, stepTimeout, true, func(context.Context) (bool, error) {
-		return f.klm.Passes(f.key) >= want, nil
-	})
+	return poll.Until(ctx, fmt.Sprintf("%d more reconciles of the Manifest", n), func(context.Context) error {
+		if got := f.klm.Passes(f.key); got < want {
+			return fmt.Errorf("%d reconciles, want %d", got, want)
+		}
+		return nil
+	}, poll.Timeout(stepTimeout))
 }
 
 // deployments returns the module's two Deployments by name.
@@ -131,24 +135,28 @@ func (f *fleet) deployments(ctx context.Context) (map[string]*appsv1.Deployment,
 func (f *fleet) checkRolled(ctx context.Context, t *testing.T, version, binary string) {
 	t.Helper()
 	var ds map[string]*appsv1.Deployment
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, stepTimeout, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, "the Deployments rolled out and the Lease held", func(ctx context.Context) error {
 		var err error
 		if ds, err = f.deployments(ctx); err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		for name, d := range ds {
 			if st := d.Status; st.ObservedGeneration != d.Generation || st.UpdatedReplicas != *d.Spec.Replicas ||
 				st.AvailableReplicas != *d.Spec.Replicas || st.Replicas != *d.Spec.Replicas {
-				last = fmt.Sprintf("Deployment %s: %+v", name, st)
-				return false, nil
+				return fmt.Errorf("Deployment %s: %+v", name, st)
 			}
 		}
-		last, err = f.e.leaseUnheld(ctx)
-		return last == "", err
-	})
+		unheld, err := f.e.leaseUnheld(ctx)
+		if err != nil {
+			return poll.Stop(err)
+		}
+		if unheld != "" {
+			return errors.New(unheld)
+		}
+		return nil
+	}, poll.Timeout(stepTimeout))
 	if err != nil {
-		t.Fatalf("%s: the Deployments are not rolled out: %v; last: %s", version, err, last)
+		t.Fatalf("%s: %v", version, err)
 	}
 	want := map[string]string{"snatch-webhook": pairs[version][0], "cabundle-syncer": pairs[version][1]}
 	for name, d := range ds {
@@ -231,20 +239,20 @@ func (e *env) checkInCluster(ctx context.Context, version string) ([]string, err
 	if _, err := e.client.BatchV1().Jobs(namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = poll.Until(ctx, "the check Job "+name+" to finish", func(ctx context.Context) error {
 		j, err := e.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		for _, c := range j.Status.Conditions {
 			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
-	})
+		return fmt.Errorf("%d active, %d succeeded, %d failed", j.Status.Active, j.Status.Succeeded, j.Status.Failed)
+	}, poll.Timeout(5*time.Minute))
 	if err != nil {
-		return nil, fmt.Errorf("%s: the check Job %s did not finish: %w", version, name, err)
+		return nil, fmt.Errorf("%s: %w", version, err)
 	}
 	log, err := e.kubectl(ctx, nil, "-n", namespace, "logs", "job/"+name)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -24,6 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/klm"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The stand-in's control plane is the runtime's own API server, in a
@@ -221,16 +221,20 @@ func (f *fleet) pin(ctx context.Context, version string) error {
 }
 
 // waitReady waits until the Manifest is Ready at version, and returns it.
+// It looks twice a second: step records how long the Manifest took.
 func (f *fleet) waitReady(ctx context.Context, version string) (*klm.Manifest, error) {
 	var last klm.Manifest
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, stepTimeout, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, "the Manifest Ready at "+version, func(ctx context.Context) error {
 		if err := f.cl.Get(ctx, f.key, &last); err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
-		return last.ReadyAt(version), nil
-	})
+		if !last.ReadyAt(version) {
+			return fmt.Errorf("spec %+v, status %+v", last.Spec, last.Status)
+		}
+		return nil
+	}, poll.Timeout(stepTimeout), poll.Interval(500*time.Millisecond))
 	if err != nil {
-		return nil, fmt.Errorf("the Manifest is not Ready at %s: %w; last spec %+v, status %+v", version, err, last.Spec, last.Status)
+		return nil, err
 	}
 	return &last, nil
 }

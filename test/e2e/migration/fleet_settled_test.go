@@ -5,15 +5,16 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // bridgeInert is the match condition with which a bridge version keeps
@@ -29,33 +30,26 @@ const bridgeInert = "false"
 // (the bridge's inert one) is held to this as well once its Service
 // exists, since the next step may make it the one called.
 func (e *env) waitSettled(ctx context.Context) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, stepTimeout, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "the webhook entries to settle", func(ctx context.Context) error {
 		mwc, err := e.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		s, err := e.client.CoreV1().Secrets(namespace).Get(ctx, secretName, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		block, _ := pem.Decode(s.Data[corev1.TLSCertKey])
 		if block == nil {
-			last = "the Secret holds no certificate"
-			return false, nil
+			return errors.New("the Secret holds no certificate")
 		}
 		for _, w := range mwc.Webhooks {
 			if why := e.entryUnsettled(ctx, w, block.Bytes); why != "" {
-				last = fmt.Sprintf("entry %s: %s", w.Name, why)
-				return false, nil
+				return fmt.Errorf("entry %s: %s", w.Name, why)
 			}
 		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the webhook entries did not settle: %s: %w", last, err)
-	}
-	return nil
+		return nil
+	}, poll.Timeout(stepTimeout))
 }
 
 // entryUnsettled says why entry w cannot yet be called without a failure,
