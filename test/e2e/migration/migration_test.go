@@ -14,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,6 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -436,14 +436,21 @@ func (e *env) hold(ctx context.Context, d time.Duration) error {
 func (e *env) waitServed(ctx context.Context, t *testing.T) {
 	t.Helper()
 	probe := newLoad(e.load, loadNamespace, 1)
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Each attempt creates a Pod: one a second.
+	err := poll.Until(ctx, "the old kim-snatch to serve: a Pod with the term", func(ctx context.Context) error {
 		probe.setPhase("probe")
 		probe.createOne(ctx, "probe")
-		_, c, _ := probe.report()
-		return c["probe"].OneTerm > 0, nil
-	})
+		if _, c, errs := probe.report(); c["probe"].OneTerm == 0 {
+			var last error
+			if len(errs) > 0 {
+				last = errs[len(errs)-1]
+			}
+			return fmt.Errorf("probe Pods %+v; last error: %v", c["probe"], last)
+		}
+		return nil
+	}, poll.Timeout(3*time.Minute), poll.Interval(time.Second))
 	if err != nil {
-		t.Fatalf("the old kim-snatch does not serve: %v", err)
+		t.Fatal(err)
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The webhooks' Pods and the port their certificate is served on: the old
@@ -29,21 +30,22 @@ const (
 // with the Pod's address. It returns how long after the Secret's last
 // write that was: the real kubelet's projection of the Secret into the
 // running Pods, plus the webhook's reload, which is well under a second.
-// The Secret's write time is its managedFields', to the second.
+// The Secret's write time is its managedFields', to the second, and the
+// wait looks once a second.
 func (e *env) waitServing(ctx context.Context, selector string) (time.Duration, error) {
 	var (
 		leaf    []byte
 		written time.Time
-		last    string
 	)
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	what := "every ready Pod of " + selector + " to serve the Secret's certificate"
+	err := poll.Until(ctx, what, func(ctx context.Context) error {
 		s, err := e.client.CoreV1().Secrets(namespace).Get(ctx, secretName, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		block, _ := pem.Decode(s.Data[corev1.TLSCertKey])
 		if block == nil {
-			return false, fmt.Errorf("secret %s has no certificate", secretName)
+			return poll.Stop(fmt.Errorf("secret %s has no certificate", secretName))
 		}
 		leaf, written = block.Bytes, time.Time{}
 		for _, mf := range s.ManagedFields {
@@ -53,19 +55,20 @@ func (e *env) waitServing(ctx context.Context, selector string) (time.Duration, 
 		}
 		pods, err := e.readyPods(ctx, namespace, selector)
 		if err != nil {
-			return false, err
+			return poll.Stop(err)
 		}
 		for _, p := range pods {
 			if got, err := servedLeaf(ctx, podWebhookAddr(p)); err != nil || !bytes.Equal(got, leaf) {
-				last = fmt.Sprintf("Pod %s does not serve the Secret's certificate yet (%v)", p.Name, err)
-				return false, nil
+				return fmt.Errorf("Pod %s does not serve the Secret's certificate yet (%v)", p.Name, err)
 			}
 		}
-		last = fmt.Sprintf("no ready Pod of %s", selector)
-		return len(pods) > 0, nil
-	})
+		if len(pods) == 0 {
+			return fmt.Errorf("no ready Pod of %s", selector)
+		}
+		return nil
+	}, poll.Timeout(5*time.Minute), poll.Interval(time.Second))
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", last, err)
+		return 0, err
 	}
 	return time.Since(written), nil
 }
