@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string) 
 		if err == nil {
 			last = got
 		}
-		return fmt.Errorf("last seen %s", describeNamespace(last, err))
+		return errors.New(describeNamespace(last, err))
 	}, poll.Timeout(namespaceGone))
 }
 
