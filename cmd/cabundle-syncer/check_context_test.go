@@ -38,8 +38,8 @@ func TestCheckAsksTheClusterKubectlsFlagsSelect(t *testing.T) {
 		args        []string
 		wantContext string
 	}{
-		{name: "context", args: []string{"--context=test-real"}, wantContext: "test-real"},
-		{name: "cluster_and_user_over_the_current_context", args: []string{"--cluster=real", "--user=admin"}, wantContext: "test-nowhere"},
+		{name: "context_flag_selects_its_context", args: []string{"--context=test-real"}, wantContext: "test-real"},
+		{name: "cluster_and_user_override_the_current_context", args: []string{"--cluster=real", "--user=admin"}, wantContext: "test-nowhere"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

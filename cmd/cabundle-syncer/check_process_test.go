@@ -179,9 +179,9 @@ current-context: c
 		wantCode   int // 3 unless set
 		wantStderr string
 	}{
-		{name: "missing_kubeconfig", args: []string{"--kubeconfig=" + filepath.Join(t.TempDir(), "none")}, wantStderr: "load kubeconfig"},
-		{name: "unreachable_api_server", args: []string{"--kubeconfig=" + unreachable, "--timeout=10s"}, wantStderr: "cannot reach the API server"},
-		{name: "bad_flag", args: []string{"--min-ready-webhooks=none"}, wantCode: 64, wantStderr: "invalid value"},
+		{name: "missing_kubeconfig_exits_3", args: []string{"--kubeconfig=" + filepath.Join(t.TempDir(), "none")}, wantStderr: "load kubeconfig"},
+		{name: "unreachable_api_server_exits_3", args: []string{"--kubeconfig=" + unreachable, "--timeout=10s"}, wantStderr: "cannot reach the API server"},
+		{name: "bad_flag_exits_64", args: []string{"--min-ready-webhooks=none"}, wantCode: 64, wantStderr: "invalid value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

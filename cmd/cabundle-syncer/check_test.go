@@ -42,23 +42,23 @@ func checkConfigErr(o checkOptions) error {
 
 func TestCheckOptionsAcceptGoodFlagsAndNameEveryBadOne(t *testing.T) {
 	cmdlinetest.EachChange(t, defaultCheckOptions, checkConfigErr, []cmdlinetest.Change[checkOptions]{
-		{Name: "defaults", Mutate: func(*checkOptions) {}},
+		{Name: "defaults_are_valid", Mutate: func(*checkOptions) {}},
 		{Name: "lease_namespace_defaults_to_namespace", Mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "" }},
-		{Name: "target_namespace", Mutate: func(o *checkOptions) { o.TargetNamespace = "istio-system" }},
-		{Name: "set_based_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "app.kubernetes.io/name in (snatch-webhook),tier!=test" }},
-		{Name: "zero_min_validity", Mutate: func(o *checkOptions) { o.MinCAValidity = 0 }},
-		{Name: "json", Mutate: func(o *checkOptions) { o.Output = "json" }},
-		{Name: "bad_namespace", Mutate: func(o *checkOptions) { o.Namespace = "Kyma_System" }, WantErr: []string{"--namespace"}},
-		{Name: "bad_secret_name", Mutate: func(o *checkOptions) { o.SecretName = "" }, WantErr: []string{"--secret-name"}},
-		{Name: "bad_ca_key", Mutate: func(o *checkOptions) { o.CAKey = "ca crt" }, WantErr: []string{"--ca-key"}},
-		{Name: "bad_lease_namespace", Mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "-x" }, WantErr: []string{"--leader-election-namespace"}},
-		{Name: "bad_target_namespace", Mutate: func(o *checkOptions) { o.TargetNamespace = "a.b" }, WantErr: []string{"--target-namespace"}},
-		{Name: "unparsable_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "a in (" }, WantErr: []string{"--webhook-selector"}},
-		{Name: "empty_selector", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "" }, WantErr: []string{"must not be empty"}},
-		{Name: "zero_min_ready", Mutate: func(o *checkOptions) { o.MinReadyWebhooks = 0 }, WantErr: []string{"--min-ready-webhooks"}},
-		{Name: "negative_min_validity", Mutate: func(o *checkOptions) { o.MinCAValidity = -time.Hour }, WantErr: []string{"--min-ca-validity"}},
-		{Name: "yaml_output", Mutate: func(o *checkOptions) { o.Output = "yaml" }, WantErr: []string{"--output"}},
-		{Name: "zero_timeout", Mutate: func(o *checkOptions) { o.Timeout = 0 }, WantErr: []string{"--timeout"}},
+		{Name: "target_namespace_is_valid", Mutate: func(o *checkOptions) { o.TargetNamespace = "istio-system" }},
+		{Name: "set_based_selector_is_valid", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "app.kubernetes.io/name in (snatch-webhook),tier!=test" }},
+		{Name: "zero_min_validity_is_valid", Mutate: func(o *checkOptions) { o.MinCAValidity = 0 }},
+		{Name: "json_output_is_valid", Mutate: func(o *checkOptions) { o.Output = "json" }},
+		{Name: "bad_namespace_is_refused", Mutate: func(o *checkOptions) { o.Namespace = "Kyma_System" }, WantErr: []string{"--namespace"}},
+		{Name: "bad_secret_name_is_refused", Mutate: func(o *checkOptions) { o.SecretName = "" }, WantErr: []string{"--secret-name"}},
+		{Name: "bad_ca_key_is_refused", Mutate: func(o *checkOptions) { o.CAKey = "ca crt" }, WantErr: []string{"--ca-key"}},
+		{Name: "bad_lease_namespace_is_refused", Mutate: func(o *checkOptions) { o.LeaderElectionNamespace = "-x" }, WantErr: []string{"--leader-election-namespace"}},
+		{Name: "bad_target_namespace_is_refused", Mutate: func(o *checkOptions) { o.TargetNamespace = "a.b" }, WantErr: []string{"--target-namespace"}},
+		{Name: "unparsable_selector_is_refused", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "a in (" }, WantErr: []string{"--webhook-selector"}},
+		{Name: "empty_selector_is_refused", Mutate: func(o *checkOptions) { o.WebhookSelectorText = "" }, WantErr: []string{"must not be empty"}},
+		{Name: "zero_min_ready_is_refused", Mutate: func(o *checkOptions) { o.MinReadyWebhooks = 0 }, WantErr: []string{"--min-ready-webhooks"}},
+		{Name: "negative_min_validity_is_refused", Mutate: func(o *checkOptions) { o.MinCAValidity = -time.Hour }, WantErr: []string{"--min-ca-validity"}},
+		{Name: "yaml_output_is_refused", Mutate: func(o *checkOptions) { o.Output = "yaml" }, WantErr: []string{"--output"}},
+		{Name: "zero_timeout_is_refused", Mutate: func(o *checkOptions) { o.Timeout = 0 }, WantErr: []string{"--timeout"}},
 		{
 			Name:    "every_error_reported",
 			Mutate:  func(o *checkOptions) { o.WebhookConfiguration, o.MinReadyWebhooks, o.Timeout = "", -1, -time.Second },
@@ -91,12 +91,12 @@ func TestCheckReportsTheClusterAndExitsWithItsStatus(t *testing.T) {
 	const ns = checkNamespace
 	tests := []checkCase{
 		{
-			name:       "healthy_table",
+			name:       "healthy_cluster_exits_0_with_a_table",
 			wantCode:   0,
 			wantStdout: []string{"ID", "STATUS", "MESSAGE", "webhook-pods", "syncer-lease", "ca-secret", "webhook-configuration", "ca-bundle", "Status: PASS"},
 		},
 		{
-			name:       "healthy_json",
+			name:       "healthy_cluster_exits_0_with_json",
 			args:       []string{"-o", "json"},
 			wantCode:   0,
 			wantStdout: []string{`"status": "PASS"`},
@@ -216,10 +216,10 @@ func TestCheckFailOnFlagParsesWarnAndFail(t *testing.T) {
 		want check.FailOn
 	}{
 		{name: "default_is_warn", want: check.FailOnWarn},
-		{name: "warn", args: []string{"--fail-on=warn"}, want: check.FailOnWarn},
-		{name: "fail", args: []string{"--fail-on=fail"}, want: check.FailOnFail},
-		{name: "fail_as_a_separate_word", args: []string{"--fail-on", "fail"}, want: check.FailOnFail},
-		{name: "single_dash", args: []string{"-fail-on=fail"}, want: check.FailOnFail},
+		{name: "warn_sets_warn", args: []string{"--fail-on=warn"}, want: check.FailOnWarn},
+		{name: "fail_sets_fail", args: []string{"--fail-on=fail"}, want: check.FailOnFail},
+		{name: "fail_as_a_separate_word_sets_fail", args: []string{"--fail-on", "fail"}, want: check.FailOnFail},
+		{name: "single_dash_sets_fail", args: []string{"-fail-on=fail"}, want: check.FailOnFail},
 		{name: "last_one_counts", args: []string{"--fail-on=fail", "--fail-on=warn"}, want: check.FailOnWarn},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

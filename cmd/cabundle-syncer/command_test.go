@@ -30,7 +30,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 		check func(t *testing.T, o Options)
 	}{
 		{
-			name: "defaults",
+			name: "defaults_run_the_syncer",
 			args: nil,
 			want: outcome{Ran: true},
 			check: func(t *testing.T, o Options) {
@@ -42,7 +42,7 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			},
 		},
 		{
-			name: "every_flag",
+			name: "every_flag_is_bound",
 			args: []string{
 				"--secret-namespace=ns", "--secret-name=certs", "--ca-key=root.pem",
 				"--webhook-configuration=hook", "--ca-overlap=90s", "--release-field-managers=snatch, manager-b", "--leader-elect=false",
@@ -71,24 +71,24 @@ func TestCommandLineRunsTheSyncerOrExitsWithItsCode(t *testing.T) {
 			},
 		},
 		{
-			name: "release_no_field_manager", args: []string{"--release-field-managers="}, want: outcome{Ran: true},
+			name: "release_no_field_manager_runs_releasing_none", args: []string{"--release-field-managers="}, want: outcome{Ran: true},
 			check: func(t *testing.T, o Options) {
 				if len(o.Syncer.ReleaseFieldManagers) != 0 {
 					t.Errorf("field managers to release = %q, want none", o.Syncer.ReleaseFieldManagers)
 				}
 			},
 		},
-		{name: "release_an_empty_field_manager", args: []string{"--release-field-managers=snatch,"}, want: outcome{Code: 64, Stderr: "a name is empty"}},
-		{name: "release_the_own_field_manager", args: []string{"--release-field-managers=cabundle-syncer"}, want: outcome{Code: 64, Stderr: "syncer's own field manager"}},
+		{name: "release_an_empty_field_manager_exits_64", args: []string{"--release-field-managers=snatch,"}, want: outcome{Code: 64, Stderr: "a name is empty"}},
+		{name: "release_the_own_field_manager_exits_64", args: []string{"--release-field-managers=cabundle-syncer"}, want: outcome{Code: 64, Stderr: "syncer's own field manager"}},
 		{name: "help_shows_the_default_release", args: []string{"--help"}, want: outcome{Stderr: "(default snatch)"}},
-		{name: "version", args: []string{"--version"}, want: outcome{Stdout: version.String("cabundle-syncer") + "\n"}},
+		{name: "version_prints_the_version", args: []string{"--version"}, want: outcome{Stdout: version.String("cabundle-syncer") + "\n"}},
 		{name: "version_skips_validation", args: []string{"--version", "--ca-overlap=-1s"}, want: outcome{Stdout: version.String("cabundle-syncer") + "\n"}},
-		{name: "help", args: []string{"--help"}, want: outcome{Stderr: "Usage: cabundle-syncer [flags]"}},
-		{name: "invalid_options", args: []string{"--ca-overlap=-1s"}, want: outcome{Code: 64, Stderr: "CA overlap"}},
-		{name: "metrics_secure_is_a_boolean", args: []string{"--metrics-secure=maybe"}, want: outcome{Code: 64, Stderr: `invalid boolean value "maybe" for -metrics-secure`}},
-		{name: "unknown_flag", args: []string{"--overlap=1h"}, want: outcome{Code: 64, Stderr: "flag provided but not defined"}},
-		{name: "unexpected_argument", args: []string{"--ca-key=ca.crt", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
-		{name: "unknown_command", args: []string{"chek"}, want: outcome{Code: 64, Stderr: `unknown command "chek"`}},
+		{name: "help_prints_the_usage", args: []string{"--help"}, want: outcome{Stderr: "Usage: cabundle-syncer [flags]"}},
+		{name: "invalid_options_exit_64", args: []string{"--ca-overlap=-1s"}, want: outcome{Code: 64, Stderr: "CA overlap"}},
+		{name: "non_boolean_metrics_secure_exits_64", args: []string{"--metrics-secure=maybe"}, want: outcome{Code: 64, Stderr: `invalid boolean value "maybe" for -metrics-secure`}},
+		{name: "unknown_flag_exits_64", args: []string{"--overlap=1h"}, want: outcome{Code: 64, Stderr: "flag provided but not defined"}},
+		{name: "unexpected_argument_exits_64", args: []string{"--ca-key=ca.crt", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
+		{name: "unknown_command_exits_64", args: []string{"chek"}, want: outcome{Code: 64, Stderr: `unknown command "chek"`}},
 		{name: "subcommand_gets_its_arguments", args: []string{"check", "--strict", "x"}, want: outcome{Stdout: "check --strict x"}},
 	}
 	for _, tt := range tests {

@@ -50,12 +50,12 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 		token    string
 		wantCode int // 0: any refusal
 	}{
-		{name: "no_token", wantCode: http.StatusUnauthorized},
+		{name: "no_token_gets_401", wantCode: http.StatusUnauthorized},
 		// controller-runtime answers a token that the TokenReview rejects
 		// with 500, not 401; only the refusal matters here.
-		{name: "invalid_token", token: "not-a-token"},
-		{name: "service_account_not_bound", token: stranger, wantCode: http.StatusForbidden},
-		{name: "service_account_bound_to_metrics_reader", token: allowed, wantCode: http.StatusOK},
+		{name: "invalid_token_is_refused", token: "not-a-token"},
+		{name: "unbound_service_account_gets_403", token: stranger, wantCode: http.StatusForbidden},
+		{name: "metrics_reader_gets_the_metrics", token: allowed, wantCode: http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,75 +56,75 @@ var policyCases = []struct {
 	change mwcChange
 	guard  string
 }{
-	{"ca_bundles", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"ca_bundles_change_is_allowed", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		for i := range m.Webhooks {
 			m.Webhooks[i].ClientConfig.CABundle = []byte("a bundle")
 		}
 	}, ""},
-	{"state_annotation", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"state_annotation_change_is_allowed", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		metav1.SetMetaDataAnnotation(&m.ObjectMeta, syncer.StateAnnotation, `{"v":1,"cas":{}}`)
 	}, ""},
 	// The release of a retired writer's server-side apply entry changes
 	// managedFields alone.
-	{"managed_fields_only", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"managed_fields_only_change_is_allowed", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		m.ManagedFields = m.ManagedFields[1:]
 	}, ""},
-	{"add_a_webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"adding_a_webhook_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		w := *m.Webhooks[0].DeepCopy()
 		w.Name = "added.kim-snatch.kyma-project.io"
 		m.Webhooks = append(m.Webhooks, w)
 	}, guardList},
-	{"remove_a_webhook", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { m.Webhooks = m.Webhooks[:1] }, guardList},
-	{"reorder_the_webhooks", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"removing_a_webhook_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { m.Webhooks = m.Webhooks[:1] }, guardList},
+	{"reordering_the_webhooks_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		m.Webhooks[0], m.Webhooks[1] = m.Webhooks[1], m.Webhooks[0]
 	}, guardList},
-	{"rename_a_webhook", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.Name = "renamed.kim-snatch.kyma-project.io" }), guardList},
-	{"url", changeURL, guardClient},
-	{"service", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"renaming_a_webhook_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.Name = "renamed.kim-snatch.kyma-project.io" }), guardList},
+	{"url_change_is_refused", changeURL, guardClient},
+	{"service_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.ClientConfig.URL = nil
 		w.ClientConfig.Service = &admissionregistrationv1.ServiceReference{Namespace: "attacker", Name: "webhook", Path: ptr.To("/mutate"), Port: ptr.To[int32](443)}
 	}), guardClient},
-	{"rules", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"rules_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.Rules[0].Resources = []string{"pods", "secrets"}
 	}), guardMatch},
-	{"match_policy", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"match_policy_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.MatchPolicy = ptr.To(admissionregistrationv1.Exact)
 	}), guardMatch},
-	{"match_conditions", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"match_conditions_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "all", Expression: "true"}}
 	}), guardMatch},
-	{"namespace_selector", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.NamespaceSelector = &metav1.LabelSelector{} }), guardSelectors},
-	{"object_selector", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"namespace_selector_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.NamespaceSelector = &metav1.LabelSelector{} }), guardSelectors},
+	{"object_selector_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 	}), guardSelectors},
-	{"failure_policy", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"failure_policy_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
 	}), guardBehaviour},
-	{"side_effects", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"side_effects_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.SideEffects = ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun)
 	}), guardBehaviour},
-	{"timeout_seconds", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.TimeoutSeconds = ptr.To[int32](30) }), guardBehaviour},
-	{"admission_review_versions", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"timeout_seconds_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) { w.TimeoutSeconds = ptr.To[int32](30) }), guardBehaviour},
+	{"admission_review_versions_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.AdmissionReviewVersions = []string{"v1", "v1beta1"}
 	}), guardBehaviour},
-	{"reinvocation_policy", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
+	{"reinvocation_policy_change_is_refused", firstWebhook(func(w *admissionregistrationv1.MutatingWebhook) {
 		w.ReinvocationPolicy = ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy)
 	}), guardBehaviour},
-	{"add_a_label", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"adding_a_label_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		metav1.SetMetaDataLabel(&m.ObjectMeta, "example.com/added", "true")
 	}, guardLabels},
-	{"remove_a_label", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { delete(m.Labels, policyLabel) }, guardLabels},
-	{"add_another_annotation", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"removing_a_label_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { delete(m.Labels, policyLabel) }, guardLabels},
+	{"adding_another_annotation_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		metav1.SetMetaDataAnnotation(&m.ObjectMeta, "example.com/added", "true")
 	}, guardAnnotation},
-	{"change_another_annotation", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"changing_another_annotation_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		metav1.SetMetaDataAnnotation(&m.ObjectMeta, policyAnnotation, "changed")
 	}, guardAnnotation},
-	{"remove_another_annotation", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { delete(m.Annotations, policyAnnotation) }, guardAnnotation},
-	{"add_an_owner", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"removing_another_annotation_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) { delete(m.Annotations, policyAnnotation) }, guardAnnotation},
+	{"adding_an_owner_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: "default", UID: "0e7d5c1c-0000-4000-8000-000000000000"}}
 	}, guardOwners},
-	{"add_a_finalizer", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	{"adding_a_finalizer_is_refused", func(m *admissionregistrationv1.MutatingWebhookConfiguration) {
 		m.Finalizers = []string{"example.com/keep"}
 	}, guardOwners},
 }
@@ -147,7 +147,7 @@ func TestPolicyLetsTheSyncerChangeOnlyTheCABundlesAndItsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(mwc.ManagedFields) < 2 {
-		t.Fatalf("managedFields %v: managed_fields_only needs an entry to drop and one to keep", mwc.ManagedFields)
+		t.Fatalf("managedFields %v: managed_fields_only_change_is_allowed needs an entry to drop and one to keep", mwc.ManagedFields)
 	}
 	saCfg, _ := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)
@@ -164,7 +164,7 @@ func TestPolicyLetsTheSyncerChangeOnlyTheCABundlesAndItsState(t *testing.T) {
 			t.Errorf("the cluster admin was refused a URL change: %v", err)
 		}
 	})
-	t.Run("delete", func(t *testing.T) {
+	t.Run("delete_is_refused", func(t *testing.T) {
 		// RBAC refuses first; with delete granted, the policy still does.
 		del := func() error {
 			return sa.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwcName, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})

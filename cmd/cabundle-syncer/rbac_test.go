@@ -193,18 +193,18 @@ func checkScoping(ctx context.Context, t *testing.T, sa kubernetes.Interface) {
 		name string
 		call func() error
 	}{
-		{"list_secrets_without_selector", func() error { return errOf(secrets.List(ctx, metav1.ListOptions{})) }},
-		{"get_another_secret", func() error { return errOf(secrets.Get(ctx, "other", metav1.GetOptions{})) }},
-		{"list_configmaps_without_selector", func() error { return errOf(configMaps.List(ctx, metav1.ListOptions{})) }},
-		{"get_another_configmap", func() error { return errOf(configMaps.Get(ctx, "other", metav1.GetOptions{})) }},
-		{"create_the_emergency_disable_marker", func() error {
+		{"list_secrets_without_selector_is_forbidden", func() error { return errOf(secrets.List(ctx, metav1.ListOptions{})) }},
+		{"get_another_secret_is_forbidden", func() error { return errOf(secrets.Get(ctx, "other", metav1.GetOptions{})) }},
+		{"list_configmaps_without_selector_is_forbidden", func() error { return errOf(configMaps.List(ctx, metav1.ListOptions{})) }},
+		{"get_another_configmap_is_forbidden", func() error { return errOf(configMaps.Get(ctx, "other", metav1.GetOptions{})) }},
+		{"create_the_emergency_disable_marker_is_forbidden", func() error {
 			return errOf(configMaps.Create(ctx, marker, metav1.CreateOptions{DryRun: dryRun}))
 		}},
-		{"list_webhook_configurations_without_selector", func() error { return errOf(mwcs.List(ctx, metav1.ListOptions{})) }},
-		{"delete_the_webhook_configuration", func() error {
+		{"list_webhook_configurations_without_selector_is_forbidden", func() error { return errOf(mwcs.List(ctx, metav1.ListOptions{})) }},
+		{"delete_the_webhook_configuration_is_forbidden", func() error {
 			return mwcs.Delete(ctx, mwcName, metav1.DeleteOptions{DryRun: dryRun})
 		}},
-		{"create_a_webhook_configuration", func() error {
+		{"create_a_webhook_configuration_is_forbidden", func() error {
 			return errOf(mwcs.Create(ctx, other, metav1.CreateOptions{DryRun: dryRun}))
 		}},
 	}

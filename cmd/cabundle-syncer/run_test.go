@@ -13,8 +13,8 @@ func TestMetricsAreSecureByDefaultAndOnlyOverHTTP1(t *testing.T) {
 		mutate     func(*Options)
 		wantSecure bool
 	}{
-		{name: "defaults", mutate: func(*Options) {}, wantSecure: true},
-		{name: "plain", mutate: func(o *Options) { o.MetricsSecure = false }},
+		{name: "defaults_serve_securely", mutate: func(*Options) {}, wantSecure: true},
+		{name: "plain_serves_without_tls", mutate: func(o *Options) { o.MetricsSecure = false }},
 		{name: "disabled_keeps_the_address", mutate: func(o *Options) { o.MetricsBindAddress = "0" }, wantSecure: true},
 	}
 	for _, tt := range tests {
@@ -59,10 +59,10 @@ func TestLeaderIdentityIsThePodNameAndUniquePerProcess(t *testing.T) {
 		wantName string
 		wantErr  string
 	}{
-		{name: "pod_name", env: map[string]string{"POD_NAME": "cabundle-syncer-7d9f8c6b5-x2k4q"}, hostname: "node-host", wantName: "cabundle-syncer-7d9f8c6b5-x2k4q"},
-		{name: "pod_name_longer_than_a_hostname", env: map[string]string{"POD_NAME": longName}, hostname: longName[:63], wantName: longName},
-		{name: "hostname_without_pod_name", hostname: "laptop", wantName: "laptop"},
-		{name: "hostname_error", hostErr: errors.New("no uts"), wantErr: "no uts"},
+		{name: "pod_name_is_the_identity", env: map[string]string{"POD_NAME": "cabundle-syncer-7d9f8c6b5-x2k4q"}, hostname: "node-host", wantName: "cabundle-syncer-7d9f8c6b5-x2k4q"},
+		{name: "pod_name_longer_than_a_hostname_is_the_identity", env: map[string]string{"POD_NAME": longName}, hostname: longName[:63], wantName: longName},
+		{name: "hostname_is_the_identity_without_pod_name", hostname: "laptop", wantName: "laptop"},
+		{name: "hostname_error_is_returned", hostErr: errors.New("no uts"), wantErr: "no uts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

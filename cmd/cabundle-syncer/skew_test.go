@@ -109,9 +109,9 @@ func TestSkewCheckOfASyncerPassesWebhooksOneMinorBelowAndAbove(t *testing.T) {
 		release *release
 		flag    bool // skewLaterMinorFlag first in the webhook's args
 	}{
-		{name: "webhook_" + skewWebhookBelow, release: below},
-		{name: "upgraded_to_webhook_" + skewWebhookAbove, release: above},
-		{name: "webhook_" + skewWebhookAbove + "_with_a_later_minors_flag", release: above, flag: true},
+		{name: "webhook_" + skewWebhookBelow + "_passes", release: below},
+		{name: "upgraded_to_webhook_" + skewWebhookAbove + "_passes", release: above},
+		{name: "webhook_" + skewWebhookAbove + "_with_a_later_minors_flag_passes", release: above, flag: true},
 	}
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
