@@ -273,10 +273,10 @@ func TestAPIServerAcceptsEveryObjectStrictly(t *testing.T) {
 		name string
 		dir  string
 	}{
-		{name: "webhook_base", dir: webhookBase},
-		{name: "syncer_base", dir: syncerBase},
-		{name: "default_install", dir: defaultInstall},
-		{name: "cert_manager_example", dir: certManagerSample},
+		{name: "webhook_base_is_accepted", dir: webhookBase},
+		{name: "syncer_base_is_accepted", dir: syncerBase},
+		{name: "default_install_is_accepted", dir: defaultInstall},
+		{name: "cert_manager_example_is_accepted", dir: certManagerSample},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,17 +326,17 @@ func TestPodTemplatesPassRestrictedPodSecurity(t *testing.T) {
 		breakIt   func(*corev1.Pod)
 		wantAdmit bool
 	}{
-		{name: "template_as_is", wantAdmit: true},
-		{name: "privilege_escalation_allowed", breakIt: func(p *corev1.Pod) {
+		{name: "template_as_is_passes", wantAdmit: true},
+		{name: "privilege_escalation_allowed_is_rejected", breakIt: func(p *corev1.Pod) {
 			for i := range p.Spec.Containers {
 				p.Spec.Containers[i].SecurityContext.AllowPrivilegeEscalation = ptr(true)
 			}
 		}},
-		{name: "runs_as_root", breakIt: func(p *corev1.Pod) {
+		{name: "running_as_root_is_rejected", breakIt: func(p *corev1.Pod) {
 			p.Spec.SecurityContext.RunAsNonRoot = nil
 			p.Spec.SecurityContext.RunAsUser = ptr(int64(0))
 		}},
-		{name: "capabilities_kept", breakIt: func(p *corev1.Pod) {
+		{name: "capabilities_kept_are_rejected", breakIt: func(p *corev1.Pod) {
 			for i := range p.Spec.Containers {
 				p.Spec.Containers[i].SecurityContext.Capabilities = nil
 			}
@@ -458,47 +458,47 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 		attrs authorizationv1.ResourceAttributes
 		want  bool
 	}{
-		{name: "get_the_secret", attrs: secret("get", secretName), want: true},
-		{name: "list_the_secret_by_name", attrs: secret("list", secretName), want: true},
-		{name: "watch_the_secret_by_name", attrs: secret("watch", secretName), want: true},
-		{name: "get_another_secret", attrs: secret("get", "other")},
-		{name: "list_all_secrets", attrs: secret("list", "")},
-		{name: "watch_all_secrets", attrs: secret("watch", "")},
-		{name: "update_the_secret", attrs: secret("update", secretName)},
-		{name: "delete_the_secret", attrs: secret("delete", secretName)},
+		{name: "get_the_secret_is_allowed", attrs: secret("get", secretName), want: true},
+		{name: "list_the_secret_by_name_is_allowed", attrs: secret("list", secretName), want: true},
+		{name: "watch_the_secret_by_name_is_allowed", attrs: secret("watch", secretName), want: true},
+		{name: "get_another_secret_is_denied", attrs: secret("get", "other")},
+		{name: "list_all_secrets_is_denied", attrs: secret("list", "")},
+		{name: "watch_all_secrets_is_denied", attrs: secret("watch", "")},
+		{name: "update_the_secret_is_denied", attrs: secret("update", secretName)},
+		{name: "delete_the_secret_is_denied", attrs: secret("delete", secretName)},
 		// The emergency-disable marker: read, never written; the documented
 		// disable creates it and the restore deletes it.
-		{name: "get_the_marker", attrs: configMap("get", syncer.EmergencyDisableName), want: true},
-		{name: "list_the_marker_by_name", attrs: configMap("list", syncer.EmergencyDisableName), want: true},
-		{name: "watch_the_marker_by_name", attrs: configMap("watch", syncer.EmergencyDisableName), want: true},
-		{name: "get_another_configmap", attrs: configMap("get", "other")},
-		{name: "list_all_configmaps", attrs: configMap("list", "")},
-		{name: "create_configmaps", attrs: configMap("create", "")},
-		{name: "update_the_marker", attrs: configMap("update", syncer.EmergencyDisableName)},
-		{name: "delete_the_marker", attrs: configMap("delete", syncer.EmergencyDisableName)},
-		{name: "get_the_webhook_configuration", attrs: mwc("get", webhookConfiguration), want: true},
-		{name: "list_the_webhook_configuration_by_name", attrs: mwc("list", webhookConfiguration), want: true},
-		{name: "watch_the_webhook_configuration_by_name", attrs: mwc("watch", webhookConfiguration), want: true},
-		{name: "patch_the_webhook_configuration", attrs: mwc("patch", webhookConfiguration), want: true},
-		{name: "patch_another_webhook_configuration", attrs: mwc("patch", "other")},
-		{name: "list_all_webhook_configurations", attrs: mwc("list", "")},
-		{name: "create_webhook_configurations", attrs: mwc("create", "")},
-		{name: "update_the_webhook_configuration", attrs: mwc("update", webhookConfiguration)},
-		{name: "delete_the_webhook_configuration", attrs: mwc("delete", webhookConfiguration)},
-		{name: "patch_validating_webhook_configurations", attrs: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: "patch", Resource: "validatingwebhookconfigurations", Name: webhookConfiguration}},
+		{name: "get_the_marker_is_allowed", attrs: configMap("get", syncer.EmergencyDisableName), want: true},
+		{name: "list_the_marker_by_name_is_allowed", attrs: configMap("list", syncer.EmergencyDisableName), want: true},
+		{name: "watch_the_marker_by_name_is_allowed", attrs: configMap("watch", syncer.EmergencyDisableName), want: true},
+		{name: "get_another_configmap_is_denied", attrs: configMap("get", "other")},
+		{name: "list_all_configmaps_is_denied", attrs: configMap("list", "")},
+		{name: "create_configmaps_is_denied", attrs: configMap("create", "")},
+		{name: "update_the_marker_is_denied", attrs: configMap("update", syncer.EmergencyDisableName)},
+		{name: "delete_the_marker_is_denied", attrs: configMap("delete", syncer.EmergencyDisableName)},
+		{name: "get_the_webhook_configuration_is_allowed", attrs: mwc("get", webhookConfiguration), want: true},
+		{name: "list_the_webhook_configuration_by_name_is_allowed", attrs: mwc("list", webhookConfiguration), want: true},
+		{name: "watch_the_webhook_configuration_by_name_is_allowed", attrs: mwc("watch", webhookConfiguration), want: true},
+		{name: "patch_the_webhook_configuration_is_allowed", attrs: mwc("patch", webhookConfiguration), want: true},
+		{name: "patch_another_webhook_configuration_is_denied", attrs: mwc("patch", "other")},
+		{name: "list_all_webhook_configurations_is_denied", attrs: mwc("list", "")},
+		{name: "create_webhook_configurations_is_denied", attrs: mwc("create", "")},
+		{name: "update_the_webhook_configuration_is_denied", attrs: mwc("update", webhookConfiguration)},
+		{name: "delete_the_webhook_configuration_is_denied", attrs: mwc("delete", webhookConfiguration)},
+		{name: "patch_validating_webhook_configurations_is_denied", attrs: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Verb: "patch", Resource: "validatingwebhookconfigurations", Name: webhookConfiguration}},
 		// deploy/syncer/lease.yaml ships the Lease: no create, by any name.
-		{name: "create_leases", attrs: leases(namespace, "create", "")},
-		{name: "create_its_lease", attrs: leases(namespace, "create", lease)},
-		{name: "delete_its_lease", attrs: leases(namespace, "delete", lease)},
-		{name: "get_its_lease", attrs: leases(namespace, "get", lease), want: true},
-		{name: "update_its_lease", attrs: leases(namespace, "update", lease), want: true},
-		{name: "create_leases_elsewhere", attrs: leases("default", "create", "")},
-		{name: "update_leases_elsewhere", attrs: leases("default", "update", lease)},
+		{name: "create_leases_is_denied", attrs: leases(namespace, "create", "")},
+		{name: "create_its_lease_is_denied", attrs: leases(namespace, "create", lease)},
+		{name: "delete_its_lease_is_denied", attrs: leases(namespace, "delete", lease)},
+		{name: "get_its_lease_is_allowed", attrs: leases(namespace, "get", lease), want: true},
+		{name: "update_its_lease_is_allowed", attrs: leases(namespace, "update", lease), want: true},
+		{name: "create_leases_elsewhere_is_denied", attrs: leases("default", "create", "")},
+		{name: "update_leases_elsewhere_is_denied", attrs: leases("default", "update", lease)},
 		// Secure metrics check each scrape's token and its access to /metrics.
-		{name: "create_token_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authentication.k8s.io", Verb: "create", Resource: "tokenreviews"}, want: true},
-		{name: "create_subject_access_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Verb: "create", Resource: "subjectaccessreviews"}, want: true},
-		{name: "create_local_subject_access_reviews", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Namespace: namespace, Verb: "create", Resource: "localsubjectaccessreviews"}},
-		{name: "create_service_account_tokens", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: syncerServiceAccount}},
+		{name: "create_token_reviews_is_allowed", attrs: authorizationv1.ResourceAttributes{Group: "authentication.k8s.io", Verb: "create", Resource: "tokenreviews"}, want: true},
+		{name: "create_subject_access_reviews_is_allowed", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Verb: "create", Resource: "subjectaccessreviews"}, want: true},
+		{name: "create_local_subject_access_reviews_is_denied", attrs: authorizationv1.ResourceAttributes{Group: "authorization.k8s.io", Namespace: namespace, Verb: "create", Resource: "localsubjectaccessreviews"}},
+		{name: "create_service_account_tokens_is_denied", attrs: authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: syncerServiceAccount}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -508,6 +508,6 @@ func TestSyncerRBACGrantsOnlyItsSecretAndWebhookConfiguration(t *testing.T) {
 		})
 	}
 
-	t.Run("get_metrics", func(t *testing.T) { checkCannotGetMetrics(t, env, user, groups) })
-	t.Run("create_events", func(t *testing.T) { checkCanCreateEvents(t, user, can) })
+	t.Run("get_metrics_is_denied", func(t *testing.T) { checkCannotGetMetrics(t, env, user, groups) })
+	t.Run("create_events_is_allowed", func(t *testing.T) { checkCanCreateEvents(t, user, can) })
 }

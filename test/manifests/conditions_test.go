@@ -170,28 +170,28 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 	}
 	apiserver := "-metrics=" + write("apiserver", healthyAPIServer) + ",job=apiserver"
 	tests := []conditionCase{
-		{name: "healthy", args: healthy, want: []string{}},
-		{name: "standby_out_of_sync", want: []string{}, args: []string{
+		{name: "healthy_holds_no_alert", args: healthy, want: []string{}},
+		{name: "standby_out_of_sync_holds_no_alert", want: []string{}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 			"-metrics", write("stale", standbyStale) + syncerB,
 		}},
-		{name: "leader_out_of_sync", want: []string{"KimSnatchCABundleOutOfSync"}, args: []string{
+		{name: "leader_out_of_sync_raises_out_of_sync", want: []string{"KimSnatchCABundleOutOfSync"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-metrics", write("outofsync", leaderOutOfSync) + syncerA,
 			"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
 		}},
-		{name: "webhook_without_certificate", want: []string{"KimSnatchWebhookNoCertificate"}, args: []string{
+		{name: "webhook_without_certificate_raises_no_certificate", want: []string{"KimSnatchWebhookNoCertificate"}, args: []string{
 			"-metrics", write("nocert", noCertificate) + webhook,
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
 		// The replica runs but its scrapes fail: a scrape fault, not an
 		// admission fault.
-		{name: "webhook_not_scraped", want: []string{"KimSnatchWebhookTargetDown"}, args: []string{
+		{name: "webhook_not_scraped_raises_target_down", want: []string{"KimSnatchWebhookTargetDown"}, args: []string{
 			"-down", strings.TrimPrefix(webhook, ","),
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
 		}},
-		{name: "no_leader", want: []string{"KimSnatchCABundleSyncerNoLeader"}, args: []string{
+		{name: "no_leader_raises_syncer_no_leader", want: []string{"KimSnatchCABundleSyncerNoLeader"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-metrics", write("standby", healthySyncer(at, 0)) + syncerB,
 		}},
@@ -200,7 +200,7 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 		// up from 30 s ago does not hide that no target is left. While
 		// kube-state-metrics reports available replicas, that is a
 		// monitoring gap, not an admission fault.
-		{name: "webhook_gone_since_the_previous_scrape", want: []string{"KimSnatchWebhookTargetAbsent"}, args: []string{
+		{name: "webhook_gone_since_the_previous_scrape_raises_target_absent", want: []string{"KimSnatchWebhookTargetAbsent"}, args: []string{
 			"-before", write("webhook", healthyWebhook(at)) + webhook,
 			"-before", write("leader", healthySyncer(at, 1)) + syncerA,
 			"-metrics", write("leader", healthySyncer(at, 1)) + syncerA,
@@ -208,30 +208,30 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 		// Every scrape of the syncer is refused (403 without the
 		// metrics-reader binding): the scrape fault is named, and no
 		// leader fault is claimed that nobody can see.
-		{name: "syncer_scrapes_refused", want: []string{"KimSnatchCABundleSyncerTargetDown"}, args: []string{
+		{name: "syncer_scrapes_refused_raise_syncer_target_down", want: []string{"KimSnatchCABundleSyncerTargetDown"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-down", strings.TrimPrefix(syncerA, ","),
 			"-down", strings.TrimPrefix(syncerB, ","),
 		}},
-		{name: "kube_state_metrics_not_scraped", want: []string{"KimSnatchKubeStateMetricsAbsent"}, args: healthy, without: ksm},
+		{name: "kube_state_metrics_not_scraped_raises_its_absence", want: []string{"KimSnatchKubeStateMetricsAbsent"}, args: healthy, without: ksm},
 		// No replica and no target: users are hurt, whether the Deployment
 		// is scaled to zero or deleted, and the critical alert alone holds.
-		{name: "webhook_scaled_to_zero", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
+		{name: "webhook_scaled_to_zero_raises_unavailable", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
 			args: append([]string{"-metrics=" + write("ksm-zero", scaledToZero) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
-		{name: "webhook_deployment_deleted", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
+		{name: "webhook_deployment_deleted_raises_unavailable", want: []string{"KimSnatchWebhookUnavailable"}, without: ksm,
 			args: append([]string{"-metrics=" + write("ksm-deleted", deleted) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
 		// Nothing of the webhook was ever here: no target is a warning,
 		// and nothing pages.
-		{name: "webhook_not_installed", want: []string{"KimSnatchWebhookTargetAbsent"}, without: ksm,
+		{name: "webhook_not_installed_raises_target_absent", want: []string{"KimSnatchWebhookTargetAbsent"}, without: ksm,
 			args: append([]string{"-metrics=" + write("ksm-none", notInstalled) + ",job=kube-state-metrics"}, webhookDeploymentGone...)},
 		// The same exposition with the webhook's Deployment in it, for the
 		// three above: nothing holds.
-		{name: "healthy_beside_the_syncer_deployment", want: []string{}, without: ksm,
+		{name: "healthy_beside_the_syncer_deployment_holds_no_alert", want: []string{}, without: ksm,
 			args: append([]string{"-metrics=" + write("ksm-syncer", withSyncer) + ",job=kube-state-metrics"}, healthy...)},
 		// The Shoot profile: nothing holds for the missing series alone.
-		{name: "kube_apiserver_not_scraped", want: []string{}, args: healthy, without: apiserver},
+		{name: "kube_apiserver_not_scraped_holds_no_alert", want: []string{}, args: healthy, without: apiserver},
 		// rate() needs the previous scrape, which -before supplies.
-		{name: "sync_errors_rising", want: []string{"KimSnatchCABundleSyncErrors"}, args: []string{
+		{name: "sync_errors_rising_raise_sync_errors", want: []string{"KimSnatchCABundleSyncErrors"}, args: []string{
 			"-metrics", write("webhook", healthyWebhook(at)) + webhook,
 			"-before", write("leader", healthySyncer(at, 1)) + syncerA,
 			"-metrics", write("errors", moreErrors) + syncerA,
@@ -264,15 +264,15 @@ func TestConditionsRejectsBadInput(t *testing.T) {
 		stdin string
 		args  []string
 	}{
-		{name: "malformed_exposition", stdin: "cabundle_syncer_in_sync{ 1\n", args: []string{rules}},
-		{name: "broken_rule_file", stdin: healthySyncer(at, 1), args: []string{broken}},
-		{name: "no_rules_in_file", stdin: healthySyncer(at, 1), args: []string{notRules}},
-		{name: "missing_metrics_file", args: []string{"-metrics", filepath.Join(t.TempDir(), "nope"), rules}},
-		{name: "bad_label", args: []string{"-metrics", "-,job", rules}},
-		{name: "bad_label_name", args: []string{"-metrics", "-,not-a-name=x", rules}},
-		{name: "down_without_labels", args: []string{"-down", "", rules}},
-		{name: "stdin_twice", args: []string{"-metrics", "-", "-before", "-", rules}},
-		{name: "no_rule_files"},
+		{name: "malformed_exposition_fails", stdin: "cabundle_syncer_in_sync{ 1\n", args: []string{rules}},
+		{name: "broken_rule_file_fails", stdin: healthySyncer(at, 1), args: []string{broken}},
+		{name: "file_without_rules_fails", stdin: healthySyncer(at, 1), args: []string{notRules}},
+		{name: "missing_metrics_file_fails", args: []string{"-metrics", filepath.Join(t.TempDir(), "nope"), rules}},
+		{name: "bad_label_fails", args: []string{"-metrics", "-,job", rules}},
+		{name: "bad_label_name_fails", args: []string{"-metrics", "-,not-a-name=x", rules}},
+		{name: "down_without_labels_fails", args: []string{"-down", "", rules}},
+		{name: "stdin_twice_fails", args: []string{"-metrics", "-", "-before", "-", rules}},
+		{name: "without_rule_files_fails"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

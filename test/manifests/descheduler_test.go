@@ -169,11 +169,11 @@ func TestDeschedulerPolicyCheckerRejectsBrokenPolicies(t *testing.T) {
 	}
 	policy := string(data)
 	tests := []struct{ name, old, new string }{
-		{name: "misspelt_field", old: "nodeFit: true", new: "nodeFitt: true"},
-		{name: "misspelt_top_level_field", old: "\nprofiles:", new: "\nprofile:"},
-		{name: "no_affinity_type", old: "          nodeAffinityType:\n            - preferredDuringSchedulingIgnoredDuringExecution\n", new: "          nodeAffinityType: []\n"},
-		{name: "unknown_plugin", old: "          - RemovePodsViolatingNodeAffinity", new: "          - RemovePodsViolatingNodeAfinity"},
-		{name: "unknown_version", old: "descheduler/v1alpha2", new: "descheduler/v1alpha9"},
+		{name: "misspelt_field_is_rejected", old: "nodeFit: true", new: "nodeFitt: true"},
+		{name: "misspelt_top_level_field_is_rejected", old: "\nprofiles:", new: "\nprofile:"},
+		{name: "no_affinity_type_is_rejected", old: "          nodeAffinityType:\n            - preferredDuringSchedulingIgnoredDuringExecution\n", new: "          nodeAffinityType: []\n"},
+		{name: "unknown_plugin_is_rejected", old: "          - RemovePodsViolatingNodeAffinity", new: "          - RemovePodsViolatingNodeAfinity"},
+		{name: "unknown_version_is_rejected", old: "descheduler/v1alpha2", new: "descheduler/v1alpha9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

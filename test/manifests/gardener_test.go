@@ -41,13 +41,13 @@ func TestWebhookIsNotProblematicForGardener(t *testing.T) {
 		ok   bool
 		why  string
 	}{
-		{name: "failure_policy_ignore", ok: w.FailurePolicy != nil && *w.FailurePolicy == admissionregistrationv1.Ignore,
+		{name: "failure_policy_is_ignore", ok: w.FailurePolicy != nil && *w.FailurePolicy == admissionregistrationv1.Ignore,
 			why: "failurePolicy must be Ignore: a Pod webhook that fails closed blocks a shoot's wake-up"},
-		{name: "timeout_set_and_at_most_15s", ok: w.TimeoutSeconds != nil && *w.TimeoutSeconds <= gardenerMaxTimeoutSeconds,
+		{name: "timeout_is_set_and_at_most_15s", ok: w.TimeoutSeconds != nil && *w.TimeoutSeconds <= gardenerMaxTimeoutSeconds,
 			why: "timeoutSeconds must be set and at most 15: an unset one is 10 s in v1 but not ours to choose, above 15 s it is problematic even with Ignore"},
-		{name: "kube_system_excluded", ok: !sel.Matches(gardenerKubeSystem),
+		{name: "kube_system_is_excluded", ok: !sel.Matches(gardenerKubeSystem),
 			why: "the namespaceSelector must not select kube-system as Gardener labels it"},
-		{name: "no_resource_gardener_guards", ok: !slices.ContainsFunc(w.Rules, func(r admissionregistrationv1.RuleWithOperations) bool {
+		{name: "rules_name_no_resource_gardener_guards", ok: !slices.ContainsFunc(w.Rules, func(r admissionregistrationv1.RuleWithOperations) bool {
 			return slices.ContainsFunc(r.Resources, func(res string) bool { return res == "*" || slices.Contains(gardenerSensitive, res) })
 		}), why: "the rules must not name a resource Gardener's remediator guards in every namespace"},
 	}

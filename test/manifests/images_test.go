@@ -310,10 +310,10 @@ func TestBuildScriptRejectsBadInput(t *testing.T) {
 		args    []string
 		version string
 	}{
-		{name: "unknown_binary", args: []string{"kubectl", t.TempDir()}, version: "v1"},
-		{name: "no_binary", version: "v1"},
-		{name: "version_with_a_space", args: []string{"snatch-webhook", t.TempDir()}, version: "v1 -X evil=1"},
-		{name: "version_with_a_quote", args: []string{"snatch-webhook", t.TempDir()}, version: `v1"`},
+		{name: "unknown_binary_is_a_usage_error", args: []string{"kubectl", t.TempDir()}, version: "v1"},
+		{name: "no_binary_is_a_usage_error", version: "v1"},
+		{name: "version_with_a_space_is_a_usage_error", args: []string{"snatch-webhook", t.TempDir()}, version: "v1 -X evil=1"},
+		{name: "version_with_a_quote_is_a_usage_error", args: []string{"snatch-webhook", t.TempDir()}, version: `v1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,16 +345,16 @@ func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
 		wantStderr string
 		wantBuilds []string
 	}{
-		{name: "no_docker_engine", wantExit: 1, wantStderr: "no Docker engine is reachable"},
-		{name: "no_docker_cli", noCLI: true, wantExit: 1, wantStderr: "docker CLI is not installed"},
-		{name: "both_images", engine: true, wantBuilds: []string{
+		{name: "no_docker_engine_fails_saying_so", wantExit: 1, wantStderr: "no Docker engine is reachable"},
+		{name: "no_docker_cli_fails_saying_so", noCLI: true, wantExit: 1, wantStderr: "docker CLI is not installed"},
+		{name: "no_argument_builds_both_images", engine: true, wantBuilds: []string{
 			"build -f Dockerfile.webhook --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t snatch-webhook:v1.2.3 .",
 			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t cabundle-syncer:v1.2.3 .",
 		}},
-		{name: "syncer_only", engine: true, args: []string{"syncer"}, wantBuilds: []string{
+		{name: "syncer_argument_builds_the_syncer_alone", engine: true, args: []string{"syncer"}, wantBuilds: []string{
 			"build -f Dockerfile.syncer --build-arg VERSION=v1.2.3 --build-arg REVISION=0123abc -t cabundle-syncer:v1.2.3 .",
 		}},
-		{name: "unknown_image", engine: true, args: []string{"operator"}, wantExit: 2, wantStderr: "unknown image"},
+		{name: "unknown_image_is_a_usage_error", engine: true, args: []string{"operator"}, wantExit: 2, wantStderr: "unknown image"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -252,9 +252,9 @@ func TestInhibitionPagesOncePerClusterAndIncident(t *testing.T) {
 		rules []inhibitRule
 		want  map[string][]string
 	}{
-		{name: "shipped_file", rules: shippedInhibitRules(t), want: incidents.paged},
-		{name: "alertmanagerconfig", rules: operatorInhibitRules(t, cfg[0], true), want: incidents.paged},
-		{name: "no_rules", want: every},
+		{name: "shipped_file_pages_once_per_incident", rules: shippedInhibitRules(t), want: incidents.paged},
+		{name: "alertmanagerconfig_pages_once_per_incident", rules: operatorInhibitRules(t, cfg[0], true), want: incidents.paged},
+		{name: "without_rules_every_alert_pages", want: every},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

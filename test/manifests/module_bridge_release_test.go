@@ -87,19 +87,19 @@ func TestModuleBridgeReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	for _, tt := range []struct {
 		name, version, manifest, want string
 	}{
-		{"no_kim_snatch_manifest", "2.0.0-bridge-1", "", "set KIM_SNATCH_MANIFEST"},
-		{"kim_snatch_manifest_missing", "2.0.0-bridge-1", filepath.Join(t.TempDir(), "none.yaml"), "is not a file"},
-		{"step_0", "2.0.0-bridge-0", good, "of a step 1 to 5"},
-		{"step_6", "2.0.0-bridge-6", good, "of a step 1 to 5"},
-		{"step_not_a_number", "2.0.0-bridge-x", good, "of a step 1 to 5"},
-		{"no_step", "2.0.0-bridge", good, "of a step 1 to 5"},
-		{"kim_snatch_manifest_for_the_module", "2.0.0", good, "is not a bridge version"},
-		{"without_the_old_deployment", "2.0.0-bridge-3", lacking("Deployment", oldDeployment), lacks},
-		{"without_the_old_service", "2.0.0-bridge-2", lacking("Service", oldService), lacks},
-		{"without_the_old_certificate", "2.0.0-bridge-4", lacking("Certificate", oldCertificate), lacks},
-		{"without_the_configuration", "2.0.0-bridge-4", lacking("MutatingWebhookConfiguration", webhookConfiguration),
+		{"no_kim_snatch_manifest_is_refused", "2.0.0-bridge-1", "", "set KIM_SNATCH_MANIFEST"},
+		{"kim_snatch_manifest_missing_is_refused", "2.0.0-bridge-1", filepath.Join(t.TempDir(), "none.yaml"), "is not a file"},
+		{"step_0_is_refused", "2.0.0-bridge-0", good, "of a step 1 to 5"},
+		{"step_6_is_refused", "2.0.0-bridge-6", good, "of a step 1 to 5"},
+		{"step_not_a_number_is_refused", "2.0.0-bridge-x", good, "of a step 1 to 5"},
+		{"no_step_is_refused", "2.0.0-bridge", good, "of a step 1 to 5"},
+		{"kim_snatch_manifest_for_the_module_is_refused", "2.0.0", good, "is not a bridge version"},
+		{"without_the_old_deployment_is_refused", "2.0.0-bridge-3", lacking("Deployment", oldDeployment), lacks},
+		{"without_the_old_service_is_refused", "2.0.0-bridge-2", lacking("Service", oldService), lacks},
+		{"without_the_old_certificate_is_refused", "2.0.0-bridge-4", lacking("Certificate", oldCertificate), lacks},
+		{"without_the_configuration_is_refused", "2.0.0-bridge-4", lacking("MutatingWebhookConfiguration", webhookConfiguration),
 			lacks},
-		{"without_the_old_entry", "2.0.0-bridge-5", otherEntry, lacks},
+		{"without_the_old_entry_is_refused", "2.0.0-bridge-5", otherEntry, lacks},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := r.env

@@ -63,7 +63,7 @@ func TestModuleBridgeStepsPruneOnlyWhatTheDesignSays(t *testing.T) {
 		})
 	}
 
-	t.Run("kim-snatch_with_crds", func(t *testing.T) {
+	t.Run("kim-snatch_crds_are_never_pruned", func(t *testing.T) {
 		c := renderBridges(t, r, filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata))
 		crds := objects.OfKind(c.kimSnatch, "CustomResourceDefinition")
 		if len(crds) == 0 {

@@ -163,8 +163,8 @@ func withoutCRDs(objs []*unstructured.Unstructured) []*unstructured.Unstructured
 func TestModuleBridgeVersionsAreTheDesignsSteps(t *testing.T) {
 	r := bridgeReleaser(t)
 	for _, m := range []struct{ name, path string }{
-		{"kim-snatch_1.0.16", kimSnatchManifest(t, withoutCRDs)},
-		{"kim-snatch_up_to_1.0.9_with_crds", filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata)},
+		{"kim-snatch_1.0.16_gives_the_designs_steps", kimSnatchManifest(t, withoutCRDs)},
+		{"kim-snatch_up_to_1.0.9_with_crds_gives_the_designs_steps", filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata)},
 	} {
 		c := renderBridges(t, r, m.path)
 		t.Run(m.name, func(t *testing.T) {

@@ -253,8 +253,8 @@ func TestPrometheusComponentLetsPrometheusScrapeBothBinaries(t *testing.T) {
 		name, body                string
 		serviceAccount, namespace string
 	}{
-		{name: "kube_prometheus_default", body: "components:\n  - COMPONENT\n", serviceAccount: "prometheus-k8s", namespace: "monitoring"},
-		{name: "helm_chart_in_another_namespace", body: "components:\n  - COMPONENT\n" + helmOverride, serviceAccount: "kube-prometheus-stack-prometheus", namespace: "observability"},
+		{name: "kube_prometheus_default_may_scrape", body: "components:\n  - COMPONENT\n", serviceAccount: "prometheus-k8s", namespace: "monitoring"},
+		{name: "helm_chart_in_another_namespace_may_scrape", body: "components:\n  - COMPONENT\n" + helmOverride, serviceAccount: "kube-prometheus-stack-prometheus", namespace: "observability"},
 	}
 	base := render(t, defaultInstall)
 	for _, tt := range tests {

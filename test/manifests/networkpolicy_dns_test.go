@@ -21,10 +21,10 @@ const allowToDNS = "kyma-project.io--kim-snatch-allow-to-dns"
 // range, which node-local-dns binds on the node with kube-proxy in
 // iptables mode: Gardener's default range, Kyma's and kubeadm's.
 var dnsResolvers = []struct{ name, addr string }{
-	{"node_local_dns", "169.254.20.10"},
-	{"gardener_default_service_range", "100.64.0.10"},
-	{"kyma_default_service_range", "100.104.0.10"},
-	{"kubeadm_service_range", "10.96.0.10"},
+	{"node_local_dns_is_covered", "169.254.20.10"},
+	{"gardener_default_service_range_is_covered", "100.64.0.10"},
+	{"kyma_default_service_range_is_covered", "100.104.0.10"},
+	{"kubeadm_service_range_is_covered", "10.96.0.10"},
 }
 
 // sharedAddressSpace is where carrier-grade NAT lives, and Gardener's and

@@ -134,35 +134,35 @@ func TestRuleCheckerRejectsBrokenRules(t *testing.T) {
 		rules  string
 		wantOK bool
 	}{
-		{name: "valid_alert", wantOK: true, rules: `
+		{name: "valid_alert_passes", wantOK: true, rules: `
 - alert: A
   expr: sum(rate(x_total[5m])) > 0
   for: 2m
   annotations:
     summary: '{{ $value | humanize }}'`},
-		{name: "unbalanced_parenthesis", rules: `
+		{name: "unbalanced_parenthesis_is_rejected", rules: `
 - alert: A
   expr: sum(rate(x_total[5m]) > 0`},
-		{name: "unknown_function", rules: `
+		{name: "unknown_function_is_rejected", rules: `
 - alert: A
   expr: no_such_function(x_total) > 0`},
-		{name: "vector_matching_conflict", rules: `
+		{name: "vector_matching_conflict_is_rejected", rules: `
 - alert: A
   expr: x and on (a) ignoring (b) y`},
-		{name: "malformed_for", rules: `
+		{name: "malformed_for_is_rejected", rules: `
 - alert: A
   expr: up == 0
   for: 2 minutes`},
-		{name: "broken_annotation_template", rules: `
+		{name: "broken_annotation_template_is_rejected", rules: `
 - alert: A
   expr: up == 0
   annotations:
     summary: '{{ $value'`},
-		{name: "unknown_rule_field", rules: `
+		{name: "unknown_rule_field_is_rejected", rules: `
 - alert: A
   expr: up == 0
   severity: critical`},
-		{name: "duplicate_alert", rules: `
+		{name: "duplicate_alert_is_rejected", rules: `
 - alert: A
   expr: up == 0
 - alert: A
@@ -284,48 +284,48 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		name  string
 		match func(rule) bool
 	}{
-		{name: "webhook_not_ready", match: func(r rule) bool {
+		{name: "webhook_not_ready_has_an_alert", match: func(r rule) bool {
 			return r.selects("kube_deployment_status_replicas_available", map[string]string{"deployment": "snatch-webhook"})
 		}},
 		// A deleted Deployment has no replica either: its missing series
 		// counts as none available, in the same critical alert.
-		{name: "webhook_deployment_deleted", match: func(r rule) bool {
+		{name: "webhook_deployment_deleted_has_an_alert", match: func(r rule) bool {
 			return r.selects("kube_deployment_status_replicas_available", map[string]string{"deployment": "snatch-webhook"}) &&
 				absentOf("kube_deployment_status_replicas_available").MatchString(r.Expr) && strings.Contains(r.Expr, "== 0") &&
 				severity[r.Alert] == "critical"
 		}},
-		{name: "webhook_not_scraped", match: func(r rule) bool {
+		{name: "webhook_not_scraped_has_an_alert", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "snatch-webhook-metrics"}) && absentOf("up").MatchString(r.Expr)
 		}},
-		{name: "webhook_without_a_certificate", match: func(r rule) bool {
+		{name: "webhook_without_a_certificate_has_an_alert", match: func(r rule) bool {
 			return r.selects("snatch_webhook_serving_cert_not_after_seconds", map[string]string{"job": "snatch-webhook-metrics"}) && strings.Contains(r.Expr, "== 0")
 		}},
-		{name: "webhook_cannot_load_the_secret", match: func(r rule) bool {
+		{name: "webhook_cannot_load_the_secret_has_an_alert", match: func(r rule) bool {
 			return r.selects("snatch_webhook_cert_reloads_total", map[string]string{"result": "error"})
 		}},
-		{name: "cabundle_out_of_sync_for_more_than_2m", match: func(r rule) bool {
+		{name: "cabundle_out_of_sync_for_more_than_2m_has_an_alert", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_in_sync", nil) && r.For == "2m" && strings.Contains(r.Expr, "== 0")
 		}},
-		{name: "ca_expires_in_less_than_7_days", match: func(r rule) bool {
+		{name: "ca_expires_in_less_than_7_days_has_an_alert", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_ca_not_after_seconds", nil) && strings.Contains(r.Expr, "- time() < 7 * 24 * 3600")
 		}},
-		{name: "serving_certificate_expires_in_less_than_7_days", match: func(r rule) bool {
+		{name: "serving_certificate_expires_in_less_than_7_days_has_an_alert", match: func(r rule) bool {
 			return r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) && strings.Contains(r.Expr, "- time() < 7 * 24 * 3600")
 		}},
 		// Past cert-management's renewal point, 30 days before expiry, by
 		// a margin: the renewal did not happen, weeks before expiry.
-		{name: "ca_past_its_renewal", match: func(r rule) bool {
+		{name: "ca_past_its_renewal_has_an_alert", match: func(r rule) bool {
 			return !r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) && r.selects("cabundle_syncer_ca_not_after_seconds", nil) &&
 				strings.Contains(r.Expr, "- time() < 25 * 24 * 3600") && severity[r.Alert] == "warning"
 		}},
-		{name: "serving_certificate_past_its_renewal", match: func(r rule) bool {
+		{name: "serving_certificate_past_its_renewal_has_an_alert", match: func(r rule) bool {
 			return r.selects("snatch_webhook_serving_cert_not_after_seconds", nil) &&
 				strings.Contains(r.Expr, "- time() < 25 * 24 * 3600") && severity[r.Alert] == "warning"
 		}},
-		{name: "secret_missing_or_invalid", match: func(r rule) bool {
+		{name: "secret_missing_or_invalid_has_an_alert", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_source_valid", nil) && strings.Contains(r.Expr, "== 0")
 		}},
-		{name: "no_syncer_leader", match: func(r rule) bool {
+		{name: "no_syncer_leader_has_an_alert", match: func(r rule) bool {
 			// The leader gauge, and whether the syncer is scraped at all;
 			// besides them only what hands a deleted Deployment over to
 			// the webhook's rules: the syncer's Deployment, and whether
@@ -343,23 +343,23 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 			return r.selects("cabundle_syncer_is_leader", nil) && strings.Contains(r.Expr, "< 1") &&
 				regexp.MustCompile(`unless\s+on\s*\(cluster\)\s+up\{job="cabundle-syncer-metrics"\}`).MatchString(r.Expr)
 		}},
-		{name: "syncer_not_scraped", match: func(r rule) bool {
+		{name: "syncer_not_scraped_has_an_alert", match: func(r rule) bool {
 			return r.selects("up", map[string]string{"job": "cabundle-syncer-metrics"}) && absentOf("up").MatchString(r.Expr)
 		}},
-		{name: "calls_from_the_api_server_slow_or_timing_out", match: func(r rule) bool {
+		{name: "calls_from_the_api_server_slow_or_timing_out_has_an_alert", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_admission_duration_seconds_bucket", map[string]string{"name": webhookName}) &&
 				r.selects("apiserver_admission_webhook_request_total", map[string]string{"name": webhookName})
 		}},
-		{name: "fail_open_count_rising_for_our_webhook", match: func(r rule) bool {
+		{name: "fail_open_count_rising_for_our_webhook_has_an_alert", match: func(r rule) bool {
 			return r.selects("apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhookName}) && strings.Contains(r.Expr, "increase(")
 		}},
 		// The Shoot profile: the same failures from series inside the
 		// cluster, only where the kube-apiserver is not scraped.
-		{name: "shoot_kyma_pods_created_without_calls_to_the_webhook", match: func(r rule) bool {
+		{name: "shoot_kyma_pods_created_without_calls_to_the_webhook_has_an_alert", match: func(r rule) bool {
 			return r.selects("kim_snatch:kyma_pods_created:count10m", nil) && r.selects("kim_snatch:webhook_admissions:increase15m", nil) &&
 				strings.Contains(r.Expr, profileGuard("shoot"))
 		}},
-		{name: "shoot_replica_serving_another_certificate", match: func(r rule) bool {
+		{name: "shoot_replica_serving_another_certificate_has_an_alert", match: func(r rule) bool {
 			return r.selects("snatch_webhook_serving_cert_not_after_seconds", map[string]string{"job": "snatch-webhook-metrics"}) &&
 				strings.Contains(r.Expr, "max by (cluster, namespace)") && strings.Contains(r.Expr, "min by (cluster, namespace)") &&
 				strings.Contains(r.Expr, profileGuard("shoot"))
@@ -368,19 +368,19 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 		// last review that reached any replica got no call at all, which
 		// no failure counter sees (a broken namespaceSelector, a deleted
 		// MWC).
-		{name: "kyma_pod_created_after_the_last_review", match: func(r rule) bool {
+		{name: "kyma_pod_created_after_the_last_review_has_an_alert", match: func(r rule) bool {
 			return r.selects("kube_pod_created", nil) && r.selects("snatch_webhook_last_pod_review_timestamp_seconds", nil) &&
 				!r.selects(profileRecord, nil) && severity[r.Alert] == "critical"
 		}},
 		// A rollout that stopped progressing, for each Deployment: the old
 		// replicas may still serve, and the next failure finds none.
-		{name: "webhook_rollout_stuck", match: func(r rule) bool {
+		{name: "webhook_rollout_stuck_has_an_alert", match: func(r rule) bool {
 			return r.selects("kube_deployment_status_condition", map[string]string{"deployment": "snatch-webhook", "condition": "Progressing", "status": "false"})
 		}},
-		{name: "syncer_rollout_stuck", match: func(r rule) bool {
+		{name: "syncer_rollout_stuck_has_an_alert", match: func(r rule) bool {
 			return r.selects("kube_deployment_status_condition", map[string]string{"deployment": "cabundle-syncer", "condition": "Progressing", "status": "false"})
 		}},
-		{name: "webhook_configuration_deleted", match: func(r rule) bool {
+		{name: "webhook_configuration_deleted_has_an_alert", match: func(r rule) bool {
 			return r.selects("cabundle_syncer_webhook_configuration_found", nil) && strings.Contains(r.Expr, "== 0") &&
 				r.selects("cabundle_syncer_emergency_disabled", nil) && severity[r.Alert] == "critical"
 		}},
@@ -388,7 +388,7 @@ func TestAlertsCoverTheHealthChecklist(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if !slices.ContainsFunc(rules, tt.match) {
-				t.Fatalf("no alert covers %s", tt.name)
+				t.Fatal("no alert covers the item")
 			}
 		})
 	}

@@ -30,13 +30,13 @@ func TestWebhookConfigurationFailsOpenFastAndOnlyOnPodCreates(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{name: "failure_policy_ignore", got: deref(w.FailurePolicy), want: admissionregistrationv1.Ignore},
-		{name: "timeout_2s", got: deref(w.TimeoutSeconds), want: int32(2)},
-		{name: "side_effects_none", got: deref(w.SideEffects), want: admissionregistrationv1.SideEffectClassNone},
-		{name: "match_policy_equivalent", got: deref(w.MatchPolicy), want: admissionregistrationv1.Equivalent},
-		{name: "reinvocation_never", got: deref(w.ReinvocationPolicy), want: admissionregistrationv1.NeverReinvocationPolicy},
-		{name: "admission_review_v1", got: w.AdmissionReviewVersions, want: []string{"v1"}},
-		{name: "pods_create_only", got: w.Rules, want: []admissionregistrationv1.RuleWithOperations{{
+		{name: "failure_policy_is_ignore", got: deref(w.FailurePolicy), want: admissionregistrationv1.Ignore},
+		{name: "timeout_is_2s", got: deref(w.TimeoutSeconds), want: int32(2)},
+		{name: "side_effects_are_none", got: deref(w.SideEffects), want: admissionregistrationv1.SideEffectClassNone},
+		{name: "match_policy_is_equivalent", got: deref(w.MatchPolicy), want: admissionregistrationv1.Equivalent},
+		{name: "reinvocation_is_never", got: deref(w.ReinvocationPolicy), want: admissionregistrationv1.NeverReinvocationPolicy},
+		{name: "admission_review_is_v1", got: w.AdmissionReviewVersions, want: []string{"v1"}},
+		{name: "rules_match_pod_creates_only", got: w.Rules, want: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 			Rule: admissionregistrationv1.Rule{
 				APIGroups:   []string{""},
@@ -45,8 +45,8 @@ func TestWebhookConfigurationFailsOpenFastAndOnlyOnPodCreates(t *testing.T) {
 				Scope:       ptr(admissionregistrationv1.NamespacedScope),
 			},
 		}}},
-		{name: "path_mutate_pod", got: w.ClientConfig.Service != nil && deref(w.ClientConfig.Service.Path) == "/mutate-pod", want: true},
-		{name: "no_url", got: w.ClientConfig.URL, want: (*string)(nil)},
+		{name: "path_is_mutate_pod", got: w.ClientConfig.Service != nil && deref(w.ClientConfig.Service.Path) == "/mutate-pod", want: true},
+		{name: "url_is_unset", got: w.ClientConfig.URL, want: (*string)(nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,8 +107,8 @@ func TestCertificateMatchesTheService(t *testing.T) {
 		group      string
 		secretPath []string
 	}{
-		{name: "gardener_cert_management", dir: webhookBase, group: "cert.gardener.cloud", secretPath: []string{"spec", "secretRef", "name"}},
-		{name: "cert_manager_example", dir: certManagerSample, group: "cert-manager.io", secretPath: []string{"spec", "secretName"}},
+		{name: "gardener_cert_management_issues_the_mounted_ca", dir: webhookBase, group: "cert.gardener.cloud", secretPath: []string{"spec", "secretRef", "name"}},
+		{name: "cert_manager_example_issues_the_mounted_ca", dir: certManagerSample, group: "cert-manager.io", secretPath: []string{"spec", "secretName"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

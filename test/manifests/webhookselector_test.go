@@ -114,20 +114,20 @@ func TestWebhookConfigurationSelectsOnlyKymaPods(t *testing.T) {
 		annotations map[string]string
 		wantCalled  bool
 	}{
-		{name: "pod_in_kyma_managed_namespace", namespace: managed, wantCalled: true},
-		{name: "pod_in_unmanaged_namespace", namespace: unmanaged},
-		{name: "pod_in_kube_system_labelled_managed", namespace: "kube-system"},
-		{name: "pod_opted_out", namespace: managed, labels: map[string]string{optOutLabel: "true"}},
-		{name: "pod_opt_out_false", namespace: managed, labels: map[string]string{optOutLabel: "false"}, wantCalled: true},
-		{name: "webhook_own_pod", namespace: managed, labels: webhookPod},
-		{name: "syncer_pod", namespace: managed, labels: syncerPod, wantCalled: true},
+		{name: "pod_in_kyma_managed_namespace_calls_the_webhook", namespace: managed, wantCalled: true},
+		{name: "pod_in_unmanaged_namespace_skips_the_webhook", namespace: unmanaged},
+		{name: "pod_in_kube_system_labelled_managed_skips_the_webhook", namespace: "kube-system"},
+		{name: "pod_opted_out_skips_the_webhook", namespace: managed, labels: map[string]string{optOutLabel: "true"}},
+		{name: "pod_opt_out_false_calls_the_webhook", namespace: managed, labels: map[string]string{optOutLabel: "false"}, wantCalled: true},
+		{name: "webhook_own_pod_skips_the_webhook", namespace: managed, labels: webhookPod},
+		{name: "syncer_pod_calls_the_webhook", namespace: managed, labels: syncerPod, wantCalled: true},
 		// A mirror Pod is bound to its node. The configuration has no
 		// matchCondition for it: the webhook is called and answers a bound
 		// Pod with no patch (test/bench's differential check shows the
 		// created mirror Pod unchanged).
-		{name: "mirror_pod", namespace: managed, nodeName: "node-1", annotations: map[string]string{corev1.MirrorPodAnnotationKey: "checksum"}, wantCalled: true},
-		{name: "pod_bound_to_a_node", namespace: managed, nodeName: "node-1", wantCalled: true},
-		{name: "pod_with_other_annotations", namespace: managed, annotations: map[string]string{"example.com/note": "x"}, wantCalled: true},
+		{name: "mirror_pod_calls_the_webhook", namespace: managed, nodeName: "node-1", annotations: map[string]string{corev1.MirrorPodAnnotationKey: "checksum"}, wantCalled: true},
+		{name: "pod_bound_to_a_node_calls_the_webhook", namespace: managed, nodeName: "node-1", wantCalled: true},
+		{name: "pod_with_other_annotations_calls_the_webhook", namespace: managed, annotations: map[string]string{"example.com/note": "x"}, wantCalled: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

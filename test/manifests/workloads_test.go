@@ -187,8 +187,8 @@ func TestDeploymentsFollowTheContract(t *testing.T) {
 		allowedFlags []string
 		image        string
 	}{
-		{name: "snatch_webhook", dir: webhookBase, deployment: "snatch-webhook", minReplicas: 2, maxReplicas: 100, allowedFlags: webhookFlags, image: "/snatch-webhook:"},
-		{name: "cabundle_syncer", dir: syncerBase, deployment: "cabundle-syncer", minReplicas: 2, maxReplicas: 2, allowedFlags: syncerFlags, image: "/cabundle-syncer:"},
+		{name: "snatch_webhook_follows_the_contract", dir: webhookBase, deployment: "snatch-webhook", minReplicas: 2, maxReplicas: 100, allowedFlags: webhookFlags, image: "/snatch-webhook:"},
+		{name: "cabundle_syncer_follows_the_contract", dir: syncerBase, deployment: "cabundle-syncer", minReplicas: 2, maxReplicas: 2, allowedFlags: syncerFlags, image: "/cabundle-syncer:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,8 +358,8 @@ func TestNetworkPoliciesAdmitScrapersOnlyOnExistingPorts(t *testing.T) {
 		scrapePorts []string // reachable from metrics scrapers only
 		denyEgress  bool
 	}{
-		{name: "snatch_webhook", dir: webhookBase, deployment: "snatch-webhook", openPorts: []string{"webhook"}, scrapePorts: []string{"metrics"}, denyEgress: true},
-		{name: "cabundle_syncer", dir: syncerBase, deployment: "cabundle-syncer", scrapePorts: []string{"metrics"}},
+		{name: "snatch_webhook_admits_callers_and_scrapers", dir: webhookBase, deployment: "snatch-webhook", openPorts: []string{"webhook"}, scrapePorts: []string{"metrics"}, denyEgress: true},
+		{name: "cabundle_syncer_admits_scrapers_alone", dir: syncerBase, deployment: "cabundle-syncer", scrapePorts: []string{"metrics"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -412,8 +412,8 @@ func TestSyncerMetricsNeedATokenWhileWebhookMetricsStayPlain(t *testing.T) {
 		deployment string
 		wantSecure bool
 	}{
-		{name: "snatch_webhook", dir: webhookBase, deployment: "snatch-webhook"},
-		{name: "cabundle_syncer", dir: syncerBase, deployment: "cabundle-syncer", wantSecure: true},
+		{name: "snatch_webhook_metrics_stay_plain", dir: webhookBase, deployment: "snatch-webhook"},
+		{name: "cabundle_syncer_metrics_need_a_token", dir: syncerBase, deployment: "cabundle-syncer", wantSecure: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -450,7 +450,7 @@ func TestSyncerMetricsNeedATokenWhileWebhookMetricsStayPlain(t *testing.T) {
 		})
 	}
 
-	t.Run("metrics_reader_role", func(t *testing.T) {
+	t.Run("metrics_reader_role_reads_metrics_only_and_is_unbound", func(t *testing.T) {
 		objs := render(t, syncerBase)
 		var role rbacv1.ClusterRole
 		typed(t, find(t, objs, "ClusterRole", "cabundle-syncer-metrics-reader"), &role)
