@@ -163,7 +163,8 @@ func waitSyncerMayPatch(ctx context.Context, cs kubernetes.Interface, want bool)
 			Name: stack.WebhookConfigName, Verb: "patch",
 		},
 	}}
-	what := fmt.Sprintf("the authorizer to answer %v to: may ServiceAccount %s patch %s", want, stack.SyncerServiceAccount, stack.WebhookConfigName)
+	what := fmt.Sprintf("the authorizer to answer %v to: may ServiceAccount %s patch %s",
+		want, stack.SyncerServiceAccount, stack.WebhookConfigName)
 	return poll.Until(ctx, what, func(ctx context.Context) error {
 		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {

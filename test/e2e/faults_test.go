@@ -260,7 +260,7 @@ func (r *faultRow) awaitSettled(t *testing.T, s *nodeSystem, c checker, healed, 
 	var firing []string
 	r.quiet = sinceOr(healed, alertsSettled)
 	if alertsSettled.IsZero() {
-		r.quiet = sinceHeld(t, healed, poll.Until(context.Background(), "no alert of the project active", func(ctx context.Context) error {
+		r.quiet = sinceHeld(t, healed, poll.Until(context.Background(), "no KimSnatch alert active", func(ctx context.Context) error {
 			var err error
 			if firing, err = projectAlerts(ctx, s); err != nil {
 				return err

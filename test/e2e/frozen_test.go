@@ -293,7 +293,8 @@ func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 func waitWebhooksAvailable(t *testing.T, d time.Duration) {
 	t.Helper()
 	deploys := sys.Clientset().AppsV1().Deployments(stack.Namespace)
-	err := poll.Until(context.Background(), "every replica of the webhook Deployment available after the thaw", func(ctx context.Context) error {
+	what := "every replica of the webhook Deployment available after the thaw"
+	err := poll.Until(context.Background(), what, func(ctx context.Context) error {
 		dep, err := deploys.Get(ctx, stack.WebhookName, metav1.GetOptions{})
 		if err != nil {
 			return err

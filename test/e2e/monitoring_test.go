@@ -94,7 +94,8 @@ func TestEachProfileScrapesWhatItReaches(t *testing.T) {
 	)
 	for profile, want := range map[string]bool{stack.ProfileAPIServer: true, stack.ProfileShoot: false} {
 		prom := monitored(t, profile)
-		what := fmt.Sprintf("the kube-apiserver's series and its profile record %v, the other profile's record %v, and both binaries'", want, !want)
+		what := fmt.Sprintf("the kube-apiserver's series and its profile record %v, the other profile's record %v, and both binaries'",
+			want, !want)
 		err := poll.Until(t.Context(), what, func(ctx context.Context) error {
 			got := map[string]bool{}
 			for _, q := range []string{apiserver, apiserverProfile, shootProfile, `up{job="snatch-webhook-metrics"} == 1`, `up{job="cabundle-syncer-metrics"} == 1`} {

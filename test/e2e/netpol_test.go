@@ -361,7 +361,8 @@ func restartSyncersAndAwaitLeader(ctx context.Context, t *testing.T, cs kubernet
 		if err != nil {
 			return err
 		}
-		if h := l.Spec.HolderIdentity; h == nil || *h == holderBefore || l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(restarted) {
+		h := l.Spec.HolderIdentity
+		if h == nil || *h == holderBefore || l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(restarted) {
 			return fmt.Errorf("holder %q, before %q; renewed at %v", ptr.Deref(h, ""), holderBefore, l.Spec.RenewTime)
 		}
 		return nil

@@ -76,7 +76,8 @@ func newAlertWatch(t *testing.T) *alertWatch {
 	}
 	// prometheus-operator hands Prometheus the rules a moment after the
 	// installation.
-	poll.Eventually(t, "Prometheus "+stack.Profiles[stack.ProfileAPIServer]+" to load an alerting rule", func(ctx context.Context) error {
+	what := "Prometheus " + stack.Profiles[stack.ProfileAPIServer] + " to load an alerting rule"
+	poll.Eventually(t, what, func(ctx context.Context) error {
 		res, err := w.proms[stack.ProfileAPIServer].Rules(ctx, nil)
 		if err != nil {
 			return err
@@ -172,7 +173,8 @@ func (w *alertWatch) rescraped(ctx context.Context, cleared time.Time) error {
 func (w *alertWatch) quiet(t *testing.T, want map[string][]string) {
 	t.Helper()
 	var cleared time.Time
-	poll.Eventually(t, "no alert of the scenario active from before it, and the counters scraped again", func(ctx context.Context) error {
+	what := "no alert of the scenario active from before it, and the counters scraped again"
+	poll.Eventually(t, what, func(ctx context.Context) error {
 		active := map[string][]string{}
 		for profile, prom := range w.proms {
 			alerts, err := activeAlerts(ctx, prom)
