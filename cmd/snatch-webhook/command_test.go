@@ -64,15 +64,15 @@ func TestCommandLineRunsTheWebhookOrExitsWithItsCode(t *testing.T) {
 		{name: "defaults_run_the_webhook", args: nil, want: outcome{Ran: true}},
 		{name: "version_prints_and_does_not_run", args: []string{"--version"}, want: outcome{Stdout: version.String("snatch-webhook") + "\n"}},
 		{name: "weight_0_is_a_usage_error", args: []string{"--affinity-weight=0"}, want: outcome{Code: 64, Stderr: "--affinity-weight must be between 1 and 100"}},
-		{name: "weight_not_a_number", args: []string{"--affinity-weight=ten"}, want: outcome{Code: 64, Stderr: `not an integer: "ten"`}},
-		{name: "unknown_flag", args: []string{"--nope"}, want: outcome{Code: 64, Stderr: "flag provided but not defined: -nope"}},
-		{name: "unknown_command", args: []string{"serve"}, want: outcome{Code: 64, Stderr: `unknown command "serve"`}},
-		{name: "stray_argument", args: []string{"--enable-http2", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
+		{name: "weight_not_a_number_is_a_usage_error", args: []string{"--affinity-weight=ten"}, want: outcome{Code: 64, Stderr: `not an integer: "ten"`}},
+		{name: "unknown_flag_exits_64", args: []string{"--nope"}, want: outcome{Code: 64, Stderr: "flag provided but not defined: -nope"}},
+		{name: "unknown_command_exits_64", args: []string{"serve"}, want: outcome{Code: 64, Stderr: `unknown command "serve"`}},
+		{name: "stray_argument_exits_64", args: []string{"--enable-http2", "extra"}, want: outcome{Code: 64, Stderr: "unexpected arguments"}},
 		{name: "help_exits_0", args: []string{"--help"}, want: outcome{Stderr: "Usage: snatch-webhook"}},
-		{name: "mutate_without_file", args: []string{"mutate"}, want: outcome{Code: 64, Stderr: "-f is required"}},
-		{name: "mutate_with_bad_weight", args: []string{"mutate", "-f", "-", "--affinity-weight=101"}, want: outcome{Code: 64, Stderr: "got 101"}},
-		{name: "mutate_missing_file", args: []string{"mutate", "-f", "testdata/nope.yaml"}, want: outcome{Code: 1, Stderr: "no such file"}},
-		{name: "mutate_a_deployment", args: []string{"mutate", "-f", "testdata/deployment.yaml"}, want: outcome{Code: 1, Stderr: `the input is a "Deployment" of "apps/v1", want a v1 Pod`}},
+		{name: "mutate_without_file_exits_64", args: []string{"mutate"}, want: outcome{Code: 64, Stderr: "-f is required"}},
+		{name: "mutate_with_bad_weight_exits_64", args: []string{"mutate", "-f", "-", "--affinity-weight=101"}, want: outcome{Code: 64, Stderr: "got 101"}},
+		{name: "mutate_of_a_missing_file_exits_1", args: []string{"mutate", "-f", "testdata/nope.yaml"}, want: outcome{Code: 1, Stderr: "no such file"}},
+		{name: "mutate_of_a_deployment_exits_1", args: []string{"mutate", "-f", "testdata/deployment.yaml"}, want: outcome{Code: 1, Stderr: `the input is a "Deployment" of "apps/v1", want a v1 Pod`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestMutatePrintsDecisionReasonAndPod(t *testing.T) {
 		{name: "opted_out_pod_says_why", args: []string{"-f", "../../pkg/affinity/testdata/opt-out.yaml"}, decision: "unchanged", reason: affinity.ReasonOptedOut},
 		{name: "node_selector_says_why", args: []string{"-f", "../../pkg/affinity/testdata/node-selector-pool.yaml"}, decision: "unchanged", reason: affinity.ReasonAlreadySet},
 		{name: "bound_pod_says_why", args: []string{"-f", "../../pkg/affinity/testdata/bound.yaml"}, decision: "unchanged", reason: affinity.ReasonAlreadyScheduled},
-		{name: "stdin_json", args: []string{"-f", "-"}, stdin: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, decision: "patched", reason: affinity.ReasonInjected, wantTerms: 1, wantWeight: 10},
+		{name: "stdin_json_is_patched", args: []string{"-f", "-"}, stdin: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, decision: "patched", reason: affinity.ReasonInjected, wantTerms: 1, wantWeight: 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

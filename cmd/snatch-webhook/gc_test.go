@@ -9,7 +9,7 @@ import (
 func TestGCIsTunedUnlessGOGCIsSet(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
-	t.Run("default_when_GOGC_is_unset", func(t *testing.T) {
+	t.Run("unset_GOGC_gets_the_default", func(t *testing.T) {
 		t.Setenv("GOGC", "") // restores GOGC after the test
 		if err := os.Unsetenv("GOGC"); err != nil {
 			t.Fatal(err)

@@ -436,13 +436,13 @@ func TestWebhookAnswersBadInputOverTLSWithAClear4xx(t *testing.T) {
 		code        int
 		message     string
 	}{
-		{name: "empty_body", body: "", code: 400, message: "body is empty"},
-		{name: "non_json", body: "<xml/>", code: 400, message: "not valid JSON"},
-		{name: "wrong_content_type", contentType: "application/yaml", body: valid, code: 415, message: "must be application/json"},
-		{name: "no_request", body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}`, code: 400, message: "has no request"},
-		{name: "body_over_the_limit", body: `{"pad":"` + strings.Repeat("x", admission.DefaultMaxBodyBytes) + `"}`, code: 413, message: "larger than the limit"},
-		{name: "valid_review_on_the_legacy_path", path: "/mutate--v1-pod", body: valid, code: 200, message: `"uid":"u-1","allowed":true,"patchType":"JSONPatch"`},
-		{name: "unknown_path", path: "/validate", body: valid, code: 404, message: "not found"},
+		{name: "empty_body_gets_400", body: "", code: 400, message: "body is empty"},
+		{name: "non_json_gets_400", body: "<xml/>", code: 400, message: "not valid JSON"},
+		{name: "wrong_content_type_gets_415", contentType: "application/yaml", body: valid, code: 415, message: "must be application/json"},
+		{name: "no_request_gets_400", body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}`, code: 400, message: "has no request"},
+		{name: "body_over_the_limit_gets_413", body: `{"pad":"` + strings.Repeat("x", admission.DefaultMaxBodyBytes) + `"}`, code: 413, message: "larger than the limit"},
+		{name: "valid_review_on_the_legacy_path_is_patched", path: "/mutate--v1-pod", body: valid, code: 200, message: `"uid":"u-1","allowed":true,"patchType":"JSONPatch"`},
+		{name: "unknown_path_gets_404", path: "/validate", body: valid, code: 404, message: "not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
