@@ -8,6 +8,7 @@ const (
 	alertOutOfSync            = "KimSnatchCABundleOutOfSync"
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
+	alertSyncerAbsent         = "KimSnatchCABundleSyncerAbsent"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"
 	alertPoolHasNoNodes       = "KimSnatchKymaPoolHasNoNodes"

@@ -36,8 +36,10 @@ type breaker interface {
 	// certificate files (tls.crt, tls.key, ca.crt); remove removes it.
 	AddWebhook(ctx context.Context, name string, files map[string][]byte) (remove func(context.Context) error, err error)
 	SetWebhookArgs(ctx context.Context, extra []string) error
-	DeleteWebhookDeployment(ctx context.Context) error
-	RestoreWebhookDeployment(ctx context.Context) error
+	// DeleteDeployment deletes the installation's Deployment name;
+	// RestoreDeployment creates it again.
+	DeleteDeployment(ctx context.Context, name string) error
+	RestoreDeployment(ctx context.Context, name string) error
 }
 
 func local(t *testing.T) breaker {
@@ -75,15 +77,17 @@ func forCreate(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
 }
 
-// deleteWebhookDeployment deletes the webhook's Deployment, as a deployer
-// that pruned it would.
-func deleteWebhookDeployment(t *testing.T) func(context.Context) error {
-	l := local(t)
-	if err := l.DeleteWebhookDeployment(context.Background()); err != nil {
-		_ = l.RestoreWebhookDeployment(context.Background())
-		t.Fatal(err)
+// deleteDeployment returns a break that deletes the installation's
+// Deployment name, as a deployer that pruned it would.
+func deleteDeployment(name string) func(t *testing.T) func(context.Context) error {
+	return func(t *testing.T) func(context.Context) error {
+		l := local(t)
+		if err := l.DeleteDeployment(context.Background(), name); err != nil {
+			_ = l.RestoreDeployment(context.Background(), name)
+			t.Fatal(err)
+		}
+		return func(ctx context.Context) error { return l.RestoreDeployment(ctx, name) }
 	}
-	return l.RestoreWebhookDeployment
 }
 
 // deleteWebhookConfiguration deletes the MWC, as someone who disabled the

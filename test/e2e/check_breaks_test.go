@@ -125,7 +125,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// as none available now, and it pages in both profiles.
 			name: "webhook_deployment_deleted", item: check.IDWebhookPods, message: "no Pods match",
 			others:  map[string]check.Status{check.IDWebhookEndpoints: check.StatusFail, check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail},
-			breakIt: deleteWebhookDeployment,
+			breakIt: deleteDeployment(stack.WebhookName),
 			alerts:  []string{alertWebhookUnavailable, alertFailingOpen},
 			shoot:   []string{alertWebhookUnavailable},
 			maybe:   []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
@@ -149,6 +149,17 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// "Confirmed when ... the holder is not among the syncer Pods":
 			// there are none.
 			fix: &runbookFix{alert: alertNoLeader, when: "no syncer Pod listed", confirmed: shows(`No resources found`)},
+		},
+		{
+			// The syncer's replicas stop as a scale to zero stops them, and
+			// release the Lease; with the Deployment gone too, no syncer
+			// target and no Deployment is the webhook's rules' warning, and
+			// the syncer's own stays silent while the webhook is scraped.
+			name: "syncer_deployment_deleted", item: check.IDSyncerLease, message: "has no holder",
+			breakIt: deleteDeployment(stack.SyncerName),
+			alerts:  []string{alertSyncerAbsent}, shoot: []string{alertSyncerAbsent},
+			// "Confirmed when no Pod is listed."
+			fix: &runbookFix{alert: alertSyncerAbsent, when: "no syncer Pod listed", confirmed: shows(`No resources found`)},
 		},
 		{
 			name: "webhook_service_deleted", item: check.IDWebhookEndpoints,

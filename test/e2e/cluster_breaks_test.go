@@ -45,38 +45,44 @@ func (c *clusterSystem) RestoreService(ctx context.Context) error {
 	return nil
 }
 
-// DeleteWebhookDeployment deletes the webhook's Deployment, keeping a copy
-// to restore, and waits until its Pods are gone. Its PodDisruptionBudget,
-// Service and MWC stay, as after a deployer that pruned the one object.
-func (c *clusterSystem) DeleteWebhookDeployment(ctx context.Context) error {
+// DeleteDeployment deletes the installation's Deployment name (the
+// webhook's or the syncer's), keeping a copy to restore, and waits until
+// its Pods are gone. Everything else of deploy/ stays, as after a deployer
+// that pruned the one object.
+func (c *clusterSystem) DeleteDeployment(ctx context.Context, name string) error {
 	deployments := c.cs.AppsV1().Deployments(stack.Namespace)
-	d, err := deployments.Get(ctx, stack.WebhookName, metav1.GetOptions{})
+	d, err := deployments.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	c.deletedWebhook = d
+	if c.deletedDeployments == nil {
+		c.deletedDeployments = map[string]*appsv1.Deployment{}
+	}
+	c.deletedDeployments[name] = d
 	background := metav1.DeletePropagationBackground
-	if err := deployments.Delete(ctx, stack.WebhookName, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+	if err := deployments.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
 		return err
 	}
-	return c.waitGone(ctx, stack.WebhookName)
+	return c.waitGone(ctx, name)
 }
 
-// RestoreWebhookDeployment creates the deleted Deployment again, as a
-// re-apply of deploy/ would, and waits until the API server reaches it.
-func (c *clusterSystem) RestoreWebhookDeployment(ctx context.Context) error {
-	if c.deletedWebhook == nil {
+// RestoreDeployment creates the deleted Deployment name again, as a
+// re-apply of deploy/ would, and waits until it has rolled out and, for
+// the webhook's, until the API server reaches it.
+func (c *clusterSystem) RestoreDeployment(ctx context.Context, name string) error {
+	deleted, ok := c.deletedDeployments[name]
+	if !ok {
 		return nil
 	}
-	d := c.deletedWebhook.DeepCopy()
+	d := deleted.DeepCopy()
 	d.ObjectMeta = forCreate(d.ObjectMeta)
 	d.Status = appsv1.DeploymentStatus{}
 	_, err := c.cs.AppsV1().Deployments(stack.Namespace).Create(ctx, d, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	c.deletedWebhook = nil
-	if _, err := c.waitRollout(ctx, stack.WebhookName); err != nil {
+	delete(c.deletedDeployments, name)
+	if _, err := c.waitRollout(ctx, name); err != nil || name != stack.WebhookName {
 		return err
 	}
 	return stack.WaitAdmits(ctx, c.cs, rolloutTimeout)

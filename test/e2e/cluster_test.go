@@ -42,11 +42,11 @@ type clusterSystem struct {
 	// webhookReplicas and syncerReplicas are the Deployments' sizes as
 	// installed.
 	webhookReplicas, syncerReplicas int32
-	// deletedService, deletedWebhook and webhookArgs are what the breaks
-	// restore.
-	deletedService *corev1.Service
-	deletedWebhook *appsv1.Deployment
-	webhookArgs    []string
+	// deletedService, deletedDeployments (by name) and webhookArgs are
+	// what the breaks restore.
+	deletedService     *corev1.Service
+	deletedDeployments map[string]*appsv1.Deployment
+	webhookArgs        []string
 }
 
 func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
