@@ -2,15 +2,17 @@ package realnode
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // fixedPaths are created by the kubelet, containerd and the CNI plugins
@@ -193,15 +195,11 @@ func nonEmpty(s string) []string {
 	return out
 }
 
-// run runs a command and returns its standard output; the error carries
-// its standard error.
+// run runs a command through the kit's runner (test/README.md) and
+// returns its standard output; the error names the command line and
+// carries all it printed. The node runs it also where no test is, in the
+// cleanup after a killed run, so it takes no testing.TB.
 func run(args ...string) (string, error) {
-	var stderr bytes.Buffer
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
+	r, err := process.Command{}.Run(context.Background(), args[0], args[1:]...)
+	return r.Stdout, err
 }
