@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // helperPIDFileEnv makes TestHelperHoldsCluster start a cluster, write its
@@ -69,10 +69,10 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 			t.Fatalf("process %d is not running before the kill", pid)
 		}
 	}
-	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := h.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-h.done; err == nil {
+	if err := h.WaitErr(); err == nil {
 		t.Fatal("the helper exited cleanly; want it killed")
 	}
 	err := poll.Until(t.Context(), "every component to end", func(context.Context) error {
@@ -94,23 +94,27 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	}
 }
 
-// helper is the copy of the test binary that runs TestHelperHoldsCluster.
+// helper is the copy of the test binary that runs TestHelperHoldsCluster,
+// a long-running child that the test kills.
 type helper struct {
-	cmd     *exec.Cmd
-	out     *bytes.Buffer
-	done    chan error
+	*process.Process
 	pidFile string
 }
 
 func startHelper(t *testing.T) *helper {
-	h := &helper{out: &bytes.Buffer{}, done: make(chan error, 1), pidFile: filepath.Join(t.TempDir(), "pids")}
-	h.cmd = exec.Command(os.Args[0], "-test.run=^TestHelperHoldsCluster$", "-test.v")
-	h.cmd.Env = append(os.Environ(), helperPIDFileEnv+"="+h.pidFile)
-	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
-	if err := h.cmd.Start(); err != nil {
+	dir := t.TempDir()
+	h := &helper{pidFile: filepath.Join(dir, "pids")}
+	p, err := process.Start(process.Options{
+		Name:    "helper",
+		Path:    os.Args[0],
+		Args:    []string{"-test.run=^TestHelperHoldsCluster$", "-test.v"},
+		Env:     []string{helperPIDFileEnv + "=" + h.pidFile},
+		LogPath: filepath.Join(dir, "helper.log"),
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { h.done <- h.cmd.Wait() }()
+	h.Process = p
 	return h
 }
 
@@ -121,10 +125,8 @@ func (h *helper) waitForCluster(t *testing.T) []int {
 	var pids []int
 	var dir string
 	err := poll.Until(t.Context(), "the helper to report its cluster", func(context.Context) error {
-		select {
-		case err := <-h.done:
-			return poll.Stop(fmt.Errorf("helper exited early: %v\n%s", err, h.out.String()))
-		default:
+		if h.Exited() {
+			return poll.Stop(fmt.Errorf("helper exited early: %v\n%s", h.WaitErr(), h.Log()))
 		}
 		data, err := os.ReadFile(h.pidFile)
 		if err != nil {
@@ -134,12 +136,12 @@ func (h *helper) waitForCluster(t *testing.T) []int {
 		return err
 	}, poll.Timeout(2*time.Minute))
 	if err != nil {
-		_ = h.cmd.Process.Kill()
+		_ = h.Signal(syscall.SIGKILL)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if len(pids) != 4 {
-		_ = h.cmd.Process.Kill()
+		_ = h.Signal(syscall.SIGKILL)
 		t.Fatalf("helper started %d processes, want 4", len(pids))
 	}
 	return pids
