@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -21,13 +21,11 @@ func (r *runner) handlerSection(ctx context.Context) error {
 		return err
 	}
 	args := []string{"test", "./pkg/admission", "-run", "^$", "-bench", "^BenchmarkHandler$", "-benchmem", "-count", "1", "-benchtime", r.cfg.BenchTime}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+	bench, err := process.Command{Dir: root}.Run(ctx, "go", args...)
 	if err != nil {
-		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		return err
 	}
-	rows, err := parseBenchmarks(out)
+	rows, err := parseBenchmarks([]byte(bench.Stdout))
 	if err != nil {
 		return err
 	}
@@ -51,7 +49,7 @@ func (r *runner) handlerSection(ctx context.Context) error {
 		})
 	}
 	if len(res.Compare) == 0 {
-		return fmt.Errorf("no benchmark to compare with the %s variant in:\n%s", genericVariant, out)
+		return fmt.Errorf("no benchmark to compare with the %s variant in:\n%s", genericVariant, bench.Stdout)
 	}
 	for _, b := range rows {
 		r.progress("%-22s %-14s %10.0f ns/op %8.0f B/op %6.0f allocs/op", b.Payload, b.Variant, b.NsPerOp, b.BytesPerOp, b.AllocsPerOp)
