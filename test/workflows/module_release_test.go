@@ -4,12 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -66,18 +65,18 @@ func stepScript(t *testing.T, w workflow, job, id string) string {
 	return ""
 }
 
-// run runs script with bash in dir, with only env and PATH, and returns
-// what it wrote to $GITHUB_OUTPUT as a map, its combined output, and
-// whether it succeeded.
-func run(t *testing.T, script, dir string, env ...string) (outputs map[string]string, log string, ok bool) {
+// run runs script with bash in dir, with only env and PATH (env -i: a
+// Command adds to the test's environment), and returns what it wrote to
+// $GITHUB_OUTPUT as a map, how it ended, and whether it succeeded. The
+// runner reads a step's workflow commands, ::error:: among them, from its
+// standard output.
+func run(t *testing.T, script, dir string, env ...string) (outputs map[string]string, r process.Result, ok bool) {
 	t.Helper()
 	output := filepath.Join(t.TempDir(), "github-output")
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "GITHUB_OUTPUT=" + output}, env...)
-	out, err := cmd.CombinedOutput()
-	if _, exited := errors.AsType[*exec.ExitError](err); err != nil && !exited {
-		t.Fatalf("bash: %v", err)
+	args := append([]string{"-i", "PATH=" + os.Getenv("PATH"), "GITHUB_OUTPUT=" + output}, env...)
+	r, err := process.Command{Dir: dir}.Run(t.Context(), "env", append(args, "bash", "-c", script)...)
+	if r.Code < 0 {
+		t.Fatal(err)
 	}
 	outputs = map[string]string{}
 	data, _ := os.ReadFile(output)
@@ -86,7 +85,7 @@ func run(t *testing.T, script, dir string, env ...string) (outputs map[string]st
 			outputs[k] = v
 		}
 	}
-	return outputs, string(out), err == nil
+	return outputs, r, err == nil
 }
 
 // moduleVersion is what lifecycle-manager takes as a module version, and
@@ -186,14 +185,14 @@ func TestModuleWorkflowTakesThePairFromTheRepository(t *testing.T) {
 		{tag: "kim-snatch/2.3.0", says: "is not '<module-version>"},
 	} {
 		t.Run(tt.tag, func(t *testing.T) {
-			got, log, ok := run(t, script, checkout, "GITHUB_REF_NAME="+tt.tag)
+			got, r, ok := run(t, script, checkout, "GITHUB_REF_NAME="+tt.tag)
 			switch {
 			case tt.want == nil && ok:
 				t.Errorf("the step passed with outputs %v; want a failure saying %q", got, tt.says)
-			case tt.want == nil && !strings.Contains(log, tt.says):
-				t.Errorf("the step failed with %q; want it to say %q", log, tt.says)
+			case tt.want == nil && !strings.Contains(r.Stdout, tt.says):
+				t.Errorf("the step failed with\n%s\nwant it to say %q", r, tt.says)
 			case tt.want != nil && !ok:
-				t.Errorf("the step failed: %s", log)
+				t.Errorf("the step failed:\n%s", r)
 			case tt.want != nil && fmt.Sprint(got) != fmt.Sprint(tt.want):
 				t.Errorf("outputs %v, want %v", got, tt.want)
 			}
@@ -249,7 +248,7 @@ func TestModuleWorkflowTakesTheKimSnatchManifestOnlyByItsChecksum(t *testing.T) 
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			temp := t.TempDir()
-			got, log, ok := run(t, script, t.TempDir(), "URL="+tt.url, "SHA256="+tt.sha256, "RUNNER_TEMP="+temp,
+			got, r, ok := run(t, script, t.TempDir(), "URL="+tt.url, "SHA256="+tt.sha256, "RUNNER_TEMP="+temp,
 				"CURL_CA_BUNDLE="+caFile, "NO_PROXY=127.0.0.1", "no_proxy=127.0.0.1")
 			if !tt.ok {
 				switch {
@@ -257,13 +256,13 @@ func TestModuleWorkflowTakesTheKimSnatchManifestOnlyByItsChecksum(t *testing.T) 
 					t.Errorf("the step passed with outputs %v", got)
 				case got["manifest"] != "":
 					t.Errorf("the failed step handed on the manifest %s", got["manifest"])
-				case !strings.Contains(log, tt.says):
-					t.Errorf("the step failed with %q; want it to say %q", log, tt.says)
+				case !strings.Contains(r.Stdout, tt.says):
+					t.Errorf("the step failed with\n%s\nwant it to say %q", r, tt.says)
 				}
 				return
 			}
 			if !ok {
-				t.Fatalf("the step failed: %s", log)
+				t.Fatalf("the step failed:\n%s", r)
 			}
 			data, err := os.ReadFile(got["manifest"])
 			if err != nil {
