@@ -168,7 +168,7 @@ func assertImageSigned(t *testing.T, dir, pub, image, digest, unsignedDigest str
 		t.Errorf("cosign verify-attestation %s: %v\n%s", ref, err, out)
 	} else {
 		var described int
-		for _, bom := range attestedSBOMs(t, out) {
+		for _, bom := range attestedSBOMs(t, out.Stdout) {
 			if c := bom.Metadata.Component; c.Type == "container" && c.Name == image && c.Version == digest {
 				described++
 			}

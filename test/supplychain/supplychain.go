@@ -5,7 +5,6 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -26,14 +26,28 @@ func OfflineEnv() []string {
 	return []string{"HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1", "NO_PROXY=127.0.0.1,localhost", "COSIGN_PASSWORD="}
 }
 
-// Cosign runs cosign offline in dir and returns its combined output.
-func Cosign(t testing.TB, dir string, args ...string) (string, error) {
+// Cosign runs cosign offline in dir, through the kit's one runner of
+// one-shot commands: the error names the command line and carries all
+// cosign printed, and the result is filled in either way, for a test that
+// expects cosign to refuse.
+func Cosign(t testing.TB, dir string, args ...string) (process.Result, error) {
 	t.Helper()
-	cmd := exec.Command(tools.Cosign.Path(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), OfflineEnv()...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return process.Command{Dir: dir, Env: OfflineEnv()}.Run(t.Context(), tools.Cosign.Path(t), args...)
+}
+
+// MustCosign runs cosign as Cosign does and returns its standard output;
+// a cosign that fails fails t with all it printed.
+func MustCosign(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return process.Command{Dir: dir, Env: OfflineEnv()}.MustRun(t, tools.Cosign.Path(t), args...)
+}
+
+// Git runs git in repo as the committer of a release under test and
+// returns its standard output; a git that fails fails t with all it
+// printed.
+func Git(t testing.TB, repo string, args ...string) string {
+	t.Helper()
+	return process.Command{Dir: repo}.MustRun(t, "git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
 }
 
 // ThrowawayKey writes a cosign key pair without a password into a new
@@ -42,9 +56,7 @@ func Cosign(t testing.TB, dir string, args ...string) (string, error) {
 func ThrowawayKey(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := Cosign(t, dir, "generate-key-pair"); err != nil {
-		t.Fatalf("cosign generate-key-pair: %v\n%s", err, out)
-	}
+	MustCosign(t, dir, "generate-key-pair")
 	return filepath.Join(dir, "cosign.key")
 }
 
@@ -113,11 +125,6 @@ func CommitTrustedKey(t testing.TB, repo, key string) {
 	if err := os.WriteFile(filepath.Join(repo, TrustedKeyFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"add", TrustedKeyFile}, {"commit", "-qm", "The release signing key"}} {
-		cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	Git(t, repo, "add", TrustedKeyFile)
+	Git(t, repo, "commit", "-qm", "The release signing key")
 }
