@@ -1,12 +1,13 @@
 package docs
 
 import (
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // createCheckJob matches a command that creates a Job from the check's
@@ -91,12 +92,12 @@ func assignedName(t *testing.T, path, block, variable string) string {
 		t.Errorf("%s: %q does not take the time: a second run would meet the first one's Job", path, line)
 		return ""
 	}
-	out, err := exec.Command("sh", "-c", line+`; printf %s "$`+variable+`"`).Output()
+	r, err := process.Command{}.Run(t.Context(), "sh", "-c", line+`; printf %s "$`+variable+`"`)
 	if err != nil {
-		t.Errorf("%s: sh -c %q: %v", path, line, err)
+		t.Errorf("%s: %v", path, err)
 		return ""
 	}
-	return string(out)
+	return r.Stdout
 }
 
 // codeBlockTexts returns each fenced code block of text as one string.

@@ -1,9 +1,7 @@
 package docs
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,15 +21,14 @@ var helpFlag = regexp.MustCompile(`(?m)^  (-{1,2}[a-z0-9][a-z0-9-]*)\b`)
 // with two dashes except single-letter ones, and the output.
 func flagsOf(t testing.TB, name string, args ...string) (map[string]bool, string) {
 	t.Helper()
-	cmd := exec.Command(process.Binary(t, name), append(args, "--help")...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	_ = cmd.Run() // --help exits non-zero with the flag package; the output is what counts
+	// --help exits non-zero with the flag package; the output is what counts.
+	r, _ := process.Command{}.Run(t.Context(), process.Binary(t, name), append(args, "--help")...)
+	out := r.Stdout + r.Stderr
 	flags := map[string]bool{}
-	for _, m := range helpFlag.FindAllStringSubmatch(out.String(), -1) {
+	for _, m := range helpFlag.FindAllStringSubmatch(out, -1) {
 		flags[canonicalFlag(m[1])] = true
 	}
-	return flags, out.String()
+	return flags, out
 }
 
 // canonicalFlag writes a flag as the documents do: --name, or -o for a

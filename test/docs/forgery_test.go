@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,13 +43,13 @@ func forgeRelease(t *testing.T, dir string, real release) string {
 	writeForged(t, filepath.Join(dir, supplychain.TrustedKeyFile), string(pub))
 
 	ref := real.registry + "/snatch-webhook@" + digest
-	cosign(t, dir, "sign", "--yes", "--key", key, "--tlog-upload=false", ref)
-	cosign(t, dir, "attest", "--yes", "--key", key, "--tlog-upload=false", "--type", "cyclonedx",
+	supplychain.MustCosign(t, dir, "sign", "--yes", "--key", key, "--tlog-upload=false", ref)
+	supplychain.MustCosign(t, dir, "attest", "--yes", "--key", key, "--tlog-upload=false", "--type", "cyclonedx",
 		"--predicate", "snatch-webhook-image-linux-amd64.cdx.json", ref)
 	writeSums(t, dir)
 	for _, e := range entries {
 		if signed, ok := strings.CutSuffix(e.Name(), ".sigstore.json"); ok {
-			cosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false", "--bundle", e.Name(), signed)
+			supplychain.MustCosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false", "--bundle", e.Name(), signed)
 		}
 	}
 	return key
@@ -76,8 +75,8 @@ func dropFromSums(t *testing.T, dir, file, key string) {
 		t.Fatalf("SHA256SUMS does not list %s:\n%s", file, b)
 	}
 	writeForged(t, path, strings.Join(kept, ""))
-	cosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false", "--bundle", "SHA256SUMS.sigstore.json", "SHA256SUMS")
-	cosign(t, dir, "verify-blob", "--key", supplychain.PublicKey(key), "--bundle", "SHA256SUMS.sigstore.json", "--insecure-ignore-tlog=true", "SHA256SUMS")
+	supplychain.MustCosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false", "--bundle", "SHA256SUMS.sigstore.json", "SHA256SUMS")
+	supplychain.MustCosign(t, dir, "verify-blob", "--key", supplychain.PublicKey(key), "--bundle", "SHA256SUMS.sigstore.json", "--insecure-ignore-tlog=true", "SHA256SUMS")
 }
 
 // repositoryWithKey returns a git repository whose tag of the release
@@ -85,16 +84,9 @@ func dropFromSums(t *testing.T, dir, file, key string) {
 func repositoryWithKey(t *testing.T, key string) string {
 	t.Helper()
 	repo := t.TempDir()
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
+	supplychain.Git(t, repo, "init", "-q")
 	supplychain.CommitTrustedKey(t, repo, key)
-	git("tag", releasePath)
+	supplychain.Git(t, repo, "tag", releasePath)
 	return repo
 }
 
@@ -137,13 +129,5 @@ func writeForged(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// cosign runs cosign offline in dir and fails the test if it fails.
-func cosign(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	if out, err := supplychain.Cosign(t, dir, args...); err != nil {
-		t.Fatalf("cosign %v: %v\n%s", args, err, out)
 	}
 }

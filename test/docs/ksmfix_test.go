@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/kubestatemetrics"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/runbook"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -101,8 +102,8 @@ var errNoPatch = errors.New("the Fix patched nothing")
 
 // run runs the Fix against a Deployment with the containers given and
 // returns the arguments its patch sets for the container
-// kube-state-metrics, or errNoPatch and the Fix's output.
-func (f ksmFix) run(t *testing.T, containers ...map[string]any) ([]string, string, error) {
+// kube-state-metrics, or errNoPatch; and what the Fix printed.
+func (f ksmFix) run(t *testing.T, containers ...map[string]any) ([]string, process.Result, error) {
 	t.Helper()
 	dir := t.TempDir()
 	deployment, patchFile := filepath.Join(dir, "deployment.json"), filepath.Join(dir, "patch.json")
@@ -115,19 +116,16 @@ func (f ksmFix) run(t *testing.T, containers ...map[string]any) ([]string, strin
 	if err := os.WriteFile(deployment, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", "-c", f.block)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+f.stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KSM_DEPLOYMENT="+deployment, "KSM_PATCH="+patchFile)
-	out, runErr := cmd.CombinedOutput()
+	env := []string{"PATH=" + f.stubs + string(os.PathListSeparator) + os.Getenv("PATH"), "KSM_DEPLOYMENT=" + deployment, "KSM_PATCH=" + patchFile}
+	res, runErr := process.Command{Dir: dir, Env: env}.Run(t.Context(), "sh", "-c", f.block)
 	patch, err := os.ReadFile(patchFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, string(out), errors.Join(errNoPatch, runErr)
+		return nil, res, errors.Join(errNoPatch, runErr)
 	}
 	if err != nil || runErr != nil {
-		t.Fatalf("the Fix: %v %v\n%s", runErr, err, out)
+		t.Fatalf("the Fix: %v %v\n%s", runErr, err, res)
 	}
-	return patchedArgs(t, patch), string(out), nil
+	return patchedArgs(t, patch), res, nil
 }
 
 // patchedArgs returns the arguments that a strategic merge patch sets for
@@ -366,8 +364,8 @@ func TestKubeStateMetricsFixRefusesWhatItCannotMergeAndPatchesNothing(t *testing
 			if !errors.Is(err, errNoPatch) {
 				t.Fatalf("the Fix patched the arguments to %q", got)
 			}
-			if !strings.Contains(out, tt.says) {
-				t.Errorf("the Fix stops saying %q, want %q", out, tt.says)
+			if !strings.Contains(out.Stderr, tt.says) {
+				t.Errorf("the Fix stops saying %q, want %q", out.Stderr, tt.says)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package docs
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -179,16 +178,16 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 	w := newWorkspace(t)
 	s := startAPIServer(t)
 	dir := root
-	run := func(args ...string) (string, string, error) { return s.run(dir, args...) }
+	run := func(args ...string) (string, error) { return s.run(dir, args...) }
 
 	for _, cmd := range kubectlCommands(t) {
 		t.Run(cmd.doc+"/"+cmd.line, func(t *testing.T) {
 			args := cmd.args
 			switch verb(args) {
 			case "get", "auth":
-				stdout, stderr, err := run(args...)
-				if err != nil && !strings.Contains(stderr, "NotFound") && !strings.Contains(stderr, "not found") {
-					t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, stdout, stderr)
+				stdout, err := run(args...)
+				if err != nil && !strings.Contains(err.Error(), "NotFound") && !strings.Contains(err.Error(), "not found") {
+					t.Fatal(err)
 				}
 				if verb(args) == "auth" && strings.TrimSpace(stdout) != "yes" {
 					t.Fatalf("kubectl %s answers %q, want yes: the documented RBAC does not grant it", strings.Join(args, " "), stdout)
@@ -200,10 +199,10 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 					}
 				}
 				dir = w.dir
-				_, stderr, err := run(append(args, "--server-side", "--dry-run=server")...)
+				_, err := run(append(args, "--server-side", "--dry-run=server")...)
 				dir = root
 				if err != nil {
-					t.Fatalf("kubectl %s --dry-run=server: %v\n%s", strings.Join(args, " "), err, stderr)
+					t.Fatal(err)
 				}
 			case pluginName:
 				// kubectl kim-snatch: the cabundle-syncer binary as a plugin.
@@ -212,13 +211,13 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 				checkKrewInstall(t, root, args)
 			case "exec":
 				kargs, ours, _ := cut(args, "--")
-				if _, stderr, err := run(append(kargs, "--help")...); err != nil {
-					t.Fatalf("kubectl %s --help: %v\n%s", strings.Join(kargs, " "), err, stderr)
+				if _, err := run(append(kargs, "--help")...); err != nil {
+					t.Fatal(err)
 				}
 				checkInImage(t, ours)
 			default:
-				if _, stderr, err := run(append(args, "--help")...); err != nil {
-					t.Fatalf("kubectl %s --help: %v\n%s", strings.Join(args, " "), err, stderr)
+				if _, err := run(append(args, "--help")...); err != nil {
+					t.Fatal(err)
 				}
 			}
 		})
@@ -281,8 +280,9 @@ func checkInImage(t *testing.T, command []string) {
 	if len(args) != 1 || args[0] != "--version" {
 		args = append(args, "--help")
 	}
-	out, err := exec.Command(process.Binary(t, name), args...).CombinedOutput()
-	if err != nil && !bytes.Contains(out, []byte("Usage")) || bytes.Contains(out, []byte("flag provided but not defined")) {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	r, err := process.Command{}.Run(t.Context(), process.Binary(t, name), args...)
+	out := r.Stdout + r.Stderr
+	if err != nil && !strings.Contains(out, "Usage") || strings.Contains(out, "flag provided but not defined") {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, r)
 	}
 }

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -60,11 +60,9 @@ func TestOverlayInstallsTheVersionsSetOnce(t *testing.T) {
 		{name: "upgrade_the_webhook_alone", webhook: "v0.2.1", syncer: "v0.3.1"},
 		{name: "a_pre_release", webhook: "v0.2.1", syncer: "v1.0.0-rc.1"},
 	} {
-		cmd := exec.Command("sh", "-c", line)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "WEBHOOK_VERSION="+step.webhook, "SYNCER_VERSION="+step.syncer)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: sh -c %q: %v\n%s", step.name, line, err, out)
+		c := process.Command{Dir: dir, Env: []string{"WEBHOOK_VERSION=" + step.webhook, "SYNCER_VERSION=" + step.syncer}}
+		if _, err := c.Run(t.Context(), "sh", "-c", line); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
 		}
 		b, err := os.ReadFile(kustomization)
 		if err != nil {

@@ -2,12 +2,12 @@ package docs
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -89,15 +89,15 @@ func TestDocumentedVerificationTrustsOnlyTheKeyAtTheTag(t *testing.T) {
 	rel := releaseInClone(t, kubectl)
 
 	t.Run("the_release_passes", func(t *testing.T) {
-		if out, err := verify(rel.copy(t), rel.repo); err != nil {
-			t.Fatalf("the documented verification of a signed release fails: %v\n%s", err, out)
+		if _, err := verify(rel.copy(t), rel.repo); err != nil {
+			t.Fatalf("the documented verification of a signed release fails: %v", err)
 		}
 	})
 	t.Run("one_changed_byte_fails", func(t *testing.T) {
 		dir := rel.copy(t)
 		flipByte(t, filepath.Join(dir, releasePath, "install.yaml"))
-		if out, err := verify(dir, rel.repo); err == nil {
-			t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", out)
+		if r, err := verify(dir, rel.repo); err == nil {
+			t.Errorf("the documented verification passes with one byte of install.yaml changed:\n%s", r)
 		}
 	})
 	t.Run("a_forged_release_fails", func(t *testing.T) {
@@ -105,21 +105,21 @@ func TestDocumentedVerificationTrustsOnlyTheKeyAtTheTag(t *testing.T) {
 		attacker := forgeRelease(t, filepath.Join(dir, releasePath), rel)
 		// The forgery is whole: against a repository that held the
 		// attacker's key it would pass, so only the key at the tag stops it.
-		if out, err := verify(dir, repositoryWithKey(t, attacker)); err != nil {
-			t.Fatalf("the forged release fails even with the attacker's key at the tag, so it proves nothing: %v\n%s", err, out)
+		if _, err := verify(dir, repositoryWithKey(t, attacker)); err != nil {
+			t.Fatalf("the forged release fails even with the attacker's key at the tag, so it proves nothing: %v", err)
 		}
-		if out, err := verify(dir, rel.repo); err == nil {
-			t.Errorf("the documented verification passes a release whose every file an attacker replaced:\n%s", out)
+		if r, err := verify(dir, rel.repo); err == nil {
+			t.Errorf("the documented verification passes a release whose every file an attacker replaced:\n%s", r)
 		}
 	})
 	t.Run("sums_without_install_yaml_fail", func(t *testing.T) {
 		dir := rel.copy(t)
 		dropFromSums(t, filepath.Join(dir, releasePath), "install.yaml", rel.key)
-		out, err := verify(dir, rel.repo)
+		r, err := verify(dir, rel.repo)
 		if err == nil {
-			t.Errorf("the documented verification passes a SHA256SUMS that does not list install.yaml:\n%s", out)
-		} else if !strings.Contains(out, "no properly formatted checksum lines") {
-			t.Errorf("the verification fails, but not where SHA256SUMS lacks install.yaml:\n%s", out)
+			t.Errorf("the documented verification passes a SHA256SUMS that does not list install.yaml:\n%s", r)
+		} else if !strings.Contains(r.Stderr, "no properly formatted checksum lines") {
+			t.Errorf("the verification fails, but not where SHA256SUMS lacks install.yaml:\n%v", err)
 		}
 	})
 }
@@ -127,7 +127,7 @@ func TestDocumentedVerificationTrustsOnlyTheKeyAtTheTag(t *testing.T) {
 // documentedVerification returns a function that runs block, as the
 // document says, with bash -euo pipefail, cosign offline and curl served by
 // curlStub from the releases below releases and the repository repository.
-func documentedVerification(t *testing.T, block string) func(releases, repository string) (string, error) {
+func documentedVerification(t *testing.T, block string) func(releases, repository string) (process.Result, error) {
 	t.Helper()
 	stubs := t.TempDir()
 	if err := os.WriteFile(filepath.Join(stubs, "curl"), []byte(curlStub), 0o755); err != nil {
@@ -136,15 +136,12 @@ func documentedVerification(t *testing.T, block string) func(releases, repositor
 	if err := os.Symlink(tools.Cosign.Path(t), filepath.Join(stubs, "cosign")); err != nil {
 		t.Fatal(err)
 	}
-	return func(releases, repository string) (string, error) {
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
-		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), append(supplychain.OfflineEnv(),
+	return func(releases, repository string) (process.Result, error) {
+		env := append(supplychain.OfflineEnv(),
 			"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
 			"RELEASES="+releases, "REPOSITORY="+repository,
-			"WEBHOOK_VERSION=v0.1.0", "SYNCER_VERSION=v0.1.0")...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+			"WEBHOOK_VERSION=v0.1.0", "SYNCER_VERSION=v0.1.0")
+		return process.Command{Dir: t.TempDir(), Env: env}.Run(t.Context(), "bash", "-euo", "pipefail", "-c", block)
 	}
 }
 
@@ -178,16 +175,7 @@ func (r release) copy(t *testing.T) string {
 func releaseInClone(t *testing.T, kubectl string) release {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
-	run := func(dir string, env []string, name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-	}
-	run("", nil, "git", "clone", "-q", tools.MustRepoRoot(t), repo)
+	process.Run(t, "git", "clone", "-q", tools.MustRepoRoot(t), repo)
 	key := supplychain.ThrowawayKey(t)
 	supplychain.CommitTrustedKey(t, repo, key)
 	changelog := filepath.Join(repo, "CHANGELOG.md")
@@ -198,11 +186,11 @@ func releaseInClone(t *testing.T, kubectl string) release {
 	if err := os.WriteFile(changelog, []byte(strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(repo, nil, "git", "-c", "user.email=release@test", "-c", "user.name=release test", "commit", "-qam", "Release v0.1.0")
-	run(repo, nil, "git", "tag", releasePath)
+	supplychain.Git(t, repo, "commit", "-qam", "Release v0.1.0")
+	supplychain.Git(t, repo, "tag", releasePath)
 	registry := supplychain.StartRegistry(t) + "/kyma-project/prod"
 	digest := supplychain.PushRandomImage(t, registry+"/snatch-webhook:v0.1.0")
-	run(repo, append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest, "RELEASE_TAG_AT_HEAD=1"),
-		"hack/release.sh", "snatch-webhook", "v0.1.0")
+	c := process.Command{Dir: repo, Env: append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest, "RELEASE_TAG_AT_HEAD=1")}
+	c.MustRun(t, "hack/release.sh", "snatch-webhook", "v0.1.0")
 	return release{repo: repo, key: key, registry: registry, digest: digest}
 }

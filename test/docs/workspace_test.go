@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -98,10 +98,9 @@ func (w *workspace) provide(rel string) (string, error) {
 // hack/release.sh renders it.
 func (w *workspace) releaseFile(binary, version, file, dst string) error {
 	out := filepath.Join(w.t.TempDir(), "release")
-	cmd := exec.Command(filepath.Join(w.root, "hack", "release.sh"), "--manifests", out, binary, version)
-	cmd.Env = append(os.Environ(), "KUBECTL="+w.kubectl)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("hack/release.sh --manifests %s %s: %w\n%s", binary, version, err, b)
+	c := process.Command{Env: []string{"KUBECTL=" + w.kubectl}}
+	if _, err := c.Run(w.t.Context(), filepath.Join(w.root, "hack", "release.sh"), "--manifests", out, binary, version); err != nil {
+		return err
 	}
 	src := filepath.Join(out, file)
 	if _, err := os.Stat(src); err != nil {
