@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -60,9 +60,9 @@ func TestClusterLabelRenamesEveryRuleOfTheInstallation(t *testing.T) {
 			}
 		}
 		path, n := ruleFile(t, obj)
-		out, err := exec.Command(tool, "check", path).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), fmt.Sprintf("SUCCESS: %d rules found", n)) {
-			t.Errorf("promrules check of the renamed %s: %v\n%s", id(obj), err, out)
+		r, err := process.Command{}.Run(t.Context(), tool, "check", path)
+		if err != nil || !strings.Contains(r.Stdout, fmt.Sprintf("SUCCESS: %d rules found", n)) {
+			t.Errorf("promrules check of the renamed %s: %v\n%s", id(obj), err, r)
 		}
 	}
 	if want := len(prometheusRules(t)) + len(fleetRuleFiles); prs != want {
@@ -87,17 +87,12 @@ func renameClusterLabel(t *testing.T, tool, to string) (before, after []*unstruc
 		}
 		in = append(append(in, "---\n"...), data...)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(tool, "cluster-label", to)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("promrules cluster-label %s: %v\n%s", to, err, stderr.String())
-	}
+	out := process.Command{Stdin: in}.MustRun(t, tool, "cluster-label", to)
 	if before, err = decodeYAML(in); err != nil {
 		t.Fatal(err)
 	}
-	if after, err = decodeYAML(stdout.Bytes()); err != nil {
-		t.Fatalf("the output is not YAML: %v\n%s", err, stdout.String())
+	if after, err = decodeYAML([]byte(out)); err != nil {
+		t.Fatalf("the output is not YAML: %v\n%s", err, out)
 	}
 	return before, after
 }

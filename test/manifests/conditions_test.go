@@ -3,10 +3,8 @@ package manifests
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -116,21 +115,19 @@ type conditions struct {
 }
 
 // runConditions runs `promrules conditions` with args and returns its
-// decoded output, or the exit error and stderr.
-func runConditions(t *testing.T, stdin string, args ...string) (conditions, error) {
+// decoded output, or how it ended and the error that carries all it
+// printed.
+func runConditions(t *testing.T, stdin string, args ...string) (conditions, process.Result, error) {
 	t.Helper()
-	cmd := exec.Command(promrules(t), append([]string{"conditions"}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return conditions{}, fmt.Errorf("%w: %s", err, stderr.String())
+	r, err := process.Command{Stdin: []byte(stdin)}.Run(t.Context(), promrules(t), append([]string{"conditions"}, args...)...)
+	if err != nil {
+		return conditions{}, r, err
 	}
 	var c conditions
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		t.Fatalf("decode %q: %v", stdout.String(), err)
+	if err := json.Unmarshal([]byte(r.Stdout), &c); err != nil {
+		t.Fatalf("decode %q: %v", r.Stdout, err)
 	}
-	return c, nil
+	return c, r, nil
 }
 
 // The e2e suite's oracle: on the live processes' metrics, exactly the
@@ -245,7 +242,7 @@ func TestBrokenItemMetricsHoldExactlyItsAlertCondition(t *testing.T) {
 func TestConditionsRejectsBadInput(t *testing.T) {
 	rules := installRules(t)
 	at := time.Now().UTC()
-	if got, err := runConditions(t, healthySyncer(at, 1), "-metrics", "-,job=cabundle-syncer-metrics,namespace=kyma-system,pod=p", rules); err != nil || len(got.Holding) == 0 {
+	if got, _, err := runConditions(t, healthySyncer(at, 1), "-metrics", "-,job=cabundle-syncer-metrics,namespace=kyma-system,pod=p", rules); err != nil || len(got.Holding) == 0 {
 		// The webhook is not scraped at all here, so its absence holds.
 		t.Fatalf("stdin exposition: %v, holding %v", err, got.Holding)
 	} else if slices.Contains(got.Holding, "KimSnatchCABundleSyncerNoLeader") {
@@ -276,9 +273,8 @@ func TestConditionsRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := runConditions(t, tt.stdin, tt.args...)
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
+			_, r, err := runConditions(t, tt.stdin, tt.args...)
+			if err == nil || r.Code <= 0 {
 				t.Fatalf("promrules conditions: %v, want a non-zero exit", err)
 			}
 		})
@@ -347,7 +343,7 @@ func runConditionCases(t *testing.T, rules string, at time.Time, tests []conditi
 						args = append(args, dep)
 					}
 				}
-				got, err := runConditions(t, "", append(args, ruleFiles...)...)
+				got, _, err := runConditions(t, "", append(args, ruleFiles...)...)
 				if err != nil {
 					t.Fatal(err)
 				}

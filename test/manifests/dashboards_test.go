@@ -1,12 +1,9 @@
 package manifests
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -73,21 +71,15 @@ func shippedQueries(t *testing.T) ([]panelQuery, []byte) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in %s (%v)", dashboardsComponent, err)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(dashboardsTool(t), append([]string{"queries"}, files...)...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("dashboards queries: %v\n%s", err, stderr.String())
-	}
+	out := process.Run(t, dashboardsTool(t), append([]string{"queries"}, files...)...)
 	var qs []panelQuery
-	if err := json.Unmarshal(out, &qs); err != nil {
+	if err := json.Unmarshal([]byte(out), &qs); err != nil {
 		t.Fatalf("decode dashboards queries: %v\n%s", err, out)
 	}
 	if len(qs) == 0 {
 		t.Fatal("the dashboards have no queries")
 	}
-	return qs, out
+	return qs, []byte(out)
 }
 
 // deployedRuleFiles are the PrometheusRules whose records the dashboards
@@ -120,26 +112,15 @@ func evalQueries(t *testing.T, series string, queries []byte) (evalResult, int) 
 		t.Fatal(err)
 	}
 	args := append([]string{"eval", "-series", series, "-at", "1h", "-interval", "1m", "-queries", qfile}, deployedRuleFiles(t)...)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(promrules(t), args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
+	r, err := process.Command{}.Run(t.Context(), promrules(t), args...)
+	if r.Code < 0 || r.Code > 1 {
 		t.Fatal(err)
 	}
 	var res evalResult
-	if code <= 1 {
-		if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
-			t.Fatalf("promrules eval: %v, exit %d\n%s%s", jerr, code, stdout.String(), stderr.String())
-		}
-	} else {
-		t.Fatalf("promrules eval: exit %d\n%s", code, stderr.String())
+	if jerr := json.Unmarshal([]byte(r.Stdout), &res); jerr != nil {
+		t.Fatalf("promrules eval: %v\n%s", jerr, r)
 	}
-	return res, code
+	return res, r.Code
 }
 
 // Every query of every panel returns data, evaluated with Prometheus'
@@ -304,15 +285,9 @@ type selector = struct {
 // selectorsOf runs promrules selectors on one rule file.
 func selectorsOf(t *testing.T, file string) []rule {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(promrules(t), "selectors", file)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("promrules selectors %s: %v\n%s", file, err, stderr.String())
-	}
+	out := process.Run(t, promrules(t), "selectors", file)
 	var rs []rule
-	if err := json.Unmarshal(out, &rs); err != nil {
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatalf("decode promrules output: %v\n%s", err, out)
 	}
 	return rs

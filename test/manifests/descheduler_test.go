@@ -2,9 +2,7 @@ package manifests
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -45,16 +44,9 @@ func examplePolicyProfile(t *testing.T) deschedulerProfile {
 	t.Helper()
 	tool := deschedulerPolicyTool(t)
 	path := filepath.Join(tools.MustRepoRoot(t), deschedulerExample, "policy.yaml")
-	out, err := exec.Command(tool, path).Output()
-	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			t.Fatalf("descheduler-policy %s: %v\n%s", path, err, exit.Stderr)
-		}
-		t.Fatal(err)
-	}
+	out := process.Run(t, tool, path)
 	var policies []deschedulerPolicy
-	if err := json.Unmarshal(out, &policies); err != nil {
+	if err := json.Unmarshal([]byte(out), &policies); err != nil {
 		t.Fatalf("decode %s: %v", out, err)
 	}
 	if len(policies) != 1 || len(policies[0].Profiles) != 1 {
@@ -184,10 +176,9 @@ func TestDeschedulerPolicyCheckerRejectsBrokenPolicies(t *testing.T) {
 			if err := os.WriteFile(path, []byte(strings.Replace(policy, tt.old, tt.new, 1)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(tool, path).CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("descheduler-policy: %v, want exit code 1\n%s", err, out)
+			r, err := process.Command{}.Run(t.Context(), tool, path)
+			if r.Code != 1 {
+				t.Fatalf("descheduler-policy: %v, want exit code 1\n%s", err, r)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -47,9 +47,8 @@ func TestFleetComponentShipsTheFleetRecords(t *testing.T) {
 			t.Errorf("%s has %s=%q, want %q", id(pr), prometheusLabel, got, prometheusLabelValue)
 		}
 		path, n := ruleFile(t, pr)
-		out, err := exec.Command(promrules(t), "check", path).CombinedOutput()
-		if err != nil || n == 0 {
-			t.Fatalf("promrules check %s: %v, %d rules\n%s", id(pr), err, n, out)
+		if r, err := (process.Command{}).Run(t.Context(), promrules(t), "check", path); err != nil || n == 0 {
+			t.Fatalf("promrules check %s: %v, %d rules\n%s", id(pr), err, n, r)
 		}
 		fleet = selectorsOf(t, path)
 	}
@@ -161,13 +160,7 @@ func renderFleetShoot(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	tool := dashboardsTool(t)
-	var stderr bytes.Buffer
-	cmd := exec.Command(tool, "fleet-rules", "-cluster-label", "shoot")
-	cmd.Stderr = &stderr
-	rules, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("dashboards fleet-rules -cluster-label shoot: %v\n%s", err, stderr.String())
-	}
+	rules := []byte(process.Run(t, tool, "fleet-rules", "-cluster-label", "shoot"))
 	tests, err := os.ReadFile(filepath.Join(fleetShootDir, "rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,9 +170,7 @@ func renderFleetShoot(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if out, err := exec.Command(tool, "generate", "-cluster-label", "shoot", "-o", dir).CombinedOutput(); err != nil {
-		t.Fatalf("dashboards generate -cluster-label shoot: %v\n%s", err, out)
-	}
+	process.Run(t, tool, "generate", "-cluster-label", "shoot", "-o", dir)
 	return dir
 }
 
@@ -188,12 +179,10 @@ func renderFleetShoot(t *testing.T) string {
 // share a label cluster, and the rule checker accepts them.
 func TestFleetRecordsWithShootKeepShootsApart(t *testing.T) {
 	dir := renderFleetShoot(t)
-	if out, err := exec.Command(promrules(t), "check", filepath.Join(dir, "prometheusrule.yaml")).CombinedOutput(); err != nil {
-		t.Fatalf("promrules check: %v\n%s", err, out)
-	}
-	out, err := exec.Command(promrules(t), "test", filepath.Join(dir, "rules.yaml")).CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("SUCCESS")) {
-		t.Fatalf("promrules test of the fleet records with shoot: %v\n%s", err, out)
+	process.Run(t, promrules(t), "check", filepath.Join(dir, "prometheusrule.yaml"))
+	r, err := process.Command{}.Run(t.Context(), promrules(t), "test", filepath.Join(dir, "rules.yaml"))
+	if err != nil || !strings.Contains(r.Stdout, "SUCCESS") {
+		t.Fatalf("promrules test of the fleet records with shoot: %v\n%s", err, r)
 	}
 	tests, err := os.ReadFile(filepath.Join(fleetShootDir, "rules.yaml"))
 	if err != nil {
@@ -236,20 +225,13 @@ func fleetShootSeries(t *testing.T, dir string) []byte {
 // "No data".
 func TestFleetDashboardWithShootReturnsData(t *testing.T) {
 	dir := renderFleetShoot(t)
-	var stderr bytes.Buffer
-	cmd := exec.Command(dashboardsTool(t), "queries", filepath.Join(dir, "fleet.json"))
-	cmd.Stderr = &stderr
-	queries, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("dashboards queries: %v\n%s", err, stderr.String())
-	}
 	var qs []panelQuery
-	if err := json.Unmarshal(queries, &qs); err != nil {
+	if err := json.Unmarshal([]byte(process.Run(t, dashboardsTool(t), "queries", filepath.Join(dir, "fleet.json"))), &qs); err != nil {
 		t.Fatal(err)
 	}
 	// The variable's query, as Grafana asks it: the values of shoot.
 	qs = append(qs, panelQuery{Dashboard: "KIM Snatch / fleet", Panel: "variable cluster", Expr: `count by (shoot) (kim_snatch:fleet_webhook_healthy)`})
-	queries, err = json.Marshal(qs)
+	queries, err := json.Marshal(qs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,13 +242,10 @@ func TestFleetDashboardWithShootReturnsData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stderr.Reset()
-	cmd = exec.Command(promrules(t), "eval", "-series", seriesFile, "-at", "15m", "-interval", "1m", "-queries", queriesFile, filepath.Join(dir, "prometheusrule.yaml"))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	eval, err := process.Command{}.Run(t.Context(), promrules(t), "eval", "-series", seriesFile, "-at", "15m", "-interval", "1m", "-queries", queriesFile, filepath.Join(dir, "prometheusrule.yaml"))
 	var res evalResult
-	if jerr := json.Unmarshal(out, &res); jerr != nil {
-		t.Fatalf("promrules eval: %v, %v\n%s%s", err, jerr, out, stderr.String())
+	if jerr := json.Unmarshal([]byte(eval.Stdout), &res); jerr != nil {
+		t.Fatalf("promrules eval: %v, %v\n%s", err, jerr, eval)
 	}
 	if len(res.Results) != len(qs) {
 		t.Fatalf("promrules eval answered %d of %d queries", len(res.Results), len(qs))

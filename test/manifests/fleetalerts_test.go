@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -50,8 +50,8 @@ func TestFleetAlertsComponentReadsOnlyTheFleetRecords(t *testing.T) {
 		t.Errorf("%s has %s=%q, want %q", id(pr), prometheusLabel, got, prometheusLabelValue)
 	}
 	path, n := ruleFile(t, pr)
-	if out, err := exec.Command(promrules(t), "check", path).CombinedOutput(); err != nil || n == 0 {
-		t.Fatalf("promrules check %s: %v, %d rules\n%s", id(pr), err, n, out)
+	if r, err := (process.Command{}).Run(t.Context(), promrules(t), "check", path); err != nil || n == 0 {
+		t.Fatalf("promrules check %s: %v, %d rules\n%s", id(pr), err, n, r)
 	}
 	known := map[string]bool{}
 	for _, r := range selectorsOf(t, filepath.Join(tools.MustRepoRoot(t), fleetComponent, "prometheusrule.yaml")) {

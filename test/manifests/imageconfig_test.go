@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -272,10 +272,10 @@ func checkArchiveBinary(t *testing.T, name, dest string, binary []byte, final st
 	if err := os.WriteFile(exe, binary, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(exe, "--version").Output()
-	f := strings.Fields(string(out))
+	r, err := process.Command{}.Run(t.Context(), exe, "--version")
+	f := strings.Fields(r.Stdout)
 	if err != nil || len(f) < 2 || f[0] != name {
-		t.Fatalf("/%s --version: %v, %q", dest, err, out)
+		t.Fatalf("/%s --version: %v, %q", dest, err, r.Stdout)
 	}
 	version, revision := f[1], strings.TrimSuffix(f[len(f)-1], ")")
 	if want := dockerfileLabels(t, final, map[string]string{"VERSION": version}); !maps.Equal(labels, want) {

@@ -259,17 +259,17 @@ func TestImageBinariesAreStaticStrippedAndAcceptTheirArguments(t *testing.T) {
 				t.Errorf("the binary contains the build path %s; -trimpath is missing", root)
 			}
 
-			out, err := exec.Command(bin, "--version").CombinedOutput()
-			if err != nil || !strings.HasPrefix(string(out), img.binary+" "+version+" ") || !strings.HasSuffix(string(out), ", revision "+revision+")\n") {
-				t.Errorf("%s --version: %v, %q, want it to report %s %s and the revision %s", img.binary, err, out, img.binary, version, revision)
+			r, err := process.Command{}.Run(t.Context(), bin, "--version")
+			if err != nil || r.Stderr != "" || !strings.HasPrefix(r.Stdout, img.binary+" "+version+" ") || !strings.HasSuffix(r.Stdout, ", revision "+revision+")\n") {
+				t.Errorf("%s --version: %v, %q, want it to report %s %s and the revision %s and nothing else", img.binary, err, r, img.binary, version, revision)
 			}
 
 			// The Deployment's arguments parse; --version then exits
 			// before anything starts. $(VAR) is expanded as the kubelet does.
 			c := container(t, deployment(t, render(t, img.dir), img.binary))
 			args := append(expandArgs(t, c), "--version")
-			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-				t.Errorf("%s %q: %v\n%s", img.binary, args, err, out)
+			if _, err := (process.Command{}).Run(t.Context(), bin, args...); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -317,13 +317,9 @@ func TestBuildScriptRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command("sh", append([]string{buildScript}, tt.args...)...)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "VERSION="+tt.version)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-				t.Fatalf("exit %v, want usage error 2\n%s", err, out)
+			r, err := process.Command{Dir: root, Env: []string{"VERSION=" + tt.version}}.Run(t.Context(), "sh", append([]string{buildScript}, tt.args...)...)
+			if r.Code != 2 {
+				t.Fatalf("exit %v, want usage error 2\n%s", err, r)
 			}
 		})
 	}
@@ -377,20 +373,15 @@ func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(sh, append([]string{filepath.Join(root, "hack", "docker-build.sh")}, tt.args...)...)
-			cmd.Dir = t.TempDir()
-			cmd.Env = []string{"PATH=" + bin, "VERSION=v1.2.3", "REVISION=0123abc"}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			err = cmd.Run()
-			exit := 0
-			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-				exit = ee.ExitCode()
-			} else if err != nil {
+			// env -i: the script sees this environment and nothing of the
+			// test's, which a Command adds to.
+			r, err := process.Command{Dir: t.TempDir()}.Run(t.Context(), "env", append([]string{"-i", "PATH=" + bin, "VERSION=v1.2.3", "REVISION=0123abc",
+				sh, filepath.Join(root, "hack", "docker-build.sh")}, tt.args...)...)
+			if r.Code < 0 {
 				t.Fatal(err)
 			}
-			if exit != tt.wantExit || !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Fatalf("exit %d, stderr %q; want exit %d and %q", exit, stderr.String(), tt.wantExit, tt.wantStderr)
+			if r.Code != tt.wantExit || !strings.Contains(r.Stderr, tt.wantStderr) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", r.Code, r.Stderr, tt.wantExit, tt.wantStderr)
 			}
 			data, err := os.ReadFile(calls)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -456,13 +447,8 @@ func TestDockerignoreKeepsEveryBuildInput(t *testing.T) {
 
 	needed := []string{"go.mod", "go.sum", buildScript}
 	for _, img := range images {
-		cmd := exec.Command("go", "list", "-deps", "-f", `{{if not .Standard}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}`, "./cmd/"+img.binary)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list ./cmd/%s: %v", img.binary, err)
-		}
-		for _, f := range strings.Fields(string(out)) {
+		out := process.Command{Dir: root}.MustRun(t, "go", "list", "-deps", "-f", `{{if not .Standard}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}`, "./cmd/"+img.binary)
+		for _, f := range strings.Fields(out) {
 			if rel, err := filepath.Rel(root, f); err == nil && !strings.HasPrefix(rel, "..") {
 				needed = append(needed, filepath.ToSlash(rel))
 			}

@@ -1,10 +1,10 @@
 package manifests
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -24,19 +24,14 @@ func isTestHelper(importPath, name string) bool {
 // link no test PKI, fixtures or control plane. The helpers may import each
 // other and anything else.
 func TestProductionCodeImportsNoTestHelper(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Name}}{{range .Imports}} {{.}}{{end}}`, "./cmd/...", "./pkg/...")
-	cmd.Dir = tools.MustRepoRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	out := process.Command{Dir: tools.MustRepoRoot(t)}.MustRun(t, "go", "list", "-f", `{{.ImportPath}} {{.Name}}{{range .Imports}} {{.}}{{end}}`, "./cmd/...", "./pkg/...")
 	type pkg struct {
 		path, name string
 		imports    []string
 	}
 	var pkgs []pkg
 	helpers := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			t.Fatalf("go list printed %q", line)

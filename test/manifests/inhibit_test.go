@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,6 +25,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -395,24 +395,25 @@ func startAlertmanager(t *testing.T, bin string, rules []inhibitRule, receiverUR
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ctx, cancel := context.WithCancel(context.Background())
-	var log bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+path,
-		"--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--cluster.listen-address=",
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		cancel()
+	am, err := process.Start(process.Options{
+		Name: "alertmanager",
+		Path: bin,
+		Args: []string{
+			"--config.file=" + path,
+			"--storage.path=" + filepath.Join(dir, "data"),
+			"--web.listen-address=" + addr,
+			"--cluster.listen-address=",
+			"--log.level=warn",
+		},
+		LogPath: filepath.Join(dir, "alertmanager.log"),
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		am.Stop(5 * time.Second)
 		if t.Failed() {
-			t.Logf("alertmanager.yml:\n%s\nAlertmanager's log:\n%s", data, log.String())
+			t.Logf("alertmanager.yml:\n%s\nAlertmanager's log:\n%s", data, am.Log())
 		}
 	})
 	url := "http://" + addr

@@ -24,16 +24,16 @@ func TestModuleBridgeReleaseIsSignedAndNamesKimSnatchsManifest(t *testing.T) {
 	manifest := kimSnatchManifest(t, withoutCRDs)
 	c := renderBridges(t, r, manifest)
 	version := bridgeModule + "-bridge-4"
-	if out, err := r.script("--check", "--module", version, bridgeWebhook, bridgeSyncer); err == nil ||
-		!strings.Contains(out, "set KIM_SNATCH_MANIFEST") {
-		t.Fatalf("--check --module %s without KIM_SNATCH_MANIFEST: err %v, output %q; want a refusal", version, err, out)
+	if res, err := r.script(t, "--check", "--module", version, bridgeWebhook, bridgeSyncer); err == nil ||
+		!strings.Contains(res.Stderr, "set KIM_SNATCH_MANIFEST") {
+		t.Fatalf("--check --module %s without KIM_SNATCH_MANIFEST: %s\nwant a refusal", version, res)
 	}
 	r.env = append(r.env, "KIM_SNATCH_MANIFEST="+manifest)
-	if out, err := r.script("--check", "--module", version, bridgeWebhook, bridgeSyncer); err != nil {
-		t.Fatalf("--check --module %s: %v\n%s", version, err, out)
+	if _, err := r.script(t, "--check", "--module", version, bridgeWebhook, bridgeSyncer); err != nil {
+		t.Fatal(err)
 	}
-	if out, err := r.module(version, bridgeWebhook, bridgeSyncer); err != nil {
-		t.Fatalf("--module %s: %v\n%s", version, err, out)
+	if _, err := r.module(t, version, bridgeWebhook, bridgeSyncer); err != nil {
+		t.Fatal(err)
 	}
 	dir := filepath.Join(r.repo, "dist", moduleName, version)
 	if got, want := readObjects(t, filepath.Join(dir, "module.yaml")), c.bridge(4); !slices.EqualFunc(got, want,
@@ -107,9 +107,9 @@ func TestModuleBridgeReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 			r.env = append(slices.Clone(env), "KIM_SNATCH_MANIFEST="+tt.manifest)
 			for _, args := range [][]string{{"--module"}, {"--check", "--module"}} {
 				args = append(args, tt.version, bridgeWebhook, bridgeSyncer)
-				out, err := r.script(args...)
-				if err == nil || !strings.Contains(out, tt.want) {
-					t.Errorf("%v: err %v, output %q; want a failure saying %q", args, err, out, tt.want)
+				res, err := r.script(t, args...)
+				if err == nil || !strings.Contains(res.Stderr, tt.want) {
+					t.Errorf("%v: %s\nwant a failure saying %q", args, res, tt.want)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(r.repo, "dist", moduleName, tt.version)); err == nil {

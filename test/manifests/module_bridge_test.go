@@ -95,8 +95,8 @@ func (c *bridgeChain) module() []*unstructured.Unstructured { return c.versions[
 func renderBridges(t *testing.T, r *releaser, path string) *bridgeChain {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := r.script("--module-manifests", dir, bridgeModule, bridgeWebhook, bridgeSyncer, path); err != nil {
-		t.Fatalf("hack/release.sh --module-manifests: %v\n%s", err, out)
+	if _, err := r.script(t, "--module-manifests", dir, bridgeModule, bridgeWebhook, bridgeSyncer, path); err != nil {
+		t.Fatal(err)
 	}
 	c := &bridgeChain{
 		names:     []string{"kim-snatch"},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
@@ -20,7 +21,7 @@ func TestModuleReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	syncer := r.binaryRelease(t, "cabundle-syncer", "v0.1.0", "")
 	install := filepath.Join(webhook, "install.yaml")
 	shipped := readFile(t, install)
-	git := func(args ...string) { gitIn(t, r.repo, args...) }
+	git := func(args ...string) { supplychain.Git(t, r.repo, args...) }
 	other := filepath.Join(r.repo, "dist", "cabundle-syncer", "v0.2.0")
 	for _, tt := range []struct {
 		name, want  string
@@ -68,9 +69,9 @@ func TestModuleReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 				tt.setup()
 				defer tt.undo()
 			}
-			out, err := r.module(tt.args...)
-			if err == nil || !strings.Contains(out, tt.want) {
-				t.Fatalf("--module %v: err %v, output %q; want a failure saying %q", tt.args, err, out, tt.want)
+			res, err := r.module(t, tt.args...)
+			if err == nil || !strings.Contains(res.Stderr, tt.want) {
+				t.Fatalf("--module %v: %s\nwant a failure saying %q", tt.args, res, tt.want)
 			}
 			if _, err := os.Stat(filepath.Join(r.repo, "dist", moduleName, tt.args[0])); err == nil {
 				t.Errorf("a refused module release wrote dist/%s/%s", moduleName, tt.args[0])
@@ -84,21 +85,21 @@ func TestModuleReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 // versions and writes nothing, and refuses what a module release refuses.
 func TestModuleReleaseCheckRunsTheChecksAlone(t *testing.T) {
 	r := newReleaser(t)
-	gitIn(t, r.repo, "tag", "snatch-webhook/v0.1.0")
-	gitIn(t, r.repo, "tag", "cabundle-syncer/v0.1.0")
-	if out, err := r.module("2.0.0", "v0.1.0", "v0.1.0"); err == nil || !strings.Contains(out, "is missing") {
-		t.Fatalf("--module without the binary releases in dist/: err %v, output %q; want a refusal", err, out)
+	supplychain.Git(t, r.repo, "tag", "snatch-webhook/v0.1.0")
+	supplychain.Git(t, r.repo, "tag", "cabundle-syncer/v0.1.0")
+	if res, err := r.module(t, "2.0.0", "v0.1.0", "v0.1.0"); err == nil || !strings.Contains(res.Stderr, "is missing") {
+		t.Fatalf("--module without the binary releases in dist/: %s\nwant a refusal", res)
 	}
-	check := func(args ...string) (string, error) {
-		return r.script(append([]string{"--check", "--module"}, args...)...)
+	check := func(args ...string) (process.Result, error) {
+		return r.script(t, append([]string{"--check", "--module"}, args...)...)
 	}
-	if out, err := check("2.0.0", "v0.1.0", "v0.1.0"); err != nil {
-		t.Fatalf("--check --module of released binaries: %v\n%s", err, out)
+	if _, err := check("2.0.0", "v0.1.0", "v0.1.0"); err != nil {
+		t.Fatalf("--check --module of released binaries: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(r.repo, "dist", moduleName)); err == nil {
 		t.Errorf("--check --module wrote dist/%s", moduleName)
 	}
-	if out, err := check("2.0.0", "v0.1.0", "v0.9.0"); err == nil || !strings.Contains(out, "is not tagged") {
-		t.Errorf("--check --module of an unreleased binary: err %v, output %q", err, out)
+	if res, err := check("2.0.0", "v0.1.0", "v0.9.0"); err == nil || !strings.Contains(res.Stderr, "is not tagged") {
+		t.Errorf("--check --module of an unreleased binary: %s", res)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
@@ -44,14 +44,9 @@ var moduleBinaries = []string{"snatch-webhook", "cabundle-syncer"}
 func (r *releaser) binaryRelease(t *testing.T, binary, version, digest string) string {
 	t.Helper()
 	dir := filepath.Join(r.repo, "dist", binary, version)
-	cmd := exec.Command("hack/release.sh", "--manifests", dir, binary, version)
-	cmd.Dir = r.repo
-	cmd.Env = append(append(os.Environ(), r.env...), "DIGEST="+digest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", binary, version, err, out)
-	}
+	r.command("DIGEST="+digest).MustRun(t, "hack/release.sh", "--manifests", dir, binary, version)
 	r.signSums(t, dir, r.key)
-	gitIn(t, r.repo, "tag", binary+"/"+version)
+	supplychain.Git(t, r.repo, "tag", binary+"/"+version)
 	return dir
 }
 
@@ -72,26 +67,14 @@ func (r *releaser) signSums(t *testing.T, dir, key string) {
 		fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(b), filepath.Base(f))
 	}
 	writeFile(t, filepath.Join(dir, "SHA256SUMS"), sums.String())
-	out, err := supplychain.Cosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false",
+	supplychain.MustCosign(t, dir, "sign-blob", "--yes", "--key", key, "--tlog-upload=false",
 		"--bundle", "SHA256SUMS.sigstore.json", "SHA256SUMS")
-	if err != nil {
-		t.Fatalf("cosign sign-blob: %v\n%s", err, out)
-	}
-}
-
-// script runs hack/release.sh with args in the clone and returns its
-// combined output.
-func (r *releaser) script(args ...string) (string, error) {
-	cmd := exec.Command("hack/release.sh", args...)
-	cmd.Dir = r.repo
-	cmd.Env = append(os.Environ(), r.env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // module runs hack/release.sh --module with args in the clone.
-func (r *releaser) module(args ...string) (string, error) {
-	return r.script(append([]string{"--module"}, args...)...)
+func (r *releaser) module(t testing.TB, args ...string) (process.Result, error) {
+	t.Helper()
+	return r.script(t, append([]string{"--module"}, args...)...)
 }
 
 // moduleRelease is what one module release wrote, read back.
@@ -108,8 +91,8 @@ type moduleRelease struct {
 // whose releases are in the clone, and reads it back.
 func (r *releaser) releaseModule(t *testing.T, version, webhook, syncer string) *moduleRelease {
 	t.Helper()
-	if out, err := r.module(version, webhook, syncer); err != nil {
-		t.Fatalf("hack/release.sh --module %s %s %s: %v\n%s", version, webhook, syncer, err, out)
+	if _, err := r.module(t, version, webhook, syncer); err != nil {
+		t.Fatal(err)
 	}
 	m := &moduleRelease{
 		dir:      filepath.Join(r.repo, "dist", moduleName, version),

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -40,24 +41,22 @@ func newReleaser(t *testing.T) *releaser {
 	return &releaser{repo: cloneForRelease(t, key), key: key, env: env}
 }
 
-// release runs hack/release.sh binary version with env added, and returns
-// its combined output.
-func (r *releaser) release(binary, version string, env ...string) (string, error) {
-	cmd := exec.Command("hack/release.sh", binary, version)
-	cmd.Dir = r.repo
-	cmd.Env = append(append(os.Environ(), r.env...), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+// command runs in the clone with the release's environment and env
+// added.
+func (r *releaser) command(env ...string) process.Command {
+	return process.Command{Dir: r.repo, Env: append(slices.Clone(r.env), env...)}
 }
 
-// gitIn runs git in repo as the release test's committer.
-func gitIn(t *testing.T, repo string, args ...string) {
+// script runs hack/release.sh with args in the clone.
+func (r *releaser) script(t testing.TB, args ...string) (process.Result, error) {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.email=release@test", "-c", "user.name=release test"}, args...)...)
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
+	return r.command().Run(t.Context(), "hack/release.sh", args...)
+}
+
+// release runs hack/release.sh binary version in the clone with env added.
+func (r *releaser) release(t testing.TB, binary, version string, env ...string) (process.Result, error) {
+	t.Helper()
+	return r.command(env...).Run(t.Context(), "hack/release.sh", binary, version)
 }
 
 // make release refuses a bad version, an unknown binary, a missing or
@@ -67,7 +66,7 @@ func gitIn(t *testing.T, repo string, args ...string) {
 func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	r := newReleaser(t)
 	repo := r.repo
-	git := func(args ...string) { gitIn(t, repo, args...) }
+	git := func(args ...string) { supplychain.Git(t, repo, args...) }
 	for _, tt := range []struct {
 		name, binary, version, want string
 		env                         []string
@@ -107,9 +106,9 @@ func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 				tt.setup()
 				defer tt.undo()
 			}
-			out, err := r.release(tt.binary, tt.version, tt.env...)
-			if err == nil || !strings.Contains(out, tt.want) {
-				t.Fatalf("release %s %s: err %v, output %q; want a failure saying %q", tt.binary, tt.version, err, out, tt.want)
+			res, err := r.release(t, tt.binary, tt.version, tt.env...)
+			if err == nil || !strings.Contains(res.Stderr, tt.want) {
+				t.Fatalf("release %s %s: %s\nwant a failure saying %q", tt.binary, tt.version, res, tt.want)
 			}
 			if _, err := os.Stat(filepath.Join(repo, "dist", tt.binary, tt.version)); err == nil {
 				t.Errorf("a refused release wrote dist/%s/%s", tt.binary, tt.version)
@@ -125,9 +124,7 @@ func TestReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 func cloneForRelease(t *testing.T, key string) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
-	if out, err := exec.Command("git", "clone", "-q", tools.MustRepoRoot(t), repo).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
-	}
+	process.Run(t, "git", "clone", "-q", tools.MustRepoRoot(t), repo)
 	supplychain.CommitTrustedKey(t, repo, key)
 	changelog := filepath.Join(repo, "CHANGELOG.md")
 	b, err := os.ReadFile(changelog)
@@ -135,7 +132,7 @@ func cloneForRelease(t *testing.T, key string) string {
 		t.Fatal(err)
 	}
 	writeFile(t, changelog, strings.ReplaceAll(string(b), "### Unreleased", "### v0.1.0"))
-	gitIn(t, repo, "commit", "-qam", "Release v0.1.0 of both")
+	supplychain.Git(t, repo, "commit", "-qam", "Release v0.1.0 of both")
 	return repo
 }
 
@@ -153,7 +150,7 @@ func commitUnpinnedBase(t *testing.T, repo, dockerfile string) {
 		t.Fatalf("%s has no base pinned by digest to unpin", dockerfile)
 	}
 	writeFile(t, path, string(unpinned))
-	gitIn(t, repo, "commit", "-qam", "unpinned base")
+	supplychain.Git(t, repo, "commit", "-qam", "unpinned base")
 }
 
 // changelogHeadings is a release's five headings, each followed by body.
@@ -179,7 +176,7 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 		t.Fatalf("CHANGELOG.md has no %q", heading)
 	}
 	writeFile(t, path, strings.Replace(string(b), heading, heading+"\n### "+version+"\n\n"+text+"\n", 1))
-	gitIn(t, repo, "commit", "-qam", "CHANGELOG "+version)
+	supplychain.Git(t, repo, "commit", "-qam", "CHANGELOG "+version)
 }
 
 // hack/release.sh --check, which the release workflow runs before anything
@@ -187,20 +184,13 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 // writes nothing, and refuses what a release refuses.
 func TestReleaseCheckRunsTheChecksAlone(t *testing.T) {
 	r := newReleaser(t)
-	check := func(binary, version string) (string, error) {
-		cmd := exec.Command("hack/release.sh", "--check", binary, version)
-		cmd.Dir = r.repo
-		cmd.Env = append(os.Environ(), r.env...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := check("snatch-webhook", "v0.1.0"); err != nil {
-		t.Fatalf("--check of a releasable commit: %v\n%s", err, out)
+	if _, err := r.script(t, "--check", "snatch-webhook", "v0.1.0"); err != nil {
+		t.Fatalf("--check of a releasable commit: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(r.repo, "dist")); err == nil {
 		t.Errorf("--check wrote dist/")
 	}
-	if out, err := check("snatch-webhook", "v9.9.9"); err == nil || !strings.Contains(out, "has no section '### v9.9.9'") {
-		t.Errorf("--check of a version without notes: err %v, output %q", err, out)
+	if res, err := r.script(t, "--check", "snatch-webhook", "v9.9.9"); err == nil || !strings.Contains(res.Stderr, "has no section '### v9.9.9'") {
+		t.Errorf("--check of a version without notes: %s", res)
 	}
 }

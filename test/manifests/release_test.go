@@ -13,7 +13,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -72,12 +72,12 @@ func TestReleaseWritesPinnedChecksummedSignedArtefacts(t *testing.T) {
 	} {
 		t.Run(tt.binary, func(t *testing.T) {
 			otherBefore := treeHash(t, filepath.Join(r.repo, "dist", tt.other))
-			out, err := r.release(tt.binary, "v0.1.0", tt.env...)
+			res, err := r.release(t, tt.binary, "v0.1.0", tt.env...)
 			if err != nil {
-				t.Fatalf("release: %v\n%s", err, out)
+				t.Fatal(err)
 			}
-			if !strings.Contains(out, "docker buildx build --platform linux/amd64,linux/arm64") || !strings.Contains(out, "--push") {
-				t.Errorf("the output does not give the multi-arch push command:\n%s", out)
+			if !strings.Contains(res.Stdout, "docker buildx build --platform linux/amd64,linux/arm64") || !strings.Contains(res.Stdout, "--push") {
+				t.Errorf("the output does not give the multi-arch push command:\n%s", res)
 			}
 			dir := filepath.Join(r.repo, "dist", tt.binary, "v0.1.0")
 			for file, base := range tt.manifests {
@@ -535,11 +535,7 @@ func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructur
 			t.Fatalf("%s lists %s, which is not a release file dist/<binary>/<version>/<file>", exampleOverlay, r)
 		}
 		out := filepath.Join(t.TempDir(), "release")
-		cmd := exec.Command(filepath.Join(root, "hack", "release.sh"), "--manifests", out, m[1], m[2])
-		cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", m[1], m[2], err, b)
-		}
+		process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(root, "hack", "release.sh"), "--manifests", out, m[1], m[2])
 		b, err := os.ReadFile(filepath.Join(out, m[3]))
 		if err != nil {
 			t.Fatal(err)

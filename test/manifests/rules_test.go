@@ -1,12 +1,9 @@
 package manifests
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/metricdefs"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -112,14 +110,9 @@ func TestPrometheusRulesPassTheRuleChecker(t *testing.T) {
 			if n == 0 {
 				t.Fatalf("%s has no rules", id(pr))
 			}
-			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(tool, "check", path)
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("promrules check %s: %v\n%s%s", id(pr), err, stdout.String(), stderr.String())
-			}
-			if want := fmt.Sprintf("SUCCESS: %d rules found", n); !strings.Contains(stdout.String(), want) {
-				t.Fatalf("promrules check %s printed %q, want %q", id(pr), stdout.String(), want)
+			out := process.Run(t, tool, "check", path)
+			if want := fmt.Sprintf("SUCCESS: %d rules found", n); !strings.Contains(out, want) {
+				t.Fatalf("promrules check %s printed %q, want %q", id(pr), out, want)
 			}
 		})
 	}
@@ -176,15 +169,14 @@ func TestRuleCheckerRejectsBrokenRules(t *testing.T) {
 			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(tool, "check", path).CombinedOutput()
-			var exit *exec.ExitError
+			r, err := process.Command{}.Run(t.Context(), tool, "check", path)
 			switch {
 			case tt.wantOK && err != nil:
-				t.Fatalf("promrules check: %v, want success\n%s", err, out)
+				t.Fatalf("%v\nwant success", err)
 			case !tt.wantOK && err == nil:
-				t.Fatalf("promrules check succeeded, want a failure\n%s", out)
-			case !tt.wantOK && (!errors.As(err, &exit) || exit.ExitCode() != 1):
-				t.Fatalf("promrules check: %v, want exit code 1\n%s", err, out)
+				t.Fatalf("promrules check succeeded, want a failure\n%s", r)
+			case !tt.wantOK && r.Code != 1:
+				t.Fatalf("%v\nwant exit code 1", err)
 			}
 		})
 	}

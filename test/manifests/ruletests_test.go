@@ -1,9 +1,7 @@
 package manifests
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -52,11 +51,8 @@ func ruleTestFiles(t *testing.T, dir string) []string {
 // test file expects.
 func TestAlertsFireOnBrokenSeriesAndStaySilentOnHealthy(t *testing.T) {
 	files := ruleTestFiles(t, ruleTestDir)
-	out, err := exec.Command(promrules(t), append([]string{"test"}, files...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promrules test: %v\n%s", err, out)
-	}
-	if n := strings.Count(string(out), "SUCCESS"); n != len(files) {
+	out := process.Run(t, promrules(t), append([]string{"test"}, files...)...)
+	if n := strings.Count(out, "SUCCESS"); n != len(files) {
 		t.Fatalf("promrules test reported %d successes for %d files\n%s", n, len(files), out)
 	}
 }
@@ -196,13 +192,12 @@ func TestWrongRuleUnitTestsFail(t *testing.T) {
 	tool := promrules(t)
 	for _, f := range ruleTestFiles(t, filepath.Join(ruleTestDir, "broken")) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			out, err := exec.Command(tool, "test", f).CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("promrules test %s: %v, want exit code 1\n%s", f, err, out)
+			r, err := process.Command{}.Run(t.Context(), tool, "test", f)
+			if r.Code != 1 {
+				t.Fatalf("promrules test %s: %v, want exit code 1\n%s", f, err, r)
 			}
-			if !strings.Contains(string(out), "FAILED") {
-				t.Fatalf("promrules test %s did not report the failure\n%s", f, out)
+			if !strings.Contains(r.Stderr, "FAILED") {
+				t.Fatalf("promrules test %s did not report the failure\n%s", f, r)
 			}
 		})
 	}

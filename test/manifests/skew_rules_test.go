@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -135,11 +135,7 @@ func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	cmd := exec.Command(filepath.Join(tools.MustRepoRoot(t), "hack", "release.sh"), "--manifests", out, binary, version)
-	cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/release.sh --manifests %s %s: %v\n%s", binary, version, err, b)
-	}
+	process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(tools.MustRepoRoot(t), "hack", "release.sh"), "--manifests", out, binary, version)
 	data, err := os.ReadFile(filepath.Join(out, "install.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,13 +4,12 @@ import (
 	"debug/buildinfo"
 	"encoding/json"
 	"go/version"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -22,14 +21,9 @@ type goMod struct {
 
 func readGoMod(t *testing.T) goMod {
 	t.Helper()
-	cmd := exec.Command("go", "mod", "edit", "-json")
-	cmd.Dir = tools.MustRepoRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go mod edit -json: %v", err)
-	}
+	out := process.Command{Dir: tools.MustRepoRoot(t)}.MustRun(t, "go", "mod", "edit", "-json")
 	var m goMod
-	if err := json.Unmarshal(out, &m); err != nil {
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -85,14 +79,9 @@ func TestDockerfilesPinTheBuilderImage(t *testing.T) {
 // environment, like Go's own go.env, says GOTOOLCHAIN=local.
 func TestMakefileRunsThePinnedToolchain(t *testing.T) {
 	want := pinnedToolchain(t)
-	cmd := exec.Command("make", "--no-print-directory", "--eval", "print-toolchain: ; @go env GOVERSION", "print-toolchain")
-	cmd.Dir = tools.MustRepoRoot(t)
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("make: %v", err)
-	}
-	if got := strings.TrimSpace(string(out)); got != want {
+	out := process.Command{Dir: tools.MustRepoRoot(t), Env: []string{"GOTOOLCHAIN=local"}}.MustRun(t,
+		"make", "--no-print-directory", "--eval", "print-toolchain: ; @go env GOVERSION", "print-toolchain")
+	if got := strings.TrimSpace(out); got != want {
 		t.Errorf("the Makefile's go commands run %s, go.mod names %s", got, want)
 	}
 }
@@ -107,12 +96,7 @@ func TestBinariesAreBuiltWithThePinnedToolchain(t *testing.T) {
 	want := pinnedToolchain(t)
 	root := tools.MustRepoRoot(t)
 	out := t.TempDir()
-	cmd := exec.Command("sh", buildScript, "snatch-webhook", out)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", buildScript, err, b)
-	}
+	process.Command{Dir: root, Env: []string{"GOTOOLCHAIN=local"}}.MustRun(t, "sh", buildScript, "snatch-webhook", out)
 	info, err := buildinfo.ReadFile(filepath.Join(out, "snatch-webhook"))
 	if err != nil {
 		t.Fatal(err)

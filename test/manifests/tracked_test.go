@@ -3,10 +3,10 @@ package manifests
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -18,16 +18,14 @@ var elfMagic = []byte("\x7fELF")
 // clone. make builds into bin/, which git ignores.
 func TestRepositoryTracksNoBuiltBinary(t *testing.T) {
 	root := tools.MustRepoRoot(t)
-	cmd := exec.Command("git", "ls-files", "-z")
-	cmd.Dir = root
-	out, err := cmd.Output()
+	r, err := process.Command{Dir: root}.Run(t.Context(), "git", "ls-files", "-z")
 	if err != nil {
 		if tools.InCI() {
-			t.Fatalf("git ls-files: %v", err)
+			t.Fatal(err)
 		}
 		t.Skipf("not a git checkout: %v", err)
 	}
-	files := bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0})
+	files := bytes.Split(bytes.TrimSuffix([]byte(r.Stdout), []byte{0}), []byte{0})
 	if len(files) < 100 {
 		t.Fatalf("git ls-files listed %d files, want the whole repository", len(files))
 	}
