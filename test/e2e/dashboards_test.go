@@ -48,6 +48,7 @@ var breakPanels = map[string]panelChange{
 	"ca_bundle_wiped_while_the_leader_may_not_patch": {syncerBoard, "caBundle in sync", "A", "(%s) == 0"},
 	"all_webhook_replicas_stopped":                   {webhookBoard, "Ready replicas", "A", "(%s) == 0"},
 	"both_syncers_stopped":                           {syncerBoard, "Leader", "A", "(%s) == 0"},
+	"syncer_deployment_deleted":                      {syncerBoard, "Leader", "A", "(%s) == 0"},
 	"webhook_deployment_deleted":                     {webhookBoard, "Fail-open rate", "A", "(%s) > 0"},
 	"webhook_configuration_deleted":                  {webhookBoard, "Fail-open rate", "B", "(%s) == 0"},
 	"emergency_disable":                              {syncerBoard, "caBundle in sync", "A", "(%s) == 0"},
