@@ -273,6 +273,8 @@ func querySelectors(t *testing.T, q panelQuery) []selector {
 	return rs[0].Selectors
 }
 
+// selector is one series selector of a rule or query, as `promrules
+// selectors` describes it.
 type selector = struct {
 	Metric   string `json:"metric"`
 	Matchers []struct {

@@ -184,19 +184,12 @@ func TestRuleCheckerRejectsBrokenRules(t *testing.T) {
 
 // rule is one rule as `promrules selectors` describes it.
 type rule struct {
-	Group     string `json:"group"`
-	Alert     string `json:"alert"`
-	Record    string `json:"record"`
-	For       string `json:"for"`
-	Expr      string `json:"expr"`
-	Selectors []struct {
-		Metric   string `json:"metric"`
-		Matchers []struct {
-			Name  string `json:"name"`
-			Op    string `json:"op"`
-			Value string `json:"value"`
-		} `json:"matchers"`
-	} `json:"selectors"`
+	Group     string     `json:"group"`
+	Alert     string     `json:"alert"`
+	Record    string     `json:"record"`
+	For       string     `json:"for"`
+	Expr      string     `json:"expr"`
+	Selectors []selector `json:"selectors"`
 }
 
 // selects reports whether r selects metric with every label in eq matched
@@ -254,16 +247,7 @@ func alertSeverities(t *testing.T) map[string]string {
 func eachShippedAlert(t *testing.T, fn func(pr *unstructured.Unstructured, name string, rule map[string]any)) {
 	t.Helper()
 	for _, pr := range prometheusRules(t) {
-		groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
-		for _, g := range groups {
-			rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
-			for _, r := range rules {
-				rule := r.(map[string]any)
-				if name, _, _ := unstructured.NestedString(rule, "alert"); name != "" {
-					fn(pr, name, rule)
-				}
-			}
-		}
+		eachAlertOf(pr, func(name string, rule map[string]any) { fn(pr, name, rule) })
 	}
 }
 

@@ -74,15 +74,7 @@ func summarizeRuleTests(t *testing.T, root string) *ruleTestSummary {
 	t.Helper()
 	sum := &ruleTestSummary{fires: map[string]bool{}, silent: map[string]bool{}, firesAt: map[string][]time.Duration{}, windows: map[string][]ruleTestWindow{}}
 	for _, f := range ruleTestFiles(t, ruleTestDir) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tf ruleTestFile
-		// Fields this summary does not name are the tool's business.
-		if err := yaml.Unmarshal(data, &tf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		tf := readRuleTestFile(t, f)
 		for _, rf := range tf.RuleFiles {
 			abs, err := filepath.Abs(filepath.Join(filepath.Dir(f), rf))
 			if err != nil {
@@ -291,14 +283,7 @@ func TestPlacementRulesFollowTheWebhook(t *testing.T) {
 // where the expression keeps none, is the namespace the rule ships in.
 func TestEveryAlertCarriesANamespace(t *testing.T) {
 	for _, f := range ruleTestFiles(t, ruleTestDir) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tf ruleTestFile
-		if err := yaml.Unmarshal(data, &tf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		tf := readRuleTestFile(t, f)
 		for _, tg := range tf.Tests {
 			for _, at := range tg.AlertRuleTests {
 				for _, a := range at.ExpAlerts {
@@ -315,4 +300,19 @@ func TestEveryAlertCarriesANamespace(t *testing.T) {
 			t.Errorf("alert %s sets namespace %q, but ships in %s", name, ns, pr.GetNamespace())
 		}
 	})
+}
+
+// readRuleTestFile reads the rule unit test file f; fields the tests do not
+// name are the tool's business.
+func readRuleTestFile(t *testing.T, f string) ruleTestFile {
+	t.Helper()
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf ruleTestFile
+	if err := yaml.Unmarshal(data, &tf); err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	return tf
 }
