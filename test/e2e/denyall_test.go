@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -254,17 +255,24 @@ func requirePolicy(t *testing.T, name string) {
 	}
 }
 
+// savedPolicy returns the NetworkPolicies of kyma-system and a copy of
+// policy name as it is, for a break to restore.
+func savedPolicy(t *testing.T, name string) (networkingv1client.NetworkPolicyInterface, *networkingv1.NetworkPolicy) {
+	t.Helper()
+	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
+	saved, err := policies.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return policies, saved
+}
+
 // withoutPolicy deletes NetworkPolicy name from kyma-system; what it
 // returns, also run at cleanup, creates it again as it was.
 func withoutPolicy(t *testing.T, name string) func() {
 	t.Helper()
-	ctx := context.Background()
-	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
-	saved, err := policies.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := policies.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	policies, saved := savedPolicy(t, name)
+	if err := policies.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	logf("denyall: removed NetworkPolicy %s", name)
@@ -299,15 +307,10 @@ func withoutIngressRule(t *testing.T, name, port string) func() {
 // spec back. what names the change in the log.
 func editPolicy(t *testing.T, name, what string, edit func(*networkingv1.NetworkPolicySpec)) func() {
 	t.Helper()
-	ctx := context.Background()
-	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
-	saved, err := policies.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	policies, saved := savedPolicy(t, name)
 	cut := saved.DeepCopy()
 	edit(&cut.Spec)
-	if _, err := policies.Update(ctx, cut, metav1.UpdateOptions{}); err != nil {
+	if _, err := policies.Update(context.Background(), cut, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	logf("denyall: removed %s of NetworkPolicy %s", what, name)
