@@ -1,11 +1,11 @@
 # KIM Snatch. `make help` lists the targets.
 #
 # Everything the targets need is built from Go modules into bin/: the
-# Kubernetes control plane (hack/tools), the rule checker (hack/tools/promrules),
-# the descheduler policy checker (hack/tools/descheduler-policy), the dashboard
-# generator (hack/tools/dashboards) and the linter
-# (hack/tools/lint), and the neighbours a Kyma runtime runs beside KIM Snatch
-# (hack/tools/certmgmt, prometheus, promoperator, alertmanager). Only Go 1.26
+# Kubernetes control plane (hack/tools/k8s), the tools of our own (the rule
+# checker, the dashboard generator and the image builder of hack/tools, the
+# descheduler policy checker of hack/tools/descheduler-policy), the linters,
+# the release tools, and the neighbours a Kyma runtime runs beside KIM Snatch
+# (hack/tools/README.md lists the modules). Only Go 1.26
 # must be installed: every go command below runs the toolchain that go.mod
 # names, which the go command fetches from the module proxy on first use.
 # shellcheck and jq, which are not Go modules, make installs from Debian's
@@ -51,7 +51,7 @@ GOVULNCHECK     := $(BIN)/govulncheck
 COSIGN          := $(BIN)/cosign
 CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
 NETPOL          := $(BIN)/kube-network-policies
-# The neighbours, each built unmodified from its own module in hack/tools,
+# The neighbours, each built unmodified from its module in hack/tools,
 # and their CRDs, copied from their modules.
 NEIGHBOURS      := $(BIN)/neighbours
 CERTMGMT        := $(NEIGHBOURS)/cert-controller-manager
@@ -175,10 +175,8 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 # start, so that their apt-get never waits on the node's
 # (hack/node-prerequisites.sh).
 .PHONY: test-checks
-test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests of hack/tools' modules and the fuzz smoke (part of make test).
-	GOWORK=off go -C hack/tools/imagetool test ./...
-	GOWORK=off go -C hack/tools/dashboards test ./...
-	GOWORK=off go -C hack/tools/promrules test ./...
+test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests of the tools of our own in hack/tools and the fuzz smoke (part of make test).
+	GOWORK=off go -C hack/tools test ./...
 	go test ./pkg/affinity -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZ_TIME)
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
@@ -337,14 +335,14 @@ tools: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(IMAGETOOL
 
 # The control plane is rebuilt only when its module changes. The first build
 # compiles Kubernetes and takes several minutes on two cores.
-$(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
+$(K8S_STAMP): hack/tools/k8s/go.mod hack/tools/k8s/go.sum hack/tools/k8s/etcd/main.go
 	@mkdir -p $(K8S_BIN)
 	@echo ">> building the Kubernetes $(K8S_VERSION) control plane into $(K8S_BIN) (first time: about 10 minutes)"
 	@echo ">> [1/7] etcd"
-	cd hack/tools && $(THIRD_PARTY_GO) build -trimpath -ldflags '-s -w' -o $(K8S_BIN)/etcd ./etcd
+	cd hack/tools/k8s && $(THIRD_PARTY_GO) build -trimpath -ldflags '-s -w' -o $(K8S_BIN)/etcd ./etcd
 	@i=2; for c in $(K8S_COMPONENTS); do \
 		echo ">> [$$i/7] $$c"; \
-		(cd hack/tools && $(THIRD_PARTY_GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/$$c k8s.io/kubernetes/cmd/$$c); \
+		(cd hack/tools/k8s && $(THIRD_PARTY_GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/$$c k8s.io/kubernetes/cmd/$$c); \
 		i=$$((i+1)); \
 	done
 	$(K8S_BIN)/kube-apiserver --version
@@ -354,16 +352,17 @@ $(K8S_STAMP): hack/tools/go.mod hack/tools/go.sum hack/tools/etcd/main.go
 # are not Go modules.
 #
 # $(call go_tool,<binary>,<module>,<what>,<go>,<go build flags>) builds
-# <binary> from the module hack/tools/<module>, again whenever its go.mod
-# or go.sum changes. <what> is either a folder of our own code, which
-# hack/build-binary.sh builds (again also when its sources or the script
-# change), or the packages of another project, which <go> builds with
-# -trimpath and <go build flags>, into <binary>'s folder when there are
-# several. The flags may not hold a comma: pass a variable, as $$(VAR).
+# <binary> from the module in the folder <module>, again whenever its
+# go.mod or go.sum changes. <what> is either a folder of our own code,
+# which hack/build-binary.sh builds (again also when its sources or the
+# script change), or the packages of another project, which the module's
+# tool directives pin (hack/tools/README.md) and <go> builds with -trimpath
+# and <go build flags>, into <binary>'s folder when there are several. The
+# flags may not hold a comma: pass a variable, as $$(VAR).
 define go_tool
-$(1): hack/tools/$(2)/go.mod hack/tools/$(2)/go.sum $(if $(filter hack/%,$(3)),hack/build-binary.sh $$(wildcard $(3)/*.go $(3)/*.tmpl))
+$(1): $(2)/go.mod $(2)/go.sum $(if $(filter hack/%,$(3)),hack/build-binary.sh $$(wildcard $(3)/*.go $(3)/*.tmpl))
 	@echo ">> building $(if $(word 2,$(3)),$(notdir $(3)),$(notdir $(1)))"
-	$(if $(filter hack/%,$(3)),hack/build-binary.sh $(3) $$(@D),$(4) -C hack/tools/$(2) build -trimpath$(if $(5), $(5)) -o $(if $(word 2,$(3)),$$(@D)/,$$@) $(3))
+	$(if $(filter hack/%,$(3)),hack/build-binary.sh $(3) $$(@D),$(4) -C $(2) build -trimpath$(if $(5), $(5)) -o $(if $(word 2,$(3)),$$(@D)/,$$@) $(3))
 endef
 
 # $(call debian_package,<stamp>,<package>,<version>) installs <package>
@@ -378,14 +377,14 @@ endef
 
 # Our own: the rule checker, the dashboard generator, the descheduler
 # policy checker and the image builder.
-$(eval $(call go_tool,$(PROMRULES),promrules,hack/tools/promrules))
-$(eval $(call go_tool,$(DASHBOARDS),dashboards,hack/tools/dashboards))
-$(eval $(call go_tool,$(DESCHEDULER_POLICY),descheduler-policy,hack/tools/descheduler-policy))
-$(eval $(call go_tool,$(IMAGETOOL),imagetool,hack/tools/imagetool))
+$(eval $(call go_tool,$(PROMRULES),hack/tools,hack/tools/promrules))
+$(eval $(call go_tool,$(DASHBOARDS),hack/tools,hack/tools/dashboards))
+$(eval $(call go_tool,$(DESCHEDULER_POLICY),hack/tools/descheduler-policy,hack/tools/descheduler-policy))
+$(eval $(call go_tool,$(IMAGETOOL),hack/tools,hack/tools/imagetool))
 
 # The linters, built as their projects build them.
-$(eval $(call go_tool,$(GOLANGCI_LINT),lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(THIRD_PARTY_GO)))
-$(eval $(call go_tool,$(ACTIONLINT),actionlint,github.com/rhysd/actionlint/cmd/actionlint,$(THIRD_PARTY_GO)))
+$(eval $(call go_tool,$(GOLANGCI_LINT),hack/tools/lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(THIRD_PARTY_GO)))
+$(eval $(call go_tool,$(ACTIONLINT),hack/tools/descheduler-policy,github.com/rhysd/actionlint/cmd/actionlint,$(THIRD_PARTY_GO)))
 $(eval $(call debian_package,$(SHELLCHECK_STAMP),shellcheck,$(SHELLCHECK_VERSION)))
 $(eval $(call debian_package,$(JQ_STAMP),jq,$(JQ_VERSION)))
 
@@ -393,13 +392,13 @@ $(eval $(call debian_package,$(JQ_STAMP),jq,$(JQ_VERSION)))
 # cosign, which signs the release's binaries and image digests
 # (hack/release.sh), and whose first build takes several minutes on two
 # cores; cyclonedx-gomod, which writes their SBOMs.
-$(eval $(call go_tool,$(GOVULNCHECK),vuln,golang.org/x/vuln/cmd/govulncheck,GOWORK=off go))
-$(eval $(call go_tool,$(COSIGN),cosign,github.com/sigstore/cosign/v2/cmd/cosign,GOWORK=off go))
-$(eval $(call go_tool,$(CYCLONEDX_GOMOD),sbom,github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,GOWORK=off go))
+$(eval $(call go_tool,$(GOVULNCHECK),hack/tools,golang.org/x/vuln/cmd/govulncheck,GOWORK=off go))
+$(eval $(call go_tool,$(COSIGN),hack/tools/descheduler-policy,github.com/sigstore/cosign/v2/cmd/cosign,GOWORK=off go))
+$(eval $(call go_tool,$(CYCLONEDX_GOMOD),hack/tools/descheduler-policy,github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,GOWORK=off go))
 
 # kube-network-policies, unmodified, enforces NetworkPolicies on the real
 # node of test/realnode.
-$(eval $(call go_tool,$(NETPOL),netpol,sigs.k8s.io/kube-network-policies/cmd,$(THIRD_PARTY_GO)))
+$(eval $(call go_tool,$(NETPOL),hack/tools/netpol,sigs.k8s.io/kube-network-policies/cmd,$(THIRD_PARTY_GO)))
 
 # The neighbours, unmodified, static and stripped for their images:
 # Gardener cert-management (test/e2e/neighbours/cert-management), CoreDNS,
@@ -410,19 +409,19 @@ $(eval $(call go_tool,$(NETPOL),netpol,sigs.k8s.io/kube-network-policies/cmd,$(T
 # builds stamp them. Prometheus's first build takes several minutes. And
 # Toxiproxy, for the platform-fault scenarios of test/e2e.
 NEIGHBOUR_GO      := CGO_ENABLED=0 $(THIRD_PARTY_GO)
-PROMETHEUS_FLAGS   = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,prometheus,github.com/prometheus/prometheus)'
-ALERTMANAGER_FLAGS = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,alertmanager,github.com/prometheus/alertmanager)'
-$(eval $(call go_tool,$(CERTMGMT),certmgmt,github.com/gardener/cert-management/cmd/cert-controller-manager,$(NEIGHBOUR_GO),-ldflags '-s -w'))
-$(eval $(call go_tool,$(COREDNS),coredns,github.com/coredns/coredns,$(NEIGHBOUR_GO),-ldflags '-s -w'))
-$(eval $(call go_tool,$(PROMETHEUS),prometheus,github.com/prometheus/prometheus/cmd/prometheus,$(NEIGHBOUR_GO),$$(PROMETHEUS_FLAGS)))
-$(eval $(call go_tool,$(PROM_OPERATOR),promoperator,github.com/prometheus-operator/prometheus-operator/cmd/operator github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+PROMETHEUS_FLAGS   = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,hack/tools,github.com/prometheus/prometheus)'
+ALERTMANAGER_FLAGS = -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(call modversion,hack/tools/alertmanager,github.com/prometheus/alertmanager)'
+$(eval $(call go_tool,$(CERTMGMT),hack/tools/certmgmt,github.com/gardener/cert-management/cmd/cert-controller-manager,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+$(eval $(call go_tool,$(COREDNS),hack/tools/coredns,github.com/coredns/coredns,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+$(eval $(call go_tool,$(PROMETHEUS),hack/tools,github.com/prometheus/prometheus/cmd/prometheus,$(NEIGHBOUR_GO),$$(PROMETHEUS_FLAGS)))
+$(eval $(call go_tool,$(PROM_OPERATOR),hack/tools/promoperator,github.com/prometheus-operator/prometheus-operator/cmd/operator github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader,$(NEIGHBOUR_GO),-ldflags '-s -w'))
 $(PROM_RELOADER): $(PROM_OPERATOR)
-$(eval $(call go_tool,$(ALERTMANAGER),alertmanager,github.com/prometheus/alertmanager/cmd/alertmanager,$(NEIGHBOUR_GO),$$(ALERTMANAGER_FLAGS)))
-$(eval $(call go_tool,$(TOXIPROXY),toxiproxy,github.com/Shopify/toxiproxy/v2/cmd/server,$(NEIGHBOUR_GO),-ldflags '-s -w'))
+$(eval $(call go_tool,$(ALERTMANAGER),hack/tools/alertmanager,github.com/prometheus/alertmanager/cmd/alertmanager,$(NEIGHBOUR_GO),$$(ALERTMANAGER_FLAGS)))
+$(eval $(call go_tool,$(TOXIPROXY),hack/tools/toxiproxy,github.com/Shopify/toxiproxy/v2/cmd/server,$(NEIGHBOUR_GO),-ldflags '-s -w'))
 
-# modversion is the version of module $(2) that hack/tools/$(1) requires,
+# modversion is the version of module $(2) that the module in $(1) requires,
 # without its v: Prometheus's module v0.316.0 is Prometheus 3.16.0.
-modversion = $(shell GOWORK=off go -C hack/tools/$(1) list -m -f '{{.Version}}' $(2) | sed -E 's/^v0\.([0-9]+)([0-9]{2})\.([0-9]+)$$/v\1.\2.\3/; s/^v//; s/^([0-9]+)\.0([0-9])\./\1.\2./')
+modversion = $(shell GOWORK=off go -C $(1) list -m -f '{{.Version}}' $(2) | sed -E 's/^v0\.([0-9]+)([0-9]{2})\.([0-9]+)$$/v\1.\2.\3/; s/^v//; s/^([0-9]+)\.0([0-9])\./\1.\2./')
 
 # The neighbours' CRDs, as their modules ship them: cert-management's,
 # the DNSEntry of Gardener's external-dns-management, which cert-management

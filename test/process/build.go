@@ -21,7 +21,7 @@ const TestVersion = "v0.0.0-test"
 // target is snatch-webhook or cabundle-syncer (./cmd/<target>), or the
 // folder of a main package from the repository root, built in the module
 // that holds it ("test/bench/cmd/generic-webhook", or
-// "hack/tools/imagetool/probe" on that module's own go.mod); the binary is
+// "hack/tools/imagetool/probe" on hack/tools' go.mod); the binary is
 // named after its last element. env goes into the script's environment
 // after VERSION=TestVersion, and wins over it. The Go build cache makes a
 // repeated build cheap.

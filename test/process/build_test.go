@@ -11,8 +11,8 @@ import (
 
 // A folder of a main package builds with the flags of the shipped
 // binaries, in the module that holds it, named after the folder: the
-// main module's (a baseline of test/bench) and one of hack/tools (the
-// probe of imagetool's module).
+// main module's (a baseline of test/bench) and hack/tools' (imagetool's
+// probe).
 func TestBuildBuildsAFolderAsTheShippedBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
@@ -22,7 +22,7 @@ func TestBuildBuildsAFolderAsTheShippedBinaries(t *testing.T) {
 	}
 	for _, tc := range []struct{ target, module string }{
 		{target: "test/bench/cmd/peak-rss", module: "github.com/kyma-project/kim-snatch"},
-		{target: "hack/tools/imagetool/probe", module: "github.com/kyma-project/kim-snatch/hack/tools/imagetool"},
+		{target: "hack/tools/imagetool/probe", module: "github.com/kyma-project/kim-snatch/hack/tools"},
 	} {
 		t.Run(filepath.Base(tc.target), func(t *testing.T) {
 			dir := t.TempDir()

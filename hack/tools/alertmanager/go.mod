@@ -1,11 +1,10 @@
-// Module alertmanager builds Alertmanager, unmodified, for the real node of
-// test/e2e. It is a module of its own because its dependencies differ from
-// Prometheus's.
+// Module alertmanager pins Alertmanager, built unmodified for the real node
+// of test/e2e. hack/tools/README.md says why it is a module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/alertmanager
 
 go 1.26.0
 
-require github.com/prometheus/alertmanager v0.31.1
+require github.com/prometheus/alertmanager v0.31.1 // indirect
 
 require (
 	github.com/KimMachineGun/automemlimit v0.7.5 // indirect
@@ -129,3 +128,5 @@ require (
 	gopkg.in/telebot.v3 v3.3.8 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+tool github.com/prometheus/alertmanager/cmd/alertmanager

@@ -1,11 +1,11 @@
-// Module certmgmt builds Gardener cert-management's controller, unmodified,
-// for the real node of test/e2e. It is a module of its own because
-// cert-management pins a client-go other than the control plane's.
+// Module certmgmt pins Gardener cert-management's controller, built
+// unmodified for the real node of test/e2e. hack/tools/README.md says why
+// it is a module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/certmgmt
 
 go 1.26.0
 
-require github.com/gardener/cert-management v0.19.0
+require github.com/gardener/cert-management v0.19.0 // indirect
 
 require (
 	github.com/Azure/go-ntlmssp v0.0.0-20221128193559-754e69321358 // indirect
@@ -94,3 +94,5 @@ require (
 	sigs.k8s.io/yaml v1.5.0 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.6.0 // indirect
 )
+
+tool github.com/gardener/cert-management/cmd/cert-controller-manager

@@ -1,11 +1,11 @@
-// Module coredns builds CoreDNS, unmodified, the cluster DNS of the real
-// node of test/e2e (test/e2e/neighbours/kube-dns). It is a module of its
-// own because its dependencies differ from the other neighbours'.
+// Module coredns pins CoreDNS, built unmodified as the cluster DNS of the
+// real node of test/e2e (test/e2e/neighbours/kube-dns). hack/tools/README.md
+// says why it is a module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/coredns
 
 go 1.26.0
 
-require github.com/coredns/coredns v1.14.7
+require github.com/coredns/coredns v1.14.7 // indirect
 
 require (
 	cloud.google.com/go/auth v0.22.0 // indirect
@@ -213,3 +213,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+tool github.com/coredns/coredns

@@ -1,14 +1,11 @@
-// Module tools pins the Kubernetes control plane and etcd that tests and
-// `make run` start as real processes. It is separate from the main module so
-// that k8s.io/kubernetes never leaks into the binaries we ship.
-module github.com/kyma-project/kim-snatch/hack/tools
+// Module k8s pins the Kubernetes control plane and node, and etcd, that
+// tests and `make run` start as real processes (hack/tools/README.md says why
+// it is a module of its own).
+module github.com/kyma-project/kim-snatch/hack/tools/k8s
 
 go 1.26.0
 
-require (
-	go.etcd.io/etcd/server/v3 v3.6.8
-	k8s.io/kubernetes v1.36.3
-)
+require go.etcd.io/etcd/server/v3 v3.6.8
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -182,6 +179,7 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubectl v0.0.0 // indirect
 	k8s.io/kubelet v0.36.3 // indirect
+	k8s.io/kubernetes v1.36.3 // indirect
 	k8s.io/metrics v0.36.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect
@@ -263,3 +261,12 @@ replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.36.3
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.36.3
 
 replace k8s.io/streaming => k8s.io/streaming v0.36.3
+
+tool (
+	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-proxy
+	k8s.io/kubernetes/cmd/kube-scheduler
+	k8s.io/kubernetes/cmd/kubectl
+	k8s.io/kubernetes/cmd/kubelet
+)

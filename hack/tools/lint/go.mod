@@ -1,10 +1,10 @@
-// Module lint builds golangci-lint from its module, apart from the control
-// plane's tools module so that neither constrains the other's dependencies.
+// Module lint pins golangci-lint, in a module of its own, as golangci-lint's
+// documentation advises (hack/tools/README.md).
 module github.com/kyma-project/kim-snatch/hack/tools/lint
 
 go 1.26.0
 
-require github.com/golangci/golangci-lint/v2 v2.15.0
+require github.com/golangci/golangci-lint/v2 v2.15.0 // indirect
 
 require (
 	4d63.com/gocheckcompilerdirectives v1.4.0 // indirect
@@ -218,3 +218,5 @@ require (
 	mvdan.cc/gofumpt v0.12.0 // indirect
 	mvdan.cc/unparam v0.0.0-20260823230713-2fa3d841b0c8 // indirect
 )
+
+tool github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -1,12 +1,11 @@
-// Module netpol builds kube-network-policies, the reference NetworkPolicy
-// implementation of SIG Network, unmodified, for the real node of
-// test/realnode. It is a module of its own because kube-network-policies
-// pins a client-go older than the control plane's in hack/tools.
+// Module netpol pins kube-network-policies, the reference NetworkPolicy
+// implementation of SIG Network, built unmodified for the real node of
+// test/realnode. hack/tools/README.md says why it is a module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/netpol
 
 go 1.26.0
 
-require sigs.k8s.io/kube-network-policies v0.8.0
+require sigs.k8s.io/kube-network-policies v0.8.0 // indirect
 
 require (
 	github.com/armon/go-radix v1.0.0 // indirect
@@ -88,3 +87,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v4 v4.6.0 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
+
+tool sigs.k8s.io/kube-network-policies/cmd

@@ -1,7 +1,8 @@
-// Module promoperator builds prometheus-operator and its config-reloader,
-// unmodified, for the real node of test/e2e. prometheus-operator's go.mod
-// has replace directives, so `go install` refuses it; a module that requires
-// it builds both commands.
+// Module promoperator pins prometheus-operator and its config-reloader,
+// built unmodified for the real node of test/e2e. prometheus-operator's
+// go.mod has replace directives, so `go install` refuses it; a module that
+// requires it builds both commands. hack/tools/README.md says why it is a
+// module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/promoperator
 
 go 1.26.0

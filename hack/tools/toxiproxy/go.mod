@@ -1,12 +1,12 @@
-// Module toxiproxy builds Toxiproxy, unmodified, for the platform-fault
+// Module toxiproxy pins Toxiproxy, built unmodified for the platform-fault
 // scenarios of test/e2e: it sits between kube-apiserver and the webhook's
-// Service and makes that path slow or lossy. It is a module of its own
-// because its dependencies are not the project's.
+// Service and makes that path slow or lossy. hack/tools/README.md says why
+// it is a module of its own.
 module github.com/kyma-project/kim-snatch/hack/tools/toxiproxy
 
 go 1.26.0
 
-require github.com/Shopify/toxiproxy/v2 v2.12.0
+require github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -30,4 +30,9 @@ require (
 	golang.org/x/term v0.30.0 // indirect
 	google.golang.org/protobuf v1.36.1 // indirect
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
+)
+
+tool (
+	github.com/Shopify/toxiproxy/v2/cmd/cli
+	github.com/Shopify/toxiproxy/v2/cmd/server
 )
