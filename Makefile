@@ -9,7 +9,7 @@
 # must be installed: every go command below runs the toolchain that go.mod
 # names, which the go command fetches from the module proxy on first use.
 # shellcheck and jq, which are not Go modules, make installs from Debian's
-# packages at pinned versions (hack/debian-package.sh).
+# packages at pinned versions (hack/build/debian-package.sh).
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -37,7 +37,7 @@ DASHBOARDS      := $(BIN)/dashboards
 GOLANGCI_LINT   := $(BIN)/golangci-lint
 ACTIONLINT      := $(BIN)/actionlint
 # shellcheck is not a Go module: make installs it from Debian's packages at
-# this version (hack/debian-package.sh), and the stamp, named after the
+# this version (hack/build/debian-package.sh), and the stamp, named after the
 # version, makes that a no-op until the pin moves.
 SHELLCHECK_VERSION := 0.9.0-1
 SHELLCHECK      := /usr/bin/shellcheck
@@ -81,7 +81,7 @@ NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local .
 # The node packages' scenarios are in two tiers (docs/development.md, "Two
 # tiers"): make test runs the smoke tier, make e2e both.
 # $(call NODE_TEST,tier,with-node flags,go test flags,wrapper)
-NODE_TEST       = SNATCH_TIER=$(1) hack/with-node.sh $(2) $(4) go test -p 1 $(GO_TEST_FLAGS) -count=1 $(3) $(NODE_PKGS)
+NODE_TEST       = SNATCH_TIER=$(1) hack/e2e/with-node.sh $(2) $(4) go test -p 1 $(GO_TEST_FLAGS) -count=1 $(3) $(NODE_PKGS)
 # What make e2e, make test-cost and make chaos run on the node: the full
 # tier's faults need Toxiproxy, which the smoke tier does not.
 E2E_DEPS        = $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images
@@ -115,8 +115,8 @@ help: ## Show this help.
 
 .PHONY: build
 build: ## Build snatch-webhook and cabundle-syncer into bin/, as the images do.
-	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(BIN)
-	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(BIN)
+	VERSION=$(WEBHOOK_VERSION) hack/build/build-binary.sh snatch-webhook $(BIN)
+	VERSION=$(SYNCER_VERSION) hack/build/build-binary.sh cabundle-syncer $(BIN)
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -132,7 +132,7 @@ lint: $(GOLANGCI_LINT) $(ACTIONLINT) shellcheck ## Run golangci-lint, shellcheck
 	$(ACTIONLINT) -shellcheck=$(SHELLCHECK) .github/workflows/*.yml
 
 # The shell scripts are the repository's files whose first line is a sh or
-# bash shebang, whatever their names (hack/*.sh, .ci/run).
+# bash shebang, whatever their names (hack/*/*.sh, .ci/run).
 .PHONY: shellcheck
 shellcheck: $(SHELLCHECK_STAMP) ## Run shellcheck on every shell script of the repository (part of make lint and make test).
 	@scripts=$$(git ls-files -z --cached --others --exclude-standard | xargs -0 awk 'FNR == 1 { if (/^#!.*[\/ ](ba)?sh( |$$)/) print FILENAME; nextfile }'); \
@@ -173,7 +173,7 @@ test: $(K8S_STAMP) $(PROMRULES) $(DESCHEDULER_POLICY) $(DASHBOARDS) $(NETPOL) $(
 # node's scenarios hold under such a load (docs/benchmarks.md, "What the
 # suite costs"). make test installs shellcheck and jq before the lanes
 # start, so that their apt-get never waits on the node's
-# (hack/node-prerequisites.sh).
+# (hack/e2e/node-prerequisites.sh).
 .PHONY: test-checks
 test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests of the tools of our own in hack/tools and the fuzz smoke (part of make test).
 	GOWORK=off go -C hack/tools test ./...
@@ -181,7 +181,7 @@ test-checks: vuln shellcheck ## The vulnerability check, shellcheck, the tests o
 	go test ./pkg/admission -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME)
 
 # make vuln builds both binaries as a release does, for every platform the
-# release ships (hack/release.sh --platforms), and runs govulncheck on them,
+# release ships (hack/release/release.sh --platforms), and runs govulncheck on them,
 # offline, against the database of the golang.org/x/vulndb version that
 # hack/tools/vulndb/go.mod pins (downloaded once through the module proxy and
 # checked against go.sum). It fails on a vulnerability whose code a binary
@@ -196,9 +196,9 @@ vuln: $(GOVULNCHECK) ## Check both binaries, for each released platform, for kno
 	echo ">> vulnerability database: golang.org/x/vulndb@$$(GOWORK=off go -C hack/tools/vulndb list -m -f '{{.Version}}' golang.org/x/vulndb)"; \
 	rc=0; for b in snatch-webhook cabundle-syncer; do \
 		case $$b in snatch-webhook) v=$(WEBHOOK_VERSION) ;; *) v=$(SYNCER_VERSION) ;; esac; \
-		for p in $$(hack/release.sh --platforms $$b); do \
+		for p in $$(hack/release/release.sh --platforms $$b); do \
 			dir=$(VULN_BIN)/$${p%/*}-$${p#*/}; mkdir -p $$dir; \
-			GOOS=$${p%/*} GOARCH=$${p#*/} VERSION=$$v hack/build-binary.sh $$b $$dir || exit 1; \
+			GOOS=$${p%/*} GOARCH=$${p#*/} VERSION=$$v hack/build/build-binary.sh $$b $$dir || exit 1; \
 			echo ">> govulncheck $$b $$p ($$(go version $$dir/$$b | cut -d' ' -f2))"; \
 			$(GOVULNCHECK) -db "file://$$db" -mode binary $$dir/$$b || rc=$$?; \
 		done; \
@@ -218,7 +218,7 @@ TIER ?= full
 
 .PHONY: test-cost
 test-cost: $(E2E_DEPS) ## Measure what each node test and each process of its stack costs: TIER=full (default) or smoke.
-	hack/build-binary.sh test/cost/cmd/test-cost $(BIN)
+	hack/build/build-binary.sh test/cost/cmd/test-cost $(BIN)
 	$(call NODE_TEST,$(TIER),--require,-json,$(BIN)/test-cost -json $(BIN)/cost/$(TIER).json -md $(BIN)/cost/$(TIER).md --)
 
 # make test and make e2e run the platform-fault scenarios of their tiers
@@ -226,26 +226,26 @@ test-cost: $(E2E_DEPS) ## Measure what each node test and each process of its st
 # both loads (docs/benchmarks.md, "Faults of the platform").
 .PHONY: chaos
 chaos: $(E2E_DEPS) ## The platform-fault scenarios on the real node, each during a CA rotation and under steady load (root, Debian).
-	SNATCH_FAULTS=all hack/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v -timeout 90m -run '^TestPlatformFaultsBreakNoInvariant$$' ./test/e2e
+	SNATCH_FAULTS=all hack/e2e/with-node.sh --require go test $(GO_TEST_FLAGS) -count=1 -v -timeout 90m -run '^TestPlatformFaultsBreakNoInvariant$$' ./test/e2e
 
 .PHONY: e2e-kind
 e2e-kind: $(K8S_STAMP) $(NEIGHBOUR_CRDS) images ## The same suite on kind with the images and deploy/ (needs a Docker engine).
-	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e-kind.sh
+	KUBECTL=$(K8S_BIN)/kubectl WEBHOOK_VERSION=$(WEBHOOK_VERSION) SYNCER_VERSION=$(SYNCER_VERSION) hack/e2e/e2e-kind.sh
 
 .PHONY: run
 run: $(K8S_STAMP) $(NETPOL) $(NEIGHBOUR_CRDS) images ## Install both binaries from deploy/ on a real node beside a local multi-pool cluster until Ctrl-C, with a Kyma and a customer Deployment (root, Debian).
-	hack/build-binary.sh test/e2e/cmd/snatch-local $(BIN)
-	hack/with-node.sh --require $(BIN)/snatch-local
+	hack/build/build-binary.sh test/e2e/cmd/snatch-local $(BIN)
+	hack/e2e/with-node.sh --require $(BIN)/snatch-local
 
 .PHONY: bench
 bench: $(K8S_STAMP) ## Benchmarks against same-run baselines: table to stdout, JSON to bin/bench/results.json (BENCH_FLAGS=-smoke for a quick run).
-	hack/build-binary.sh test/bench/cmd/snatch-bench $(BIN)
+	hack/build/build-binary.sh test/bench/cmd/snatch-bench $(BIN)
 	$(BIN)/snatch-bench -out $(BIN)/bench/results.json $(BENCH_FLAGS)
 
 ##@ Images
 
 # make images writes the images as docker archives (`docker save` format)
-# into bin/images/ without a Docker engine: hack/build-binary.sh builds each
+# into bin/images/ without a Docker engine: hack/build/build-binary.sh builds each
 # binary as the Dockerfile's builder stage does, and imagetool packs it with
 # the user, entrypoint, labels and path of the Dockerfile's final stage, but
 # without the distroless base. The tag is the one test/e2e/overlay uses.
@@ -265,19 +265,19 @@ IMG_PROBE       := kim-snatch-probe:$(IMAGES_TAG)
 .PHONY: images
 images: $(IMAGETOOL) $(CERTMGMT) $(COREDNS) ## Write the images snatch-webhook, cabundle-syncer, kim-snatch-pause, kim-snatch, kim-snatch-probe, cert-controller-manager and coredns (tag e2e) as docker archives into bin/images/, without Docker.
 	@mkdir -p $(IMAGES)/build
-	VERSION=$(WEBHOOK_VERSION) hack/build-binary.sh snatch-webhook $(IMAGES)/build
+	VERSION=$(WEBHOOK_VERSION) hack/build/build-binary.sh snatch-webhook $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.webhook -build-arg VERSION=$(WEBHOOK_VERSION) \
 		-binary $(IMAGES)/build/snatch-webhook -tag snatch-webhook:$(IMAGES_TAG) -o $(IMAGES)/snatch-webhook.tar
-	VERSION=$(SYNCER_VERSION) hack/build-binary.sh cabundle-syncer $(IMAGES)/build
+	VERSION=$(SYNCER_VERSION) hack/build/build-binary.sh cabundle-syncer $(IMAGES)/build
 	$(IMAGETOOL) -dockerfile Dockerfile.syncer -build-arg VERSION=$(SYNCER_VERSION) \
 		-binary $(IMAGES)/build/cabundle-syncer -tag cabundle-syncer:$(IMAGES_TAG) -o $(IMAGES)/cabundle-syncer.tar
-	hack/build-binary.sh hack/tools/imagetool/pause $(IMAGES)/build
+	hack/build/build-binary.sh hack/tools/imagetool/pause $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/pause -entrypoint /pause -user 65535:65535 \
 		-tag $(IMG_PAUSE) -o $(IMAGES)/pause.tar
-	hack/build-binary.sh test/e2e/kimsnatch/cmd/kim-snatch $(IMAGES)/build
+	hack/build/build-binary.sh test/e2e/kimsnatch/cmd/kim-snatch $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/kim-snatch -entrypoint /manager -user 65532:65532 \
 		-tag kim-snatch:$(IMAGES_TAG) -o $(IMAGES)/kim-snatch.tar
-	hack/build-binary.sh hack/tools/imagetool/probe $(IMAGES)/build
+	hack/build/build-binary.sh hack/tools/imagetool/probe $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/probe -entrypoint /probe -user 65532:65532 \
 		-tag $(IMG_PROBE) -o $(IMAGES)/probe.tar
 	$(IMAGETOOL) -binary $(CERTMGMT) -entrypoint /cert-controller-manager -user 65532:65532 \
@@ -299,14 +299,14 @@ monitoring-images: $(IMAGETOOL) $(PROMETHEUS) $(PROM_OPERATOR) $(ALERTMANAGER) #
 		-tag prometheus-operator:$(IMAGES_TAG) -o $(IMAGES)/prometheus-operator.tar
 	$(IMAGETOOL) -binary $(ALERTMANAGER) -entrypoint /bin/alertmanager -user 65534:65534 \
 		-tag alertmanager:$(IMAGES_TAG) -o $(IMAGES)/alertmanager.tar
-	hack/build-binary.sh test/e2e/kubestatemetrics/cmd/kube-state-metrics $(IMAGES)/build
+	hack/build/build-binary.sh test/e2e/kubestatemetrics/cmd/kube-state-metrics $(IMAGES)/build
 	$(IMAGETOOL) -binary $(IMAGES)/build/kube-state-metrics -entrypoint /kube-state-metrics -user 65534:65534 \
 		-tag kube-state-metrics:$(IMAGES_TAG) -o $(IMAGES)/kube-state-metrics.tar
 
 .PHONY: docker-build
 docker-build: ## Build both images (needs a Docker engine).
-	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/docker-build.sh webhook
-	VERSION=$(SYNCER_VERSION) IMG_SYNCER=$(IMG_SYNCER) hack/docker-build.sh syncer
+	VERSION=$(WEBHOOK_VERSION) IMG_WEBHOOK=$(IMG_WEBHOOK) hack/build/docker-build.sh webhook
+	VERSION=$(SYNCER_VERSION) IMG_SYNCER=$(IMG_SYNCER) hack/build/docker-build.sh syncer
 
 ##@ Release
 
@@ -320,12 +320,12 @@ release: $(if $(filter $(K8S_BIN)/kubectl,$(KUBECTL)),$(K8S_STAMP)) $(COSIGN) $(
 ifneq ($(MODULE),)
 	@test -n "$(WEBHOOK_VERSION)" -a -n "$(SYNCER_VERSION)" || { echo "usage: make release MODULE=<X.Y.Z>[-bridge-<1..5>] WEBHOOK_VERSION=<vX.Y.Z> SYNCER_VERSION=<vX.Y.Z> COSIGN_KEY=<key> [KIM_SNATCH_MANIFEST=<kim-snatch.yaml>]"; exit 2; }
 	KUBECTL=$(KUBECTL) COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) KIM_SNATCH_MANIFEST=$(KIM_SNATCH_MANIFEST) \
-		hack/release.sh --module $(MODULE) $(WEBHOOK_VERSION) $(SYNCER_VERSION)
+		hack/release/release.sh --module $(MODULE) $(WEBHOOK_VERSION) $(SYNCER_VERSION)
 else
 	@test -n "$(BINARY)" -a -n "$(VERSION)" || { echo "usage: make release BINARY=<snatch-webhook|cabundle-syncer> VERSION=<vX.Y.Z> COSIGN_KEY=<key>"; exit 2; }
 	KUBECTL=$(KUBECTL) DIGEST=$(DIGEST) REVISION=$(REVISION) PUSH=$(PUSH) RELEASE_TAG_AT_HEAD=$(RELEASE_TAG_AT_HEAD) \
 		COSIGN=$(COSIGN) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) COSIGN_KEY=$(COSIGN_KEY) \
-		hack/release.sh $(BINARY) $(VERSION)
+		hack/release/release.sh $(BINARY) $(VERSION)
 endif
 
 ##@ Tools
@@ -354,23 +354,23 @@ $(K8S_STAMP): hack/tools/k8s/go.mod hack/tools/k8s/go.sum hack/tools/k8s/etcd/ma
 # $(call go_tool,<binary>,<module>,<what>,<go>,<go build flags>) builds
 # <binary> from the module in the folder <module>, again whenever its
 # go.mod or go.sum changes. <what> is either a folder of our own code,
-# which hack/build-binary.sh builds (again also when its sources or the
+# which hack/build/build-binary.sh builds (again also when its sources or the
 # script change), or the packages of another project, which the module's
 # tool directives pin (hack/tools/README.md) and <go> builds with -trimpath
 # and <go build flags>, into <binary>'s folder when there are several. The
 # flags may not hold a comma: pass a variable, as $$(VAR).
 define go_tool
-$(1): $(2)/go.mod $(2)/go.sum $(if $(filter hack/%,$(3)),hack/build-binary.sh $$(wildcard $(3)/*.go $(3)/*.tmpl))
+$(1): $(2)/go.mod $(2)/go.sum $(if $(filter hack/%,$(3)),hack/build/build-binary.sh $$(wildcard $(3)/*.go $(3)/*.tmpl))
 	@echo ">> building $(if $(word 2,$(3)),$(notdir $(3)),$(notdir $(1)))"
-	$(if $(filter hack/%,$(3)),hack/build-binary.sh $(3) $$(@D),$(4) -C $(2) build -trimpath$(if $(5), $(5)) -o $(if $(word 2,$(3)),$$(@D)/,$$@) $(3))
+	$(if $(filter hack/%,$(3)),hack/build/build-binary.sh $(3) $$(@D),$(4) -C $(2) build -trimpath$(if $(5), $(5)) -o $(if $(word 2,$(3)),$$(@D)/,$$@) $(3))
 endef
 
 # $(call debian_package,<stamp>,<package>,<version>) installs <package>
-# at <version> from Debian's packages (hack/debian-package.sh); the stamp,
+# at <version> from Debian's packages (hack/build/debian-package.sh); the stamp,
 # named after the version, makes that a no-op until the pin moves.
 define debian_package
-$(1): hack/debian-package.sh
-	hack/debian-package.sh $(2) $(3)
+$(1): hack/build/debian-package.sh
+	hack/build/debian-package.sh $(2) $(3)
 	@mkdir -p $$(@D)
 	@touch $$@
 endef
@@ -390,7 +390,7 @@ $(eval $(call debian_package,$(JQ_STAMP),jq,$(JQ_VERSION)))
 
 # The release tools, with go.mod's toolchain: govulncheck for make vuln;
 # cosign, which signs the release's binaries and image digests
-# (hack/release.sh), and whose first build takes several minutes on two
+# (hack/release/release.sh), and whose first build takes several minutes on two
 # cores; cyclonedx-gomod, which writes their SBOMs.
 $(eval $(call go_tool,$(GOVULNCHECK),hack/tools,golang.org/x/vuln/cmd/govulncheck,GOWORK=off go))
 $(eval $(call go_tool,$(COSIGN),hack/tools/descheduler-policy,github.com/sigstore/cosign/v2/cmd/cosign,GOWORK=off go))

@@ -3,7 +3,7 @@ module github.com/kyma-project/kim-snatch
 go 1.26.0
 
 // The toolchain of every build, test, image and release (docs/releasing.md,
-// "The toolchain"): the Makefile and hack/build-binary.sh run it, whatever
+// "The toolchain"): the Makefile and hack/build/build-binary.sh run it, whatever
 // Go is installed.
 toolchain go1.26.10
 

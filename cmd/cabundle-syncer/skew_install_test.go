@@ -40,18 +40,18 @@ import (
 )
 
 // What the skew test of skew_test.go needs around the released manifests:
-// their rendering by hack/release.sh, and the parts of a cluster that the
+// their rendering by hack/release/release.sh, and the parts of a cluster that the
 // control plane of test/framework lacks, each played as the component that
 // owns it would play it.
 
-// release is the install.yaml of one release, as hack/release.sh renders it.
+// release is the install.yaml of one release, as hack/release/release.sh renders it.
 type release struct {
 	binary, version, path string
 	objects               []*unstructured.Unstructured
 }
 
 // renderReleases renders the manifests of each binary at its version
-// with `hack/release.sh --manifests` (docs/releasing.md, "Cutting a
+// with `hack/release/release.sh --manifests` (docs/releasing.md, "Cutting a
 // release"), the one rendering of a release that the tooling offers
 // without its checks and builds, and decodes each install.yaml. They
 // render while the caller goes on; wait returns them in the order of
@@ -79,10 +79,10 @@ func renderReleases(t *testing.T, kubectl string, versions ...[2]string) (wait f
 // renderRelease renders the release of binary at version into dir and
 // decodes its install.yaml.
 func renderRelease(root, kubectl, binary, version, dir string) (*release, error) {
-	cmd := exec.Command(filepath.Join(root, "hack", "release.sh"), "--manifests", dir, binary, version)
+	cmd := exec.Command(filepath.Join(root, "hack", "release", "release.sh"), "--manifests", dir, binary, version)
 	cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("hack/release.sh --manifests %s %s: %w\n%s", binary, version, err, out)
+		return nil, fmt.Errorf("hack/release/release.sh --manifests %s %s: %w\n%s", binary, version, err, out)
 	}
 	r := &release{binary: binary, version: version, path: filepath.Join(dir, "install.yaml")}
 	data, err := os.ReadFile(r.path)

@@ -38,14 +38,14 @@ const (
 
 // check of cabundle-syncer N, the built binary with its defaults, passes
 // against snatch-webhook one minor below N and one above, each installed
-// from its install.yaml as hack/release.sh renders it, and names the
+// from its install.yaml as hack/release/release.sh renders it, and names the
 // webhook's term and its --worker-pool as that release's Deployment sets
 // them; and it fails, on admission, against a webhook whose Deployment
 // sets another --pool-label-key, which check does not read from the
 // webhook (docs/releasing.md, "What check reads of the webhook": a
 // change of it is a major release).
 //
-// The releases: hack/release.sh --manifests renders a release of any
+// The releases: hack/release/release.sh --manifests renders a release of any
 // version, from the bases of the work tree; it renders no other commit,
 // and no release is tagged yet. So both webhook releases are this
 // commit's deploy/webhook under their version's image, and what the test

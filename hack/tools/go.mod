@@ -1,7 +1,8 @@
 // Module tools holds the tools of our own (promrules, dashboards, imagetool
 // with its pause and probe), and pins Prometheus, which runs on the real node
-// of test/e2e, and govulncheck, of make vuln: they build on one module graph
-// without a version of theirs moving (hack/tools/README.md). It is separate
+// of test/e2e, and govulncheck, of make vuln: they share one module graph
+// without a version of Prometheus's or govulncheck's moving
+// (hack/tools/README.md). It is separate
 // from the main module so that none of it enters the shipped binaries'
 // build.
 module github.com/kyma-project/kim-snatch/hack/tools

@@ -1,5 +1,5 @@
 // Package version holds the version and revision that the build stamps with
-// the linker's -X (hack/build-binary.sh); RegisterBuildInfo exports them.
+// the linker's -X (hack/build/build-binary.sh); RegisterBuildInfo exports them.
 package version
 
 import (

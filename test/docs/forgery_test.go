@@ -90,7 +90,7 @@ func repositoryWithKey(t *testing.T, key string) string {
 	return repo
 }
 
-// writeSums writes the SHA256SUMS of dir as hack/release.sh writes it: every
+// writeSums writes the SHA256SUMS of dir as hack/release/release.sh writes it: every
 // file but the notes, the signatures and itself.
 func writeSums(t *testing.T, dir string) {
 	t.Helper()

@@ -44,7 +44,7 @@ func installDocuments(t *testing.T) []doc {
 // or a digest, never to the bases' placeholder 0.0.0-unreleased, which no
 // registry holds. Every file or directory that any kubectl command names
 // is provided by the repository, by a release (rendered here by
-// `hack/release.sh --manifests` for the version the command names), or is
+// `hack/release/release.sh --manifests` for the version the command names), or is
 // the one file the operator brings. No document edits a base.
 func TestDocumentedCommandsApplyReleasedImages(t *testing.T) {
 	w := newWorkspace(t)

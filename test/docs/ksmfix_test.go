@@ -63,7 +63,7 @@ func jqPath(t *testing.T) string {
 	if err == nil {
 		return p
 	}
-	msg := fmt.Sprintf("%v; make test installs jq (hack/debian-package.sh jq <JQ_VERSION of the Makefile>)", err)
+	msg := fmt.Sprintf("%v; make test installs jq (hack/build/debian-package.sh jq <JQ_VERSION of the Makefile>)", err)
 	if tools.InCI() {
 		t.Fatal(msg)
 	}

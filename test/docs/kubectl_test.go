@@ -27,7 +27,7 @@ var placeholder = regexp.MustCompile(`<[a-z][a-z-]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*
 
 // versionVariable is a release version that the documents set once, at the
 // top of a sequence, and their commands then use; documentedVersion stands
-// in for it, a version that hack/release.sh --manifests renders.
+// in for it, a version that hack/release/release.sh --manifests renders.
 var versionVariable = regexp.MustCompile(`\$(?:WEBHOOK_VERSION|SYNCER_VERSION)\b|\$\{(?:WEBHOOK_VERSION|SYNCER_VERSION)\}`)
 
 const documentedVersion = "v0.1.0"
@@ -174,7 +174,7 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 	}
 	root := tools.MustRepoRoot(t)
 	// What the apply commands name: the release files, rendered by
-	// hack/release.sh --manifests, beside a copy of deploy/.
+	// hack/release/release.sh --manifests, beside a copy of deploy/.
 	w := newWorkspace(t)
 	s := startAPIServer(t)
 	dir := root
@@ -225,15 +225,15 @@ func TestDocumentedKubectlCommandsHoldAgainstAnAPIServer(t *testing.T) {
 }
 
 // checkKrewInstall checks that a documented krew command installs the
-// manifest that hack/release.sh writes.
+// manifest that hack/release/release.sh writes.
 func checkKrewInstall(t *testing.T, root string, args []string) {
 	t.Helper()
 	if !slices.Equal(args, []string{"krew", "install", "--manifest=" + krewManifest}) {
 		t.Fatalf("kubectl %s: want kubectl krew install --manifest=%s, the manifest make release writes", strings.Join(args, " "), krewManifest)
 	}
-	release, err := os.ReadFile(filepath.Join(root, "hack", "release.sh"))
+	release, err := os.ReadFile(filepath.Join(root, "hack", "release", "release.sh"))
 	if err != nil || !bytes.Contains(release, []byte(`"$out/`+krewManifest+`"`)) {
-		t.Fatalf("hack/release.sh does not write %s: %v", krewManifest, err)
+		t.Fatalf("hack/release/release.sh does not write %s: %v", krewManifest, err)
 	}
 }
 

@@ -149,7 +149,7 @@ func documentedVerification(t *testing.T, block string) func(releases, repositor
 // its tag names it.
 const releasePath = "snatch-webhook/v0.1.0"
 
-// release is a release made by hack/release.sh in a clone of the
+// release is a release made by hack/release/release.sh in a clone of the
 // repository.
 type release struct {
 	repo     string // the clone, tagged snatch-webhook/v0.1.0
@@ -191,6 +191,6 @@ func releaseInClone(t *testing.T, kubectl string) release {
 	registry := supplychain.StartRegistry(t) + "/kyma-project/prod"
 	digest := supplychain.PushRandomImage(t, registry+"/snatch-webhook:v0.1.0")
 	c := process.Command{Dir: repo, Env: append(supplychain.ReleaseEnv(t, key), "KUBECTL="+kubectl, "REGISTRY="+registry, "DIGEST="+digest, "RELEASE_TAG_AT_HEAD=1")}
-	c.MustRun(t, "hack/release.sh", "snatch-webhook", "v0.1.0")
+	c.MustRun(t, "hack/release/release.sh", "snatch-webhook", "v0.1.0")
 	return release{repo: repo, key: key, registry: registry, digest: digest}
 }

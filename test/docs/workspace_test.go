@@ -37,7 +37,7 @@ var operatorFiles = map[string]string{
 
 // workspace is what the documented commands read, outside the repository:
 // a copy of deploy/, and on demand the files of a release, rendered by
-// `hack/release.sh --manifests` for the version the command names, and the
+// `hack/release/release.sh --manifests` for the version the command names, and the
 // files the operator brings.
 type workspace struct {
 	t       testing.TB
@@ -95,11 +95,11 @@ func (w *workspace) provide(rel string) (string, error) {
 }
 
 // releaseFile writes file of the release <binary>/<version> to dst, as
-// hack/release.sh renders it.
+// hack/release/release.sh renders it.
 func (w *workspace) releaseFile(binary, version, file, dst string) error {
 	out := filepath.Join(w.t.TempDir(), "release")
 	c := process.Command{Env: []string{"KUBECTL=" + w.kubectl}}
-	if _, err := c.Run(w.t.Context(), filepath.Join(w.root, "hack", "release.sh"), "--manifests", out, binary, version); err != nil {
+	if _, err := c.Run(w.t.Context(), filepath.Join(w.root, "hack", "release", "release.sh"), "--manifests", out, binary, version); err != nil {
 		return err
 	}
 	src := filepath.Join(out, file)
@@ -108,7 +108,7 @@ func (w *workspace) releaseFile(binary, version, file, dst string) error {
 		for i := range written {
 			written[i] = filepath.Base(written[i])
 		}
-		return fmt.Errorf("the release %s/%s has no manifest %s; hack/release.sh writes %v", binary, version, file, written)
+		return fmt.Errorf("the release %s/%s has no manifest %s; hack/release/release.sh writes %v", binary, version, file, written)
 	}
 	return copyFile(src, dst)
 }

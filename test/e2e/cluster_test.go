@@ -30,7 +30,7 @@ const kubeletProjectionDelay = 90 * time.Second
 const rolloutTimeout = 5 * time.Minute
 
 // clusterSystem is a cluster with Gardener cert-management and deploy/
-// applied, e.g. through test/e2e/overlay by hack/e2e-kind.sh.
+// applied, e.g. through test/e2e/overlay by hack/e2e/e2e-kind.sh.
 // cert-management issues the Secret and renews it when the suite asks, as
 // an operator would, with spec.renew. Everything else is what runs in the
 // cluster, driven as an operator would, through the API: scaling, deleting

@@ -8,6 +8,6 @@
 // selectors, RBAC through SubjectAccessReviews). The alerts run through
 // Prometheus' own rule engine (hack/tools/promrules), the descheduler policy
 // through the descheduler's types (hack/tools/descheduler-policy). The image tests
-// run hack/build-binary.sh and read back the archives of `make images`.
+// run hack/build/build-binary.sh and read back the archives of `make images`.
 // Code under cmd/ and pkg/ imports no test helper package.
 package manifests

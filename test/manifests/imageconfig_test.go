@@ -174,7 +174,7 @@ func dockerfileLabels(t *testing.T, s stage, args map[string]string) map[string]
 
 // The images of `make images` are their Dockerfiles' final stages without
 // the base: the same user, entrypoint, labels and binary path, and the
-// binary that hack/build-binary.sh builds, byte for byte. The layer holds
+// binary that hack/build/build-binary.sh builds, byte for byte. The layer holds
 // nothing of the distroless base, so nothing may rely on one.
 func TestImageArchivesMatchDockerfiles(t *testing.T) {
 	dir := imagesDir(t)

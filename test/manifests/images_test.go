@@ -37,7 +37,7 @@ var images = []struct {
 
 // buildScript is the one place that holds the build flags; both
 // Dockerfiles call it and the tests below run it.
-const buildScript = "hack/build-binary.sh"
+const buildScript = "hack/build/build-binary.sh"
 
 // instruction is one Dockerfile instruction with continuations joined.
 type instruction struct {
@@ -325,7 +325,7 @@ func TestBuildScriptRejectsBadInput(t *testing.T) {
 	}
 }
 
-// hack/docker-build.sh, with a fake docker that records its calls.
+// hack/build/docker-build.sh, with a fake docker that records its calls.
 func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
 	root := tools.MustRepoRoot(t)
 	dirname, err := exec.LookPath("dirname")
@@ -376,7 +376,7 @@ func TestDockerBuildScriptBuildsBothImagesOrSaysWhyNot(t *testing.T) {
 			// env -i: the script sees this environment and nothing of the
 			// test's, which a Command adds to.
 			r, err := process.Command{Dir: t.TempDir()}.Run(t.Context(), "env", append([]string{"-i", "PATH=" + bin, "VERSION=v1.2.3", "REVISION=0123abc",
-				sh, filepath.Join(root, "hack", "docker-build.sh")}, tt.args...)...)
+				sh, filepath.Join(root, "hack", "build", "docker-build.sh")}, tt.args...)...)
 			if r.Code < 0 {
 				t.Fatal(err)
 			}

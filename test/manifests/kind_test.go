@@ -17,7 +17,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// The kind path of the end-to-end suite (hack/e2e-kind.sh).
+// The kind path of the end-to-end suite (hack/e2e/e2e-kind.sh).
 const (
 	kindOverlay = "test/e2e/overlay"
 	kindConfig  = "test/e2e/kind/kind-config.yaml"
@@ -57,7 +57,7 @@ func TestE2EOverlayIsTheDefaultInstallUnmodified(t *testing.T) {
 	}
 	wantImages := map[string]string{"snatch-webhook": "snatch-webhook:e2e", "cabundle-syncer": "cabundle-syncer:e2e"}
 	if !maps.Equal(images, wantImages) {
-		t.Errorf("images %v, want the ones hack/e2e-kind.sh loads: %v", images, wantImages)
+		t.Errorf("images %v, want the ones hack/e2e/e2e-kind.sh loads: %v", images, wantImages)
 	}
 
 	ns := objects.OfKind(objs, "Namespace")[0]

@@ -14,7 +14,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
-// hack/release.sh --module <M>-bridge-<N> with KIM_SNATCH_MANIFEST releases
+// hack/release/release.sh --module <M>-bridge-<N> with KIM_SNATCH_MANIFEST releases
 // a bridge version as any module version: its module.yaml the one
 // --module-manifests renders, kim-snatch's manifest beside it, SHA256SUMS
 // of all three files and the monitoring, signed with the release key, and
@@ -60,7 +60,7 @@ func TestModuleBridgeReleaseIsSignedAndNamesKimSnatchsManifest(t *testing.T) {
 	}
 }
 
-// hack/release.sh refuses a bridge version without kim-snatch's manifest,
+// hack/release/release.sh refuses a bridge version without kim-snatch's manifest,
 // of a step outside 1 to 5, from a manifest that lacks an object the steps
 // change, and kim-snatch's manifest for a version that is not a bridge;
 // with and without --check, and writes nothing to dist/kim-snatch/ then.

@@ -90,7 +90,7 @@ func (c *bridgeChain) bridge(n int) []*unstructured.Unstructured { return c.vers
 func (c *bridgeChain) module() []*unstructured.Unstructured { return c.versions[len(c.versions)-1] }
 
 // renderBridges makes the binary releases of the module in a clone and
-// renders with hack/release.sh --module-manifests the module and its
+// renders with hack/release/release.sh --module-manifests the module and its
 // bridge versions from the kim-snatch manifest at path.
 func renderBridges(t *testing.T, r *releaser, path string) *bridgeChain {
 	t.Helper()

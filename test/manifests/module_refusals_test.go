@@ -10,7 +10,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
-// hack/release.sh --module refuses a module version lifecycle-manager does
+// hack/release/release.sh --module refuses a module version lifecycle-manager does
 // not take or that is tagged, a binary version a label cannot hold or that
 // is not released, a dirty tree, and a binary release that is missing, not
 // signed with the key at its tag, changed after signing or another
@@ -80,7 +80,7 @@ func TestModuleReleaseRefusesBadInputWithoutWritingDist(t *testing.T) {
 	}
 }
 
-// hack/release.sh --check --module runs a module release's checks alone,
+// hack/release/release.sh --check --module runs a module release's checks alone,
 // before the binary releases are downloaded: it passes on released binary
 // versions and writes nothing, and refuses what a module release refuses.
 func TestModuleReleaseCheckRunsTheChecksAlone(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
-// The tests of hack/release.sh --module, the module kim-snatch that
+// The tests of hack/release/release.sh --module, the module kim-snatch that
 // lifecycle-manager installs on every Kyma runtime (docs/releasing.md, "The
 // module"): this file makes module releases, module_test.go holds what one
 // writes, module_runtime_test.go applies it to a runtime without
@@ -35,7 +35,7 @@ var moduleBinaries = []string{"snatch-webhook", "cabundle-syncer"}
 
 // binaryRelease writes into the clone's dist/ what a module release reads
 // of the release of binary at version, as make release leaves it:
-// install.yaml (and snatch-webhook's migration.yaml) as hack/release.sh
+// install.yaml (and snatch-webhook's migration.yaml) as hack/release/release.sh
 // --manifests renders them, pinned to digest when one is given as the
 // release workflow pins them, and SHA256SUMS, signed with the release key;
 // and it tags the version at HEAD. It builds no binary, which a module
@@ -44,14 +44,14 @@ var moduleBinaries = []string{"snatch-webhook", "cabundle-syncer"}
 func (r *releaser) binaryRelease(t *testing.T, binary, version, digest string) string {
 	t.Helper()
 	dir := filepath.Join(r.repo, "dist", binary, version)
-	r.command("DIGEST="+digest).MustRun(t, "hack/release.sh", "--manifests", dir, binary, version)
+	r.command("DIGEST="+digest).MustRun(t, "hack/release/release.sh", "--manifests", dir, binary, version)
 	r.signSums(t, dir, r.key)
 	supplychain.Git(t, r.repo, "tag", binary+"/"+version)
 	return dir
 }
 
 // signSums writes the SHA256SUMS of the manifests in dir and signs it with
-// key, as hack/release.sh does.
+// key, as hack/release/release.sh does.
 func (r *releaser) signSums(t *testing.T, dir, key string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -71,7 +71,7 @@ func (r *releaser) signSums(t *testing.T, dir, key string) {
 		"--bundle", "SHA256SUMS.sigstore.json", "SHA256SUMS")
 }
 
-// module runs hack/release.sh --module with args in the clone.
+// module runs hack/release/release.sh --module with args in the clone.
 func (r *releaser) module(t testing.TB, args ...string) (process.Result, error) {
 	t.Helper()
 	return r.script(t, append([]string{"--module"}, args...)...)

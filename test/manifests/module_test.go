@@ -17,7 +17,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/supplychain"
 )
 
-// hack/release.sh --module, run in a clone on two signed binary releases,
+// hack/release/release.sh --module, run in a clone on two signed binary releases,
 // writes the module as lifecycle-manager needs it: one manifest with both
 // binaries, the webhook's Deployment first, each object the one of its
 // binary's install.yaml with its binary's version, nothing a plain runtime

@@ -16,10 +16,10 @@ import (
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
-// The tests of hack/release.sh: this file drives it and holds its refusals,
+// The tests of hack/release/release.sh: this file drives it and holds its refusals,
 // release_test.go what a release writes.
 
-// releaser runs hack/release.sh in a clone of the repository, with the
+// releaser runs hack/release/release.sh in a clone of the repository, with the
 // tools and a throwaway key, as make release does.
 type releaser struct {
 	repo string
@@ -47,16 +47,16 @@ func (r *releaser) command(env ...string) process.Command {
 	return process.Command{Dir: r.repo, Env: append(slices.Clone(r.env), env...)}
 }
 
-// script runs hack/release.sh with args in the clone.
+// script runs hack/release/release.sh with args in the clone.
 func (r *releaser) script(t testing.TB, args ...string) (process.Result, error) {
 	t.Helper()
-	return r.command().Run(t.Context(), "hack/release.sh", args...)
+	return r.command().Run(t.Context(), "hack/release/release.sh", args...)
 }
 
-// release runs hack/release.sh binary version in the clone with env added.
+// release runs hack/release/release.sh binary version in the clone with env added.
 func (r *releaser) release(t testing.TB, binary, version string, env ...string) (process.Result, error) {
 	t.Helper()
-	return r.command(env...).Run(t.Context(), "hack/release.sh", binary, version)
+	return r.command(env...).Run(t.Context(), "hack/release/release.sh", binary, version)
 }
 
 // make release refuses a bad version, an unknown binary, a missing or
@@ -179,7 +179,7 @@ func commitChangelogSection(t *testing.T, repo, binary, version, text string) {
 	supplychain.Git(t, repo, "commit", "-qam", "CHANGELOG "+version)
 }
 
-// hack/release.sh --check, which the release workflow runs before anything
+// hack/release/release.sh --check, which the release workflow runs before anything
 // else, runs the release's checks alone: it passes a releasable commit and
 // writes nothing, and refuses what a release refuses.
 func TestReleaseCheckRunsTheChecksAlone(t *testing.T) {

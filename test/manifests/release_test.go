@@ -508,7 +508,7 @@ const exampleOverlay = "deploy/examples/overlay"
 
 // renderExampleOverlay renders a copy of exampleOverlay, with extra added
 // to its kustomization, in a copy of deploy/, and with the release files
-// it lists as hack/release.sh --manifests renders them.
+// it lists as hack/release/release.sh --manifests renders them.
 func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructured {
 	t.Helper()
 	root := tools.MustRepoRoot(t)
@@ -535,7 +535,7 @@ func renderExampleOverlay(t *testing.T, extra string) []*unstructured.Unstructur
 			t.Fatalf("%s lists %s, which is not a release file dist/<binary>/<version>/<file>", exampleOverlay, r)
 		}
 		out := filepath.Join(t.TempDir(), "release")
-		process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(root, "hack", "release.sh"), "--manifests", out, m[1], m[2])
+		process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(root, "hack", "release", "release.sh"), "--manifests", out, m[1], m[2])
 		b, err := os.ReadFile(filepath.Join(out, m[3]))
 		if err != nil {
 			t.Fatal(err)

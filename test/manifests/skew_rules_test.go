@@ -23,7 +23,7 @@ const skewRulesSection = "### What the rules read of the other binary"
 // metricPrefixes are the prefixes of each binary's metrics (STYLE.md).
 var metricPrefixes = map[string]string{"snatch-webhook": "snatch_webhook_", "cabundle-syncer": "cabundle_syncer_"}
 
-// skewRelease is one binary's install.yaml as hack/release.sh renders it.
+// skewRelease is one binary's install.yaml as hack/release/release.sh renders it.
 type skewRelease struct {
 	binary, version string
 	objects         []*unstructured.Unstructured
@@ -31,7 +31,7 @@ type skewRelease struct {
 
 // The PrometheusRules of a release of one binary read of the other binary
 // exactly what docs/releasing.md lists (skewRulesSection), and a release
-// of the other binary, one minor away, as hack/release.sh renders it,
+// of the other binary, one minor away, as hack/release/release.sh renders it,
 // scrapes each job and runs each Deployment that they name; its binary
 // registers each metric, and its rules record each record. The list is
 // what a release of either binary may change only in a major release
@@ -126,7 +126,7 @@ func ruleReadsOfOther(t *testing.T, r skewRelease, other string) []ruleRead {
 }
 
 // renderSkewRelease renders the release of binary at version with
-// hack/release.sh --manifests (docs/releasing.md, "Cutting a release") and
+// hack/release/release.sh --manifests (docs/releasing.md, "Cutting a release") and
 // decodes its install.yaml.
 func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 	t.Helper()
@@ -135,7 +135,7 @@ func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "release")
-	process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(tools.MustRepoRoot(t), "hack", "release.sh"), "--manifests", out, binary, version)
+	process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(tools.MustRepoRoot(t), "hack", "release", "release.sh"), "--manifests", out, binary, version)
 	data, err := os.ReadFile(filepath.Join(out, "install.yaml"))
 	if err != nil {
 		t.Fatal(err)

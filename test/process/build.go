@@ -16,7 +16,7 @@ import (
 const TestVersion = "v0.0.0-test"
 
 // Build builds a binary of the repository into dir with
-// hack/build-binary.sh, the one build of the project's own binaries, which
+// hack/build/build-binary.sh, the one build of the project's own binaries, which
 // the container images and the Makefile use too, and returns its path.
 // target is snatch-webhook or cabundle-syncer (./cmd/<target>), or the
 // folder of a main package from the repository root, built in the module
@@ -30,7 +30,7 @@ func Build(ctx context.Context, target, dir string, env ...string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "sh", filepath.Join(root, "hack", "build-binary.sh"), target, dir)
+	cmd := exec.CommandContext(ctx, "sh", filepath.Join(root, "hack", "build", "build-binary.sh"), target, dir)
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "VERSION="+TestVersion), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {

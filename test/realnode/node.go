@@ -30,7 +30,7 @@ const DefaultStateDir = "/var/tmp/kim-snatch-node"
 // use the same devices, ranges and fixed paths.
 const lockPath = "/var/tmp/kim-snatch-node.lock"
 
-// commands are what the node runs from the host; hack/node-prerequisites.sh
+// commands are what the node runs from the host; hack/e2e/node-prerequisites.sh
 // installs their Debian packages.
 var commands = []string{"containerd", "ctr", "runc", "/usr/lib/cni/bridge", "iptables", "nft", "ip"}
 
@@ -269,7 +269,7 @@ func CheckPrerequisites() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("a real node cannot run here; missing: %s. hack/node-prerequisites.sh installs the packages on Debian; elsewhere use make e2e-kind", strings.Join(missing, "; "))
+		return fmt.Errorf("a real node cannot run here; missing: %s. hack/e2e/node-prerequisites.sh installs the packages on Debian; elsewhere use make e2e-kind", strings.Join(missing, "; "))
 	}
 	return nil
 }

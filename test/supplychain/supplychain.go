@@ -60,7 +60,7 @@ func ThrowawayKey(t testing.TB) string {
 	return filepath.Join(dir, "cosign.key")
 }
 
-// ReleaseEnv is what make release passes to hack/release.sh besides
+// ReleaseEnv is what make release passes to hack/release/release.sh besides
 // KUBECTL: the tools and the key.
 func ReleaseEnv(t testing.TB, key string) []string {
 	t.Helper()
@@ -104,7 +104,7 @@ func PushRandomImage(t testing.TB, ref string) string {
 
 // TrustedKeyFile is the committed public key that operators verify every
 // release with, read from the repository at the release's tag
-// (docs/releasing.md, "Signing"); hack/release.sh refuses to sign with a
+// (docs/releasing.md, "Signing"); hack/release/release.sh refuses to sign with a
 // key whose public half differs from it.
 const TrustedKeyFile = "cosign.pub"
 

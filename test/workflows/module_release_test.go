@@ -22,7 +22,7 @@ import (
 // The module's release workflow and the file it reads each version's pair from.
 const (
 	moduleWorkflow = ".github/workflows/release-module.yml"
-	modulePairs    = "hack/module-pairs.txt"
+	modulePairs    = "hack/release/module-pairs.txt"
 )
 
 // workflow is what these tests read of a workflow: each job's steps.
@@ -159,7 +159,7 @@ func TestModulePairsNameEachVersionOnceWithBothBinaries(t *testing.T) {
 func TestModuleWorkflowTakesThePairFromTheRepository(t *testing.T) {
 	script := stepScript(t, readModuleWorkflow(t), "check", "pair")
 	checkout := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(checkout, "hack"), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Join(checkout, "hack", "release"), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	pairs := "# <module-version> <snatch-webhook version> <cabundle-syncer version>\n" +

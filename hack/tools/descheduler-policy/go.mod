@@ -2,7 +2,7 @@
 // the example policy in deploy/examples/descheduler, and pins actionlint,
 // which checks .github/workflows in `make lint`, and the release's tools:
 // cosign, which signs the release's binaries and image digests with the
-// project's key (hack/release.sh) and verifies them in the tests, and
+// project's key (hack/release/release.sh) and verifies them in the tests, and
 // cyclonedx-gomod, which writes the CycloneDX SBOM of each released binary.
 // They share one module graph: hack/tools/README.md says which versions that
 // moved and why the module is apart from the others. It is separate from

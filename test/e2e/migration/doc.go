@@ -4,7 +4,7 @@
 // steps as written, aborted after steps 3, 4 and 5 and then whole
 // (migration_test.go), and its fleet path "Through lifecycle-manager",
 // the module versions applied by the stand-in of test/e2e/klm
-// (fleet_test.go). hack/release.sh renders the release files from bases
+// (fleet_test.go). hack/release/release.sh renders the release files from bases
 // that run the local images (workspace_test.go).
 //
 // It runs on the real node of test/realnode: the images of `make images`

@@ -124,7 +124,7 @@ func (e *env) startFleet(ctx context.Context, t *testing.T) *fleet {
 // version by version: kim-snatch's release as lifecycle-manager delivers
 // it (its manifest without the CustomResourceDefinitions that releases
 // after 1.0.9 no longer carry), and KIM Snatch's module and bridge
-// versions as `hack/release.sh --module-manifests` renders them from the
+// versions as `hack/release/release.sh --module-manifests` renders them from the
 // binary releases, which `--manifests` renders from bases that run the
 // local images.
 func (e *env) renderModules(ctx context.Context) (map[string][]byte, error) {
@@ -170,17 +170,17 @@ func (e *env) renderModules(ctx context.Context) (map[string][]byte, error) {
 	return out, nil
 }
 
-// release runs the workspace's hack/release.sh with args.
+// release runs the workspace's hack/release/release.sh with args.
 func (e *env) release(ctx context.Context, args ...string) error {
 	kubectlBin, err := framework.Kubectl()
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(e.workspace, "hack", "release.sh"), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(e.workspace, "hack", "release", "release.sh"), args...)
 	cmd.Dir = e.workspace
 	cmd.Env = append(os.Environ(), "KUBECTL="+kubectlBin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("hack/release.sh %v: %w\n%s", args, err, out)
+		return fmt.Errorf("hack/release/release.sh %v: %w\n%s", args, err, out)
 	}
 	return nil
 }

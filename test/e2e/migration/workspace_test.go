@@ -134,7 +134,7 @@ func guideEnv() []string {
 }
 
 // writeReleases writes the manifests of each release whose files the
-// steps name into the workspace's dist/, with `hack/release.sh --manifests`
+// steps name into the workspace's dist/, with `hack/release/release.sh --manifests`
 // run on the workspace: the release's own rendering, of bases that run the
 // local images. The release pins the registry's image, which these bases
 // no longer name, so the local image stays.
@@ -143,11 +143,11 @@ func (e *env) writeReleases(ctx context.Context, root string, steps []step) erro
 	if err != nil {
 		return err
 	}
-	script, err := os.ReadFile(filepath.Join(root, "hack", "release.sh"))
+	script, err := os.ReadFile(filepath.Join(root, "hack", "release", "release.sh"))
 	if err != nil {
 		return err
 	}
-	release := filepath.Join(e.workspace, "hack", "release.sh")
+	release := filepath.Join(e.workspace, "hack", "release", "release.sh")
 	if err := writeFile(release, script); err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (e *env) writeReleases(ctx context.Context, root string, steps []step) erro
 			cmd := exec.CommandContext(ctx, release, "--manifests", dir, m[1], m[2])
 			cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("hack/release.sh --manifests %s %s: %w\n%s", m[1], m[2], err, out)
+				return fmt.Errorf("hack/release/release.sh --manifests %s %s: %w\n%s", m[1], m[2], err, out)
 			}
 		}
 	}

@@ -45,7 +45,7 @@ Installs deploy/ with the images of make images on a real node beside a
 local control plane, with a Kyma worker pool and a customer pool, creates
 a Deployment in a Kyma-managed and in a customer namespace, shows where
 their Pods went, and keeps everything running until Ctrl-C. It needs root
-on Linux (hack/node-prerequisites.sh).
+on Linux (hack/e2e/node-prerequisites.sh).
 
 Flags:
 `, binaryName)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Releases one binary on its own line (docs/releasing.md):
 #
-#   KUBECTL=bin/k8s-v1.36.3/kubectl hack/release.sh snatch-webhook v0.1.0
+#   KUBECTL=bin/k8s-v1.36.3/kubectl hack/release/release.sh snatch-webhook v0.1.0
 #
 # or `make release BINARY=snatch-webhook VERSION=v0.1.0`. It writes
 # dist/<binary>/<version>/:
@@ -11,7 +11,7 @@
 #   migration.yaml            snatch-webhook only: deploy/migration/webhook,
 #                             pinned the same way, for step 4 of
 #                             docs/migration.md
-#   <binary>-linux-amd64      static binaries, built by hack/build-binary.sh
+#   <binary>-linux-amd64      static binaries, built by hack/build/build-binary.sh
 #   <binary>-linux-arm64      with REVISION (default: git rev-parse HEAD)
 #   <binary>-<os>-<arch>.cdx.json
 #                             the CycloneDX SBOM of each binary, written by
@@ -49,7 +49,7 @@
 #   kubectl-kim_snatch-<os>-<arch>.tar.gz   the binary as the kubectl plugin
 #                             kubectl-kim_snatch (and LICENSE, if there is
 #                             one), for each of the four platforms
-#   kim-snatch.yaml           hack/krew/kim-snatch.yaml.tmpl filled with the
+#   kim-snatch.yaml           hack/release/krew/kim-snatch.yaml.tmpl filled with the
 #                             version, the archives' URLs and their sums
 #
 # It refuses a dirty work tree, a version that is not semver, a version with
@@ -58,7 +58,7 @@
 # creates the tag. The release workflow runs it on that tag, so there
 # RELEASE_TAG_AT_HEAD=1 accepts the tag when it points at HEAD.
 #
-#   hack/release.sh --check <binary> <version>
+#   hack/release/release.sh --check <binary> <version>
 #
 # runs only these checks; the release workflow runs them before anything
 # else.
@@ -72,7 +72,7 @@
 # What this script promises is tested in test/manifests (the TestRelease...
 # tests): change the two together.
 #
-#   hack/release.sh --manifests <dir> <binary> <version>
+#   hack/release/release.sh --manifests <dir> <binary> <version>
 #
 # writes only the manifests of that release (install.yaml, and migration.yaml
 # of snatch-webhook) into <dir>, rendered as above, without the checks of the
@@ -80,7 +80,7 @@
 # tests of test/docs render with it what the documented commands apply, and
 # the migration scenario of test/e2e/migration the files its guide names.
 #
-#   hack/release.sh --platforms <binary>
+#   hack/release/release.sh --platforms <binary>
 #
 # prints the platforms a release of that binary ships binaries for, as
 # GOOS/GOARCH; make vuln checks each of them.
@@ -89,9 +89,9 @@
 # runtime (docs/releasing.md, "The module"), is released from two binary
 # releases, one of each binary, by
 #
-#   hack/release.sh [--check] --module <module-version> <webhook-version> <syncer-version>
+#   hack/release/release.sh [--check] --module <module-version> <webhook-version> <syncer-version>
 #
-# for example `hack/release.sh --module 2.0.0 v0.3.0 v0.2.1`, with KUBECTL,
+# for example `hack/release/release.sh --module 2.0.0 v0.3.0 v0.2.1`, with KUBECTL,
 # COSIGN and COSIGN_KEY as above. The module version is lifecycle-manager's:
 # MAJOR.MINOR.PATCH without a v, and one lower-case pre-release identifier
 # at most. It reads each binary's release from dist/<binary>/<version>/
@@ -129,7 +129,7 @@
 # at a time, each safe forward and back (docs/releasing.md, "The bridge
 # versions"; docs/migration.md, "Through lifecycle-manager"):
 #
-#   KIM_SNATCH_MANIFEST=<kim-snatch.yaml> hack/release.sh [--check] --module <M>-bridge-<N> <webhook-version> <syncer-version>
+#   KIM_SNATCH_MANIFEST=<kim-snatch.yaml> hack/release/release.sh [--check] --module <M>-bridge-<N> <webhook-version> <syncer-version>
 #
 # for N from 1 to 5, with KIM_SNATCH_MANIFEST the manifest of the
 # kim-snatch release the runtimes run, which it is built from. It writes
@@ -152,7 +152,7 @@
 # KIM_SNATCH_MANIFEST for any other version. The TestModuleBridge... tests
 # of test/manifests hold it to this.
 #
-#   hack/release.sh --module-manifests <dir> <module-version> <webhook-version> <syncer-version> [<kim-snatch.yaml>]
+#   hack/release/release.sh --module-manifests <dir> <module-version> <webhook-version> <syncer-version> [<kim-snatch.yaml>]
 #
 # writes into <dir> module.yaml and monitoring.yaml of <module-version>,
 # and with kim-snatch's manifest also bridge-1.yaml to bridge-5.yaml, the
@@ -214,7 +214,7 @@ fi
 # from, named from where the script was called.
 kim_snatch_manifest=${KIM_SNATCH_MANIFEST:+$(realpath -m -- "$KIM_SNATCH_MANIFEST")}
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 die() {
 	echo "release: $*" >&2
@@ -280,7 +280,7 @@ sign_blob() {
 # per platform, and fills the krew manifest with their URLs and sums. The
 # archives are reproducible: sorted, owned by root, dated at the commit.
 krew_plugin() {
-	local template=hack/krew/kim-snatch.yaml.tmpl
+	local template=hack/release/krew/kim-snatch.yaml.tmpl
 	local download="https://github.com/kyma-project/kim-snatch/releases/download/$binary/$version"
 	local stamp manifest
 	stamp=$(git log -1 --format=%ct HEAD)
@@ -638,7 +638,7 @@ module_manifests() {
 	local b step
 	for b in $module_binaries; do
 		[ -f "dist/$b/$(version_of "$b")/install.yaml" ] ||
-			die "dist/$b/$(version_of "$b")/install.yaml is missing: hack/release.sh --manifests renders it"
+			die "dist/$b/$(version_of "$b")/install.yaml is missing: hack/release/release.sh --manifests renders it"
 	done
 	mkdir -p "$module_manifests" dist
 	overlay=$(mktemp -d "$PWD/dist/.overlay-XXXXXX")
@@ -832,7 +832,7 @@ write_manifests "$out"
 
 for platform in $platforms; do
 	os=${platform%/*} arch=${platform#*/}
-	GOOS=$os GOARCH=$arch VERSION=$version REVISION=$revision hack/build-binary.sh "$binary" "$overlay/$os-$arch"
+	GOOS=$os GOARCH=$arch VERSION=$version REVISION=$revision hack/build/build-binary.sh "$binary" "$overlay/$os-$arch"
 	mv "$overlay/$os-$arch/$binary" "$out/$binary-$os-$arch"
 	files+=("$binary-$os-$arch")
 	binaries+=("$binary-$os-$arch")

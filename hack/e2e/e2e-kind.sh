@@ -15,7 +15,7 @@
 # is deleted, also when the suite fails.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
 kind_version=${KIND_VERSION:-v0.33.0}
@@ -44,8 +44,8 @@ if [ ! -x "$kind" ]; then
 fi
 
 echo ">> building the images snatch-webhook:$tag and cabundle-syncer:$tag"
-VERSION=${WEBHOOK_VERSION:-dev} IMG_WEBHOOK=snatch-webhook:$tag hack/docker-build.sh webhook
-VERSION=${SYNCER_VERSION:-dev} IMG_SYNCER=cabundle-syncer:$tag hack/docker-build.sh syncer
+VERSION=${WEBHOOK_VERSION:-dev} IMG_WEBHOOK=snatch-webhook:$tag hack/build/docker-build.sh webhook
+VERSION=${SYNCER_VERSION:-dev} IMG_SYNCER=cabundle-syncer:$tag hack/build/docker-build.sh syncer
 
 kubeconfig=$root/bin/kind-$cluster.kubeconfig
 if ! "$kind" get clusters 2>/dev/null | grep -qx "$cluster"; then

@@ -4,12 +4,12 @@
 # code with the same flags. It is the one build of the project's own
 # binaries: Dockerfile.webhook and Dockerfile.syncer, the Makefile (make
 # build, make images, make vuln, the tools of hack/tools, the test images),
-# hack/release.sh and the tests (test/process) call it, so the flags live
+# hack/release/release.sh and the tests (test/process) call it, so the flags live
 # here only.
 #
-#   VERSION=v1.2.3 hack/build-binary.sh snatch-webhook bin
-#   hack/build-binary.sh test/e2e/kimsnatch/cmd/kim-snatch bin/images/build
-#   hack/build-binary.sh hack/tools/imagetool/probe bin/images/build
+#   VERSION=v1.2.3 hack/build/build-binary.sh snatch-webhook bin
+#   hack/build/build-binary.sh test/e2e/kimsnatch/cmd/kim-snatch bin/images/build
+#   hack/build/build-binary.sh hack/tools/imagetool/probe bin/images/build
 #
 # The first argument is snatch-webhook or cabundle-syncer (./cmd/<name>),
 # or the folder of a main package, from the repository root. A folder is

@@ -3,23 +3,23 @@
 # node of the end-to-end suites (test/realnode), and leaves the host as it
 # found it:
 #
-#   hack/with-node.sh [--require] <command> [args...]
+#   hack/e2e/with-node.sh [--require] <command> [args...]
 #
 # It installs the node's Debian packages where they are missing
-# (hack/node-prerequisites.sh). Where the node cannot run, the node suites
+# (hack/e2e/node-prerequisites.sh). Where the node cannot run, the node suites
 # skip themselves with a message, and the command runs all the same; with
 # --require, or with CI=true, it fails instead. On exit, however the command
 # ended, it removes what a node left on the host and fails if the host is
 # not as the node found it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 require=
 if [ "${1:-}" = --require ]; then
 	require=1
 	shift
 fi
-if ! hack/node-prerequisites.sh; then
+if ! hack/e2e/node-prerequisites.sh; then
 	if [ -n "$require" ] || [ "${CI:-}" = true ]; then
 		exit 1
 	fi

@@ -2,7 +2,7 @@
 # Installs a tool of make's that is not a Go module from Debian's packages,
 # at the version the Makefile pins:
 #
-#   hack/debian-package.sh <package> <version>
+#   hack/build/debian-package.sh <package> <version>
 #
 # Where the package is installed at that version it does nothing, and needs
 # neither root nor apt-get. Elsewhere it installs that version with apt-get,
@@ -35,6 +35,6 @@ echo ">> installing $pkg $version with apt-get"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # The lock timeout waits for another apt-get, such as the real node's
-# (hack/node-prerequisites.sh), rather than failing at once.
+# (hack/e2e/node-prerequisites.sh), rather than failing at once.
 apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 "$pkg=$version" >/dev/null ||
 	fail "apt-get cannot install it ($have); apt-cache policy $pkg lists the versions Debian serves"
