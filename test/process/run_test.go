@@ -1,11 +1,10 @@
 package process
 
 import (
-	"context"
-	"fmt"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/framework/fataltb"
 )
 
 func TestRunReturnsStdoutAndTakesStdinEnvAndDir(t *testing.T) {
@@ -42,40 +41,15 @@ func TestRunOfAMissingProgramReportsCodeMinusOne(t *testing.T) {
 	}
 }
 
-// fatalRecorder is a testing.TB that records a Fatal instead of failing
-// the test that runs it.
-type fatalRecorder struct {
-	testing.TB
-	ctx   context.Context
-	fatal string
-}
-
-func (r *fatalRecorder) Helper()                  {}
-func (r *fatalRecorder) Context() context.Context { return r.ctx }
-func (r *fatalRecorder) Fatal(args ...any) {
-	r.fatal = fmt.Sprint(args...)
-	runtime.Goexit()
-}
-
 func TestMustRunFailsTheTestWithWhatRunReports(t *testing.T) {
-	r := &fatalRecorder{ctx: t.Context()}
+	r := fataltb.New(t.Context())
 	var out string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		out = Run(r, "/bin/sh", "-c", "echo ok")
-	}()
-	<-done
-	if r.fatal != "" || out != "ok\n" {
-		t.Errorf("a command that exits 0: stdout %q, failure %q", out, r.fatal)
+	r.Run(func(tb testing.TB) { out = Run(tb, "/bin/sh", "-c", "echo ok") })
+	if r.Failure != "" || out != "ok\n" {
+		t.Errorf("a command that exits 0: stdout %q, failure %q", out, r.Failure)
 	}
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		Run(r, "/bin/sh", "-c", "echo why >&2; exit 1")
-	}()
-	<-done
-	if !strings.Contains(r.fatal, "why") || !strings.Contains(r.fatal, "exit 1") {
-		t.Errorf("failure %q, want the command's stderr and exit code", r.fatal)
+	r.Run(func(tb testing.TB) { Run(tb, "/bin/sh", "-c", "echo why >&2; exit 1") })
+	if !strings.Contains(r.Failure, "why") || !strings.Contains(r.Failure, "exit 1") {
+		t.Errorf("failure %q, want the command's stderr and exit code", r.Failure)
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kyma-project/kim-snatch/test/framework/fataltb"
 )
 
 // fast keeps the tests that must run out of time short; what they assert
@@ -153,49 +154,29 @@ func TestThePausesDoubleUpToTheCapAndAFixedIntervalStays(t *testing.T) {
 	}
 }
 
-// recorder is a testing.TB that records a Fatal instead of failing the
-// test that runs it.
-type recorder struct {
-	testing.TB
-	ctx   context.Context
-	fatal string
-}
-
-func (r *recorder) Helper()                  {}
-func (r *recorder) Context() context.Context { return r.ctx }
-func (r *recorder) Fatal(args ...any) {
-	r.fatal = fmt.Sprint(args...)
-	runtime.Goexit()
-}
-
-// run calls Eventually with r on a goroutine of its own, as Fatal ends it.
-func (r *recorder) run(what string, cond Condition, opts ...Option) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Eventually(r, what, cond, opts...)
-	}()
-	<-done
+// eventually calls Eventually with r, which records its Fatal.
+func eventually(r *fataltb.Recorder, what string, cond Condition, opts ...Option) {
+	r.Run(func(tb testing.TB) { Eventually(tb, what, cond, opts...) })
 }
 
 func TestEventuallyFailsTheTestWithWhatUntilReports(t *testing.T) {
-	r := &recorder{ctx: t.Context()}
-	r.run("a held condition", func(context.Context) error { return nil })
-	if r.fatal != "" {
-		t.Errorf("Eventually failed a condition that holds: %s", r.fatal)
+	r := fataltb.New(t.Context())
+	eventually(r, "a held condition", func(context.Context) error { return nil })
+	if r.Failure != "" {
+		t.Errorf("Eventually failed a condition that holds: %s", r.Failure)
 	}
-	r.run("the impossible", func(context.Context) error { return errors.New("still possible") }, fast...)
+	eventually(r, "the impossible", func(context.Context) error { return errors.New("still possible") }, fast...)
 	want := "waiting for the impossible: timed out after 50ms and "
-	if !strings.HasPrefix(r.fatal, want) || !strings.HasSuffix(r.fatal, "; last: still possible") {
-		t.Errorf("Eventually failed with %q, want %q ... \"; last: still possible\"", r.fatal, want)
+	if !strings.HasPrefix(r.Failure, want) || !strings.HasSuffix(r.Failure, "; last: still possible") {
+		t.Errorf("Eventually failed with %q, want %q ... \"; last: still possible\"", r.Failure, want)
 	}
 }
 
 func TestEventuallyEndsWithTheTestsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	r := &recorder{ctx: ctx}
-	r.run("a cancel", func(context.Context) error { cancel(); return errors.New("waiting") }, Timeout(time.Hour))
-	if !strings.Contains(r.fatal, "context canceled") || !strings.HasSuffix(r.fatal, "last: waiting") {
-		t.Errorf("Eventually failed with %q, want the cancel and the last state", r.fatal)
+	r := fataltb.New(ctx)
+	eventually(r, "a cancel", func(context.Context) error { cancel(); return errors.New("waiting") }, Timeout(time.Hour))
+	if !strings.Contains(r.Failure, "context canceled") || !strings.HasSuffix(r.Failure, "last: waiting") {
+		t.Errorf("Eventually failed with %q, want the cancel and the last state", r.Failure)
 	}
 }
