@@ -90,6 +90,16 @@ func startServer(t *testing.T, dir string, ca *certtest.Cert, opts ...serverOpti
 	return ts
 }
 
+// startServing starts a server on the first pair, serial 1, of a new CA,
+// in a directory of its own: ts.certDir and ts.ca.
+func startServing(t *testing.T, opts ...serverOption) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	ca := certtest.MustCA(t, certtest.Options{})
+	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
+	return startServer(t, dir, ca, opts...)
+}
+
 // stop releases the slow requests, stops the server and waits until Serve
 // returned without an error.
 func (ts *testServer) stop(t *testing.T) {
@@ -195,15 +205,12 @@ func matches(m *dto.Metric, labels []string) bool {
 }
 
 func TestServerServesAKubeletStyleRotation(t *testing.T) {
-	dir := t.TempDir()
-	ca := certtest.MustCA(t, certtest.Options{})
-	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	ts := startServer(t, dir, ca)
+	ts := startServing(t)
 	ts.waitReady(t)
 	ts.waitSerial(t, 1)
 
-	second := ca.MustIssue(t, certtest.Localhost(2))
-	certtest.MustWriteAtomic(t, dir, second.Files())
+	second := ts.ca.MustIssue(t, certtest.Localhost(2))
+	certtest.MustWriteAtomic(t, ts.certDir, second.Files())
 	took := ts.waitSerial(t, 2)
 	t.Logf("the new serial was served %v after the ..data swap (file events only; the poll is an hour)", took)
 
@@ -237,17 +244,14 @@ func TestServerKeepsTheLastGoodPair(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			ca := certtest.MustCA(t, certtest.Options{})
-			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-			ts := startServer(t, dir, ca)
+			ts := startServing(t)
 			ts.waitReady(t)
 			ts.waitSerial(t, 1)
 			errorsBefore := ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError)
 
 			// Without tls.key in the new files, the tls.key link dangles,
 			// as when the key leaves the Secret.
-			certtest.MustWriteAtomic(t, dir, tt.files(ca))
+			certtest.MustWriteAtomic(t, ts.certDir, tt.files(ts.ca))
 			poll.Eventually(t, "the bad pair in snatch_webhook_cert_reloads_total{result=\"error\"}", func(context.Context) error {
 				return atLeast(ts.metricValue(t, "snatch_webhook_cert_reloads_total", "result", ReloadError), errorsBefore+1)
 			})
@@ -259,7 +263,7 @@ func TestServerKeepsTheLastGoodPair(t *testing.T) {
 			}
 
 			// A good pair after the bad one is served.
-			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(4)).Files())
+			certtest.MustWriteAtomic(t, ts.certDir, ts.ca.MustIssue(t, certtest.Localhost(4)).Files())
 			ts.waitSerial(t, 4)
 		})
 	}
@@ -330,13 +334,10 @@ func TestServerSpeaksHTTP2OnlyWhenEnabledAndRefusesTLS11(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			ca := certtest.MustCA(t, certtest.Options{})
-			certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-			ts := startServer(t, dir, ca, func(o *Options, _ *CertWatcherOptions) { o.EnableHTTP2 = tt.http2 })
+			ts := startServing(t, func(o *Options, _ *CertWatcherOptions) { o.EnableHTTP2 = tt.http2 })
 			ts.waitReady(t)
 			cfg := tt.client.Clone()
-			cfg.RootCAs, cfg.ServerName = ca.Pool(), "localhost"
+			cfg.RootCAs, cfg.ServerName = ts.ca.Pool(), "localhost"
 			conn, err := tls.Dial("tcp", ts.webhook, cfg)
 			if tt.wantErr {
 				if err == nil {
@@ -357,13 +358,10 @@ func TestServerSpeaksHTTP2OnlyWhenEnabledAndRefusesTLS11(t *testing.T) {
 }
 
 func TestServerDrainsInFlightRequestsOnShutdown(t *testing.T) {
-	dir := t.TempDir()
-	ca := certtest.MustCA(t, certtest.Options{})
-	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	ts := startServer(t, dir, ca)
+	ts := startServing(t)
 	ts.waitReady(t)
 
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ts.ca.Pool(), ServerName: "localhost"}}}
 	type result struct {
 		body string
 		err  error
@@ -414,16 +412,13 @@ func TestServerDrainsInFlightRequestsOnShutdown(t *testing.T) {
 }
 
 func TestServerRetiresKeptAliveConnectionsDuringTheShutdownDelay(t *testing.T) {
-	dir := t.TempDir()
-	ca := certtest.MustCA(t, certtest.Options{})
-	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	ts := startServer(t, dir, ca, func(o *Options, _ *CertWatcherOptions) { o.ShutdownDelay = time.Hour })
+	ts := startServing(t, func(o *Options, _ *CertWatcherOptions) { o.ShutdownDelay = time.Hour })
 	t.Cleanup(func() { close(ts.endDelay) }) // runs before the server's cleanup
 	ts.waitReady(t)
 
 	var conns atomic.Int32
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
+		TLSClientConfig: &tls.Config{RootCAs: ts.ca.Pool(), ServerName: "localhost"},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conns.Add(1)
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -470,10 +465,7 @@ func TestServerRetiresKeptAliveConnectionsDuringTheShutdownDelay(t *testing.T) {
 }
 
 func TestServerMetricsEndpointExportsTheCertificateMetrics(t *testing.T) {
-	dir := t.TempDir()
-	ca := certtest.MustCA(t, certtest.Options{})
-	certtest.MustWriteAtomic(t, dir, ca.MustIssue(t, certtest.Localhost(1)).Files())
-	ts := startServer(t, dir, ca)
+	ts := startServing(t)
 	ts.waitReady(t)
 	resp, err := http.Get("http://" + ts.metrics + "/metrics")
 	if err != nil {
