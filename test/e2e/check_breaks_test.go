@@ -285,7 +285,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.subtest(), func(t *testing.T) {
 			if tt.smoke {
 				framework.InTier(t, framework.Smoke, "one break, in both monitoring profiles, reaching Alertmanager")
 			} else {
@@ -399,6 +399,13 @@ func (tt checkBreak) prove(t *testing.T, c checker, watch *alertWatch, args []st
 		return
 	}
 	tt.assertRepaired(t, c, args, restore)
+}
+
+// subtest names the break and its outcome, the item it fails or warns
+// on: secret_deleted_fails_ca-secret. The break's own name keys its
+// panel in breakPanels and its lines in the logs and tables.
+func (tt checkBreak) subtest() string {
+	return tt.name + "_" + strings.ToLower(string(tt.itemStatus())) + "s_" + tt.item
 }
 
 // itemStatus is the status the broken item must have: FAIL unless set.

@@ -222,18 +222,18 @@ func TestWithoutEachIngressRuleOfTheWebhookItsCallersAreDropped(t *testing.T) {
 	scrapers := namespace(t, "denyall-scrape", false)
 	bin := hostProbeBinary(t)
 	cases := []struct {
-		port string
-		dial func(t *testing.T, attempt string) probeResult
+		name, port string
+		dial       func(t *testing.T, attempt string) probeResult
 	}{
-		{"webhook", func(t *testing.T, _ string) probeResult {
+		{"without_webhook_rule_caller_dropped", "webhook", func(t *testing.T, _ string) probeResult {
 			return hostProbe(t, bin, "tls", hostPort(webhook.Status.PodIP, webhookPort))
 		}},
-		{"metrics", func(t *testing.T, attempt string) probeResult {
+		{"without_metrics_rule_scraper_dropped", "metrics", func(t *testing.T, attempt string) probeResult {
 			return probe(t, scrapers, "scraper-"+attempt, map[string]string{scraperLabel: "allowed"}, "tcp", hostPort(webhook.Status.PodIP, metricsPort))
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.port, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			restore := withoutIngressRule(t, stack.WebhookName, tc.port)
 			if r := tc.dial(t, "without"); !r.dropped() {
 				t.Errorf("without the %s rule the connection was not dropped: %s", tc.port, r)

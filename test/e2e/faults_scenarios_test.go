@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ type platformFault struct {
 	load string
 	// loads are rotation and steady, unless set.
 	loads []string
+}
+
+// subtest names the scenario and the invariant its name stands for, of
+// all those it holds: no create fails because of the webhook
+// (kube-apiserver_killed_fails_no_create). The name as written heads the
+// scenario's row of the table.
+func (f platformFault) subtest() string {
+	return strings.ReplaceAll(f.name, " ", "_") + "_fails_no_create"
 }
 
 // FaultsEnv set to "all" runs every scenario under both loads, as make

@@ -98,7 +98,7 @@ func TestPlatformFaultsBreakNoInvariant(t *testing.T) {
 			if !all && f.load != load {
 				continue
 			}
-			t.Run(strings.ReplaceAll(f.name, " ", "_")+"/"+load, func(t *testing.T) {
+			t.Run(f.subtest()+"/"+load, func(t *testing.T) {
 				if !all {
 					framework.InTier(t, f.tier, "one fault in the smoke tier, two more in the full, all in make chaos")
 				}

@@ -51,7 +51,7 @@ func TestFrozenWebhookFailsNoCreate(t *testing.T) {
 	thaw()
 
 	for _, timeout := range []int32{2, 1} {
-		t.Run(fmt.Sprintf("timeout_%ds", timeout), func(t *testing.T) { freezeAtTimeout(t, c, watch, ns, timeout) })
+		t.Run(fmt.Sprintf("timeout_%ds_fails_open", timeout), func(t *testing.T) { freezeAtTimeout(t, c, watch, ns, timeout) })
 	}
 	watch.table()
 }

@@ -14,7 +14,7 @@ func TestRolloutDelay(t *testing.T) {
 	}{
 		{"no_bound_is_at_once", 0, 7, 0},
 		{"negative_bound_is_at_once", -time.Second, 7, 0},
-		{"the_draw_within_the_bound", 5 * time.Minute, int64(90 * time.Second), 90 * time.Second},
+		{"draw_within_the_bound_is_the_delay", 5 * time.Minute, int64(90 * time.Second), 90 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked int64

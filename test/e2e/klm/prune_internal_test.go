@@ -76,10 +76,10 @@ func TestSyncedChanged(t *testing.T) {
 		old, applied []Resource
 		want         bool
 	}{
-		{"same_set_in_another_order", []Resource{a, b}, []Resource{b, a}, false},
-		{"object_added", []Resource{a}, []Resource{a, b}, true},
-		{"object_replaced", []Resource{a}, []Resource{b}, true},
-		{"first_apply", nil, []Resource{a}, true},
+		{"same_set_in_another_order_is_no_change", []Resource{a, b}, []Resource{b, a}, false},
+		{"object_added_is_a_change", []Resource{a}, []Resource{a, b}, true},
+		{"object_replaced_is_a_change", []Resource{a}, []Resource{b}, true},
+		{"first_apply_is_a_change", nil, []Resource{a}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := syncedChanged(tc.old, tc.applied); got != tc.want {

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		name, raw string
 		want      []string
 	}{
-		{"documents_in_order", "kind: ConfigMap\napiVersion: v1\nmetadata: {name: b}\n---\n" +
+		{"documents_parsed_in_order", "kind: ConfigMap\napiVersion: v1\nmetadata: {name: b}\n---\n" +
 			"kind: Service\napiVersion: v1\nmetadata: {name: a}\n", []string{"ConfigMap/b", "Service/a"}},
 		{"empty_documents_skipped", "---\n---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\n---\n",
 			[]string{"ConfigMap/a"}},

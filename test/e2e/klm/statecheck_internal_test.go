@@ -77,11 +77,11 @@ func TestStateCheckReadsTheFirstManagerOnly(t *testing.T) {
 		want State
 	}{
 		{"no_manager_is_ready", []*unstructured.Unstructured{cm}, StateReady},
-		{"ready_first_unready_second", []*unstructured.Unstructured{cm, toUnstructured(t, "Deployment", ready),
+		{"ready_first_unready_second_is_ready", []*unstructured.Unstructured{cm, toUnstructured(t, "Deployment", ready),
 			toUnstructured(t, "Deployment", unready)}, StateReady},
-		{"unready_first_ready_second", []*unstructured.Unstructured{toUnstructured(t, "Deployment", unready),
+		{"unready_first_ready_second_is_error", []*unstructured.Unstructured{toUnstructured(t, "Deployment", unready),
 			toUnstructured(t, "Deployment", ready)}, StateError},
-		{"ready_statefulset_first", []*unstructured.Unstructured{toUnstructured(t, "StatefulSet", readySet),
+		{"ready_statefulset_first_is_ready", []*unstructured.Unstructured{toUnstructured(t, "StatefulSet", readySet),
 			toUnstructured(t, "Deployment", unready)}, StateReady},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

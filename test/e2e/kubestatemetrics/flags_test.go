@@ -15,18 +15,18 @@ func TestParseLabelsAllowlistReadsEachResourcesLabelsOrSaysWhyNot(t *testing.T) 
 		want        map[string][]string
 		err         string
 	}{
-		{name: "ours", value: LabelsAllowlist, want: map[string][]string{
+		{name: "ours_reads_three_resources", value: LabelsAllowlist, want: map[string][]string{
 			"nodes": {"worker.gardener.cloud/pool"}, "namespaces": {"operator.kyma-project.io/managed-by"},
 			"pods": {"kim-snatch.kyma-project.io/opt-out"},
 		}},
-		{name: "empty", value: "", want: map[string][]string{}},
+		{name: "empty_reads_no_resource", value: "", want: map[string][]string{}},
 		{name: "labels_in_order_spaces_dropped", value: "pods=[app, team ], nodes=[]",
 			want: map[string][]string{"pods": {"app", "team"}, "nodes": {}}},
-		{name: "wildcards", value: "*=[*],pods=[example.org/*]", want: map[string][]string{"*": {"*"}, "pods": {"example.org/*"}}},
-		{name: "resource_twice", value: "pods=[app],pods=[team]", err: "names pods twice"},
-		{name: "trailing_comma", value: "pods=[app],", err: "not followed by"},
-		{name: "no_brackets", value: "pods=app", err: "does not start with an entry"},
-		{name: "junk_between", value: "pods=[app] nodes=[x]", err: "not followed by"},
+		{name: "wildcards_kept", value: "*=[*],pods=[example.org/*]", want: map[string][]string{"*": {"*"}, "pods": {"example.org/*"}}},
+		{name: "resource_twice_refused", value: "pods=[app],pods=[team]", err: "names pods twice"},
+		{name: "trailing_comma_refused", value: "pods=[app],", err: "not followed by"},
+		{name: "no_brackets_refused", value: "pods=app", err: "does not start with an entry"},
+		{name: "junk_between_refused", value: "pods=[app] nodes=[x]", err: "not followed by"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseLabelsAllowlist(tt.value)

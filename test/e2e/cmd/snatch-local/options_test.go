@@ -23,26 +23,26 @@ func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing
 		wantErr string
 	}{
 		{
-			name: "defaults",
+			name: "defaults_are_three_and_three",
 			want: Options{KymaReplicas: 3, CustomerReplicas: 3},
 		},
 		{
-			name: "every_flag",
+			name: "every_flag_is_read",
 			args: []string{"--kyma-replicas=5", "--customer-replicas", "1"},
 			want: Options{KymaReplicas: 5, CustomerReplicas: 1},
 		},
 		{
-			name:    "zero_kyma_replicas",
+			name:    "zero_kyma_replicas_refused",
 			args:    []string{"--kyma-replicas=0"},
 			wantErr: "--kyma-replicas must be between 1 and 50, got 0",
 		},
 		{
-			name:    "too_many_kyma_replicas",
+			name:    "too_many_kyma_replicas_refused",
 			args:    []string{"--kyma-replicas=51"},
 			wantErr: "--kyma-replicas must be between 1 and 50, got 51",
 		},
 		{
-			name:    "too_many_customer_replicas",
+			name:    "too_many_customer_replicas_refused",
 			args:    []string{"--customer-replicas=51"},
 			wantErr: "--customer-replicas must be between 1 and 50, got 51",
 		},
@@ -52,12 +52,12 @@ func TestParseAcceptsOneToFiftyReplicasAndRefusesTheRestAsUsageErrors(t *testing
 			wantErr: "--kyma-replicas must be between 1 and 50, got -1\n--customer-replicas must be between 1 and 50, got 0",
 		},
 		{
-			name:    "positional_argument",
+			name:    "positional_argument_refused",
 			args:    []string{"extra"},
 			wantErr: `unexpected arguments: ["extra"]`,
 		},
 		{
-			name:    "unknown_flag",
+			name:    "unknown_flag_refused",
 			args:    []string{"--replicas=3"},
 			wantErr: "flag provided but not defined: -replicas",
 		},

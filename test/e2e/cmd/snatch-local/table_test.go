@@ -96,7 +96,7 @@ func TestRowsMarkOnlyTheWebhooksTermAndSortPodsWithinNamespaces(t *testing.T) {
 			},
 		},
 		{
-			name: "no_affinity_and_unknown_node",
+			name: "no_affinity_and_unknown_node_show_none",
 			pods: []corev1.Pod{pod("cust", "a", "gone"), pod("cust", "b", "")},
 			want: []Row{{Pod: "a", Namespace: "cust", Node: "gone"}, {Pod: "b", Namespace: "cust"}},
 		},
@@ -131,7 +131,7 @@ func TestSummaryCountsTermsAndPoolsAndReportsMisplacedTerms(t *testing.T) {
 		wantProblems []string
 	}{
 		{
-			name: "as_expected",
+			name: "as_expected_reports_no_problem",
 			rows: []Row{
 				{Pod: "a", Namespace: "kyma", Term: true, Pool: "cpu-worker-0"},
 				{Pod: "b", Namespace: "kyma", Term: true, Pool: "cpu-worker-0"},

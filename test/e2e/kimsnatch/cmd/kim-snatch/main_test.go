@@ -13,7 +13,7 @@ func TestFlagsOfTheOldManifestParseAndBadOnesAreRefused(t *testing.T) {
 		wantErr bool
 	}{
 		{
-			name: "flags_of_the_old_manifest",
+			name: "flags_of_the_old_manifest_parse",
 			args: []string{"--health-probe-bind-address=:8081", "--kyma-worker-pool-name=cpu-worker-0", "--webhook-cfg-name=kim-snatch-mutating-webhook-configuration"},
 			want: options{healthAddr: ":8081", workerPool: "cpu-worker-0", webhookConfigName: "kim-snatch-mutating-webhook-configuration", certDir: "/tmp"},
 		},
