@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -9,13 +10,13 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The access-denied rule against the API server's own authorizer: an item
@@ -122,14 +123,17 @@ func grant(t *testing.T, cs kubernetes.Interface, user string, rules []rbacv1.Po
 	// until it grants each rule, so that a case never runs before its grant.
 	for _, r := range rules {
 		attrs := &authorizationv1.ResourceAttributes{Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: r.Resources[0]}
-		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		poll.Eventually(t, fmt.Sprintf("the authorizer to grant %s %+v", user, *attrs), func(ctx context.Context) error {
 			sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs},
 			}, metav1.CreateOptions{})
-			return err == nil && sar.Status.Allowed, nil
+			switch {
+			case err != nil:
+				return err
+			case !sar.Status.Allowed:
+				return fmt.Errorf("not allowed: %q", sar.Status.Reason)
+			}
+			return nil
 		})
-		if err != nil {
-			t.Fatalf("the authorizer never granted %s %+v: %v", user, attrs, err)
-		}
 	}
 }

@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,13 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The tests in this file hold the syncer to its promise that it never
@@ -350,12 +351,12 @@ func upgradeFromOldSyncer(ctx context.Context, t *testing.T, h *harness, d deplo
 	t.Logf("%s, before the syncer released the old entry: %v", d.name, err)
 
 	h.start()
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return !hasOldApplyEntry(h.mwc(ctx)), nil
+	poll.Eventually(t, "the syncer to release the old server-side apply entry", func(context.Context) error {
+		if hasOldApplyEntry(h.mwc(ctx)) {
+			return errors.New("the old entry is still in managedFields")
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("the syncer did not release the old server-side apply entry: %v", err)
-	}
 	// The syncer read the old state and keeps it, in the current format.
 	mwc, _ := h.waitMWC(ctx, "the state in the current format", func(m *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		var doc stateDocument

@@ -2,6 +2,8 @@ package syncer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,13 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/logkeys"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The reason and the author the documented disable writes into the marker.
@@ -58,16 +60,18 @@ func (h *harness) deleteMWC(ctx context.Context) {
 func (h *harness) mwcStaysAbsent(ctx context.Context) {
 	h.t.Helper()
 	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Second, true, func(context.Context) (bool, error) {
+	// The wait never holds: it looks every 50ms for a second, and any
+	// sighting of the MWC or of the error ends it at once.
+	err := poll.Until(ctx, "the MWC to stay absent", func(context.Context) error {
 		if _, err := mwcs.Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			h.t.Fatalf("under the disable, Get = %v, want NotFound", err)
+			return poll.Stop(fmt.Errorf("under the disable, Get = %v, want NotFound", err))
 		}
 		if n := h.metric("cabundle_syncer_errors_total", ReasonWebhookConfigNotFound); n != 0 {
-			h.t.Fatalf("under the disable, cabundle_syncer_errors_total{reason=%q} = %v, want 0", ReasonWebhookConfigNotFound, n)
+			return poll.Stop(fmt.Errorf("under the disable, cabundle_syncer_errors_total{reason=%q} = %v, want 0", ReasonWebhookConfigNotFound, n))
 		}
-		return false, nil
-	})
-	if !wait.Interrupted(err) {
+		return errors.New("absent")
+	}, poll.Timeout(time.Second), poll.Interval(50*time.Millisecond))
+	if !errors.Is(err, context.DeadlineExceeded) {
 		h.t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -15,7 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
 // The integration tests of this package share one control plane, started on
@@ -210,11 +211,16 @@ func (h *harness) metric(name string, reason ...string) float64 {
 // waitMetric waits until a metric has the value want.
 func (h *harness) waitMetric(ctx context.Context, name string, want float64, reason ...string) {
 	h.t.Helper()
-	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return h.metric(name, reason...) == want, nil
-	})
+	// Every 10ms, not the doubling pause: a gauge may hold want only for
+	// a moment between two syncs.
+	err := poll.Until(ctx, fmt.Sprintf("%s%v = %v", name, reason, want), func(context.Context) error {
+		if got := h.metric(name, reason...); got != want {
+			return fmt.Errorf("%s%v = %v", name, reason, got)
+		}
+		return nil
+	}, poll.Interval(10*time.Millisecond))
 	if err != nil {
-		h.t.Fatalf("%s%v = %v, want %v", name, reason, h.metric(name, reason...), want)
+		h.t.Fatal(err)
 	}
 }
 
