@@ -8,10 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,13 +30,14 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/pkg/syncer/syncertest"
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
 // Default names, as deploy/ sets them and the syncer defaults to them.
@@ -471,19 +470,18 @@ func DeployedWebhookConfiguration(t testing.TB) *admissionregistrationv1.Mutatin
 // obj, strictly.
 func readDeployed(t testing.TB, file string, obj any) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(), "deploy", "webhook", file))
+	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), "deploy", "webhook", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _, _ := strings.Cut(string(data), "\n---\n")
-	if err := yaml.UnmarshalStrict([]byte(first), obj); err != nil {
+	objs, err := objects.Decode(data)
+	if err == nil && len(objs) == 0 {
+		err = errors.New("no object")
+	}
+	if err == nil {
+		err = objects.Into(objs[0], obj)
+	}
+	if err != nil {
 		t.Fatalf("deploy/webhook/%s: %v", file, err)
 	}
-}
-
-// repoRoot is the repository root, three directories above this file:
-// found from the source, so that the package needs nothing of test/.
-func repoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
