@@ -28,6 +28,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // eventually bounds waits on eventual consistency; nothing here asserts a
@@ -495,14 +496,6 @@ func readAll(t *testing.T, resp *http.Response) string {
 func waitReady(t *testing.T, probeURL string) {
 	t.Helper()
 	poll.Eventually(t, "the webhook to be ready", func(context.Context) error {
-		resp, err := http.Get(probeURL + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answers %s", resp.Status)
-		}
-		return nil
+		return process.Ready(http.DefaultClient, probeURL+"/readyz")
 	}, poll.Timeout(eventually))
 }

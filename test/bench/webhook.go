@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -251,17 +250,7 @@ func waitReady(ctx context.Context, p *process.Process, url string, timeout time
 		if p.Exited() {
 			return poll.Stop(fmt.Errorf("%s exited: %v; log:\n%s", p.Name, p.WaitErr(), p.LogTail(20)))
 		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return err
-		}
-		// Read to the end, so that the connection is reused.
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("it answers %s", resp.Status)
-		}
-		return nil
+		return process.Ready(client, url)
 	}, poll.Timeout(timeout))
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return fmt.Errorf("%w; log:\n%s", err, p.LogTail(20))

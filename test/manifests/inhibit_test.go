@@ -419,15 +419,7 @@ func startAlertmanager(t *testing.T, bin string, rules []inhibitRule, receiverUR
 	url := "http://" + addr
 	// The cleanup above logs Alertmanager's log if this fails.
 	poll.Eventually(t, "Alertmanager to be ready on "+addr, func(context.Context) error {
-		resp, err := http.Get(url + "/-/ready")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/-/ready answers %s", resp.Status)
-		}
-		return nil
+		return process.Ready(http.DefaultClient, url+"/-/ready")
 	}, poll.Timeout(10*time.Second))
 	return url
 }

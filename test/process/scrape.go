@@ -3,6 +3,7 @@ package process
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -42,6 +43,22 @@ func Series(client *http.Client, url, name string) (map[string]string, float64, 
 	}
 	v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
 	return out, v, err
+}
+
+// Ready returns nil if GET url answers 200 OK, and otherwise what it
+// answered, for a wait on a child's readiness probe. It reads the body to
+// the end, so that client reuses the connection.
+func Ready(client *http.Client, url string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answers %s", url, resp.Status)
+	}
+	return nil
 }
 
 // scrapeLine returns the first line of a Prometheus text endpoint that
