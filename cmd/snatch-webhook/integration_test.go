@@ -56,7 +56,7 @@ func startWebhook(t *testing.T, certDir string) *webhookProcess {
 }
 
 // startWebhookWith is startWebhook with log as the webhook's logger.
-func startWebhookWith(t *testing.T, certDir string, log logr.Logger) *webhookProcess {
+func startWebhookWith(t testing.TB, certDir string, log logr.Logger) *webhookProcess {
 	t.Helper()
 	o := defaultOptions()
 	o.CertDir = certDir
@@ -80,7 +80,7 @@ func startWebhookWith(t *testing.T, certDir string, log logr.Logger) *webhookPro
 	return w
 }
 
-func (w *webhookProcess) stop(t *testing.T) {
+func (w *webhookProcess) stop(t testing.TB) {
 	t.Helper()
 	if w.cancel == nil {
 		return

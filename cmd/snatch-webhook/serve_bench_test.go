@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/zapr"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -76,35 +75,14 @@ func serveForBench(b *testing.B) (string, *http.Client) {
 	certDir := b.TempDir()
 	ca := certtest.MustCA(b, certtest.Options{})
 	certtest.MustWriteAtomic(b, certDir, ca.MustIssue(b, certtest.Localhost(1)).Files())
-	o := defaultOptions()
-	o.CertDir = certDir
-	o.ShutdownDelay = 0
-	o.webhookHost, o.WebhookPort = "127.0.0.1", 0
-	o.HealthProbeBindAddress, o.MetricsBindAddress = "0", "0"
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
-	srv, err := newServer(o, zapr.NewLogger(zap.New(core)), prometheus.NewRegistry())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		b.Fatal(err)
-	}
-	addr, _, _ := srv.Addr()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("Serve: %v", err)
-		}
-	})
-	poll.Eventually(b, "the server to be ready", func(context.Context) error { return srv.Ready() })
+	w := startWebhookWith(b, certDir, zapr.NewLogger(zap.New(core)))
+	poll.Eventually(b, "the server to be ready", func(context.Context) error { return w.srv.Ready() })
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"},
 		MaxIdleConnsPerHost: 1,
 	}}
-	return "https://" + addr.String() + "/mutate-pod", client
+	return w.url + "/mutate-pod", client
 }
 
 func cpuTime(b *testing.B) time.Duration {
