@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -167,12 +167,9 @@ func panelQueries(t *testing.T) []panelQuery {
 	// $__rate_interval as Grafana sets it for a recent range: four scrape
 	// intervals of the ServiceMonitors (2m as shipped).
 	rateInterval := (4 * scrapeInterval(t)).String()
-	out, err := exec.Command(bin, append([]string{"queries", "-namespace", "kyma-system", "-rate-interval", rateInterval}, files...)...).Output()
-	if err != nil {
-		t.Fatalf("%s queries: %v", bin, err)
-	}
+	out := process.Run(t, bin, append([]string{"queries", "-namespace", "kyma-system", "-rate-interval", rateInterval}, files...)...)
 	var qs []panelQuery
-	if err := json.Unmarshal(out, &qs); err != nil {
+	if err := json.Unmarshal([]byte(out), &qs); err != nil {
 		t.Fatalf("%s queries printed %q: %v", bin, out, err)
 	}
 	return qs

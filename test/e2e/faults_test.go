@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // Faults of the platform: kube-apiserver, etcd, containerd, the kubelet
@@ -480,20 +480,20 @@ func (w *faultWatch) sample(ctx context.Context, s *nodeSystem, inUse string) {
 func (w *faultWatch) check(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, w.checkBin, "check", "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
-	out, _ := cmd.Output()
+	// A check that fails is what the watch samples, not an error.
+	run, _ := process.Command{}.Run(rctx, w.checkBin, "check", "--kubeconfig", sys.KubeconfigPath(), "-o", "json")
 	if rctx.Err() != nil {
 		return
 	}
 	var said []string
-	if r, err := decodeReport(string(out), false); err == nil {
+	if r, err := decodeReport(run.Stdout, false); err == nil {
 		for _, res := range r.Checks {
 			if res.Status != check.StatusPass {
 				said = append(said, res.ID+" "+string(res.Status))
 			}
 		}
 	} else {
-		said = append(said, "exit "+strconv.Itoa(cmd.ProcessState.ExitCode()))
+		said = append(said, "exit "+strconv.Itoa(run.Code))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -195,8 +195,11 @@ func waitProbeEnded(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 // another machine, and returns what it printed.
 func hostProbe(t *testing.T, bin string, args ...string) probeResult {
 	t.Helper()
-	out, err := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "-timeout=" + probeTimeout.String()}, args...)...).CombinedOutput()
-	r := probeResult{pod: "host process as 65534", line: strings.TrimSpace(string(out)), ok: err == nil}
+	// A probe that fails is a result, not an error: the probe prints its
+	// line on stdout, and setpriv and the probe their usage errors on
+	// stderr.
+	run, err := process.Command{}.Run(context.Background(), "setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin, "-timeout=" + probeTimeout.String()}, args...)...)
+	r := probeResult{pod: "host process as 65534", line: strings.TrimSpace(run.Stdout + run.Stderr), ok: err == nil}
 	logf("netpol: %s", r)
 	return r
 }

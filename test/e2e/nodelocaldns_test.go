@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
@@ -123,12 +123,11 @@ func startNodeLocalDNS(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	addr := []string{stack.NodeLocalDNSAddress + "/32", "dev", realnode.ContainDevice}
-	if out, err := exec.Command("ip", append([]string{"addr", "add"}, addr...)...).CombinedOutput(); err != nil {
-		t.Fatalf("ip addr add %v: %v: %s", addr, err, out)
-	}
+	process.Run(t, "ip", append([]string{"addr", "add"}, addr...)...)
 	t.Cleanup(func() {
-		if out, err := exec.Command("ip", append([]string{"addr", "del"}, addr...)...).CombinedOutput(); err != nil {
-			t.Errorf("ip addr del %v: %v: %s", addr, err, out)
+		// t's context has ended by the time its cleanups run.
+		if _, err := (process.Command{}).Run(ctx, "ip", append([]string{"addr", "del"}, addr...)...); err != nil {
+			t.Error(err)
 		}
 	})
 	cs := sys.Clientset()

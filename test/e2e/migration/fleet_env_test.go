@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // The stand-in's control plane is the runtime's own API server, in a
@@ -176,13 +176,9 @@ func (e *env) release(ctx context.Context, args ...string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(e.workspace, "hack", "release", "release.sh"), args...)
-	cmd.Dir = e.workspace
-	cmd.Env = append(os.Environ(), "KUBECTL="+kubectlBin)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("hack/release/release.sh %v: %w\n%s", args, err, out)
-	}
-	return nil
+	release := process.Command{Dir: e.workspace, Env: []string{"KUBECTL=" + kubectlBin}}
+	_, err = release.Run(ctx, filepath.Join(e.workspace, "hack", "release", "release.sh"), args...)
+	return err
 }
 
 // install pins the module at version and creates the runtime's Manifest

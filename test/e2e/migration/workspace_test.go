@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kyma-project/kim-snatch/test/e2e/kimsnatch"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // The images `make images` writes, and the patches with which
@@ -177,10 +177,9 @@ func (e *env) writeReleases(ctx context.Context, root string, steps []step) erro
 				continue
 			}
 			written[dir] = true
-			cmd := exec.CommandContext(ctx, release, "--manifests", dir, m[1], m[2])
-			cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("hack/release/release.sh --manifests %s %s: %w\n%s", m[1], m[2], err, out)
+			run := process.Command{Env: []string{"KUBECTL=" + kubectl}}
+			if _, err := run.Run(ctx, release, "--manifests", dir, m[1], m[2]); err != nil {
+				return err
 			}
 		}
 	}
