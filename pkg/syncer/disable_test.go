@@ -60,8 +60,8 @@ func (h *harness) deleteMWC(ctx context.Context) {
 func (h *harness) mwcStaysAbsent(ctx context.Context) {
 	h.t.Helper()
 	mwcs := h.cluster.Clientset.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	// The wait never holds: it looks every 50ms for a second, and any
-	// sighting of the MWC or of the error ends it at once.
+	// The wait never holds: it looks at a fixed pause until its timeout,
+	// and any sighting of the MWC or of the error ends it at once.
 	err := poll.Until(ctx, "the MWC to stay absent", func(context.Context) error {
 		if _, err := mwcs.Get(ctx, h.cfg.WebhookConfiguration, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return poll.Stop(fmt.Errorf("under the disable, Get = %v, want NotFound", err))

@@ -211,8 +211,8 @@ func (h *harness) metric(name string, reason ...string) float64 {
 // waitMetric waits until a metric has the value want.
 func (h *harness) waitMetric(ctx context.Context, name string, want float64, reason ...string) {
 	h.t.Helper()
-	// Every 10ms, not the doubling pause: a gauge may hold want only for
-	// a moment between two syncs.
+	// A short fixed pause, not the doubling one: a gauge may hold want
+	// only for a moment between two syncs.
 	err := poll.Until(ctx, fmt.Sprintf("%s%v = %v", name, reason, want), func(context.Context) error {
 		if got := h.metric(name, reason...); got != want {
 			return fmt.Errorf("%s%v = %v", name, reason, got)
