@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
@@ -22,20 +19,7 @@ import (
 // PrometheusRules out of it, as the e2e suite hands it.
 func installRules(t *testing.T) string {
 	t.Helper()
-	var b bytes.Buffer
-	for _, o := range render(t, defaultInstall) {
-		data, err := yaml.Marshal(o.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(data)
-	}
-	path := filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeObjects(t, "install.yaml", render(t, defaultInstall))
 }
 
 // Expositions as the two binaries serve them on /metrics when all is well,

@@ -87,20 +87,15 @@ func readImageArchive(t *testing.T, file string) imageArchive {
 
 // readTar returns the contents of a tar stream's entries by cleaned name.
 func readTar(r io.Reader) (map[string][]byte, error) {
-	entries := map[string][]byte{}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return entries, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if entries[path.Clean(h.Name)], err = io.ReadAll(tr); err != nil {
-			return nil, err
-		}
+	files, err := tarFiles(r)
+	if err != nil {
+		return nil, err
 	}
+	entries := map[string][]byte{}
+	for _, f := range files {
+		entries[path.Clean(f.hdr.Name)] = f.data
+	}
+	return entries, nil
 }
 
 // readLayer returns the files of a layer blob, gzipped or not, in order.
@@ -112,17 +107,22 @@ func readLayer(blob []byte) ([]layerFile, error) {
 			return nil, err
 		}
 	}
+	return tarFiles(r)
+}
+
+// tarFiles returns the entries of a tar stream in order.
+func tarFiles(r io.Reader) ([]layerFile, error) {
 	var files []layerFile
-	lr := tar.NewReader(r)
+	tr := tar.NewReader(r)
 	for {
-		h, err := lr.Next()
+		h, err := tr.Next()
 		if err == io.EOF {
 			return files, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		data, err := io.ReadAll(lr)
+		data, err := io.ReadAll(tr)
 		if err != nil {
 			return nil, err
 		}

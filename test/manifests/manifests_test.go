@@ -1,13 +1,16 @@
 package manifests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/check"
@@ -88,6 +91,41 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 // decodeYAML splits a multi-document YAML stream into objects.
 func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
 	return objects.Decode(data)
+}
+
+// readObjects decodes the objects of a YAML file, in its order.
+func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeYAML(b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return objs
+}
+
+// writeObjects writes objs as one YAML stream to a file name in a new
+// directory, for the tools and scripts that read a manifest, and returns
+// its path.
+func writeObjects(t *testing.T, name string, objs []*unstructured.Unstructured) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(data)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // id names an object as Kind[.group]/namespace/name, or Kind[.group]/name

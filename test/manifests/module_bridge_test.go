@@ -3,7 +3,6 @@ package manifests
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/tools"
@@ -132,20 +130,7 @@ func bridgeReleaser(t *testing.T) *releaser {
 func kimSnatchManifest(t *testing.T, edit func([]*unstructured.Unstructured) []*unstructured.Unstructured) string {
 	t.Helper()
 	objs := edit(readObjects(t, filepath.Join(tools.MustRepoRoot(t), kimSnatchTestdata)))
-	var b strings.Builder
-	for _, o := range objs {
-		y, err := yaml.Marshal(o.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	path := filepath.Join(t.TempDir(), "kim-snatch.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeObjects(t, "kim-snatch.yaml", objs)
 }
 
 // withoutCRDs is kim-snatch 1.0.16's manifest: the test's without the

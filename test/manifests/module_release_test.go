@@ -112,20 +112,6 @@ func (r *releaser) releaseModule(t *testing.T, version, webhook, syncer string) 
 	return m
 }
 
-// readObjects decodes the objects of a YAML file, in its order.
-func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeYAML(b)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return objs
-}
-
 // isMonitoring tells the objects of prometheus-operator's group, which a
 // plain runtime has no CRD for.
 func isMonitoring(o *unstructured.Unstructured) bool {

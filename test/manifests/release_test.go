@@ -228,14 +228,7 @@ func assertReleaseNotes(t *testing.T, repo, dir, binary string) {
 // base it renders: the same objects, every image wantRef.
 func assertPinnedManifest(t *testing.T, path, base, wantRef string) {
 	t.Helper()
-	manifest, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeYAML(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readObjects(t, path)
 	file := filepath.Base(path)
 	if got := imageRefs(objs); len(got) == 0 || slices.ContainsFunc(got, func(img string) bool { return img != wantRef }) {
 		t.Errorf("%s images %v, want only %s", file, got, wantRef)
@@ -245,11 +238,7 @@ func assertPinnedManifest(t *testing.T, path, base, wantRef string) {
 			t.Errorf("%s references %s, which is not pinned to a release", file, img)
 		}
 	}
-	rendered, err := framework.Kustomize(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := decodeYAML(rendered)
+	want, err := kustomize(base)
 	if err != nil {
 		t.Fatal(err)
 	}

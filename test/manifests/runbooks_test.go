@@ -15,14 +15,7 @@ import (
 // another. The repository is the one of the module path in go.mod.
 func assertRunbooksAtTag(t *testing.T, repo, path, tag string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readObjects(t, path)
 	want := "https://" + modulePath(t, repo) + "/blob/" + tag + "/docs/"
 	n := 0
 	for _, o := range objs {

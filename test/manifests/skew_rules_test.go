@@ -136,14 +136,7 @@ func renderSkewRelease(t *testing.T, binary, version string) skewRelease {
 	}
 	out := filepath.Join(t.TempDir(), "release")
 	process.Command{Env: []string{"KUBECTL=" + kubectl}}.MustRun(t, filepath.Join(tools.MustRepoRoot(t), "hack", "release", "release.sh"), "--manifests", out, binary, version)
-	data, err := os.ReadFile(filepath.Join(out, "install.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeYAML(data)
-	if err != nil {
-		t.Fatalf("%s %s install.yaml: %v", binary, version, err)
-	}
+	objs := readObjects(t, filepath.Join(out, "install.yaml"))
 	return skewRelease{binary: binary, version: version, objects: objs}
 }
 
