@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -14,8 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
@@ -205,15 +203,7 @@ func dryRunPatch(t *testing.T, cs kubernetes.Interface, mwc *admissionregistrati
 	t.Helper()
 	changed := mwc.DeepCopy()
 	change(changed)
-	before, err := json.Marshal(mwc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := json.Marshal(changed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsonpatch.CreateMergePatch(before, after)
+	patch, err := client.MergeFrom(mwc).Data(changed)
 	if err != nil {
 		t.Fatal(err)
 	}
