@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check"
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/test/framework"
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 // runCheckBinary runs `cabundle-syncer check args...` and returns its exit
@@ -27,15 +25,13 @@ func runCheckBinary(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), append([]string{"check"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	// A non-zero exit is check's verdict, returned; a run that did not
+	// start or did not exit fails the test.
+	r, err := process.Command{}.Run(ctx, binary(t), append([]string{"check"}, args...)...)
+	if r.Code == -1 {
 		t.Fatalf("run check: %v", err)
 	}
-	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	return r.Code, r.Stdout, r.Stderr
 }
 
 // decodeReport parses the JSON report and checks its shape: the checks in

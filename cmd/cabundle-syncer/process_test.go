@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -153,15 +152,7 @@ func (p *syncerProcess) waitMetric(name string, want float64, timeout time.Durat
 
 // ready returns nil if /readyz answers 200, and otherwise what it answered.
 func (p *syncerProcess) ready() error {
-	resp, err := http.Get("http://" + p.health + "/readyz")
-	if err != nil {
-		return err
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz answers %s", resp.Status)
-	}
-	return nil
+	return process.Ready(http.DefaultClient, "http://"+p.health+"/readyz")
 }
 
 func (p *syncerProcess) waitReady(timeout time.Duration) {
@@ -234,12 +225,9 @@ func newCluster(t *testing.T) *framework.Cluster {
 }
 
 func TestBinaryPrintsItsStampedVersion(t *testing.T) {
-	out, err := exec.Command(binary(t), "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := process.Run(t, binary(t), "--version")
 	want := fmt.Sprintf("cabundle-syncer %s (", testVersion)
-	if !bytes.HasPrefix(out, []byte(want)) {
+	if !strings.HasPrefix(out, want) {
 		t.Errorf("--version printed %q, want it to start with %q", out, want)
 	}
 }

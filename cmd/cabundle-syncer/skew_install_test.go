@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -36,6 +35,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/check/checktest"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/objects"
+	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
 
@@ -79,10 +79,9 @@ func renderReleases(t *testing.T, kubectl string, versions ...[2]string) (wait f
 // renderRelease renders the release of binary at version into dir and
 // decodes its install.yaml.
 func renderRelease(root, kubectl, binary, version, dir string) (*release, error) {
-	cmd := exec.Command(filepath.Join(root, "hack", "release", "release.sh"), "--manifests", dir, binary, version)
-	cmd.Env = append(os.Environ(), "KUBECTL="+kubectl)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("hack/release/release.sh --manifests %s %s: %w\n%s", binary, version, err, out)
+	render := process.Command{Env: []string{"KUBECTL=" + kubectl}}
+	if _, err := render.Run(context.Background(), filepath.Join(root, "hack", "release", "release.sh"), "--manifests", dir, binary, version); err != nil {
+		return nil, err
 	}
 	r := &release{binary: binary, version: version, path: filepath.Join(dir, "install.yaml")}
 	data, err := os.ReadFile(r.path)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os/exec"
 	"runtime"
 	"testing"
 	"time"
@@ -24,12 +23,9 @@ func TestBuildInfoAgreesWithVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(binary(t), "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := process.Run(t, binary(t), "--version")
 	want := fmt.Sprintf("%s %s (%s, %s/%s, revision %s)\n", binaryName, labels["version"], labels["goversion"], runtime.GOOS, runtime.GOARCH, labels["revision"])
-	if string(out) != want || value != 1 || len(labels) != 3 {
+	if out != want || value != 1 || len(labels) != 3 {
 		t.Errorf("--version printed %q; cabundle_syncer_build_info%v = %v, want the labels of %q and 1", out, labels, value, want)
 	}
 	if labels["version"] != testVersion || labels["revision"] == "" || labels["revision"] == "unknown" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -66,12 +65,9 @@ func TestBuildInfoAgreesWithVersion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v; log:\n%s", err, p.LogTail(20))
 	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := process.Run(t, bin, "--version")
 	want := fmt.Sprintf("%s %s (%s, %s/%s, revision %s)\n", binaryName, labels["version"], labels["goversion"], runtime.GOOS, runtime.GOARCH, labels["revision"])
-	if string(out) != want || value != 1 || len(labels) != 3 {
+	if out != want || value != 1 || len(labels) != 3 {
 		t.Errorf("--version printed %q; snatch_webhook_build_info%v = %v, want the labels of %q and 1", out, labels, value, want)
 	}
 	if labels["version"] != process.TestVersion || labels["revision"] == "" || labels["revision"] == "unknown" {

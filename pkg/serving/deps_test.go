@@ -1,10 +1,10 @@
 package serving
 
 import (
-	"errors"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/kyma-project/kim-snatch/test/process"
 )
 
 const (
@@ -49,16 +49,9 @@ func TestDependenciesLibraryWatcherLinksClientGoAndTheWebhookDoesNot(t *testing.
 // deps returns the packages pkg links, itself included.
 func deps(t *testing.T, pkg string) map[string]bool {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
-	if err != nil {
-		var stderr []byte
-		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
-	}
+	out := process.Run(t, "go", "list", "-deps", "-f", "{{.ImportPath}}", pkg)
 	set := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range strings.Fields(out) {
 		set[p] = true
 	}
 	return set
