@@ -2,7 +2,6 @@ package admission
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,10 +15,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/kyma-project/kim-snatch/pkg/admission/admissiontest"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/webhookpath"
 )
@@ -52,7 +49,7 @@ func BenchmarkHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	generic := genericWebhook(m)
+	generic := admissiontest.Generic(m, logr.Discard())
 	narrow := narrowHandler{m: m}
 
 	for _, payload := range []struct{ name, file string }{
@@ -105,32 +102,6 @@ func sameJSON(b *testing.B, x, y []byte) bool {
 	return reflect.DeepEqual(vx, vy)
 }
 
-// genericWebhook is the old implementation's shape: a typed handler that
-// decodes the Pod, mutates it and returns the diff as the patch.
-func genericWebhook(m *affinity.Mutator) http.Handler {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme) // the client-go scheme always registers
-	decoder := admission.NewDecoder(scheme)
-	return &admission.Webhook{
-		LogConstructor: func(logr.Logger, *admission.Request) logr.Logger { return logr.Discard() },
-		Handler: admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
-			pod := &corev1.Pod{}
-			if err := decoder.Decode(req, pod); err != nil {
-				return admission.Errored(http.StatusBadRequest, err)
-			}
-			if d := m.Decide(m.Policy().FactsOf(pod)); !d.Patched() {
-				return admission.Allowed(string(d.Reason))
-			}
-			addTerm(pod, m.Policy().Term())
-			marshaled, err := json.Marshal(pod)
-			if err != nil {
-				return admission.Errored(http.StatusInternalServerError, err)
-			}
-			return admission.PatchResponseFromRaw(req.Object.Raw, marshaled)
-		}),
-	}
-}
-
 // narrowHandler decodes the review with encoding/json into narrowReview,
 // builds a Pod of what it read, and answers with the same prebuilt patch.
 type narrowHandler struct{ m *affinity.Mutator }
@@ -181,17 +152,6 @@ func (n narrowHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	uid := bytes.TrimSuffix(bytes.TrimPrefix(req.UID, []byte(`"`)), []byte(`"`)) // the raw contents
 	_, _ = w.Write(appendAllowed(nil, uid, patch))
-}
-
-func addTerm(pod *corev1.Pod, term corev1.PreferredSchedulingTerm) {
-	if pod.Spec.Affinity == nil {
-		pod.Spec.Affinity = &corev1.Affinity{}
-	}
-	if pod.Spec.Affinity.NodeAffinity == nil {
-		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := pod.Spec.Affinity.NodeAffinity
-	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution, term)
 }
 
 func zapJSONDiscard() logr.Logger {

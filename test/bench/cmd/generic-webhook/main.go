@@ -3,7 +3,9 @@
 // kim-snatch's old implementation did. controller-runtime's
 // admission.Webhook decodes the whole AdmissionReview, the handler decodes
 // the whole Pod into k8s types, adds the term to the typed Pod, encodes it
-// again and diffs the two documents into a JSON patch.
+// again and diffs the two documents into a JSON patch: the handler is
+// admissiontest.Generic, the baseline of package admission's benchmark
+// too.
 //
 // Everything else is the snatch-webhook's: the TLS server, certificate
 // watcher, probes and metrics of pkg/serving, and its logger, which writes
@@ -13,23 +15,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	snatchadmission "github.com/kyma-project/kim-snatch/pkg/admission"
+	"github.com/kyma-project/kim-snatch/pkg/admission/admissiontest"
 	"github.com/kyma-project/kim-snatch/pkg/affinity"
 	"github.com/kyma-project/kim-snatch/pkg/cmdline"
 	"github.com/kyma-project/kim-snatch/pkg/serving"
@@ -64,7 +61,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	handler := genericWebhook(mutator, log.WithName(snatchadmission.LoggerName))
+	handler := admissiontest.Generic(mutator, log.WithName(snatchadmission.LoggerName))
 	mux := http.NewServeMux()
 	mux.Handle(webhookpath.MutatePod, handler)
 	srv, err := serving.New(serving.Options{
@@ -80,51 +77,4 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return srv.Serve(ctx)
-}
-
-// genericWebhook decides with the same Mutator as the snatch-webhook, on a
-// fully decoded Pod, and returns the diff of the mutated Pod as the patch.
-func genericWebhook(m *affinity.Mutator, log logr.Logger) http.Handler {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err) // the client-go scheme always registers
-	}
-	decoder := admission.NewDecoder(scheme)
-	term := m.Policy().Term()
-	return &admission.Webhook{
-		LogConstructor: func(logr.Logger, *admission.Request) logr.Logger { return logr.Discard() },
-		Handler: admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
-			pod := &corev1.Pod{}
-			if err := decoder.Decode(req, pod); err != nil {
-				return admission.Errored(http.StatusBadRequest, err)
-			}
-			d := m.Decide(m.Policy().FactsOf(pod))
-			outcome := "allowed"
-			if d.Patched() {
-				outcome = "patched"
-			}
-			log.Info("admission decision", "namespace", req.Namespace, "pod", pod.Name, "uid", string(req.UID),
-				"outcome", outcome, "reason", string(d.Reason), "detail", d.Message)
-			if !d.Patched() {
-				return admission.Allowed(string(d.Reason))
-			}
-			addTerm(pod, term)
-			marshaled, err := json.Marshal(pod)
-			if err != nil {
-				return admission.Errored(http.StatusInternalServerError, err)
-			}
-			return admission.PatchResponseFromRaw(req.Object.Raw, marshaled)
-		}),
-	}
-}
-
-func addTerm(pod *corev1.Pod, term corev1.PreferredSchedulingTerm) {
-	if pod.Spec.Affinity == nil {
-		pod.Spec.Affinity = &corev1.Affinity{}
-	}
-	if pod.Spec.Affinity.NodeAffinity == nil {
-		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := pod.Spec.Affinity.NodeAffinity
-	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution, term)
 }
