@@ -24,7 +24,7 @@ func TestShippedLeaseNeedsNoCreate(t *testing.T) {
 	cs := c.Clientset
 	ctx := context.Background()
 	setupObjects(t, cs, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
-	applyRBAC(t, cs)
+	applyRBAC(t, c)
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)
 	other := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "another-component"}}
@@ -49,7 +49,7 @@ func TestShippedLeaseNeedsNoCreate(t *testing.T) {
 	if log := first.Log(); !strings.Contains(log, "forbidden") {
 		t.Errorf("the leader's log does not say that creating the Lease was refused:\n%s", first.LogTail(20))
 	}
-	applyManifests(t, cs, "lease.yaml")
+	applyManifests(t, c, "lease.yaml")
 	second := startSyncerEnv(t, "replica-2", []string{"POD_NAME=replica-2"}, args...)
 	second.waitMetric("cabundle_syncer_is_leader", 1, 30*time.Second)
 }

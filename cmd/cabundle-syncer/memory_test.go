@@ -21,7 +21,7 @@ func TestMemoryDoesNotGrowWithTheClustersSecrets(t *testing.T) {
 	cs := c.Clientset
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
-	applyRBAC(t, cs)
+	applyRBAC(t, c)
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 
 	p := startSyncer(t, "syncer", append([]string{"--kubeconfig=" + kubeconfig}, leaseFlags...)...)

@@ -35,7 +35,7 @@ func TestSecureMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 	cs := c.Clientset
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
-	applyRBAC(t, cs)
+	applyRBAC(t, c)
 	_, kubeconfig := serviceAccountConfig(t, c)
 
 	allowed, stranger := bindScrapers(t, cs)

@@ -138,7 +138,7 @@ func TestPolicyLetsTheSyncerChangeOnlyTheCABundlesAndItsState(t *testing.T) {
 	cs := c.Clientset
 	ctx := context.Background()
 	setupObjects(t, cs, certtest.MustCA(t, certtest.Options{CommonName: "ca"}))
-	applyManifests(t, cs, "rbac.yaml", "policy.yaml")
+	applyManifests(t, c, "rbac.yaml", "policy.yaml")
 	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, mwcName, types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"`+policyLabel+`":"kim-snatch"},"annotations":{"`+policyAnnotation+`":"flux"}}}`), metav1.PatchOptions{})
 	if err != nil {

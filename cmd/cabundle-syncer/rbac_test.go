@@ -11,16 +11,13 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kyma-project/kim-snatch/pkg/certtest"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
@@ -34,9 +31,9 @@ import (
 // applyRBAC creates, as the cluster admin, every object of
 // deploy/syncer/rbac.yaml, the identity the Deployment uses, and the Lease of
 // lease.yaml, which that identity may update but not create.
-func applyRBAC(t *testing.T, cs kubernetes.Interface) {
+func applyRBAC(t *testing.T, c *framework.Cluster) {
 	t.Helper()
-	kinds := applyManifests(t, cs, "rbac.yaml", "lease.yaml")
+	kinds := applyManifests(t, c, "rbac.yaml", "lease.yaml")
 	for _, k := range []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Lease"} {
 		if kinds[k] == 0 {
 			t.Errorf("rbac.yaml and lease.yaml have no %s", k)
@@ -45,9 +42,14 @@ func applyRBAC(t *testing.T, cs kubernetes.Interface) {
 }
 
 // applyManifests creates every object of the named files of deploy/syncer
-// as the cluster admin, and counts them by kind.
-func applyManifests(t *testing.T, cs kubernetes.Interface, files ...string) map[string]int {
+// as the cluster admin, with strict field validation, and counts them by
+// kind.
+func applyManifests(t *testing.T, c *framework.Cluster, files ...string) map[string]int {
 	t.Helper()
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	root := tools.MustRepoRoot(t)
 	kinds := map[string]int{}
 	for _, file := range files {
@@ -60,49 +62,13 @@ func applyManifests(t *testing.T, cs kubernetes.Interface, files ...string) map[
 			t.Fatalf("decode %s: %v", file, err)
 		}
 		for _, u := range objs {
-			gvk := u.GroupVersionKind()
-			obj, err := scheme.Scheme.New(gvk)
-			if err == nil {
-				err = objects.Into(u, obj)
-			}
-			if err != nil {
-				t.Fatalf("decode %s of %s: %v", gvk.Kind, file, err)
-			}
-			kinds[gvk.Kind]++
-			if err := createObject(cs, obj); err != nil {
-				t.Fatalf("create %s from %s: %v", gvk.Kind, file, err)
+			kinds[u.GetKind()]++
+			if err := cl.Create(t.Context(), u, client.FieldValidation("Strict")); err != nil {
+				t.Fatalf("create %s from %s: %v", u.GetKind(), file, err)
 			}
 		}
 	}
 	return kinds
-}
-
-// createObject creates one object of the kinds deploy/syncer's RBAC, Lease
-// and policy files hold.
-func createObject(cs kubernetes.Interface, obj runtime.Object) error {
-	ctx := context.Background()
-	var err error
-	switch o := obj.(type) {
-	case *corev1.ServiceAccount:
-		_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-	case *rbacv1.Role:
-		_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-	case *rbacv1.RoleBinding:
-		_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-	case *rbacv1.ClusterRole:
-		_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-	case *rbacv1.ClusterRoleBinding:
-		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-	case *coordinationv1.Lease:
-		_, err = cs.CoordinationV1().Leases(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
-		_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, o, metav1.CreateOptions{})
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, o, metav1.CreateOptions{})
-	default:
-		err = fmt.Errorf("this test does not know a %T", obj)
-	}
-	return err
 }
 
 // serviceAccountConfig returns a client configuration that authenticates
@@ -133,8 +99,8 @@ func TestRunsUnderTheRBACOfTheManifests(t *testing.T) {
 	caA := certtest.MustCA(t, certtest.Options{CommonName: "ca-a"})
 	setupObjects(t, cs, caA)
 	applyAsEarlierWriters(t, cs, caA)
-	applyRBAC(t, cs)
-	applyManifests(t, cs, "policy.yaml")
+	applyRBAC(t, c)
+	applyManifests(t, c, "policy.yaml")
 	saCfg, kubeconfig := serviceAccountConfig(t, c)
 	sa := kubernetes.NewForConfigOrDie(saCfg)
 	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, mwcName, metav1.GetOptions{})
