@@ -47,11 +47,8 @@ func (s *ManifestStatus) DeepCopy() *ManifestStatus {
 
 // DeepCopyObject implements runtime.Object.
 func (l *ManifestList) DeepCopyObject() runtime.Object {
-	out := &ManifestList{TypeMeta: l.TypeMeta}
+	out := &ManifestList{TypeMeta: l.TypeMeta, Items: deepCopyItems(l.Items)}
 	l.DeepCopyInto(&out.ListMeta)
-	for i := range l.Items {
-		out.Items = append(out.Items, *l.Items[i].DeepCopy())
-	}
 	return out
 }
 
@@ -74,10 +71,20 @@ func (m *ModuleReleaseMeta) DeepCopyObject() runtime.Object { return m.DeepCopy(
 
 // DeepCopyObject implements runtime.Object.
 func (l *ModuleReleaseMetaList) DeepCopyObject() runtime.Object {
-	out := &ModuleReleaseMetaList{TypeMeta: l.TypeMeta}
+	out := &ModuleReleaseMetaList{TypeMeta: l.TypeMeta, Items: deepCopyItems(l.Items)}
 	l.DeepCopyInto(&out.ListMeta)
-	for i := range l.Items {
-		out.Items = append(out.Items, *l.Items[i].DeepCopy())
+	return out
+}
+
+// deepCopyItems returns deep copies of a list's items, nil for none, as the
+// copies above always made them.
+func deepCopyItems[T any, P interface {
+	*T
+	DeepCopy() *T
+}](items []T) []T {
+	var out []T
+	for i := range items {
+		out = append(out, *P(&items[i]).DeepCopy())
 	}
 	return out
 }

@@ -22,19 +22,18 @@ func transform(m *Manifest, objs []*unstructured.Unstructured) error {
 }
 
 func mergeLabels(obj *unstructured.Unstructured, add map[string]string) {
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, add)
-	obj.SetLabels(labels)
+	obj.SetLabels(merged(obj.GetLabels(), add))
 }
 
 func mergeAnnotations(obj *unstructured.Unstructured, add map[string]string) {
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+	obj.SetAnnotations(merged(obj.GetAnnotations(), add))
+}
+
+// merged returns m, or a new map if m is nil, with the keys of add set.
+func merged(m, add map[string]string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
 	}
-	maps.Copy(annotations, add)
-	obj.SetAnnotations(annotations)
+	maps.Copy(m, add)
+	return m
 }
