@@ -30,9 +30,7 @@ import (
 func TestFrozenWebhookFailsNoCreate(t *testing.T) {
 	framework.InTier(t, framework.Full, "the measurement behind timeoutSeconds; the smoke's break proves fail-open")
 	framework.Alone(t, "it freezes a webhook replica")
-	if _, ok := sys.(*nodeSystem); !ok {
-		t.Skipf("%T: the webhook's processes are not on this host", sys)
-	}
+	requireNode(t, "the webhook's processes are not on this host")
 	c := newChecker(t)
 	watch := newAlertWatch(t)
 	ns := namespace(t, "e2e-frozen", true)
@@ -253,9 +251,7 @@ func breakNamespaceSelector(t *testing.T) func(context.Context) error {
 func TestWebhookFrozenForGoodIsUnavailableInBothProfiles(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second unavailability break; the smoke's break stops every replica")
 	framework.Alone(t, "it freezes every webhook replica")
-	if _, ok := sys.(*nodeSystem); !ok {
-		t.Skipf("%T: the webhook's processes are not on this host", sys)
-	}
+	requireNode(t, "the webhook's processes are not on this host")
 	watch := newAlertWatch(t)
 	alerts := map[string][]string{
 		stack.ProfileAPIServer: {alertWebhookUnavailable, alertFailingOpen},

@@ -18,9 +18,7 @@ import (
 func TestImagesRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
 	framework.InTier(t, framework.Smoke, "the images as shipped, under the restricted profile, once")
 	framework.Shares(t)
-	if _, ok := sys.(*nodeSystem); !ok {
-		t.Skipf("%T: the containers' processes are not on this host", sys)
-	}
+	requireNode(t, "the containers' processes are not on this host")
 	for _, bin := range []string{stack.WebhookName, stack.SyncerName} {
 		pids := processesOf("/" + bin)
 		if len(pids) == 0 {

@@ -30,9 +30,7 @@ import (
 // the suite does not run the stack.
 func monitored(t *testing.T, profile string) promv1.API {
 	t.Helper()
-	if _, ok := sys.(*nodeSystem); !ok {
-		t.Skipf("%T runs no Prometheus stack", sys)
-	}
+	requireNode(t, "it runs no Prometheus stack")
 	prom, err := stack.Prometheus(t.Context(), sys.Clientset(), stack.Profiles[profile])
 	if err != nil {
 		t.Fatal(err)

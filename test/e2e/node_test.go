@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,15 @@ type nodeSystem struct {
 	scrape map[string]*http.Client
 	// alerts receives what Alertmanager sends.
 	alerts *stack.AlertReceiver
+}
+
+// requireNode skips t, saying why, unless the system under test is the
+// real node, whose processes are on this host.
+func requireNode(t *testing.T, why string) {
+	t.Helper()
+	if _, ok := sys.(*nodeSystem); !ok {
+		t.Skipf("%T: %s", sys, why)
+	}
 }
 
 func newNodeSystem(ctx context.Context) (system, error) {
