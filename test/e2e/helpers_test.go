@@ -53,17 +53,11 @@ func runDeployment(t *testing.T, ns string, d *appsv1.Deployment, bound int) []c
 	var pods []corev1.Pod
 	what := fmt.Sprintf("%d of the %d Pods of Deployment %s/%s bound", bound, *d.Spec.Replicas, ns, d.Name)
 	poll.Eventually(t, what, func(ctx context.Context) error {
-		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + d.Name})
+		got, n, err := stack.PausePods(ctx, cs, ns, d.Name)
 		if err != nil {
 			return err
 		}
-		pods = list.Items
-		n := 0
-		for _, p := range pods {
-			if p.Spec.NodeName != "" {
-				n++
-			}
-		}
+		pods = got
 		if n < bound || len(pods) != int(*d.Spec.Replicas) {
 			return fmt.Errorf("%d bound of %s", n, describe(pods))
 		}

@@ -1,10 +1,13 @@
 package stack
 
 import (
+	"context"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -37,4 +40,19 @@ func PauseDeployment(name string, replicas int32, cpu string) *appsv1.Deployment
 			},
 		},
 	}
+}
+
+// PausePods lists the Pods of the PauseDeployment name in ns and counts
+// those bound to a Node.
+func PausePods(ctx context.Context, cs kubernetes.Interface, ns, name string) (pods []corev1.Pod, bound int, err error) {
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	return list.Items, bound, nil
 }

@@ -81,19 +81,13 @@ func waitBound(ctx context.Context, cs kubernetes.Interface, ns, name string, re
 	var pods []corev1.Pod
 	what := fmt.Sprintf("the %d Pods of deployment %s/%s bound to a Node", replicas, ns, name)
 	err := poll.Until(ctx, what, func(ctx context.Context) error {
-		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		got, bound, err := stack.PausePods(ctx, cs, ns, name)
 		if err != nil {
 			// The next poll retries; a lasting error ends in the timeout,
 			// which reports it.
 			return err
 		}
-		pods = list.Items
-		bound := 0
-		for _, p := range pods {
-			if p.Spec.NodeName != "" {
-				bound++
-			}
-		}
+		pods = got
 		if len(pods) != replicas || bound != replicas {
 			return fmt.Errorf("%d Pods, %d bound", len(pods), bound)
 		}
