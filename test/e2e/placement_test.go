@@ -48,12 +48,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 	framework.InTier(t, framework.Full, "a second placement case; the smoke places Pods once")
 	framework.Alone(t, "it fills the Kyma pool")
 	c := newChecker(t)
-	watch := newAlertWatch(t)
-	alerts := map[string][]string{stack.ProfileAPIServer: {alertPodsOffPool}, stack.ProfileShoot: {alertPodsOffPool}}
-	if watch != nil {
-		watch.quiet(t, alerts)
-	}
-	broken := time.Now()
+	awaitAlert := watchPoolAlert(t, alertPodsOffPool)
 	pool := pools(t)
 	nodes, err := sys.Clientset().CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: framework.PoolLabel + "=" + framework.KymaPool})
 	if err != nil {
@@ -98,10 +93,7 @@ func TestKymaPoolFullSpillsToTheCustomerPool(t *testing.T) {
 			t.Errorf("placement details %q, want %s/%s off pool because the pool is full", res.Details, ns, p.Name)
 		}
 	}
-	if watch != nil {
-		watch.await(t, "Kyma pool full", broken, alerts, nil, panelChange{})
-		watch.table()
-	}
+	awaitAlert("Kyma pool full")
 }
 
 // Without any Kyma-pool node the term matches nothing and costs nothing.
@@ -124,12 +116,7 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 		}
 	}
 	c := newChecker(t)
-	watch := newAlertWatch(t)
-	alerts := map[string][]string{stack.ProfileAPIServer: {alertPoolHasNoNodes}, stack.ProfileShoot: {alertPoolHasNoNodes}}
-	if watch != nil {
-		watch.quiet(t, alerts)
-	}
-	broken := time.Now()
+	awaitAlert := watchPoolAlert(t, alertPoolHasNoNodes)
 	relabel(framework.KymaPool, "retired-pool")
 	t.Cleanup(func() { relabel("retired-pool", framework.KymaPool) })
 
@@ -158,10 +145,7 @@ func TestNoKymaPoolStillSchedules(t *testing.T) {
 			t.Errorf("placement details %q, want %s/%s off pool because the pool is missing", res.Details, ns, p.Name)
 		}
 	}
-	if watch != nil {
-		watch.await(t, "no Kyma pool", broken, alerts, nil, panelChange{})
-		watch.table()
-	}
+	awaitAlert("no Kyma pool")
 }
 
 // placementItem runs check -o json and returns its placement item.
@@ -185,4 +169,22 @@ func detailed(res check.Result, pod, what string) bool {
 		}
 	}
 	return false
+}
+
+// watchPoolAlert waits until alert, which both monitoring profiles fire, is
+// quiet, and returns what, after the break that starts now, awaits it and
+// prints the table. Without a Prometheus stack it does nothing.
+func watchPoolAlert(t *testing.T, alert string) (awaitAlert func(scenario string)) {
+	t.Helper()
+	watch := newAlertWatch(t)
+	if watch == nil {
+		return func(string) {}
+	}
+	alerts := map[string][]string{stack.ProfileAPIServer: {alert}, stack.ProfileShoot: {alert}}
+	watch.quiet(t, alerts)
+	broken := time.Now()
+	return func(scenario string) {
+		watch.await(t, scenario, broken, alerts, nil, panelChange{})
+		watch.table()
+	}
 }
