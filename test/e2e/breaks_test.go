@@ -77,6 +77,28 @@ func forCreate(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
 }
 
+// getDeleter is the part of a typed client of objects T that deleteSaved
+// uses.
+type getDeleter[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// deleteSaved deletes object name and returns it as it was, for a break
+// to create it again.
+func deleteSaved[T any](t *testing.T, objs getDeleter[T], name string) T {
+	t.Helper()
+	ctx := context.Background()
+	saved, err := objs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return saved
+}
+
 // deleteDeployment returns a break that deletes the installation's
 // Deployment name, as a deployer that pruned it would.
 func deleteDeployment(name string) func(t *testing.T) func(context.Context) error {
@@ -93,15 +115,8 @@ func deleteDeployment(name string) func(t *testing.T) func(context.Context) erro
 // deleteWebhookConfiguration deletes the MWC, as someone who disabled the
 // webhook by hand without the marker of the emergency disable would.
 func deleteWebhookConfiguration(t *testing.T) func(context.Context) error {
-	ctx := context.Background()
 	mwcs := sys.Clientset().AdmissionregistrationV1().MutatingWebhookConfigurations()
-	saved, err := mwcs.Get(ctx, stack.WebhookConfigName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mwcs.Delete(ctx, stack.WebhookConfigName, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	saved := deleteSaved(t, mwcs, stack.WebhookConfigName)
 	return func(ctx context.Context) error {
 		m := saved.DeepCopy()
 		m.ObjectMeta = forCreate(m.ObjectMeta)

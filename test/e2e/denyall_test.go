@@ -271,10 +271,8 @@ func savedPolicy(t *testing.T, name string) (networkingv1client.NetworkPolicyInt
 // returns, also run at cleanup, creates it again as it was.
 func withoutPolicy(t *testing.T, name string) func() {
 	t.Helper()
-	policies, saved := savedPolicy(t, name)
-	if err := policies.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	policies := sys.Clientset().NetworkingV1().NetworkPolicies(stack.Namespace)
+	saved := deleteSaved(t, policies, name)
 	logf("denyall: removed NetworkPolicy %s", name)
 	restore := sync.OnceFunc(func() {
 		np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Labels: saved.Labels}, Spec: saved.Spec}

@@ -23,16 +23,9 @@ import (
 // restoring creates it again with the same data, as a re-applied backup
 // would, and starts cert-management again.
 func deleteSecret(t *testing.T) func(context.Context) error {
-	ctx := context.Background()
 	resume := pauseCertManagement(t)
 	secrets := sys.Clientset().CoreV1().Secrets(stack.Namespace)
-	saved, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := secrets.Delete(ctx, stack.SecretName, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	saved := deleteSaved(t, secrets, stack.SecretName)
 	return func(ctx context.Context) error {
 		_, err := secrets.Create(ctx, &corev1.Secret{
 			ObjectMeta: forCreate(saved.ObjectMeta),
