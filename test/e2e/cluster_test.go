@@ -19,6 +19,7 @@ import (
 	"github.com/kyma-project/kim-snatch/pkg/serving"
 	"github.com/kyma-project/kim-snatch/pkg/syncer"
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
 )
 
@@ -55,11 +56,7 @@ func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = 100, 200 // the load scenarios create 20 Pods/s
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cs, dyn, err := framework.Clients(cfg)
 	if err != nil {
 		return nil, err
 	}

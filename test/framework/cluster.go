@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -132,6 +133,20 @@ func connect(kubeconfig string) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{Config: cfg, Clientset: cs, KubeconfigPath: kubeconfig, external: true}, nil
+}
+
+// Clients returns the typed and the dynamic client of cfg, for a suite that
+// reads both built-in objects and custom resources.
+func Clients(cfg *rest.Config) (kubernetes.Interface, dynamic.Interface, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, dyn, nil
 }
 
 func (c *Cluster) start(ctx context.Context, opts Options) error {

@@ -123,11 +123,7 @@ func newAPIEnv(c *framework.Cluster) (*apiEnv, error) {
 	rec := &warningRecorder{}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = rec
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cs, dyn, err := framework.Clients(cfg)
 	if err != nil {
 		return nil, err
 	}
