@@ -60,18 +60,12 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_node_labels gauge")
-	for _, n := range nodes.Items {
-		series(&b, "kube_node_labels", 1, append(allowlisted(n.Labels, allowed["nodes"]...), "node", n.Name))
-	}
+	writeLabels(&b, "node", "nodes", nodes.Items)
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(&b, "# TYPE kube_namespace_labels gauge")
-	for _, ns := range namespaces.Items {
-		series(&b, "kube_namespace_labels", 1, append(allowlisted(ns.Labels, allowed["namespaces"]...), "namespace", ns.Name))
-	}
+	writeLabels(&b, "namespace", "namespaces", namespaces.Items)
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -93,6 +87,21 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	}
 	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
+}
+
+// writeLabels writes kube_<kind>_labels for each object of a cluster-scoped
+// kind: the labels the allowlist of its resource keeps, and its name under
+// the label kind.
+func writeLabels[T any, P interface {
+	*T
+	metav1.Object
+}](b *bytes.Buffer, kind, resource string, items []T) {
+	name := "kube_" + kind + "_labels"
+	fmt.Fprintf(b, "# TYPE %s gauge\n", name)
+	for i := range items {
+		o := P(&items[i])
+		series(b, name, 1, append(allowlisted(o.GetLabels(), allowed[resource]...), kind, o.GetName()))
+	}
 }
 
 // writePods writes the Pod-level series, in the order of Write's list.
