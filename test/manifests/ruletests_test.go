@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -306,13 +305,9 @@ func TestEveryAlertCarriesANamespace(t *testing.T) {
 // name are the tool's business.
 func readRuleTestFile(t *testing.T, f string) ruleTestFile {
 	t.Helper()
-	data, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tf ruleTestFile
-	if err := yaml.Unmarshal(data, &tf); err != nil {
-		t.Fatalf("%s: %v", f, err)
+	if err := objects.ReadFile(f, &tf); err != nil {
+		t.Fatal(err)
 	}
 	return tf
 }

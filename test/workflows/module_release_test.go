@@ -13,8 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/kyma-project/kim-snatch/test/framework/objects"
 	"github.com/kyma-project/kim-snatch/test/process"
 	"github.com/kyma-project/kim-snatch/test/tools"
 )
@@ -39,13 +38,9 @@ type workflow struct {
 
 func readModuleWorkflow(t *testing.T) workflow {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(tools.MustRepoRoot(t), moduleWorkflow))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var w workflow
-	if err := yaml.Unmarshal(data, &w); err != nil {
-		t.Fatalf("%s: %v", moduleWorkflow, err)
+	if err := objects.ReadFile(filepath.Join(tools.MustRepoRoot(t), moduleWorkflow), &w); err != nil {
+		t.Fatal(err)
 	}
 	return w
 }
