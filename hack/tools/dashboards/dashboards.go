@@ -83,6 +83,17 @@ func withPanels(b *dashboard.DashboardBuilder, rows ...any) *dashboard.Dashboard
 	return b
 }
 
+// rolloutStuck is the panel that shows a rollout of the Deployment
+// deployment stopped, as alert reads it: 1 while the Deployment's
+// Progressing condition is False (ProgressDeadlineExceeded), 0 otherwise.
+func rolloutStuck(deployment, alert string) cog.Builder[dashboard.Panel] {
+	return single("Rollout stuck", "1 while a rollout of the Deployment has stopped: its Progressing condition is False, "+
+		"as the Deployment controller sets it once no new Pod became available within progressDeadlineSeconds "+
+		"(kube-state-metrics). "+alert+" warns after 5 minutes of it.", "none",
+		q(`max(kube_deployment_status_condition{cluster=~"$cluster", namespace="$namespace", deployment="`+deployment+
+			`", condition="Progressing", status="false"})`, "stuck"))
+}
+
 func webhookBoard() *dashboard.DashboardBuilder {
 	b := newBoard("kim-snatch-webhook", "KIM Snatch / snatch-webhook",
 		"The mutating webhook: its decisions, its latency as it and the kube-apiserver see it, calls that failed open, and its serving certificate.").
@@ -94,6 +105,7 @@ func webhookBoard() *dashboard.DashboardBuilder {
 		single("Ready replicas", "Available and desired replicas of the Deployment (kube-state-metrics).", "none",
 			q(`sum(kube_deployment_status_replicas_available{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "available"),
 			q(`sum(kube_deployment_spec_replicas{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "desired")),
+		rolloutStuck("snatch-webhook", "KimSnatchWebhookRolloutStuck"),
 		single("Serving certificate expires in", "Time until the earliest expiry among the certificates the replicas serve.", "s",
 			q(`min(snatch_webhook_serving_cert_not_after_seconds{`+webhookSel+`} > 0) - time()`, "expires in")),
 		single("Failing open", "Pod admissions per second that the kube-apiserver let through without a successful call to the webhook (kube-apiserver metrics). Kyma Pods admitted so lack the term.", "reqps",
@@ -142,6 +154,7 @@ func syncerBoard() *dashboard.DashboardBuilder {
 			q(`max(cabundle_syncer_bundle_certificates{`+syncerSel+`}`+leader+`)`, "CAs")),
 		single("Leader", "Replicas that hold the Lease: 1 when healthy, 0 when none does or none is scraped.", "none",
 			q(`sum(cabundle_syncer_is_leader{`+syncerSel+`}) or vector(0)`, "leaders")),
+		rolloutStuck("cabundle-syncer", "KimSnatchCABundleSyncerRolloutStuck"),
 		"Syncs",
 		graph("Leader by replica", "1 for the replica that holds the Lease.", "none",
 			q(`max by (pod) (cabundle_syncer_is_leader{`+syncerSel+`})`, "{{pod}}")),
