@@ -13,6 +13,9 @@ const (
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"
 	alertPoolHasNoNodes       = "KimSnatchKymaPoolHasNoNodes"
 	alertPodsOffPool          = "KimSnatchKymaPodsOffPool"
+	// Rollouts that stopped: kube-state-metrics' Progressing condition.
+	alertWebhookRolloutStuck = "KimSnatchWebhookRolloutStuck"
+	alertSyncerRolloutStuck  = "KimSnatchCABundleSyncerRolloutStuck"
 	// The kube-apiserver's view of its calls.
 	alertCallsSlow = "KimSnatchWebhookCallsSlow"
 	// The Shoot profile's witnesses of a replica serving a foreign

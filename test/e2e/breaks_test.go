@@ -40,6 +40,12 @@ type breaker interface {
 	// RestoreDeployment creates it again.
 	DeleteDeployment(ctx context.Context, name string) error
 	RestoreDeployment(ctx context.Context, name string) error
+	// StickRollout starts a rollout of the installation's Deployment name
+	// whose new Pods never become available, with a progress deadline of
+	// deadline; UnstickRollout puts the Deployment back as it was and
+	// waits until it has rolled out.
+	StickRollout(ctx context.Context, name string, deadline time.Duration) error
+	UnstickRollout(ctx context.Context, name string) error
 }
 
 func local(t *testing.T) breaker {
@@ -109,6 +115,29 @@ func deleteDeployment(name string) func(t *testing.T) func(context.Context) erro
 			t.Fatal(err)
 		}
 		return func(ctx context.Context) error { return l.RestoreDeployment(ctx, name) }
+	}
+}
+
+// stuckRollout returns a break that starts a rollout of the installation's
+// Deployment name that stops, as a release with a flag its binary refuses
+// would: the new Pod exits at start and the kubelet restarts it, so it
+// never becomes available, while maxUnavailable 0 keeps the old replicas
+// serving. Its progress deadline is lowered to 10 s, so that the Deployment
+// controller marks the rollout stuck within the break, not after 10
+// minutes. The deadline comes back when the test ends, whatever repaired
+// the break: the runbook's rollout undo leaves it.
+func stuckRollout(name string) func(t *testing.T) func(context.Context) error {
+	return func(t *testing.T) func(context.Context) error {
+		l := local(t)
+		t.Cleanup(func() {
+			if err := l.UnstickRollout(context.Background(), name); err != nil {
+				t.Errorf("put the Deployment %s back: %v", name, err)
+			}
+		})
+		if err := l.StickRollout(t.Context(), name, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return func(ctx context.Context) error { return l.UnstickRollout(ctx, name) }
 	}
 }
 

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
@@ -154,6 +158,66 @@ func (c *clusterSystem) SetWebhookArgs(ctx context.Context, extra []string) erro
 		return err
 	}
 	_, err = c.waitRollout(ctx, stack.WebhookName)
+	return err
+}
+
+// refusedFlag is a flag that neither binary knows: each refuses it at
+// start and exits.
+const refusedFlag = "--e2e-refused-flag"
+
+// StickRollout adds refusedFlag to the first container of the Deployment
+// name and sets its progressDeadlineSeconds to deadline, keeping the
+// Deployment as it was to put back. It does not wait: the rollout never
+// ends.
+func (c *clusterSystem) StickRollout(ctx context.Context, name string, deadline time.Duration) error {
+	deployments := c.cs.AppsV1().Deployments(stack.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.stuckRollouts == nil {
+			c.stuckRollouts = map[string]*appsv1.Deployment{}
+		}
+		if _, ok := c.stuckRollouts[name]; !ok {
+			c.stuckRollouts[name] = d.DeepCopy()
+		}
+		ctr := &d.Spec.Template.Spec.Containers[0]
+		ctr.Args = append(slices.Clone(ctr.Args), refusedFlag)
+		d.Spec.ProgressDeadlineSeconds = ptr.To(int32(deadline.Seconds()))
+		_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// UnstickRollout gives the Deployment name its template and progress
+// deadline from before StickRollout, where they differ (a rollout undo
+// gives back the template alone), and waits until it has rolled out.
+func (c *clusterSystem) UnstickRollout(ctx context.Context, name string) error {
+	saved, ok := c.stuckRollouts[name]
+	if !ok {
+		return nil
+	}
+	deployments := c.cs.AppsV1().Deployments(stack.Namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if equality.Semantic.DeepEqual(d.Spec.Template, saved.Spec.Template) &&
+			equality.Semantic.DeepEqual(d.Spec.ProgressDeadlineSeconds, saved.Spec.ProgressDeadlineSeconds) {
+			return nil
+		}
+		d.Spec.Template = saved.Spec.Template
+		d.Spec.ProgressDeadlineSeconds = saved.Spec.ProgressDeadlineSeconds
+		_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	delete(c.stuckRollouts, name)
+	_, err = c.waitRollout(ctx, name)
 	return err
 }
 

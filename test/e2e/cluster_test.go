@@ -43,11 +43,13 @@ type clusterSystem struct {
 	// webhookReplicas and syncerReplicas are the Deployments' sizes as
 	// installed.
 	webhookReplicas, syncerReplicas int32
-	// deletedService, deletedDeployments (by name) and webhookArgs are
-	// what the breaks restore.
+	// deletedService, deletedDeployments (by name), webhookArgs and
+	// stuckRollouts (the Deployments as they were, by name) are what the
+	// breaks restore.
 	deletedService     *corev1.Service
 	deletedDeployments map[string]*appsv1.Deployment
 	webhookArgs        []string
+	stuckRollouts      map[string]*appsv1.Deployment
 }
 
 func newClusterSystem(ctx context.Context, kubeconfig string) (system, error) {

@@ -52,6 +52,38 @@ func shows(re string) func(string) bool {
 	return regexp.MustCompile(re).MatchString
 }
 
+// twoTemplatesNewNotReady is a runbookFix.confirmed for the output of
+// `kubectl get pods -L pod-template-hash`: Pods of two templates are
+// listed, those of one all ready and those of the other none. The columns
+// between READY and the hash, the last, may hold spaces ("3 (5s ago)").
+func twoTemplatesNewNotReady(out string) bool {
+	ready := map[string][2]int{} // by hash: Pods ready, Pods not
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		n, of, _ := strings.Cut(f[1], "/")
+		counts := ready[f[len(f)-1]]
+		if n == of {
+			counts[0]++
+		} else {
+			counts[1]++
+		}
+		ready[f[len(f)-1]] = counts
+	}
+	var serving, stuck int
+	for _, c := range ready {
+		switch {
+		case c[1] == 0:
+			serving++
+		case c[0] == 0:
+			stuck++
+		}
+	}
+	return len(ready) == 2 && serving == 1 && stuck == 1
+}
+
 // rotationAlerts are the alerts a Fix that renews the certificate may
 // raise: the kubelet projects the new Secret to each replica at its own
 // time, and until the last has loaded it they serve different
