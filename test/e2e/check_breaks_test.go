@@ -200,6 +200,13 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// The API server dials the foreign replica for some new
 			// connections only: Pods are created until one fails open.
 			exercise: failOpenPods,
+			// "Confirmed when served-certificate lists replicas with
+			// different serials or notAfter, and FAILs for one that the
+			// caBundle does not verify." The Pod to delete is the one it
+			// names. The fail-opens stay in FailingOpen's window.
+			fix: &runbookFix{alert: alertDifferentCertificates, when: "served-certificate FAIL naming " + foreignReplica,
+				confirmed:    shows(`served-certificate\s+FAIL[^\n]*` + regexp.QuoteMeta(foreignReplica)),
+				placeholders: map[string]string{"<pod>": foreignReplica}},
 		},
 		{
 			// Read from the object, the selector is wrong; only the dry run

@@ -45,6 +45,10 @@ type runbookFix struct {
 	// alert to resolve: it counts over a window of minutes, which must
 	// pass first.
 	windowed string
+	// placeholders are the values of the runbook's placeholders other
+	// than the overlay's, as the operator reads them from the Confirm
+	// block's output (the Pod the check names).
+	placeholders map[string]string
 }
 
 // shows is a runbookFix.confirmed that holds when the output matches re.
@@ -117,7 +121,8 @@ var otherPlaceholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
 type runbookShell struct {
 	env     []string
 	overlay string
-	doc     string // docs/operations.md
+	doc     string            // docs/operations.md
+	fill    map[string]string // the other placeholders' values
 }
 
 func newRunbookShell(t *testing.T, c checker) runbookShell {
@@ -153,6 +158,9 @@ func (s runbookShell) runbook(t *testing.T, alert string) runbook.Runbook {
 func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
 	t.Helper()
 	script = strings.ReplaceAll(script, overlayPlaceholder, s.overlay)
+	for placeholder, value := range s.fill {
+		script = strings.ReplaceAll(script, placeholder, value)
+	}
 	if p := otherPlaceholder.FindString(script); p != "" {
 		t.Fatalf("the block holds the placeholder %s, which the suite cannot fill:\n%s", p, script)
 	}
@@ -173,6 +181,7 @@ func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
 // repair once the Fix has run.
 func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch, args []string, alerts map[string][]string, broken time.Time, disarm func()) {
 	shell := newRunbookShell(t, c)
+	shell.fill = tt.fix.placeholders
 	rb := shell.runbook(t, tt.fix.alert)
 	confirm := shell.run(t, rb.Confirm.Script, false)
 	logf("runbook of %s, Confirm, for %s:\n%s", tt.fix.alert, tt.name, confirm)
