@@ -9,6 +9,7 @@ const (
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
 	alertSyncerAbsent         = "KimSnatchCABundleSyncerAbsent"
+	alertReloadFailing        = "KimSnatchWebhookCertificateReloadFailing"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"
 	alertPoolHasNoNodes       = "KimSnatchKymaPoolHasNoNodes"

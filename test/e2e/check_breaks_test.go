@@ -70,6 +70,19 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				before: resumeCertManagement, during: rotationAlerts},
 		},
 		{
+			// The replicas keep serving their last good pair, so the
+			// check passes; only their failed loads show it.
+			name: "tls_key_of_another_certificate", item: check.IDCASecret, status: check.StatusPass,
+			breakIt: mismatchKey,
+			alerts:  []string{alertReloadFailing}, shoot: []string{alertReloadFailing},
+			// "Confirmed when the two hashes differ (the key does not
+			// belong to the certificate)." The renewal of the Fix needs
+			// cert-management.
+			fix: &runbookFix{alert: alertReloadFailing, when: "the public keys of tls.crt and tls.key differ", confirmed: twoHashesDiffer,
+				before: resumeCertManagement, during: rotationAlerts,
+				windowed: "it counts the failed loads of the last 10 minutes"},
+		},
+		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the

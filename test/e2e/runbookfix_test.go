@@ -88,6 +88,13 @@ func twoTemplatesNewNotReady(out string) bool {
 	return len(ready) == 2 && serving == 1 && stuck == 1
 }
 
+// twoHashesDiffer is a runbookFix.confirmed for the output of two
+// `openssl sha256` runs: two digests, not the same.
+func twoHashesDiffer(out string) bool {
+	digests := regexp.MustCompile(`(?m)= ([0-9a-f]{64})$`).FindAllStringSubmatch(out, -1)
+	return len(digests) == 2 && digests[0][1] != digests[1][1]
+}
+
 // rotationAlerts are the alerts a Fix that renews the certificate may
 // raise: the kubelet projects the new Secret to each replica at its own
 // time, and until the last has loaded it they serve different

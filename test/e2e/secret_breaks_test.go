@@ -52,10 +52,33 @@ func garbleCA(t *testing.T) func(context.Context) error {
 		t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
 	}
 	block.Bytes = block.Bytes[:len(block.Bytes)/2]
-	if err := setCA(ctx, sys.Clientset(), pem.EncodeToMemory(block)); err != nil {
+	if err := setSecretKey(ctx, sys.Clientset(), certtest.CAFile, pem.EncodeToMemory(block)); err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context) error { return errors.Join(setCA(ctx, sys.Clientset(), good), resume(ctx)) }
+	return func(ctx context.Context) error {
+		return errors.Join(setSecretKey(ctx, sys.Clientset(), certtest.CAFile, good), resume(ctx))
+	}
+}
+
+// mismatchKey puts the key of another certificate into tls.key, while
+// Gardener cert-management is down, as a Secret edited by hand might end:
+// each replica fails to load the pair and keeps serving its last good one.
+// ca.crt and tls.crt stay as they are.
+func mismatchKey(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	resume := pauseCertManagement(t)
+	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := sec.Data[certtest.KeyFile]
+	other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
+	if err := setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, other); err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error {
+		return errors.Join(setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, good), resume(ctx))
+	}
 }
 
 // secretCAFingerprint is the fingerprint of the first CA in the Secret.
@@ -68,15 +91,15 @@ func secretCAFingerprint(t *testing.T) string {
 	return fp
 }
 
-// setCA writes ca into the Secret's ca.crt.
-func setCA(ctx context.Context, cs kubernetes.Interface, ca []byte) error {
+// setSecretKey writes value into the Secret's key (ca.crt, tls.key).
+func setSecretKey(ctx context.Context, cs kubernetes.Interface, key string, value []byte) error {
 	secrets := cs.CoreV1().Secrets(stack.Namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		sec, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		sec.Data[certtest.CAFile] = ca
+		sec.Data[key] = value
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		return err
 	})
