@@ -9,6 +9,7 @@ const (
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
 	alertSyncerAbsent         = "KimSnatchCABundleSyncerAbsent"
+	alertNoCertificate        = "KimSnatchWebhookNoCertificate"
 	alertReloadFailing        = "KimSnatchWebhookCertificateReloadFailing"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"

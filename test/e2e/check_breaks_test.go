@@ -83,6 +83,17 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				windowed: "it counts the failed loads of the last 10 minutes"},
 		},
 		{
+			// A replica that starts while the Secret holds no key loads
+			// no pair and is not ready; the other fails to reload.
+			name: "tls_key_emptied_and_a_replica_restarted", item: check.IDWebhookPods, status: check.StatusWarn, message: "not ready: ",
+			breakIt: emptyKeyAndRestartReplica,
+			alerts:  []string{alertNoCertificate, alertReloadFailing}, shoot: []string{alertNoCertificate, alertReloadFailing},
+			// "Confirmed when ... tls.crt or tls.key is missing or of
+			// length 0." The renewal of the Fix needs cert-management.
+			fix: &runbookFix{alert: alertNoCertificate, when: "tls.key of length 0", confirmed: shows(`(?m)^tls\.key 0$`),
+				before: resumeCertManagement, during: rotationAlerts},
+		},
+		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the
