@@ -18,8 +18,9 @@ const (
 	// Rollouts that stopped: kube-state-metrics' Progressing condition.
 	alertWebhookRolloutStuck = "KimSnatchWebhookRolloutStuck"
 	alertSyncerRolloutStuck  = "KimSnatchCABundleSyncerRolloutStuck"
-	// The kube-apiserver's view of its calls.
-	alertCallsSlow = "KimSnatchWebhookCallsSlow"
+	// The kube-apiserver's view of its calls, and its absence.
+	alertCallsSlow              = "KimSnatchWebhookCallsSlow"
+	alertAPIServerMetricsAbsent = "KimSnatchAPIServerMetricsAbsent"
 	// The Shoot profile's witnesses of a replica serving a foreign
 	// certificate, and of Kyma Pods created without the webhook.
 	alertDifferentCertificates  = "KimSnatchWebhookReplicasServeDifferentCertificates"

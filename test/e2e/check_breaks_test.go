@@ -94,6 +94,20 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				before: resumeCertManagement, during: rotationAlerts},
 		},
 		{
+			// Prometheus drops the kube-apiserver's series of the
+			// webhook: the calls go on and the check passes; only the
+			// API server scraped profile, which reads those series,
+			// notices. The Shoot profile never reads them.
+			name: "apiserver_admission_series_dropped", item: check.IDAdmission, status: check.StatusPass,
+			breakIt: dropAPIServerAdmissionSeries,
+			alerts:  []string{alertAPIServerMetricsAbsent},
+			// "Confirmed as a gap in the scrape, not in the calls, when
+			// admission PASSes." The Fix's editor removes the entry.
+			fix: &runbookFix{alert: alertAPIServerMetricsAbsent, when: "admission PASS", confirmed: shows(`(?m)^admission\s+PASS`),
+				placeholders: map[string]string{"<prometheus-namespace>": "monitoring", "<apiserver-servicemonitor>": "kube-apiserver"},
+				editor:       undropAdmissionSeries},
+		},
+		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the

@@ -49,6 +49,10 @@ type runbookFix struct {
 	// than the overlay's, as the operator reads them from the Confirm
 	// block's output (the Pod the check names).
 	placeholders map[string]string
+	// editor, when set, is what the operator does in the editor that a
+	// `kubectl edit` of the Fix opens, as a command that edits the file
+	// it is given (KUBE_EDITOR).
+	editor string
 }
 
 // shows is a runbookFix.confirmed that holds when the output matches re.
@@ -189,6 +193,9 @@ func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
 func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch, args []string, alerts map[string][]string, broken time.Time, disarm func()) {
 	shell := newRunbookShell(t, c)
 	shell.fill = tt.fix.placeholders
+	if tt.fix.editor != "" {
+		shell.env = append(shell.env, "KUBE_EDITOR="+tt.fix.editor)
+	}
 	rb := shell.runbook(t, tt.fix.alert)
 	confirm := shell.run(t, rb.Confirm.Script, false)
 	logf("runbook of %s, Confirm, for %s:\n%s", tt.fix.alert, tt.name, confirm)
