@@ -3,7 +3,6 @@ package e2e
 // alertNames are the alerts of deploy/, by the item they watch.
 const (
 	alertWebhookUnavailable   = "KimSnatchWebhookUnavailable"
-	alertWebhookTargetAbsent  = "KimSnatchWebhookTargetAbsent"
 	alertFailingOpen          = "KimSnatchWebhookFailingOpen"
 	alertSecretInvalid        = "KimSnatchCertificateSecretInvalid"
 	alertOutOfSync            = "KimSnatchCABundleOutOfSync"

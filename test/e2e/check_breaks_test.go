@@ -108,20 +108,6 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				editor:       undropAdmissionSeries},
 		},
 		{
-			// Prometheus loses every webhook target while the replicas
-			// serve: the check passes, and every alert that reads the
-			// webhook's own series goes blind but the absence's.
-			name: "webhook_servicemonitor_deleted", item: check.IDWebhookPods, status: check.StatusPass,
-			breakIt: deleteWebhookMonitor,
-			alerts:  []string{alertWebhookTargetAbsent}, shoot: []string{alertWebhookTargetAbsent},
-			// The witness reads the time of the webhook's last admission,
-			// which no target reports now.
-			maybe: []string{alertMissedByWebhook},
-			// "Confirmed as a monitoring gap when replicas are listed
-			// ready=true."
-			fix: &runbookFix{alert: alertWebhookTargetAbsent, when: "replicas listed ready=true", confirmed: shows(`ready=true`)},
-		},
-		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the

@@ -60,7 +60,6 @@ var breakPanels = map[string]panelChange{
 	"tls_key_of_another_certificate":                 {webhookBoard, "Certificate reloads", "A", `(%s) > 0 unless on (result) label_replace(vector(0), "result", "success", "", "")`},
 	"tls_key_emptied_and_a_replica_restarted":        {webhookBoard, "Ready replicas", "A", "(%s) < 2"}, // of deploy/default's two
 	"apiserver_admission_series_dropped":             {webhookBoard, "Fail-open rate", "B", "absent(%s)"},
-	"webhook_servicemonitor_deleted":                 {webhookBoard, "Serving certificate expires in", "A", "absent(%s)"},
 	"webhook_rollout_stuck":                          {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},
 	"syncer_rollout_stuck":                           {syncerBoard, "Rollout stuck", "A", "(%s) == 1"},
 }

@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
-	"github.com/kyma-project/kim-snatch/test/framework"
 )
 
 // The breaks of what Prometheus scrapes, done to the suite's Prometheus
@@ -45,45 +43,6 @@ func dropAPIServerAdmissionSeries(t *testing.T) func(context.Context) error {
 	}
 	return func(ctx context.Context) error {
 		_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=merge", "-p", `{"spec":{"endpoints":` + endpoints + `}}`}, apiserverMonitor...)...)
-		return err
-	}
-}
-
-// webhookMonitor is the webhook's ServiceMonitor of deploy/webhook.
-var webhookMonitor = []string{"-n", stack.Namespace, "servicemonitor", stack.WebhookName}
-
-// deleteWebhookMonitor deletes the webhook's ServiceMonitor, as a deployer
-// that pruned it would: Prometheus has no webhook target left, while the
-// replicas serve on. What it returns creates the ServiceMonitor again as
-// it was.
-func deleteWebhookMonitor(t *testing.T) func(context.Context) error {
-	ctx := context.Background()
-	kc := sys.KubeconfigPath()
-	saved, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "json"}, webhookMonitor...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var monitor struct {
-		APIVersion string         `json:"apiVersion"`
-		Kind       string         `json:"kind"`
-		Metadata   map[string]any `json:"metadata"`
-		Spec       map[string]any `json:"spec"`
-	}
-	if err := json.Unmarshal([]byte(saved), &monitor); err != nil {
-		t.Fatal(err)
-	}
-	monitor.Metadata = map[string]any{"name": monitor.Metadata["name"], "namespace": monitor.Metadata["namespace"],
-		"labels": monitor.Metadata["labels"], "annotations": monitor.Metadata["annotations"]}
-	again, err := json.Marshal(monitor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stack.Kubectl(ctx, kc, append([]string{"delete"}, webhookMonitor...)...); err != nil {
-		t.Fatal(err)
-	}
-	return func(ctx context.Context) error {
-		_, err := framework.RunKubectl(ctx, framework.KubectlOptions{Kubeconfig: kc, Stdin: again},
-			"apply", "--server-side", "--force-conflicts", "--field-manager=e2e-restore", "-f", "-")
 		return err
 	}
 }
