@@ -9,7 +9,6 @@ const (
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
 	alertSyncerAbsent         = "KimSnatchCABundleSyncerAbsent"
-	alertNoCertificate        = "KimSnatchWebhookNoCertificate"
 	alertReloadFailing        = "KimSnatchWebhookCertificateReloadFailing"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"

@@ -83,17 +83,6 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				windowed: "it counts the failed loads of the last 10 minutes"},
 		},
 		{
-			// A replica that starts while the Secret holds no key loads
-			// no pair and is not ready; the other fails to reload.
-			name: "tls_key_emptied_and_a_replica_restarted", item: check.IDWebhookPods, status: check.StatusWarn, message: "not ready: ",
-			breakIt: emptyKeyAndRestartReplica,
-			alerts:  []string{alertNoCertificate, alertReloadFailing}, shoot: []string{alertNoCertificate, alertReloadFailing},
-			// "Confirmed when ... tls.crt or tls.key is missing or of
-			// length 0." The renewal of the Fix needs cert-management.
-			fix: &runbookFix{alert: alertNoCertificate, when: "tls.key of length 0", confirmed: shows(`(?m)^tls\.key 0$`),
-				before: resumeCertManagement, during: rotationAlerts},
-		},
-		{
 			// Prometheus drops the kube-apiserver's series of the
 			// webhook: the calls go on and the check passes; only the
 			// API server scraped profile, which reads those series,

@@ -58,7 +58,6 @@ var breakPanels = map[string]panelChange{
 	"worker_pool_with_no_nodes":                      {webhookBoard, "Nodes in the preferred pool", "A", "(%s) == 0"},
 	"kyma_pods_created_while_the_webhooks_were_down": {webhookBoard, "Kyma Pods with the term (SLO, 1h)", "A", "(%s) < 1"},
 	"tls_key_of_another_certificate":                 {webhookBoard, "Certificate reloads", "A", `(%s) > 0 unless on (result) label_replace(vector(0), "result", "success", "", "")`},
-	"tls_key_emptied_and_a_replica_restarted":        {webhookBoard, "Ready replicas", "A", "(%s) < 2"}, // of deploy/default's two
 	"apiserver_admission_series_dropped":             {webhookBoard, "Fail-open rate", "B", "absent(%s)"},
 	"webhook_rollout_stuck":                          {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},
 	"syncer_rollout_stuck":                           {syncerBoard, "Rollout stuck", "A", "(%s) == 1"},

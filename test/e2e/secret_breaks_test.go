@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,35 +65,6 @@ func garbleCA(t *testing.T) func(context.Context) error {
 // each replica fails to load the pair and keeps serving its last good one.
 // ca.crt and tls.crt stay as they are.
 func mismatchKey(t *testing.T) func(context.Context) error {
-	other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
-	return replaceKey(t, other)
-}
-
-// emptyKeyAndRestartReplica empties tls.key while Gardener cert-management
-// is down, and deletes one webhook replica: its replacement starts without
-// a pair to load and is not ready, while the other keeps serving its last
-// good pair.
-func emptyKeyAndRestartReplica(t *testing.T) func(context.Context) error {
-	restore := replaceKey(t, []byte{})
-	pods := sys.Clientset().CoreV1().Pods(stack.Namespace)
-	list, err := pods.List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.WebhookName})
-	if err == nil && len(list.Items) == 0 {
-		err = fmt.Errorf("no webhook Pod in %s", stack.Namespace)
-	}
-	if err == nil {
-		err = pods.Delete(context.Background(), list.Items[0].Name, metav1.DeleteOptions{})
-	}
-	if err != nil {
-		_ = restore(context.Background())
-		t.Fatal(err)
-	}
-	return restore
-}
-
-// replaceKey writes key into the Secret's tls.key while Gardener
-// cert-management is down, and returns what writes the old key back and
-// starts cert-management again.
-func replaceKey(t *testing.T, key []byte) func(context.Context) error {
 	ctx := context.Background()
 	resume := pauseCertManagement(t)
 	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
@@ -102,7 +72,8 @@ func replaceKey(t *testing.T, key []byte) func(context.Context) error {
 		t.Fatal(err)
 	}
 	good := sec.Data[certtest.KeyFile]
-	if err := setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, key); err != nil {
+	other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
+	if err := setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, other); err != nil {
 		t.Fatal(err)
 	}
 	return func(ctx context.Context) error {
