@@ -40,24 +40,14 @@ func deleteSecret(t *testing.T) func(context.Context) error {
 // cert-management is down: still PEM, no longer a certificate. tls.crt and
 // tls.key stay as they are.
 func garbleCA(t *testing.T) func(context.Context) error {
-	ctx := context.Background()
-	resume := pauseCertManagement(t)
-	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := sec.Data[certtest.CAFile]
-	block, _ := pem.Decode(good)
-	if block == nil {
-		t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
-	}
-	block.Bytes = block.Bytes[:len(block.Bytes)/2]
-	if err := setSecretKey(ctx, sys.Clientset(), certtest.CAFile, pem.EncodeToMemory(block)); err != nil {
-		t.Fatal(err)
-	}
-	return func(ctx context.Context) error {
-		return errors.Join(setSecretKey(ctx, sys.Clientset(), certtest.CAFile, good), resume(ctx))
-	}
+	return editSecretKey(t, certtest.CAFile, func(good []byte) []byte {
+		block, _ := pem.Decode(good)
+		if block == nil {
+			t.Fatalf("ca.crt of Secret %s/%s is not PEM", stack.Namespace, stack.SecretName)
+		}
+		block.Bytes = block.Bytes[:len(block.Bytes)/2]
+		return pem.EncodeToMemory(block)
+	})
 }
 
 // mismatchKey puts the key of another certificate into tls.key, while
@@ -65,19 +55,27 @@ func garbleCA(t *testing.T) func(context.Context) error {
 // each replica fails to load the pair and keeps serving its last good one.
 // ca.crt and tls.crt stay as they are.
 func mismatchKey(t *testing.T) func(context.Context) error {
+	return editSecretKey(t, certtest.KeyFile, func([]byte) []byte {
+		return certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
+	})
+}
+
+// editSecretKey writes edit's value of the Secret's key while Gardener
+// cert-management is down, and returns what writes the old value back and
+// starts cert-management again.
+func editSecretKey(t *testing.T, key string, edit func(good []byte) []byte) func(context.Context) error {
 	ctx := context.Background()
 	resume := pauseCertManagement(t)
 	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := sec.Data[certtest.KeyFile]
-	other := certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
-	if err := setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, other); err != nil {
+	good := sec.Data[key]
+	if err := setSecretKey(ctx, sys.Clientset(), key, edit(good)); err != nil {
 		t.Fatal(err)
 	}
 	return func(ctx context.Context) error {
-		return errors.Join(setSecretKey(ctx, sys.Clientset(), certtest.KeyFile, good), resume(ctx))
+		return errors.Join(setSecretKey(ctx, sys.Clientset(), key, good), resume(ctx))
 	}
 }
 
