@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,10 +93,14 @@ func twoTemplatesNewNotReady(out string) bool {
 	return len(ready) == 2 && serving == 1 && stuck == 1
 }
 
+// sha256Digest is a digest as `openssl sha256` prints it, at the end of
+// its line.
+var sha256Digest = regexp.MustCompile(`(?m)= ([0-9a-f]{64})$`)
+
 // twoHashesDiffer is a runbookFix.confirmed for the output of two
 // `openssl sha256` runs: two digests, not the same.
 func twoHashesDiffer(out string) bool {
-	digests := regexp.MustCompile(`(?m)= ([0-9a-f]{64})$`).FindAllStringSubmatch(out, -1)
+	digests := sha256Digest.FindAllStringSubmatch(out, -1)
 	return len(digests) == 2 && digests[0][1] != digests[1][1]
 }
 
@@ -123,17 +128,18 @@ type fixRow struct {
 // installation was applied with; the suite's is test/e2e/overlay.
 const overlayPlaceholder = "<your-overlay>"
 
-// otherPlaceholder is any other placeholder: a block that still holds one
-// cannot be run as written.
-var otherPlaceholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
+// anyPlaceholder is any placeholder: a block that still holds one once
+// the shell has filled its own cannot be run as written.
+var anyPlaceholder = regexp.MustCompile(`<[a-z][a-z-]*>`)
 
 // runbookShell runs runbook blocks as an operator would: bash, with
 // kubectl and the check's plugin on PATH, KUBECONFIG naming the cluster.
 type runbookShell struct {
-	env     []string
-	overlay string
-	doc     string            // docs/operations.md
-	fill    map[string]string // the other placeholders' values
+	env []string
+	doc string // docs/operations.md
+	// fill holds the value of each placeholder the shell fills: the
+	// suite's overlay for overlayPlaceholder, and a break's own.
+	fill map[string]string
 }
 
 func newRunbookShell(t *testing.T, c checker) runbookShell {
@@ -144,9 +150,9 @@ func newRunbookShell(t *testing.T, c checker) runbookShell {
 	}
 	path := strings.Join([]string{installPlugin(t, c), filepath.Dir(kubectl), os.Getenv("PATH")}, string(os.PathListSeparator))
 	return runbookShell{
-		env:     []string{"PATH=" + path, "KUBECONFIG=" + sys.KubeconfigPath()},
-		overlay: filepath.Join(tools.MustRepoRoot(t), "test", "e2e", "overlay"),
-		doc:     string(repoFile(t, "docs/operations.md")),
+		env:  []string{"PATH=" + path, "KUBECONFIG=" + sys.KubeconfigPath()},
+		doc:  string(repoFile(t, "docs/operations.md")),
+		fill: map[string]string{overlayPlaceholder: filepath.Join(tools.MustRepoRoot(t), "test", "e2e", "overlay")},
 	}
 }
 
@@ -164,15 +170,14 @@ func (s runbookShell) runbook(t *testing.T, alert string) runbook.Runbook {
 	return rb
 }
 
-// run runs script with the overlay placeholder filled in; strict stops it
-// at the first command that fails.
+// run runs script with its placeholders filled in; strict stops it at the
+// first command that fails.
 func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
 	t.Helper()
-	script = strings.ReplaceAll(script, overlayPlaceholder, s.overlay)
 	for placeholder, value := range s.fill {
 		script = strings.ReplaceAll(script, placeholder, value)
 	}
-	if p := otherPlaceholder.FindString(script); p != "" {
+	if p := anyPlaceholder.FindString(script); p != "" {
 		t.Fatalf("the block holds the placeholder %s, which the suite cannot fill:\n%s", p, script)
 	}
 	args := []string{"-o", "pipefail", "-c", script}
@@ -192,7 +197,7 @@ func (s runbookShell) run(t *testing.T, script string, strict bool) checkRun {
 // repair once the Fix has run.
 func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch, args []string, alerts map[string][]string, broken time.Time, disarm func()) {
 	shell := newRunbookShell(t, c)
-	shell.fill = tt.fix.placeholders
+	maps.Copy(shell.fill, tt.fix.placeholders)
 	if tt.fix.editor != "" {
 		shell.env = append(shell.env, "KUBE_EDITOR="+tt.fix.editor)
 	}
