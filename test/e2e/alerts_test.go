@@ -9,6 +9,7 @@ const (
 	alertSyncErrors           = "KimSnatchCABundleSyncErrors"
 	alertNoLeader             = "KimSnatchCABundleSyncerNoLeader"
 	alertSyncerAbsent         = "KimSnatchCABundleSyncerAbsent"
+	alertNoCertificate        = "KimSnatchWebhookNoCertificate"
 	alertReloadFailing        = "KimSnatchWebhookCertificateReloadFailing"
 	alertConfigurationMissing = "KimSnatchWebhookConfigurationMissing"
 	alertDisableInEffect      = "KimSnatchEmergencyDisableInEffect"
@@ -17,6 +18,9 @@ const (
 	// Rollouts that stopped: kube-state-metrics' Progressing condition.
 	alertWebhookRolloutStuck = "KimSnatchWebhookRolloutStuck"
 	alertSyncerRolloutStuck  = "KimSnatchCABundleSyncerRolloutStuck"
+	// Targets Prometheus finds and cannot scrape.
+	alertWebhookTargetDown = "KimSnatchWebhookTargetDown"
+	alertSyncerTargetDown  = "KimSnatchCABundleSyncerTargetDown"
 	// The kube-apiserver's view of its calls, and its absence.
 	alertCallsSlow              = "KimSnatchWebhookCallsSlow"
 	alertAPIServerMetricsAbsent = "KimSnatchAPIServerMetricsAbsent"

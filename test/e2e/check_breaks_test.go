@@ -97,6 +97,43 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				editor:       undropAdmissionSeries},
 		},
 		{
+			// A replica that starts while the Secret holds no key loads
+			// no pair and is not ready; the other fails to reload.
+			name: "tls_key_emptied_and_a_replica_restarted", item: check.IDWebhookPods, status: check.StatusWarn, message: "not ready: ",
+			breakIt: emptyKeyAndRestartReplica,
+			alerts:  []string{alertNoCertificate, alertReloadFailing}, shoot: []string{alertNoCertificate, alertReloadFailing},
+			// "Confirmed when ... tls.crt or tls.key is missing or of
+			// length 0." The renewal of the Fix needs cert-management.
+			fix: &runbookFix{alert: alertNoCertificate, when: "tls.key of length 0", confirmed: shows(`(?m)^tls\.key 0$`),
+				before: resumeCertManagement, during: rotationAlerts},
+		},
+		{
+			// Prometheus' scrapes of the webhook time out: the webhook
+			// serves on and the check passes; only up says it.
+			name: "prometheus_not_admitted_to_the_webhook", item: check.IDWebhookPods, status: check.StatusPass,
+			breakIt: admitPrometheusOnlyTo(stack.SyncerName, stack.WebhookName),
+			alerts:  []string{alertWebhookTargetDown}, shoot: []string{alertWebhookTargetDown},
+			// "Confirmed, for a scrape that times out, when the
+			// Prometheus Pods lack allowed in the last column and the
+			// NetworkPolicy ... is not found or does not list
+			// snatch-webhook."
+			fix: &runbookFix{alert: alertWebhookTargetDown, when: "no allowed label, a policy without snatch-webhook",
+				confirmed: policyLacks(stack.WebhookName)},
+		},
+		{
+			// The same for the syncer: the leader goes on syncing.
+			name: "prometheus_not_admitted_to_the_syncer", item: check.IDSyncerLease, status: check.StatusPass,
+			breakIt: admitPrometheusOnlyTo(stack.WebhookName, stack.SyncerName),
+			alerts:  []string{alertSyncerTargetDown}, shoot: []string{alertSyncerTargetDown},
+			// "Confirmed as a fault between Prometheus and the syncer
+			// when its replicas are listed ready=true"; a policy that
+			// does not list cabundle-syncer drops the scrapes.
+			fix: &runbookFix{alert: alertSyncerTargetDown, when: "replicas ready=true, a policy without cabundle-syncer",
+				confirmed: func(out string) bool {
+					return strings.Contains(out, " ready=true") && policyLacks(stack.SyncerName)(out)
+				}},
+		},
+		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the

@@ -59,6 +59,9 @@ var breakPanels = map[string]panelChange{
 	"kyma_pods_created_while_the_webhooks_were_down": {webhookBoard, "Kyma Pods with the term (SLO, 1h)", "A", "(%s) < 1"},
 	"tls_key_of_another_certificate":                 {webhookBoard, "Certificate reloads", "A", `(%s) > 0 unless on (result) label_replace(vector(0), "result", "success", "", "")`},
 	"apiserver_admission_series_dropped":             {webhookBoard, "Fail-open rate", "B", "absent(%s)"},
+	"tls_key_emptied_and_a_replica_restarted":        {webhookBoard, "Ready replicas", "A", "(%s) < 2"}, // of deploy/default's two
+	"prometheus_not_admitted_to_the_webhook":         {webhookBoard, "Scraped replicas", "A", "(%s) == 0"},
+	"prometheus_not_admitted_to_the_syncer":          {syncerBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"webhook_rollout_stuck":                          {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},
 	"syncer_rollout_stuck":                           {syncerBoard, "Rollout stuck", "A", "(%s) == 1"},
 }

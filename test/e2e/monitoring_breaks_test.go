@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
+	"github.com/kyma-project/kim-snatch/test/realnode"
 )
 
 // The breaks of what Prometheus scrapes, done to the suite's Prometheus
@@ -45,4 +49,62 @@ func dropAPIServerAdmissionSeries(t *testing.T) func(context.Context) error {
 		_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=merge", "-p", `{"spec":{"endpoints":` + endpoints + `}}`}, apiserverMonitor...)...)
 		return err
 	}
+}
+
+// prometheusPolicy is the NetworkPolicy of deploy/components/prometheus,
+// which admits the suite's Prometheus Pods to the metrics port of both
+// binaries; nothing else admits them (they carry no
+// networking.kyma-project.io/metrics-scraping label).
+var prometheusPolicy = []string{"-n", stack.Namespace, "networkpolicy", "kim-snatch-prometheus"}
+
+// admitPrometheusOnlyTo returns a break that narrows prometheusPolicy to
+// the Pods of binary keep, as an overlay's patch that forgets the other
+// binary would, so that Prometheus' scrapes of the other's Pods time out.
+// kube-network-policies judges new connections only, so the break also
+// has the kernel forget Prometheus' open connections to those Pods'
+// metrics port: their next packets are judged as a new connection's are.
+func admitPrometheusOnlyTo(keep, cut string) func(t *testing.T) func(context.Context) error {
+	return func(t *testing.T) func(context.Context) error {
+		ctx := context.Background()
+		kc := sys.KubeconfigPath()
+		values, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "jsonpath={.spec.podSelector.matchExpressions[0].values}"}, prometheusPolicy...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(values, cut) {
+			t.Fatalf("NetworkPolicy %s does not admit Prometheus to %s: %s", prometheusPolicy[3], cut, values)
+		}
+		narrow := fmt.Sprintf(`[{"op": "replace", "path": "/spec/podSelector/matchExpressions/0/values", "value": [%q]}]`, keep)
+		if _, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", narrow}, prometheusPolicy...)...); err != nil {
+			t.Fatal(err)
+		}
+		restore := func(ctx context.Context) error {
+			put := `[{"op": "replace", "path": "/spec/podSelector/matchExpressions/0/values", "value": ` + values + `}]`
+			_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", put}, prometheusPolicy...)...)
+			return err
+		}
+		if err := forgetScrapes(ctx, cut); err != nil {
+			_ = restore(ctx)
+			t.Fatal(err)
+		}
+		return restore
+	}
+}
+
+// forgetScrapes has the kernel forget the connections to the metrics port
+// of each Pod of binary name.
+func forgetScrapes(ctx context.Context, name string) error {
+	pods, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
+	if err != nil {
+		return err
+	}
+	if len(pods.Items) == 0 {
+		return fmt.Errorf("no Pod of %s in %s", name, stack.Namespace)
+	}
+	for _, p := range pods.Items {
+		if err := realnode.ForgetConnections(p.Status.PodIP, metricsPort); err != nil {
+			return fmt.Errorf("pod %s: %w", p.Name, err)
+		}
+	}
+	return nil
 }

@@ -99,15 +99,20 @@ func newAlertWatch(t *testing.T) *alertWatch {
 
 // windowed are the counters whose alerts look back over minutes, and the
 // jobs that expose them, by profile: KimSnatchWebhookFailingOpen counts
-// the fail-opens of the last 10 minutes and KimSnatchCABundleSyncErrors the
-// syncer's errors of the last 5, so each would still fire for the
-// scenario before.
+// the fail-opens of the last 10 minutes, KimSnatchCABundleSyncErrors the
+// syncer's errors of the last 5 and
+// KimSnatchWebhookCertificateReloadFailing the failed loads of the last
+// 10, so each would still fire for the scenario before.
 var windowed = map[string]struct{ series, jobs []string }{
 	stack.ProfileAPIServer: {
-		series: []string{fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName), "cabundle_syncer_errors_total"},
-		jobs:   []string{"apiserver", "cabundle-syncer-metrics"},
+		series: []string{fmt.Sprintf(`{__name__=~"apiserver_admission_webhook_.+", name=%q}`, stack.WebhookEntryName),
+			"cabundle_syncer_errors_total", "snatch_webhook_cert_reloads_total"},
+		jobs: []string{"apiserver", "cabundle-syncer-metrics", "snatch-webhook-metrics"},
 	},
-	stack.ProfileShoot: {series: []string{"cabundle_syncer_errors_total"}, jobs: []string{"cabundle-syncer-metrics"}},
+	stack.ProfileShoot: {
+		series: []string{"cabundle_syncer_errors_total", "snatch_webhook_cert_reloads_total"},
+		jobs:   []string{"cabundle-syncer-metrics", "snatch-webhook-metrics"},
+	},
 }
 
 // clearHistory deletes the history of the windowed counters in both

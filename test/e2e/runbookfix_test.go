@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,17 @@ var sha256Digest = regexp.MustCompile(`(?m)= ([0-9a-f]{64})$`)
 func twoHashesDiffer(out string) bool {
 	digests := sha256Digest.FindAllStringSubmatch(out, -1)
 	return len(digests) == 2 && digests[0][1] != digests[1][1]
+}
+
+// policyLacks is a runbookFix.confirmed for the output of the Confirm
+// blocks that list the NetworkPolicy kim-snatch-prometheus' Pod names: the
+// policy is not found or does not name binary, and no Prometheus Pod
+// carries the label that the base policies admit.
+func policyLacks(binary string) func(string) bool {
+	return func(out string) bool {
+		return !strings.Contains(out, "allowed") &&
+			(strings.Contains(out, "NotFound") || (strings.Contains(out, "[") && !strings.Contains(out, strconv.Quote(binary))))
+	}
 }
 
 // rotationAlerts are the alerts a Fix that renews the certificate may

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,27 @@ func mismatchKey(t *testing.T) func(context.Context) error {
 	return editSecretKey(t, certtest.KeyFile, func([]byte) []byte {
 		return certtest.MustCA(t, certtest.Options{DNSNames: []string{"other.example"}}).Files()[certtest.KeyFile]
 	})
+}
+
+// emptyKeyAndRestartReplica empties tls.key while Gardener cert-management
+// is down, and deletes one webhook replica: its replacement starts without
+// a pair to load and is not ready, while the other keeps serving its last
+// good pair and fails to reload.
+func emptyKeyAndRestartReplica(t *testing.T) func(context.Context) error {
+	restore := editSecretKey(t, certtest.KeyFile, func([]byte) []byte { return []byte{} })
+	pods := sys.Clientset().CoreV1().Pods(stack.Namespace)
+	list, err := pods.List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + stack.WebhookName})
+	if err == nil && len(list.Items) == 0 {
+		err = fmt.Errorf("no webhook Pod in %s", stack.Namespace)
+	}
+	if err == nil {
+		err = pods.Delete(context.Background(), list.Items[0].Name, metav1.DeleteOptions{})
+	}
+	if err != nil {
+		_ = restore(context.Background())
+		t.Fatal(err)
+	}
+	return restore
 }
 
 // editSecretKey writes edit's value of the Secret's key while Gardener

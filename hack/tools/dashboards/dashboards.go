@@ -94,6 +94,17 @@ func rolloutStuck(deployment, alert string) cog.Builder[dashboard.Panel] {
 			`", condition="Progressing", status="false"})`, "stuck"))
 }
 
+// scraped is the panel of the replicas Prometheus scrapes of job, beside
+// the targets it finds: fewer scraped than found is what alert warns of
+// after 10 minutes.
+func scraped(job, alert string) cog.Builder[dashboard.Panel] {
+	sel := `job="` + job + `", cluster=~"$cluster", namespace="$namespace"`
+	return single("Scraped replicas", "Replicas whose last scrape succeeded, and the targets Prometheus finds. "+
+		"A target it cannot scrape is blind to every alert on its series; "+alert+" warns after 10 minutes of it.", "none",
+		q(`sum(up{`+sel+`})`, "scraped"),
+		q(`count(up{`+sel+`})`, "targets"))
+}
+
 func webhookBoard() *dashboard.DashboardBuilder {
 	b := newBoard("kim-snatch-webhook", "KIM Snatch / snatch-webhook",
 		"The mutating webhook: its decisions, its latency as it and the kube-apiserver see it, calls that failed open, and its serving certificate.").
@@ -106,6 +117,7 @@ func webhookBoard() *dashboard.DashboardBuilder {
 			q(`sum(kube_deployment_status_replicas_available{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "available"),
 			q(`sum(kube_deployment_spec_replicas{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "desired")),
 		rolloutStuck("snatch-webhook", "KimSnatchWebhookRolloutStuck"),
+		scraped(webhookJob, "KimSnatchWebhookTargetDown"),
 		single("Serving certificate expires in", "Time until the earliest expiry among the certificates the replicas serve.", "s",
 			q(`min(snatch_webhook_serving_cert_not_after_seconds{`+webhookSel+`} > 0) - time()`, "expires in")),
 		single("Failing open", "Pod admissions per second that the kube-apiserver let through without a successful call to the webhook (kube-apiserver metrics). Kyma Pods admitted so lack the term.", "reqps",
@@ -155,6 +167,7 @@ func syncerBoard() *dashboard.DashboardBuilder {
 		single("Leader", "Replicas that hold the Lease: 1 when healthy, 0 when none does or none is scraped.", "none",
 			q(`sum(cabundle_syncer_is_leader{`+syncerSel+`}) or vector(0)`, "leaders")),
 		rolloutStuck("cabundle-syncer", "KimSnatchCABundleSyncerRolloutStuck"),
+		scraped(syncerJob, "KimSnatchCABundleSyncerTargetDown"),
 		"Syncs",
 		graph("Leader by replica", "1 for the replica that holds the Lease.", "none",
 			q(`max by (pod) (cabundle_syncer_is_leader{`+syncerSel+`})`, "{{pod}}")),
