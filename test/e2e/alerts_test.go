@@ -18,6 +18,10 @@ const (
 	// Rollouts that stopped: kube-state-metrics' Progressing condition.
 	alertWebhookRolloutStuck = "KimSnatchWebhookRolloutStuck"
 	alertSyncerRolloutStuck  = "KimSnatchCABundleSyncerRolloutStuck"
+	// Certificates not renewed.
+	alertCARenewalOverdue   = "KimSnatchCARenewalOverdue"
+	alertCAExpiresSoon      = "KimSnatchCAExpiresSoon"
+	alertServingExpiresSoon = "KimSnatchWebhookServingCertificateExpiresSoon"
 	// Targets Prometheus finds and cannot scrape.
 	alertWebhookTargetDown = "KimSnatchWebhookTargetDown"
 	alertSyncerTargetDown  = "KimSnatchCABundleSyncerTargetDown"

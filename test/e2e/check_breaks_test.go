@@ -108,6 +108,31 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				before: resumeCertManagement, during: rotationAlerts},
 		},
 		{
+			// The Certificate was not renewed, and its CA has 20 days
+			// left: past cert-management's renewal point and the margin
+			// after it, weeks before anything fails, so the check passes.
+			name: "ca_not_renewed_20_days_left", item: check.IDCASecret, status: check.StatusPass,
+			breakIt: caNotRenewed(20 * 24 * time.Hour),
+			alerts:  []string{alertCARenewalOverdue}, shoot: []string{alertCARenewalOverdue},
+			// The replicas load the new pair, each at its own time.
+			maybe: rotationAlerts,
+			// "Confirmed when notAfter is less than 25 days away." The
+			// renewal of the Fix needs cert-management.
+			fix: &runbookFix{alert: alertCARenewalOverdue, when: "notAfter less than 25 days away", confirmed: notAfterWithin(25 * 24 * time.Hour),
+				before: resumeCertManagement, during: rotationAlerts},
+		},
+		{
+			// The same with 3 days left: the CA and the certificate the
+			// replicas serve, which is the CA, both page.
+			name: "ca_not_renewed_3_days_left", item: check.IDCASecret, status: check.StatusWarn, message: "less than --min-ca-validity",
+			breakIt: caNotRenewed(3 * 24 * time.Hour),
+			alerts:  []string{alertCAExpiresSoon, alertServingExpiresSoon}, shoot: []string{alertCAExpiresSoon, alertServingExpiresSoon},
+			maybe: rotationAlerts,
+			// "Confirmed when notAfter is less than 7 days away."
+			fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
+				before: resumeCertManagement, during: rotationAlerts},
+		},
+		{
 			// Prometheus' scrapes of the webhook time out: the webhook
 			// serves on and the check passes; only up says it.
 			name: "prometheus_not_admitted_to_the_webhook", item: check.IDWebhookPods, status: check.StatusPass,

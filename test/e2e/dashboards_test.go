@@ -60,6 +60,8 @@ var breakPanels = map[string]panelChange{
 	"tls_key_of_another_certificate":                 {webhookBoard, "Certificate reloads", "A", `(%s) > 0 unless on (result) label_replace(vector(0), "result", "success", "", "")`},
 	"apiserver_admission_series_dropped":             {webhookBoard, "Fail-open rate", "B", "absent(%s)"},
 	"tls_key_emptied_and_a_replica_restarted":        {webhookBoard, "Ready replicas", "A", "(%s) < 2"}, // of deploy/default's two
+	"ca_not_renewed_20_days_left":                    {syncerBoard, "CA expires in", "A", "(%s) < 25 * 24 * 3600"},
+	"ca_not_renewed_3_days_left":                     {syncerBoard, "CA expires in", "A", "(%s) < 7 * 24 * 3600"},
 	"prometheus_not_admitted_to_the_webhook":         {webhookBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"prometheus_not_admitted_to_the_syncer":          {syncerBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"webhook_rollout_stuck":                          {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},

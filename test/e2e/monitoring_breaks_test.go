@@ -57,12 +57,16 @@ func dropAPIServerAdmissionSeries(t *testing.T) func(context.Context) error {
 // networking.kyma-project.io/metrics-scraping label).
 var prometheusPolicy = []string{"-n", stack.Namespace, "networkpolicy", "kim-snatch-prometheus"}
 
+// prometheusBinary is the path of Prometheus in the suite's image
+// (hack/tools/imagetool), as its processes' command lines start.
+const prometheusBinary = "/bin/prometheus"
+
 // admitPrometheusOnlyTo returns a break that narrows prometheusPolicy to
 // the Pods of binary keep, as an overlay's patch that forgets the other
 // binary would, so that Prometheus' scrapes of the other's Pods time out.
 // kube-network-policies judges new connections only, so the break also
-// has the kernel forget Prometheus' open connections to those Pods'
-// metrics port: their next packets are judged as a new connection's are.
+// aborts Prometheus' open connections to those Pods' metrics port, as a
+// restart of Prometheus would: its next scrapes connect anew.
 func admitPrometheusOnlyTo(keep, cut string) func(t *testing.T) func(context.Context) error {
 	return func(t *testing.T) func(context.Context) error {
 		ctx := context.Background()
@@ -83,7 +87,7 @@ func admitPrometheusOnlyTo(keep, cut string) func(t *testing.T) func(context.Con
 			_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", put}, prometheusPolicy...)...)
 			return err
 		}
-		if err := forgetScrapes(ctx, cut); err != nil {
+		if err := abortScrapes(ctx, cut); err != nil {
 			_ = restore(ctx)
 			t.Fatal(err)
 		}
@@ -91,19 +95,23 @@ func admitPrometheusOnlyTo(keep, cut string) func(t *testing.T) func(context.Con
 	}
 }
 
-// forgetScrapes has the kernel forget the connections to the metrics port
-// of each Pod of binary name.
-func forgetScrapes(ctx context.Context, name string) error {
+// abortScrapes aborts the connections of each Prometheus on this host to
+// the metrics port of each Pod of binary name.
+func abortScrapes(ctx context.Context, name string) error {
 	pods, err := sys.Clientset().CoreV1().Pods(stack.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
 	if err != nil {
 		return err
 	}
-	if len(pods.Items) == 0 {
-		return fmt.Errorf("no Pod of %s in %s", name, stack.Namespace)
+	proms := processesOf(prometheusBinary)
+	if len(pods.Items) == 0 || len(proms) != len(stack.Profiles) {
+		return fmt.Errorf("%d Pods of %s in %s, %d Prometheus processes on this host (want %d)",
+			len(pods.Items), name, stack.Namespace, len(proms), len(stack.Profiles))
 	}
-	for _, p := range pods.Items {
-		if err := realnode.ForgetConnections(p.Status.PodIP, metricsPort); err != nil {
-			return fmt.Errorf("pod %s: %w", p.Name, err)
+	for _, pid := range proms {
+		for _, p := range pods.Items {
+			if err := realnode.AbortConnections(pid, p.Status.PodIP, metricsPort); err != nil {
+				return fmt.Errorf("prometheus %s, pod %s: %w", pid, p.Name, err)
+			}
 		}
 	}
 	return nil

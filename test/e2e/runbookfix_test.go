@@ -116,6 +116,22 @@ func policyLacks(binary string) func(string) bool {
 	}
 }
 
+// openSSLNotAfter is the date `openssl x509 -enddate` prints.
+var openSSLNotAfter = regexp.MustCompile(`notAfter=(.+ GMT)`)
+
+// notAfterWithin is a runbookFix.confirmed for the output of `openssl x509
+// -noout -enddate`: the certificate expires less than d from now.
+func notAfterWithin(d time.Duration) func(string) bool {
+	return func(out string) bool {
+		m := openSSLNotAfter.FindStringSubmatch(out)
+		if m == nil {
+			return false
+		}
+		notAfter, err := time.Parse("Jan _2 15:04:05 2006 MST", m[1])
+		return err == nil && time.Until(notAfter) < d
+	}
+}
+
 // rotationAlerts are the alerts a Fix that renews the certificate may
 // raise: the kubelet projects the new Secret to each replica at its own
 // time, and until the last has loaded it they serve different

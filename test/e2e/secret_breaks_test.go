@@ -5,7 +5,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,18 +88,43 @@ func emptyKeyAndRestartReplica(t *testing.T) func(context.Context) error {
 // cert-management is down, and returns what writes the old value back and
 // starts cert-management again.
 func editSecretKey(t *testing.T, key string, edit func(good []byte) []byte) func(context.Context) error {
+	return editSecret(t, func(data map[string][]byte) { data[key] = edit(data[key]) })
+}
+
+// caNotRenewed writes a CA with left of its validity left into the Secret
+// while Gardener cert-management is down, as its selfSigned issuer would
+// have issued it for the Certificate, 90 days long: the Certificate's
+// renewal did not happen. As after any renewal, the syncer adds the CA
+// beside the old one in the caBundle, and each replica loads the pair.
+func caNotRenewed(left time.Duration) func(t *testing.T) func(context.Context) error {
+	return func(t *testing.T) func(context.Context) error {
+		svc := stack.ServiceName + "." + stack.Namespace + ".svc"
+		notAfter := time.Now().Add(left)
+		ca := certtest.MustCA(t, certtest.Options{CommonName: stack.ServiceName + "." + stack.Namespace,
+			DNSNames: []string{svc, svc + ".cluster.local"}, NotBefore: notAfter.Add(-90 * 24 * time.Hour), NotAfter: notAfter})
+		return editSecret(t, func(data map[string][]byte) { maps.Copy(data, ca.Files()) })
+	}
+}
+
+// editSecret has edit change the Secret's data while Gardener
+// cert-management is down, and returns what writes the old data back and
+// starts cert-management again.
+func editSecret(t *testing.T, edit func(data map[string][]byte)) func(context.Context) error {
 	ctx := context.Background()
 	resume := pauseCertManagement(t)
-	sec, err := sys.Clientset().CoreV1().Secrets(stack.Namespace).Get(ctx, stack.SecretName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := sec.Data[key]
-	if err := setSecretKey(ctx, sys.Clientset(), key, edit(good)); err != nil {
+	good := map[string][]byte{}
+	if err := setSecretData(ctx, sys.Clientset(), func(data map[string][]byte) {
+		maps.Copy(good, data)
+		edit(data)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return func(ctx context.Context) error {
-		return errors.Join(setSecretKey(ctx, sys.Clientset(), key, good), resume(ctx))
+		put := func(data map[string][]byte) {
+			clear(data)
+			maps.Copy(data, good)
+		}
+		return errors.Join(setSecretData(ctx, sys.Clientset(), put), resume(ctx))
 	}
 }
 
@@ -111,15 +138,18 @@ func secretCAFingerprint(t *testing.T) string {
 	return fp
 }
 
-// setSecretKey writes value into the Secret's key (ca.crt, tls.key).
-func setSecretKey(ctx context.Context, cs kubernetes.Interface, key string, value []byte) error {
+// setSecretData has edit change the Secret's data, and writes it.
+func setSecretData(ctx context.Context, cs kubernetes.Interface, edit func(data map[string][]byte)) error {
 	secrets := cs.CoreV1().Secrets(stack.Namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		sec, err := secrets.Get(ctx, stack.SecretName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		sec.Data[key] = value
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		edit(sec.Data)
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		return err
 	})

@@ -3,6 +3,7 @@ package realnode
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,6 +59,19 @@ func InsertRule(table, chain string, rule ...string) (remove func() error, err e
 func ForgetConnections(dst string, port int) error {
 	out, err := run("conntrack", "-D", "-p", "tcp", "--orig-dst", dst, "--orig-port-dst", strconv.Itoa(port))
 	if err != nil && !strings.Contains(err.Error(), "0 flow entries") {
+		return fmt.Errorf("%w%s", err, out)
+	}
+	return nil
+}
+
+// AbortConnections aborts the TCP connections to dst:port in the network
+// namespace of process pid, as the kernel's socket destroy does (ss -K):
+// the process sees each connection reset and connects anew. Unlike
+// forgetting a connection's tracking entry, which leaves it open, this
+// leaves no socket behind retransmitting into a path that now drops it.
+func AbortConnections(pid, dst string, port int) error {
+	out, err := run("nsenter", "-t", pid, "-n", "ss", "-tnK", "dst", net.JoinHostPort(dst, strconv.Itoa(port)))
+	if err != nil {
 		return fmt.Errorf("%w%s", err, out)
 	}
 	return nil
