@@ -22,6 +22,8 @@ const (
 	alertCARenewalOverdue   = "KimSnatchCARenewalOverdue"
 	alertCAExpiresSoon      = "KimSnatchCAExpiresSoon"
 	alertServingExpiresSoon = "KimSnatchWebhookServingCertificateExpiresSoon"
+	// The term objective's budget, burning fast.
+	alertTermFastBurn = "KimSnatchTermSLOFastBurn"
 	// Targets Prometheus finds and cannot scrape.
 	alertWebhookTargetDown = "KimSnatchWebhookTargetDown"
 	alertSyncerTargetDown  = "KimSnatchCABundleSyncerTargetDown"

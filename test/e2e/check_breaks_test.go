@@ -39,6 +39,40 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 	args := []string{"--kubeconfig", sys.KubeconfigPath(), "--target-namespace", docsTargetNamespace, "-o", "json"}
 	skipCABundle := map[string]check.Status{check.IDCABundle: check.StatusSkip}
 
+	serviceDeleted := checkBreak{
+		name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
+		message: fmt.Sprintf("Service %s/%s does not exist", stack.Namespace, stack.ServiceName),
+		others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip},
+		// The API server resolves the Service only when it dials: a
+		// connection it keeps alive still reaches a replica, so the dry
+		// run fails only once the API server dials again.
+		unsettled: []string{check.IDAdmission},
+		breakIt:   deleteWebhookService,
+		// Only the kube-apiserver counts the calls it cannot make. In
+		// the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
+		// stands in once more Pods than calls were created over
+		// minutes: longer than this break.
+		// KimSnatchKymaPodMissedByWebhook needs a Kyma Pod created a
+		// minute after the last call that reached a replica, which
+		// this break's first burst may or may not be.
+		alerts:   []string{alertFailingOpen},
+		maybe:    []string{alertMissedByWebhook},
+		exercise: failOpenPods,
+		fix: &runbookFix{alert: alertFailingOpen, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
+			windowed: "it counts the fail-opens of the last 10 minutes"},
+	}
+	caExpiring := checkBreak{
+		// The Certificate not renewed, its CA with 3 days left: the
+		// CA and the certificate the replicas serve, which is the CA,
+		// both page, and the check warns.
+		name: "ca_not_renewed_3_days_left", item: check.IDCASecret, status: check.StatusWarn, message: "less than --min-ca-validity",
+		breakIt: caNotRenewed(3 * 24 * time.Hour),
+		alerts:  []string{alertCAExpiresSoon, alertServingExpiresSoon}, shoot: []string{alertCAExpiresSoon, alertServingExpiresSoon},
+		maybe: rotationAlerts,
+		// "Confirmed when notAfter is less than 7 days away."
+		fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
+			before: resumeCertManagement, during: rotationAlerts},
+	}
 	tests := []checkBreak{
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
@@ -121,17 +155,14 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			fix: &runbookFix{alert: alertCARenewalOverdue, when: "notAfter less than 25 days away", confirmed: notAfterWithin(25 * 24 * time.Hour),
 				before: resumeCertManagement, during: rotationAlerts},
 		},
-		{
-			// The same with 3 days left: the CA and the certificate the
-			// replicas serve, which is the CA, both page.
-			name: "ca_not_renewed_3_days_left", item: check.IDCASecret, status: check.StatusWarn, message: "less than --min-ca-validity",
-			breakIt: caNotRenewed(3 * 24 * time.Hour),
-			alerts:  []string{alertCAExpiresSoon, alertServingExpiresSoon}, shoot: []string{alertCAExpiresSoon, alertServingExpiresSoon},
-			maybe: rotationAlerts,
-			// "Confirmed when notAfter is less than 7 days away."
-			fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
-				before: resumeCertManagement, during: rotationAlerts},
-		},
+		caExpiring,
+		// The same, repaired by the runbook of the certificate the
+		// replicas serve, which renews and restarts them.
+		caExpiring.again("ca_not_renewed_3_days_left_served", nil,
+			// "Confirmed when served-certificate lists a replica whose
+			// notAfter is less than 7 days away."
+			&runbookFix{alert: alertServingExpiresSoon, when: "served-certificate listing a notAfter 3 days away",
+				confirmed: servedNotAfterWithin(7 * 24 * time.Hour), before: resumeCertManagement, during: rotationAlerts}),
 		{
 			// Prometheus' scrapes of the webhook time out: the webhook
 			// serves on and the check passes; only up says it.
@@ -139,11 +170,8 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			breakIt: admitPrometheusOnlyTo(stack.SyncerName, stack.WebhookName),
 			alerts:  []string{alertWebhookTargetDown}, shoot: []string{alertWebhookTargetDown},
 			// "Confirmed, for a scrape that times out, when the
-			// Prometheus Pods lack allowed in the last column and the
-			// NetworkPolicy ... is not found or does not list
-			// snatch-webhook."
-			fix: &runbookFix{alert: alertWebhookTargetDown, when: "no allowed label, a policy without snatch-webhook",
-				confirmed: policyLacks(stack.WebhookName)},
+			// Prometheus Pods lack allowed in the last column."
+			fix: &runbookFix{alert: alertWebhookTargetDown, when: "no Prometheus Pod labelled allowed", confirmed: prometheusUnlabelled},
 		},
 		{
 			// The same for the syncer: the leader goes on syncing.
@@ -151,12 +179,10 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			breakIt: admitPrometheusOnlyTo(stack.WebhookName, stack.SyncerName),
 			alerts:  []string{alertSyncerTargetDown}, shoot: []string{alertSyncerTargetDown},
 			// "Confirmed as a fault between Prometheus and the syncer
-			// when its replicas are listed ready=true"; a policy that
-			// does not list cabundle-syncer drops the scrapes.
-			fix: &runbookFix{alert: alertSyncerTargetDown, when: "replicas ready=true, a policy without cabundle-syncer",
-				confirmed: func(out string) bool {
-					return strings.Contains(out, " ready=true") && policyLacks(stack.SyncerName)(out)
-				}},
+			// when its replicas are listed ready=true"; a timeout, with
+			// no Prometheus Pod labelled allowed.
+			fix: &runbookFix{alert: alertSyncerTargetDown, when: "replicas ready=true, no Prometheus Pod labelled allowed",
+				confirmed: func(out string) bool { return strings.Contains(out, " ready=true") && prometheusUnlabelled(out) }},
 		},
 		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
@@ -250,28 +276,15 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// "Confirmed when no Pod is listed."
 			fix: &runbookFix{alert: alertSyncerAbsent, when: "no syncer Pod listed", confirmed: shows(`No resources found`)},
 		},
-		{
-			name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
-			message: fmt.Sprintf("Service %s/%s does not exist", stack.Namespace, stack.ServiceName),
-			others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip},
-			// The API server resolves the Service only when it dials: a
-			// connection it keeps alive still reaches a replica, so the dry
-			// run fails only once the API server dials again.
-			unsettled: []string{check.IDAdmission},
-			breakIt:   deleteWebhookService,
-			// Only the kube-apiserver counts the calls it cannot make. In
-			// the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
-			// stands in once more Pods than calls were created over
-			// minutes: longer than this break.
-			// KimSnatchKymaPodMissedByWebhook needs a Kyma Pod created a
-			// minute after the last call that reached a replica, which
-			// this break's first burst may or may not be.
-			alerts:   []string{alertFailingOpen},
-			maybe:    []string{alertMissedByWebhook},
-			exercise: failOpenPods,
-			fix: &runbookFix{alert: alertFailingOpen, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
-				windowed: "it counts the fail-opens of the last 10 minutes"},
-		},
+		serviceDeleted,
+		// The same, until the term objective's budget burns fast: its
+		// runbook repairs it too.
+		serviceDeleted.again("webhook_service_deleted_until_the_term_budget_burns", []string{alertFailingOpen, alertTermFastBurn},
+			// "Confirmed, and its cause named, as for
+			// KimSnatchWebhookFailingOpen: the item that FAILs." The
+			// restarts of the Fix may fail calls open.
+			&runbookFix{alert: alertTermFastBurn, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
+				windowed: "its short window counts the calls of the last 5 minutes"}),
 		{
 			name: "replica_serving_a_certificate_of_another_ca", item: check.IDServedCertificate,
 			message: "(Pod " + foreignReplica + "): serial ",
@@ -521,6 +534,17 @@ func (tt checkBreak) prove(t *testing.T, c checker, watch *alertWatch, args []st
 		return
 	}
 	tt.assertRepaired(t, c, args, restore)
+}
+
+// again is the same break under another name, whose alerts where the
+// kube-apiserver is scraped are alerts when given, and whose runbook Fix
+// is fix's: a break that fires two alerts proves each one's runbook.
+func (tt checkBreak) again(name string, alerts []string, fix *runbookFix) checkBreak {
+	tt.name, tt.fix = name, fix
+	if alerts != nil {
+		tt.alerts = alerts
+	}
+	return tt
 }
 
 // subtest names the break and its outcome, the item it fails, warns or

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,15 +104,13 @@ func twoHashesDiffer(out string) bool {
 	return len(digests) == 2 && digests[0][1] != digests[1][1]
 }
 
-// policyLacks is a runbookFix.confirmed for the output of the Confirm
-// blocks that list the NetworkPolicy kim-snatch-prometheus' Pod names: the
-// policy is not found or does not name binary, and no Prometheus Pod
-// carries the label that the base policies admit.
-func policyLacks(binary string) func(string) bool {
-	return func(out string) bool {
-		return !strings.Contains(out, "allowed") &&
-			(strings.Contains(out, "NotFound") || (strings.Contains(out, "[") && !strings.Contains(out, strconv.Quote(binary))))
-	}
+// prometheusUnlabelled is a runbookFix.confirmed for the output of
+// `kubectl get pods -l app.kubernetes.io/name=prometheus -L
+// networking.kyma-project.io/metrics-scraping`: Prometheus Pods are listed,
+// and none carries the label's value allowed, which the base policies
+// admit.
+func prometheusUnlabelled(out string) bool {
+	return strings.Contains(out, "prometheus-") && !strings.Contains(out, "allowed")
 }
 
 // openSSLNotAfter is the date `openssl x509 -enddate` prints.
@@ -129,6 +126,23 @@ func notAfterWithin(d time.Duration) func(string) bool {
 		}
 		notAfter, err := time.Parse("Jan _2 15:04:05 2006 MST", m[1])
 		return err == nil && time.Until(notAfter) < d
+	}
+}
+
+// servedNotAfter is a replica's notAfter as served-certificate lists it.
+var servedNotAfter = regexp.MustCompile(`notAfter (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)`)
+
+// servedNotAfterWithin is a runbookFix.confirmed for the output of
+// `kubectl kim-snatch check -v`: served-certificate lists a replica whose
+// certificate expires less than d from now.
+func servedNotAfterWithin(d time.Duration) func(string) bool {
+	return func(out string) bool {
+		for _, m := range servedNotAfter.FindAllStringSubmatch(out, -1) {
+			if notAfter, err := time.Parse(time.RFC3339, m[1]); err == nil && time.Until(notAfter) < d {
+				return true
+			}
+		}
+		return false
 	}
 }
 
