@@ -24,6 +24,10 @@ const (
 	alertServingExpiresSoon = "KimSnatchWebhookServingCertificateExpiresSoon"
 	// The term objective's budget, burning fast.
 	alertTermFastBurn = "KimSnatchTermSLOFastBurn"
+	// kube-state-metrics, which many alerts read, missing.
+	alertKSMAbsent = "KimSnatchKubeStateMetricsAbsent"
+	// The newest run of the in-cluster check failed.
+	alertCheckJobFailed = "KimSnatchCheckJobFailed"
 	// Targets Prometheus finds and cannot scrape.
 	alertWebhookTargetDown = "KimSnatchWebhookTargetDown"
 	alertSyncerTargetDown  = "KimSnatchCABundleSyncerTargetDown"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -395,4 +396,35 @@ func createGated(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns 
 		})
 	}
 	wg.Wait()
+}
+
+// checkRole is the Role of deploy/syncer/check.yaml with which the check's
+// own identity reads the Secret, the marker, the Lease, the Services and
+// the EndpointSlices of the installation's namespace.
+const checkRole = "kim-snatch-check"
+
+// failedCheckJob is the name of the check Job that checkRoleDeleted's
+// exercise runs, which the alert then names.
+const failedCheckJob = "kim-snatch-check-e2e-incomplete"
+
+// deleteCheckRole deletes checkRole, as an apply that left it out would:
+// check run as the cluster's admin passes, and only a run under the
+// check's own ServiceAccount, the in-cluster Job, cannot read what it
+// checks and fails INCOMPLETE. Restoring creates the Role again.
+func deleteCheckRole(t *testing.T) func(context.Context) error {
+	roles := sys.Clientset().RbacV1().Roles(stack.Namespace)
+	saved := deleteSaved(t, roles, checkRole)
+	return func(ctx context.Context) error {
+		_, err := roles.Create(ctx, &rbacv1.Role{ObjectMeta: forCreate(saved.ObjectMeta), Rules: saved.Rules}, metav1.CreateOptions{})
+		return err
+	}
+}
+
+// failCheckJob runs the check Job failedCheckJob, as docs/operations.md
+// runs it, and requires that it fails.
+func failCheckJob(t *testing.T) func() {
+	if logs, completed := runCheckJobNamed(t, failedCheckJob); completed {
+		t.Fatalf("the check Job completed without the check's Role:\n%s", logs)
+	}
+	return func() {}
 }

@@ -185,6 +185,32 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				confirmed: func(out string) bool { return strings.Contains(out, " ready=true") && prometheusUnlabelled(out) }},
 		},
 		{
+			// kube-state-metrics hangs: the installation works and the
+			// check passes, but every alert that reads its series is
+			// blind.
+			name: "kube_state_metrics_hung", item: check.IDWebhookPods, status: check.StatusPass,
+			breakIt: hangKubeStateMetrics,
+			alerts:  []string{alertKSMAbsent}, shoot: []string{alertKSMAbsent},
+			// "Confirmed when no Pod is listed, or none is ready." The
+			// Pod's namespace is the placeholder.
+			fix: &runbookFix{alert: alertKSMAbsent, when: "the kube-state-metrics Pod not ready", confirmed: shows(`\s0/1\s+Running\s`),
+				placeholders: map[string]string{"<ksm-namespace>": "monitoring"}},
+		},
+		{
+			// The check's own Role deleted: run as the cluster's admin
+			// the check passes; the in-cluster Job, under the check's
+			// identity, cannot read what it checks and fails.
+			name: "check_role_deleted", item: check.IDCASecret, status: check.StatusPass,
+			breakIt:  deleteCheckRole,
+			exercise: failCheckJob,
+			alerts:   []string{alertCheckJobFailed}, shoot: []string{alertCheckJobFailed},
+			// "Confirmed by a non-zero exit code, with <job-name> the
+			// alert's job_name." The Fix's run of the check is the
+			// newest then, and completes.
+			fix: &runbookFix{alert: alertCheckJobFailed, when: "a non-zero exit code", confirmed: shows(`(?m)^\s*[1-9][0-9]*\s*$`),
+				placeholders: map[string]string{"<job-name>": failedCheckJob}},
+		},
+		{
 			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
 			// The API server cannot verify the webhook: the dry run comes
 			// back without the term. The leader's lost right to patch the

@@ -64,6 +64,8 @@ var breakPanels = map[string]panelChange{
 	"ca_not_renewed_3_days_left":                          {syncerBoard, "CA expires in", "A", "(%s) < 7 * 24 * 3600"},
 	"ca_not_renewed_3_days_left_served":                   {webhookBoard, "Serving certificate expires in", "A", "(%s) < 7 * 24 * 3600"},
 	"webhook_service_deleted_until_the_term_budget_burns": {webhookBoard, "Kyma Pods with the term (SLO, 1h)", "A", "(%s) < 1"},
+	"kube_state_metrics_hung":                             {webhookBoard, "Ready replicas", "A", "absent(%s)"},
+	"check_role_deleted":                                  {syncerBoard, "Check runs failed", "A", "(%s) > 0"},
 	"prometheus_not_admitted_to_the_webhook":              {webhookBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"prometheus_not_admitted_to_the_syncer":               {syncerBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"webhook_rollout_stuck":                               {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},

@@ -389,9 +389,14 @@ func bundleHas(t *testing.T, fp string) bool {
 // whether it completed (rather than failed).
 func runCheckJob(t *testing.T) (string, bool) {
 	t.Helper()
+	return runCheckJobNamed(t, fmt.Sprintf("kim-snatch-check-e2e-%d", time.Now().UnixNano()))
+}
+
+// runCheckJobNamed is runCheckJob with the Job named job.
+func runCheckJobNamed(t *testing.T, job string) (string, bool) {
+	t.Helper()
 	ctx := context.Background()
 	kc := sys.KubeconfigPath()
-	job := fmt.Sprintf("kim-snatch-check-e2e-%d", time.Now().UnixNano())
 	ns := []string{"-n", stack.Namespace}
 	if _, err := stack.Kubectl(ctx, kc, append(ns, "create", "job", "--from=cronjob/kim-snatch-check", job)...); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,4 +118,35 @@ func abortScrapes(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// kubeStateMetricsBinary is the path of the kube-state-metrics stand-in in
+// its image (Makefile, monitoring-images), as its process' command line
+// starts.
+const kubeStateMetricsBinary = "/kube-state-metrics"
+
+// hangKubeStateMetrics stops the kube-state-metrics process on this host
+// (SIGSTOP), as a process that hangs stops: its Pod stays Running, its
+// readiness probe fails and Prometheus' scrapes time out. The stand-in, as
+// the suite runs it, has no liveness probe that would restart it. Restoring
+// continues it.
+func hangKubeStateMetrics(t *testing.T) func(context.Context) error {
+	pids := processesOf(kubeStateMetricsBinary)
+	if len(pids) != 1 {
+		t.Fatalf("%d kube-state-metrics processes on this host (%v), want 1", len(pids), pids)
+	}
+	pid, err := strconv.Atoi(pids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return func(context.Context) error {
+		// A Fix that restarted it leaves no process to continue.
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
 }

@@ -168,6 +168,9 @@ func syncerBoard() *dashboard.DashboardBuilder {
 			q(`sum(cabundle_syncer_is_leader{`+syncerSel+`}) or vector(0)`, "leaders")),
 		rolloutStuck("cabundle-syncer", "KimSnatchCABundleSyncerRolloutStuck"),
 		scraped(syncerJob, "KimSnatchCABundleSyncerTargetDown"),
+		single("Check runs failed", "Runs of the in-cluster check (Jobs kim-snatch-check*) that failed, of those kube-state-metrics still reports: "+
+			"a FAIL, an INCOMPLETE run or one that could not start. KimSnatchCheckJobFailed warns while the newest run is one of them.", "none",
+			q(`sum(kube_job_failed{cluster=~"$cluster", namespace="$namespace", job_name=~"kim-snatch-check.*", condition="true"}) or vector(0)`, "failed")),
 		"Syncs",
 		graph("Leader by replica", "1 for the replica that holds the Lease.", "none",
 			q(`max by (pod) (cabundle_syncer_is_leader{`+syncerSel+`})`, "{{pod}}")),

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -48,6 +49,10 @@ import (
 //     status ("true", "false" or "unknown") and 0 for the two others
 //   - kube_poddisruptionbudget_created{namespace, poddisruptionbudget}, the
 //     creation time in seconds
+//   - kube_job_created{namespace, job_name}, the creation time in seconds
+//   - kube_job_failed{namespace, job_name, condition}, for the Job's Failed
+//     condition: 1 for its status ("true", "false" or "unknown") and 0 for
+//     the two others
 //   - kube_node_status_allocatable{node, resource, unit} and
 //     kube_pod_container_resource_requests{namespace, pod, uid, container,
 //     node, resource, unit}, for cpu (core) and memory (byte)
@@ -85,6 +90,11 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 	for _, pdb := range budgets.Items {
 		series(&b, "kube_poddisruptionbudget_created", int(pdb.CreationTimestamp.Unix()), []string{"namespace", pdb.Namespace, "poddisruptionbudget", pdb.Name})
 	}
+	jobs, err := cs.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	writeJobs(&b, jobs.Items)
 	writeResources(&b, nodes.Items, pods.Items)
 	return b.Bytes(), nil
 }
@@ -162,15 +172,38 @@ func writeDeployments(b *bytes.Buffer, deployments []appsv1.Deployment) {
 	fmt.Fprintln(b, "# TYPE kube_deployment_status_condition gauge")
 	for _, d := range deployments {
 		for _, c := range d.Status.Conditions {
-			for _, s := range []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown} {
-				v := 0
-				if c.Status == s {
-					v = 1
-				}
-				series(b, "kube_deployment_status_condition", v, []string{"namespace", d.Namespace, "deployment", d.Name,
-					"condition", string(c.Type), "status", strings.ToLower(string(s))})
+			writeCondition(b, "kube_deployment_status_condition", c.Status,
+				[]string{"namespace", d.Namespace, "deployment", d.Name, "condition", string(c.Type)}, "status")
+		}
+	}
+}
+
+// writeJobs writes each Job's creation time and its Failed condition.
+func writeJobs(b *bytes.Buffer, jobs []batchv1.Job) {
+	fmt.Fprintln(b, "# TYPE kube_job_created gauge")
+	for _, j := range jobs {
+		series(b, "kube_job_created", int(j.CreationTimestamp.Unix()), []string{"namespace", j.Namespace, "job_name", j.Name})
+	}
+	fmt.Fprintln(b, "# TYPE kube_job_failed gauge")
+	for _, j := range jobs {
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed {
+				writeCondition(b, "kube_job_failed", c.Status, []string{"namespace", j.Namespace, "job_name", j.Name}, "condition")
 			}
 		}
+	}
+}
+
+// writeCondition writes the series of one condition of an object, keys,
+// as kube-state-metrics does: under the label key, 1 for the condition's
+// status ("true", "false" or "unknown") and 0 for the two others.
+func writeCondition(b *bytes.Buffer, name string, status corev1.ConditionStatus, keys []string, key string) {
+	for _, s := range []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown} {
+		v := 0
+		if status == s {
+			v = 1
+		}
+		series(b, name, v, append(slices.Clone(keys), key, strings.ToLower(string(s))))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -52,6 +53,12 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 		`kube_deployment_status_condition{condition="Progressing",deployment="d",namespace="kyma",status="unknown"} 0`,
 		"# TYPE kube_poddisruptionbudget_created gauge",
 		`kube_poddisruptionbudget_created{namespace="kyma",poddisruptionbudget="b"} 1700000000`,
+		"# TYPE kube_job_created gauge",
+		`kube_job_created{job_name="j",namespace="kyma"} 1700000001`,
+		"# TYPE kube_job_failed gauge",
+		`kube_job_failed{condition="true",job_name="j",namespace="kyma"} 1`,
+		`kube_job_failed{condition="false",job_name="j",namespace="kyma"} 0`,
+		`kube_job_failed{condition="unknown",job_name="j",namespace="kyma"} 0`,
 		"# TYPE kube_node_status_allocatable gauge",
 		`kube_node_status_allocatable{node="n1",resource="cpu",unit="core"} 2`,
 		"# TYPE kube_pod_container_resource_requests gauge",
@@ -65,7 +72,8 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 }
 
 // objects are a Node, a Namespace, a Pod of a ReplicaSet on the Node, a
-// Deployment and a PodDisruptionBudget, each with a label or field of each series.
+// Deployment, a PodDisruptionBudget and a failed Job, each with a label or
+// field of each series.
 func objects() []runtime.Object {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"worker.gardener.cloud/pool": "cpu-worker-0", "other": "x"}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
@@ -82,7 +90,10 @@ func objects() []runtime.Object {
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "kyma"}, Status: appsv1.DeploymentStatus{Replicas: 2, UnavailableReplicas: 1,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}}
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "kyma", CreationTimestamp: metav1.Unix(1700000000, 0)}}
-	return []runtime.Object{node, ns, pod, dep, pdb}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "kyma", CreationTimestamp: metav1.Unix(1700000001, 0)},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}, {Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}}}
+	return []runtime.Object{node, ns, pod, dep, pdb, job}
 }
 
 // checkInOrder checks that out has each of lines, in that order.
