@@ -42,8 +42,9 @@ ACTIONLINT      := $(BIN)/actionlint
 SHELLCHECK_VERSION := 0.9.0-1
 SHELLCHECK      := /usr/bin/shellcheck
 SHELLCHECK_STAMP := $(BIN)/.shellcheck-$(SHELLCHECK_VERSION)
-# jq, the same way: test/docs runs the documented Fix that merges KIM
-# Snatch's flags into kube-state-metrics' arguments, a jq program.
+# jq, the same way: test/docs and the full tier of the node run the
+# documented Fix that merges KIM Snatch's flags into kube-state-metrics'
+# arguments, a jq program.
 JQ_VERSION      := 1.6-2.1+deb12u3
 JQ              := /usr/bin/jq
 JQ_STAMP        := $(BIN)/.jq-$(JQ_VERSION)
@@ -83,8 +84,9 @@ NODE_PKGS       := ./test/e2e ./test/e2e/migration ./test/e2e/cmd/snatch-local .
 # $(call NODE_TEST,tier,with-node flags,go test flags,wrapper)
 NODE_TEST       = SNATCH_TIER=$(1) hack/e2e/with-node.sh $(2) $(4) go test -p 1 $(GO_TEST_FLAGS) -count=1 $(3) $(NODE_PKGS)
 # What make e2e, make test-cost and make chaos run on the node: the full
-# tier's faults need Toxiproxy, which the smoke tier does not.
-E2E_DEPS        = $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) images monitoring-images
+# tier's faults need Toxiproxy, which the smoke tier does not, and its
+# runbook of kube-state-metrics' labels jq.
+E2E_DEPS        = $(K8S_STAMP) $(PROMRULES) $(DASHBOARDS) $(NETPOL) $(NEIGHBOUR_CRDS) $(TOXIPROXY) $(JQ_STAMP) images monitoring-images
 FUZZ_TIME       ?= 10s
 
 K8S_LDFLAGS := -s -w \

@@ -22,8 +22,9 @@ var optInList = regexp.MustCompile(`--metric-opt-in-list[= ](kube_[a-z0-9_,]*)`)
 
 // quotingFiles returns, by path, the texts that may quote the values of
 // kube-state-metrics' flags: the markdown files of the repository's root,
-// docs/ and deploy/, and deploy/'s YAML, whose comments say what the rules
-// need.
+// docs/ and deploy/, deploy/'s YAML, whose comments say what the rules
+// need, and the end-to-end suite's neighbours, whose kube-state-metrics
+// stand-in runs with them.
 func quotingFiles(t *testing.T) map[string]string {
 	t.Helper()
 	root := tools.MustRepoRoot(t)
@@ -35,14 +36,16 @@ func quotingFiles(t *testing.T) map[string]string {
 		}
 		paths = append(paths, found...)
 	}
-	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".yaml")) {
-			paths = append(paths, p)
+	for _, dir := range []string{"deploy", "test/e2e/neighbours"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".yaml")) {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	texts := map[string]string{}
 	for _, p := range paths {

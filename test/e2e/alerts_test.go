@@ -25,7 +25,8 @@ const (
 	// The term objective's budget, burning fast.
 	alertTermFastBurn = "KimSnatchTermSLOFastBurn"
 	// kube-state-metrics, which many alerts read, missing.
-	alertKSMAbsent = "KimSnatchKubeStateMetricsAbsent"
+	alertKSMAbsent       = "KimSnatchKubeStateMetricsAbsent"
+	alertKSMLabelsAbsent = "KimSnatchKubeStateMetricsLabelsAbsent"
 	// The newest run of the in-cluster check failed.
 	alertCheckJobFailed = "KimSnatchCheckJobFailed"
 	// Targets Prometheus finds and cannot scrape.

@@ -197,6 +197,19 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				placeholders: map[string]string{"<ksm-namespace>": "monitoring"}},
 		},
 		{
+			// kube-state-metrics exports neither the Nodes' pool label nor
+			// the Namespaces' managed-by label: the placement rules and
+			// the witness have nothing to join on.
+			name: "kube_state_metrics_allowlist_of_its_own", item: check.IDKymaPool, status: check.StatusPass,
+			breakIt: allowlistOfItsOwn,
+			alerts:  []string{alertKSMLabelsAbsent}, shoot: []string{alertKSMLabelsAbsent},
+			// "Confirmed when a Pod's arguments ... lack
+			// worker.gardener.cloud/pool in the entry of nodes." The Fix
+			// merges KIM Snatch's labels into the allowlist.
+			fix: &runbookFix{alert: alertKSMLabelsAbsent, when: "an allowlist without the pool label", confirmed: allowlistLacksPool,
+				placeholders: map[string]string{"<ksm-namespace>": "monitoring"}},
+		},
+		{
 			// The check's own Role deleted: run as the cluster's admin
 			// the check passes; the in-cluster Job, under the check's
 			// identity, cannot read what it checks and fails.

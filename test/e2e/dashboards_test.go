@@ -66,6 +66,7 @@ var breakPanels = map[string]panelChange{
 	"webhook_service_deleted_until_the_term_budget_burns": {webhookBoard, "Kyma Pods with the term (SLO, 1h)", "A", "(%s) < 1"},
 	"kube_state_metrics_hung":                             {webhookBoard, "Ready replicas", "A", "absent(%s)"},
 	"check_role_deleted":                                  {syncerBoard, "Check runs failed", "A", "(%s) > 0"},
+	"kube_state_metrics_allowlist_of_its_own":             {webhookBoard, "Nodes in the preferred pool", "A", "absent(%s)"},
 	"prometheus_not_admitted_to_the_webhook":              {webhookBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"prometheus_not_admitted_to_the_syncer":               {syncerBoard, "Scraped replicas", "A", "(%s) == 0"},
 	"webhook_rollout_stuck":                               {webhookBoard, "Rollout stuck", "A", "(%s) == 1"},

@@ -150,3 +150,40 @@ func hangKubeStateMetrics(t *testing.T) func(context.Context) error {
 		return nil
 	}
 }
+
+// ksmDeployment is the suite's kube-state-metrics Deployment
+// (test/e2e/neighbours/monitoring).
+var ksmDeployment = []string{"-n", "monitoring", "deployment", "kube-state-metrics"}
+
+// ownAllowlist is a label allowlist of an installation's own, from before
+// KIM Snatch: the Pods' opt-out label, none of the Nodes and Namespaces.
+const ownAllowlist = "pods=[kim-snatch.kyma-project.io/opt-out]"
+
+// allowlistOfItsOwn gives kube-state-metrics ownAllowlist, as a
+// configuration that predates KIM Snatch, or an upgrade that replaced its
+// arguments, leaves it, and waits for its rollout. Restoring puts the
+// arguments back.
+func allowlistOfItsOwn(t *testing.T) func(context.Context) error {
+	ctx := context.Background()
+	kc := sys.KubeconfigPath()
+	args, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "jsonpath={.spec.template.spec.containers[0].args}"}, ksmDeployment...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setArgs := func(ctx context.Context, args string) error {
+		patch := `[{"op": "test", "path": "/spec/template/spec/containers/0/name", "value": "kube-state-metrics"},` +
+			`{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": ` + args + `}]`
+		if _, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", patch}, ksmDeployment...)...); err != nil {
+			return err
+		}
+		_, err := stack.Kubectl(ctx, kc, "-n", "monitoring", "rollout", "status", "deployment/kube-state-metrics", "--timeout=2m")
+		return err
+	}
+	restore := func(ctx context.Context) error { return setArgs(ctx, args) }
+	own := fmt.Sprintf(`[%q, "--metric-opt-in-list=kube_pod_nodeselectors"]`, "--metric-labels-allowlist="+ownAllowlist)
+	if err := setArgs(ctx, own); err != nil {
+		_ = restore(ctx)
+		t.Fatal(err)
+	}
+	return restore
+}

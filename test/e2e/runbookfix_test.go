@@ -113,6 +113,22 @@ func prometheusUnlabelled(out string) bool {
 	return strings.Contains(out, "prometheus-") && !strings.Contains(out, "allowed")
 }
 
+// ksmArgs is a line of the first Confirm block of
+// KimSnatchKubeStateMetricsLabelsAbsent: a kube-state-metrics Pod and its
+// container's arguments.
+var ksmArgs = regexp.MustCompile(`(?m)^\S+ kube-state-metrics-\S+: (\[.*)$`)
+
+// allowlistLacksPool is a runbookFix.confirmed for that block's output: a
+// kube-state-metrics Pod whose arguments name no Node pool label.
+func allowlistLacksPool(out string) bool {
+	for _, m := range ksmArgs.FindAllStringSubmatch(out, -1) {
+		if !strings.Contains(m[1], "worker.gardener.cloud/pool") {
+			return true
+		}
+	}
+	return false
+}
+
 // openSSLNotAfter is the date `openssl x509 -enddate` prints.
 var openSSLNotAfter = regexp.MustCompile(`notAfter=(.+ GMT)`)
 

@@ -1,8 +1,10 @@
 package kubestatemetrics
 
 import (
+	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -20,15 +22,48 @@ const (
 	OptInMetrics = "kube_pod_nodeselectors"
 )
 
-// allowed is LabelsAllowlist by resource.
-var allowed = mustParse(LabelsAllowlist)
+// Options are what the stand-in's flags set, as kube-state-metrics' own
+// do: without --metric-labels-allowlist it exports no label of an object,
+// and without --metric-opt-in-list no opt-in metric.
+type Options struct {
+	// Allowlist holds each resource's allowed labels; the resource "*"
+	// stands for every resource, and the label "*" for every label.
+	Allowlist map[string][]string
+	// OptIn are the opt-in metrics to export.
+	OptIn []string
+}
 
-func mustParse(allowlist string) map[string][]string {
-	m, err := ParseLabelsAllowlist(allowlist)
-	if err != nil {
-		panic(err)
+// ParseFlags reads, from a command's arguments, the flags of
+// kube-state-metrics that the stand-in honours. Like kube-state-metrics,
+// it refuses an argument it does not know.
+func ParseFlags(args []string) (Options, error) {
+	fs := flag.NewFlagSet("kube-state-metrics", flag.ContinueOnError)
+	allow := fs.String("metric-labels-allowlist", "", "labels to export by resource, as resource=[label,...],...")
+	optIn := fs.String("metric-opt-in-list", "", "opt-in metrics to export, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return Options{}, err
 	}
-	return m
+	if fs.NArg() > 0 {
+		return Options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var o Options
+	var err error
+	if o.Allowlist, err = ParseLabelsAllowlist(*allow); err != nil {
+		return Options{}, err
+	}
+	for m := range strings.SplitSeq(*optIn, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.OptIn = append(o.OptIn, m)
+		}
+	}
+	return o, nil
+}
+
+// allowed returns the labels of resource that o allows, and whether it
+// allows every label.
+func (o Options) allowed(resource string) (keys []string, all bool) {
+	keys = append(slices.Clone(o.Allowlist[resource]), o.Allowlist["*"]...)
+	return keys, slices.Contains(keys, "*")
 }
 
 // allowlistEntry matches the entry resource=[label,...] at the start of

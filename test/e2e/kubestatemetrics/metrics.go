@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -25,8 +26,8 @@ import (
 )
 
 // Write writes, from the API objects, the series of kube-state-metrics'
-// documented metrics that deploy/'s rules read, with the labels that
-// LabelsAllowlist allows and the metrics that OptInMetrics opts in:
+// documented metrics that deploy/'s rules read, with the labels that o
+// allows and the metrics it opts in:
 //
 //   - kube_node_labels{node, label_worker_gardener_cloud_pool}
 //   - kube_namespace_labels{namespace, label_operator_kyma_project_io_managed_by}
@@ -36,7 +37,7 @@ import (
 //     phase and 0 for the others
 //   - kube_pod_labels{namespace, pod, uid, label_kim_snatch_kyma_project_io_opt_out}
 //   - kube_pod_nodeselectors{namespace, pod, uid, nodeselector_<key>...}, one
-//     label per key of the Pod's nodeSelector, where OptInMetrics names it
+//     label per key of the Pod's nodeSelector, where o opts it in
 //     (no allowlist)
 //   - kube_pod_created{namespace, pod, uid}, the creation time in seconds
 //   - kube_pod_container_info{namespace, pod, uid, container, image_spec,
@@ -59,23 +60,23 @@ import (
 //
 // An allowlisted label a object lacks is left out, as kube-state-metrics
 // does.
-func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
+func Write(ctx context.Context, cs kubernetes.Interface, o Options) ([]byte, error) {
 	var b bytes.Buffer
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	writeLabels(&b, "node", "nodes", nodes.Items)
+	writeLabels(&b, o, "node", "nodes", nodes.Items)
 	namespaces, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	writeLabels(&b, "namespace", "namespaces", namespaces.Items)
+	writeLabels(&b, o, "namespace", "namespaces", namespaces.Items)
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	writePods(&b, pods.Items)
+	writePods(&b, o, pods.Items)
 	writeContainers(&b, pods.Items)
 	deployments, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -105,17 +106,17 @@ func Write(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
 func writeLabels[T any, P interface {
 	*T
 	metav1.Object
-}](b *bytes.Buffer, kind, resource string, items []T) {
+}](b *bytes.Buffer, o Options, kind, resource string, items []T) {
 	name := "kube_" + kind + "_labels"
 	fmt.Fprintf(b, "# TYPE %s gauge\n", name)
 	for i := range items {
-		o := P(&items[i])
-		series(b, name, 1, append(allowlisted(o.GetLabels(), allowed[resource]...), kind, o.GetName()))
+		obj := P(&items[i])
+		series(b, name, 1, append(allowlisted(obj.GetLabels(), o, resource), kind, obj.GetName()))
 	}
 }
 
 // writePods writes the Pod-level series, in the order of Write's list.
-func writePods(b *bytes.Buffer, pods []corev1.Pod) {
+func writePods(b *bytes.Buffer, o Options, pods []corev1.Pod) {
 	fmt.Fprintln(b, "# TYPE kube_pod_info gauge")
 	for _, p := range pods {
 		kind, name := "<none>", "<none>"
@@ -136,9 +137,9 @@ func writePods(b *bytes.Buffer, pods []corev1.Pod) {
 	}
 	fmt.Fprintln(b, "# TYPE kube_pod_labels gauge")
 	for _, p := range pods {
-		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, allowed["pods"]...)...))
+		series(b, "kube_pod_labels", 1, append(podKeys(p), allowlisted(p.Labels, o, "pods")...))
 	}
-	if slices.Contains(strings.Split(OptInMetrics, ","), "kube_pod_nodeselectors") {
+	if slices.Contains(o.OptIn, "kube_pod_nodeselectors") {
 		fmt.Fprintln(b, "# TYPE kube_pod_nodeselectors gauge")
 		for _, p := range pods {
 			series(b, "kube_pod_nodeselectors", 1, append(podKeys(p), prefixed("nodeselector_", p.Spec.NodeSelector)...))
@@ -258,12 +259,19 @@ func writeResources(b *bytes.Buffer, nodes []corev1.Node, pods []corev1.Pod) {
 // turns a Kubernetes label key into a Prometheus label name.
 var invalidLabelChars = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 
-// allowlisted returns the allowlisted labels of an object as
-// label_<sanitized key> pairs.
-func allowlisted(objLabels map[string]string, keys ...string) []string {
+// allowlisted returns the labels of an object of resource that o allows
+// as label_<sanitized key> pairs, in the order of the allowlist, or of
+// the keys where it allows every label.
+func allowlisted(objLabels map[string]string, o Options, resource string) []string {
+	keys, all := o.allowed(resource)
+	if all {
+		keys = slices.Sorted(maps.Keys(objLabels))
+	}
 	var out []string
+	seen := map[string]bool{}
 	for _, k := range keys {
-		if v, ok := objLabels[k]; ok {
+		if v, ok := objLabels[k]; ok && !seen[k] {
+			seen[k] = true
 			out = append(out, "label_"+invalidLabelChars.ReplaceAllString(k, "_"), v)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // Write exposes, in the order of its documentation, each metric's type
 // line and the series of the objects, with only the allowlisted labels.
 func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
-	b, err := Write(t.Context(), fake.NewClientset(objects()...))
+	b, err := Write(t.Context(), fake.NewClientset(objects()...), shipped(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +68,68 @@ func TestWriteExposesTheAllowlistedSeriesOfEachObjectInOrder(t *testing.T) {
 	checkInOrder(t, out, wantInOrder)
 	if strings.Contains(out, "label_other") {
 		t.Errorf("output has a label outside the allowlist:\n%s", out)
+	}
+}
+
+// shipped are the Options of the flags that deploy/'s rules need
+// kube-state-metrics to run with.
+func shipped(t *testing.T) Options {
+	t.Helper()
+	o, err := ParseFlags([]string{"--metric-labels-allowlist=" + LabelsAllowlist, "--metric-opt-in-list=" + OptInMetrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// Without flags, as kube-state-metrics without them, no object's labels
+// are exported and no opt-in metric; with a label "*" every label of the
+// resource is, and an entry of the resource "*" counts for every one.
+func TestWriteExportsOnlyWhatTheFlagsAllow(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		want, not []string
+	}{
+		{name: "no_flags", want: []string{`kube_node_labels{node="n1"} 1`, `kube_pod_labels{namespace="kyma",pod="p",uid="u1"} 1`},
+			not: []string{"label_worker_gardener_cloud_pool", "kube_pod_nodeselectors"}},
+		{name: "every_label_of_nodes", args: []string{"--metric-labels-allowlist=nodes=[*]"},
+			want: []string{`kube_node_labels{label_other="x",label_worker_gardener_cloud_pool="cpu-worker-0",node="n1"} 1`},
+			not:  []string{"label_operator_kyma_project_io_managed_by"}},
+		{name: "a_label_of_every_resource", args: []string{"--metric-labels-allowlist=*=[operator.kyma-project.io/managed-by]"},
+			want: []string{`kube_namespace_labels{label_operator_kyma_project_io_managed_by="kyma",namespace="kyma"} 1`},
+			not:  []string{"label_worker_gardener_cloud_pool"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := ParseFlags(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Write(t.Context(), fake.NewClientset(objects()...), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(b), w+"\n") {
+					t.Errorf("output lacks %q:\n%s", w, b)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(string(b), n) {
+					t.Errorf("output has %q:\n%s", n, b)
+				}
+			}
+		})
+	}
+}
+
+// An argument kube-state-metrics would refuse, the stand-in refuses too.
+func TestParseFlagsRefusesWhatItDoesNotKnow(t *testing.T) {
+	for _, args := range [][]string{{"--resources=pods"}, {"--metric-labels-allowlist=nodes"}, {"extra"}} {
+		if _, err := ParseFlags(args); err == nil {
+			t.Errorf("ParseFlags(%q) = nil error", args)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command kube-state-metrics is the stand-in of package kubestatemetrics,
 // run as users run the real one: in a Pod, with in-cluster credentials,
-// serving /metrics on :8080 and /healthz.
+// serving /metrics on :8080 and /healthz, with the real one's
+// --metric-labels-allowlist and --metric-opt-in-list.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"log"
 	"net/http"
+	"os"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +22,10 @@ import (
 func main() { cmdline.Main("kube-state-metrics", run) }
 
 func run(ctx context.Context) error {
+	opts, err := kubestatemetrics.ParseFlags(os.Args[1:])
+	if err != nil {
+		return err
+	}
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		return err
@@ -30,7 +36,7 @@ func run(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-		b, err := kubestatemetrics.Write(r.Context(), cs)
+		b, err := kubestatemetrics.Write(r.Context(), cs, opts)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -46,7 +52,7 @@ func run(ctx context.Context) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	log.Printf("serving /metrics on %s", srv.Addr)
+	log.Printf("serving /metrics on %s, labels %v, opt-in %v", srv.Addr, opts.Allowlist, opts.OptIn)
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
