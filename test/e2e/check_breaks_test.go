@@ -73,6 +73,55 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
 			before: resumeCertManagement, during: rotationAlerts},
 	}
+	caBundleWiped := checkBreak{
+		name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
+		// The API server cannot verify the webhook: the dry run comes
+		// back without the term. The leader's lost right to patch the
+		// MWC is what syncer-lease proves with a SubjectAccessReview.
+		others: map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail,
+			check.IDSyncerLease: check.StatusFail},
+		breakIt: wipeCABundleWithoutPatch,
+		// Far longer than the leader takes to repair a wipe it may
+		// write (tens of milliseconds): the caBundle stays empty.
+		hold: 2 * time.Second,
+		// The caBundle is out of sync, and the leader keeps failing
+		// to write it: both watch this fault. The check's admission
+		// item fails open against a caBundle the replicas cannot be
+		// verified with, which only the kube-apiserver counts.
+		alerts: []string{alertOutOfSync, alertSyncErrors, alertFailingOpen},
+		shoot:  []string{alertOutOfSync, alertSyncErrors},
+		// A Kyma Pod created a minute into the break got no review.
+		maybe:    []string{alertMissedByWebhook},
+		exercise: waitLeaderRefusedAgain,
+		// "Confirmed when the two fingerprints differ, or the
+		// second prints none."
+		fix: &runbookFix{alert: alertOutOfSync, when: "one fingerprint only, the caBundle's missing",
+			confirmed: func(out string) bool { return strings.Count(out, "Fingerprint=") == 1 }},
+	}
+	selectorBroken := checkBreak{
+		// Read from the object, the selector is wrong; only the dry run
+		// shows that Kyma Pods are no longer sent to the webhook.
+		name: "namespace_selector_broken", item: check.IDAdmission,
+		message: "came back without the term",
+		others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
+		breakIt: breakNamespaceSelector,
+		// Nothing calls the webhook, so nothing fails where the
+		// kube-apiserver is scraped; a Kyma Pod created more than a
+		// minute after the last review fires
+		// KimSnatchKymaPodMissedByWebhook in both profiles. In the
+		// Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook fires
+		// too once more Kyma Pods were created in 10 minutes than the
+		// webhook answered calls in 15. Kyma Pods are created until
+		// each is active.
+		alerts: []string{alertMissedByWebhook},
+		shoot:  []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
+		exercise: func(t *testing.T) func() {
+			admitted := podsUntilAlert(t, watch, stack.ProfileShoot, alertAdmittedWithoutWebhook)
+			missed := podsUntilAlert(t, watch, stack.ProfileAPIServer, alertMissedByWebhook)
+			return func() { admitted(); missed() }
+		},
+		fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
+	}
 	tests := []checkBreak{
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
@@ -158,7 +207,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		caExpiring,
 		// The same, repaired by the runbook of the certificate the
 		// replicas serve, which renews and restarts them.
-		caExpiring.again("ca_not_renewed_3_days_left_served", nil,
+		caExpiring.again("served_expiry", nil,
 			// "Confirmed when served-certificate lists a replica whose
 			// notAfter is less than 7 days away."
 			&runbookFix{alert: alertServingExpiresSoon, when: "served-certificate listing a notAfter 3 days away",
@@ -223,31 +272,14 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			fix: &runbookFix{alert: alertCheckJobFailed, when: "a non-zero exit code", confirmed: shows(`(?m)^\s*[1-9][0-9]*\s*$`),
 				placeholders: map[string]string{"<job-name>": failedCheckJob}},
 		},
-		{
-			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
-			// The API server cannot verify the webhook: the dry run comes
-			// back without the term. The leader's lost right to patch the
-			// MWC is what syncer-lease proves with a SubjectAccessReview.
-			others: map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail,
-				check.IDSyncerLease: check.StatusFail},
-			breakIt: wipeCABundleWithoutPatch,
-			// Far longer than the leader takes to repair a wipe it may
-			// write (tens of milliseconds): the caBundle stays empty.
-			hold: 2 * time.Second,
-			// The caBundle is out of sync, and the leader keeps failing
-			// to write it: both watch this fault. The check's admission
-			// item fails open against a caBundle the replicas cannot be
-			// verified with, which only the kube-apiserver counts.
-			alerts: []string{alertOutOfSync, alertSyncErrors, alertFailingOpen},
-			shoot:  []string{alertOutOfSync, alertSyncErrors},
-			// A Kyma Pod created a minute into the break got no review.
-			maybe:    []string{alertMissedByWebhook},
-			exercise: waitLeaderRefusedAgain,
-			// "Confirmed when the two fingerprints differ, or the
-			// second prints none."
-			fix: &runbookFix{alert: alertOutOfSync, when: "one fingerprint only, the caBundle's missing",
-				confirmed: func(out string) bool { return strings.Count(out, "Fingerprint=") == 1 }},
-		},
+		caBundleWiped,
+		// The same, repaired by the runbook of the leader's errors,
+		// which applies its RBAC again and restarts it.
+		caBundleWiped.again("sync_errors", nil,
+			// "Confirmed ... for apply-failed after RBAC drift by
+			// syncer-lease FAIL."
+			&runbookFix{alert: alertSyncErrors, when: "syncer-lease FAIL", confirmed: shows(`syncer-lease\s+FAIL`),
+				windowed: "it counts the syncer's errors of the last 5 minutes"}),
 		{
 			// The smoke tier's break: it fires in both profiles and reaches
 			// Alertmanager, and it is the failure users feel first.
@@ -318,7 +350,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 		serviceDeleted,
 		// The same, until the term objective's budget burns fast: its
 		// runbook repairs it too.
-		serviceDeleted.again("webhook_service_deleted_until_the_term_budget_burns", []string{alertFailingOpen, alertTermFastBurn},
+		serviceDeleted.again("term_fast_burn", []string{alertFailingOpen, alertTermFastBurn},
 			// "Confirmed, and its cause named, as for
 			// KimSnatchWebhookFailingOpen: the item that FAILs." The
 			// restarts of the Fix may fail calls open.
@@ -349,30 +381,13 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				confirmed:    shows(`served-certificate\s+FAIL[^\n]*` + regexp.QuoteMeta(foreignReplica)),
 				placeholders: map[string]string{"<pod>": foreignReplica}},
 		},
-		{
-			// Read from the object, the selector is wrong; only the dry run
-			// shows that Kyma Pods are no longer sent to the webhook.
-			name: "namespace_selector_broken", item: check.IDAdmission,
-			message: "came back without the term",
-			others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
-			breakIt: breakNamespaceSelector,
-			// Nothing calls the webhook, so nothing fails where the
-			// kube-apiserver is scraped; a Kyma Pod created more than a
-			// minute after the last review fires
-			// KimSnatchKymaPodMissedByWebhook in both profiles. In the
-			// Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook fires
-			// too once more Kyma Pods were created in 10 minutes than the
-			// webhook answered calls in 15. Kyma Pods are created until
-			// each is active.
-			alerts: []string{alertMissedByWebhook},
-			shoot:  []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
-			exercise: func(t *testing.T) func() {
-				admitted := podsUntilAlert(t, watch, stack.ProfileShoot, alertAdmittedWithoutWebhook)
-				missed := podsUntilAlert(t, watch, stack.ProfileAPIServer, alertMissedByWebhook)
-				return func() { admitted(); missed() }
-			},
-			fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
-		},
+		selectorBroken,
+		// The same, repaired by the runbook of the Shoot profile's
+		// witness of calls missing.
+		selectorBroken.again("admitted_without_webhook", nil,
+			// "Confirmed, and its cause named, by the item that FAILs."
+			// The Fix restarts both binaries.
+			&runbookFix{alert: alertAdmittedWithoutWebhook, when: "admission FAIL", confirmed: shows(`admission\s+FAIL`)}),
 		{
 			// Deleted by hand, without the emergency disable's marker: the
 			// API server calls nothing and nothing fails, so only the
@@ -575,11 +590,12 @@ func (tt checkBreak) prove(t *testing.T, c checker, watch *alertWatch, args []st
 	tt.assertRepaired(t, c, args, restore)
 }
 
-// again is the same break under another name, whose alerts where the
-// kube-apiserver is scraped are alerts when given, and whose runbook Fix
-// is fix's: a break that fires two alerts proves each one's runbook.
-func (tt checkBreak) again(name string, alerts []string, fix *runbookFix) checkBreak {
-	tt.name, tt.fix = name, fix
+// again is the same break once more, named <name>_fixed_by_<runbook>,
+// whose alerts where the kube-apiserver is scraped are alerts when given,
+// and whose runbook Fix is fix's: a break that fires two alerts proves
+// each one's runbook.
+func (tt checkBreak) again(runbook string, alerts []string, fix *runbookFix) checkBreak {
+	tt.name, tt.fix = tt.name+"_fixed_by_"+runbook, fix
 	if alerts != nil {
 		tt.alerts = alerts
 	}
