@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,89 +37,6 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 	args := []string{"--kubeconfig", sys.KubeconfigPath(), "--target-namespace", docsTargetNamespace, "-o", "json"}
 	skipCABundle := map[string]check.Status{check.IDCABundle: check.StatusSkip}
 
-	serviceDeleted := checkBreak{
-		name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
-		message: fmt.Sprintf("Service %s/%s does not exist", stack.Namespace, stack.ServiceName),
-		others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip},
-		// The API server resolves the Service only when it dials: a
-		// connection it keeps alive still reaches a replica, so the dry
-		// run fails only once the API server dials again.
-		unsettled: []string{check.IDAdmission},
-		breakIt:   deleteWebhookService,
-		// Only the kube-apiserver counts the calls it cannot make. In
-		// the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
-		// stands in once more Pods than calls were created over
-		// minutes: longer than this break.
-		// KimSnatchKymaPodMissedByWebhook needs a Kyma Pod created a
-		// minute after the last call that reached a replica, which
-		// this break's first burst may or may not be.
-		alerts:   []string{alertFailingOpen},
-		maybe:    []string{alertMissedByWebhook},
-		exercise: failOpenPods,
-		fix: &runbookFix{alert: alertFailingOpen, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
-			windowed: "it counts the fail-opens of the last 10 minutes"},
-	}
-	caExpiring := checkBreak{
-		// The Certificate not renewed, its CA with 3 days left: the
-		// CA and the certificate the replicas serve, which is the CA,
-		// both page, and the check warns.
-		name: "ca_not_renewed_3_days_left", item: check.IDCASecret, status: check.StatusWarn, message: "less than --min-ca-validity",
-		breakIt: caNotRenewed(3 * 24 * time.Hour),
-		alerts:  []string{alertCAExpiresSoon, alertServingExpiresSoon}, shoot: []string{alertCAExpiresSoon, alertServingExpiresSoon},
-		maybe: rotationAlerts,
-		// "Confirmed when notAfter is less than 7 days away."
-		fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
-			before: resumeCertManagement, during: rotationAlerts},
-	}
-	caBundleWiped := checkBreak{
-		name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
-		// The API server cannot verify the webhook: the dry run comes
-		// back without the term. The leader's lost right to patch the
-		// MWC is what syncer-lease proves with a SubjectAccessReview.
-		others: map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail,
-			check.IDSyncerLease: check.StatusFail},
-		breakIt: wipeCABundleWithoutPatch,
-		// Far longer than the leader takes to repair a wipe it may
-		// write (tens of milliseconds): the caBundle stays empty.
-		hold: 2 * time.Second,
-		// The caBundle is out of sync, and the leader keeps failing
-		// to write it: both watch this fault. The check's admission
-		// item fails open against a caBundle the replicas cannot be
-		// verified with, which only the kube-apiserver counts.
-		alerts: []string{alertOutOfSync, alertSyncErrors, alertFailingOpen},
-		shoot:  []string{alertOutOfSync, alertSyncErrors},
-		// A Kyma Pod created a minute into the break got no review.
-		maybe:    []string{alertMissedByWebhook},
-		exercise: waitLeaderRefusedAgain,
-		// "Confirmed when the two fingerprints differ, or the
-		// second prints none."
-		fix: &runbookFix{alert: alertOutOfSync, when: "one fingerprint only, the caBundle's missing",
-			confirmed: func(out string) bool { return strings.Count(out, "Fingerprint=") == 1 }},
-	}
-	selectorBroken := checkBreak{
-		// Read from the object, the selector is wrong; only the dry run
-		// shows that Kyma Pods are no longer sent to the webhook.
-		name: "namespace_selector_broken", item: check.IDAdmission,
-		message: "came back without the term",
-		others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
-		breakIt: breakNamespaceSelector,
-		// Nothing calls the webhook, so nothing fails where the
-		// kube-apiserver is scraped; a Kyma Pod created more than a
-		// minute after the last review fires
-		// KimSnatchKymaPodMissedByWebhook in both profiles. In the
-		// Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook fires
-		// too once more Kyma Pods were created in 10 minutes than the
-		// webhook answered calls in 15. Kyma Pods are created until
-		// each is active.
-		alerts: []string{alertMissedByWebhook},
-		shoot:  []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
-		exercise: func(t *testing.T) func() {
-			admitted := podsUntilAlert(t, watch, stack.ProfileShoot, alertAdmittedWithoutWebhook)
-			missed := podsUntilAlert(t, watch, stack.ProfileAPIServer, alertMissedByWebhook)
-			return func() { admitted(); missed() }
-		},
-		fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
-	}
 	tests := []checkBreak{
 		{
 			name: "secret_deleted", item: check.IDCASecret, message: "not found", others: skipCABundle,
@@ -204,14 +119,25 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			fix: &runbookFix{alert: alertCARenewalOverdue, when: "notAfter less than 25 days away", confirmed: notAfterWithin(25 * 24 * time.Hour),
 				before: resumeCertManagement, during: rotationAlerts},
 		},
-		caExpiring,
-		// The same, repaired by the runbook of the certificate the
-		// replicas serve, which renews and restarts them.
-		caExpiring.again("served_expiry", nil,
-			// "Confirmed when served-certificate lists a replica whose
-			// notAfter is less than 7 days away."
-			&runbookFix{alert: alertServingExpiresSoon, when: "served-certificate listing a notAfter 3 days away",
-				confirmed: servedNotAfterWithin(7 * 24 * time.Hour), before: resumeCertManagement, during: rotationAlerts}),
+		{
+			// The Certificate not renewed, its CA with 3 days left: the
+			// CA and the certificate the replicas serve, which is the CA,
+			// both page, and the check warns.
+			name: "ca_not_renewed_3_days_left", item: check.IDCASecret, status: check.StatusWarn, message: "less than --min-ca-validity",
+			breakIt: caNotRenewed(3 * 24 * time.Hour),
+			alerts:  []string{alertCAExpiresSoon, alertServingExpiresSoon}, shoot: []string{alertCAExpiresSoon, alertServingExpiresSoon},
+			maybe: rotationAlerts,
+			// "Confirmed when notAfter is less than 7 days away."
+			fix: &runbookFix{alert: alertCAExpiresSoon, when: "notAfter less than 7 days away", confirmed: notAfterWithin(7 * 24 * time.Hour),
+				before: resumeCertManagement, during: rotationAlerts},
+			// Once more, repaired by the runbook of the certificate the
+			// replicas serve, which renews and restarts them: "Confirmed
+			// when served-certificate lists a replica whose notAfter is
+			// less than 7 days away."
+			again: []variant{{runbook: "served_expiry",
+				fix: &runbookFix{alert: alertServingExpiresSoon, when: "served-certificate listing a notAfter 3 days away",
+					confirmed: servedNotAfterWithin(7 * 24 * time.Hour), before: resumeCertManagement, during: rotationAlerts}}},
+		},
 		{
 			// Prometheus' scrapes of the webhook time out: the webhook
 			// serves on and the check passes; only up says it.
@@ -272,14 +198,37 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			fix: &runbookFix{alert: alertCheckJobFailed, when: "a non-zero exit code", confirmed: shows(`(?m)^\s*[1-9][0-9]*\s*$`),
 				placeholders: map[string]string{"<job-name>": failedCheckJob}},
 		},
-		caBundleWiped,
-		// The same, repaired by the runbook of the leader's errors,
-		// which applies its RBAC again and restarts it.
-		caBundleWiped.again("sync_errors", nil,
-			// "Confirmed ... for apply-failed after RBAC drift by
-			// syncer-lease FAIL."
-			&runbookFix{alert: alertSyncErrors, when: "syncer-lease FAIL", confirmed: shows(`syncer-lease\s+FAIL`),
-				windowed: "it counts the syncer's errors of the last 5 minutes"}),
+		{
+			name: "ca_bundle_wiped_while_the_leader_may_not_patch", item: check.IDCABundle, message: "caBundle is empty",
+			// The API server cannot verify the webhook: the dry run comes
+			// back without the term. The leader's lost right to patch the
+			// MWC is what syncer-lease proves with a SubjectAccessReview.
+			others: map[string]check.Status{check.IDServedCertificate: check.StatusSkip, check.IDAdmission: check.StatusFail,
+				check.IDSyncerLease: check.StatusFail},
+			breakIt: wipeCABundleWithoutPatch,
+			// Far longer than the leader takes to repair a wipe it may
+			// write (tens of milliseconds): the caBundle stays empty.
+			hold: 2 * time.Second,
+			// The caBundle is out of sync, and the leader keeps failing
+			// to write it: both watch this fault. The check's admission
+			// item fails open against a caBundle the replicas cannot be
+			// verified with, which only the kube-apiserver counts.
+			alerts: []string{alertOutOfSync, alertSyncErrors, alertFailingOpen},
+			shoot:  []string{alertOutOfSync, alertSyncErrors},
+			// A Kyma Pod created a minute into the break got no review.
+			maybe:    []string{alertMissedByWebhook},
+			exercise: waitLeaderRefusedAgain,
+			// "Confirmed when the two fingerprints differ, or the
+			// second prints none."
+			fix: &runbookFix{alert: alertOutOfSync, when: "one fingerprint only, the caBundle's missing",
+				confirmed: func(out string) bool { return strings.Count(out, "Fingerprint=") == 1 }},
+			// Once more, repaired by the runbook of the leader's errors,
+			// which applies its RBAC again and restarts it: "Confirmed
+			// ... for apply-failed after RBAC drift by syncer-lease FAIL."
+			again: []variant{{runbook: "sync_errors",
+				fix: &runbookFix{alert: alertSyncErrors, when: "syncer-lease FAIL", confirmed: shows(`syncer-lease\s+FAIL`),
+					windowed: "it counts the syncer's errors of the last 5 minutes"}}},
+		},
 		{
 			// The smoke tier's break: it fires in both profiles and reaches
 			// Alertmanager, and it is the failure users feel first.
@@ -347,15 +296,34 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			// "Confirmed when no Pod is listed."
 			fix: &runbookFix{alert: alertSyncerAbsent, when: "no syncer Pod listed", confirmed: shows(`No resources found`)},
 		},
-		serviceDeleted,
-		// The same, until the term objective's budget burns fast: its
-		// runbook repairs it too.
-		serviceDeleted.again("term_fast_burn", []string{alertFailingOpen, alertTermFastBurn},
-			// "Confirmed, and its cause named, as for
-			// KimSnatchWebhookFailingOpen: the item that FAILs." The
-			// restarts of the Fix may fail calls open.
-			&runbookFix{alert: alertTermFastBurn, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
-				windowed: "its short window counts the calls of the last 5 minutes"}),
+		{
+			name: "webhook_service_deleted", item: check.IDWebhookEndpoints,
+			message: fmt.Sprintf("Service %s/%s does not exist", stack.Namespace, stack.ServiceName),
+			others:  map[string]check.Status{check.IDServedCertificate: check.StatusSkip},
+			// The API server resolves the Service only when it dials: a
+			// connection it keeps alive still reaches a replica, so the dry
+			// run fails only once the API server dials again.
+			unsettled: []string{check.IDAdmission},
+			breakIt:   deleteWebhookService,
+			// Only the kube-apiserver counts the calls it cannot make. In
+			// the Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook
+			// stands in once more Pods than calls were created over
+			// minutes: longer than this break.
+			// KimSnatchKymaPodMissedByWebhook needs a Kyma Pod created a
+			// minute after the last call that reached a replica, which
+			// this break's first burst may or may not be.
+			alerts:   []string{alertFailingOpen},
+			maybe:    []string{alertMissedByWebhook},
+			exercise: failOpenPods,
+			fix: &runbookFix{alert: alertFailingOpen, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
+				windowed: "it counts the fail-opens of the last 10 minutes"},
+			// Once more, until the term objective's budget burns fast,
+			// repaired by its runbook: "Confirmed, and its cause named, as
+			// for KimSnatchWebhookFailingOpen: the item that FAILs."
+			again: []variant{{runbook: "term_fast_burn", alerts: []string{alertFailingOpen, alertTermFastBurn},
+				fix: &runbookFix{alert: alertTermFastBurn, when: "webhook-endpoints FAIL", confirmed: shows(`webhook-endpoints\s+FAIL`),
+					windowed: "its short window counts the calls of the last 5 minutes"}}},
+		},
 		{
 			name: "replica_serving_a_certificate_of_another_ca", item: check.IDServedCertificate,
 			message: "(Pod " + foreignReplica + "): serial ",
@@ -381,13 +349,35 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 				confirmed:    shows(`served-certificate\s+FAIL[^\n]*` + regexp.QuoteMeta(foreignReplica)),
 				placeholders: map[string]string{"<pod>": foreignReplica}},
 		},
-		selectorBroken,
-		// The same, repaired by the runbook of the Shoot profile's
-		// witness of calls missing.
-		selectorBroken.again("admitted_without_webhook", nil,
+		{
+			// Read from the object, the selector is wrong; only the dry run
+			// shows that Kyma Pods are no longer sent to the webhook.
+			name: "namespace_selector_broken", item: check.IDAdmission,
+			message: "came back without the term",
+			others:  map[string]check.Status{check.IDWebhookConfiguration: check.StatusFail, check.IDNamespace: check.StatusWarn},
+			breakIt: breakNamespaceSelector,
+			// Nothing calls the webhook, so nothing fails where the
+			// kube-apiserver is scraped; a Kyma Pod created more than a
+			// minute after the last review fires
+			// KimSnatchKymaPodMissedByWebhook in both profiles. In the
+			// Shoot profile KimSnatchKymaPodsAdmittedWithoutWebhook fires
+			// too once more Kyma Pods were created in 10 minutes than the
+			// webhook answered calls in 15. Kyma Pods are created until
+			// each is active.
+			alerts: []string{alertMissedByWebhook},
+			shoot:  []string{alertAdmittedWithoutWebhook, alertMissedByWebhook},
+			exercise: func(t *testing.T) func() {
+				admitted := podsUntilAlert(t, watch, stack.ProfileShoot, alertAdmittedWithoutWebhook)
+				missed := podsUntilAlert(t, watch, stack.ProfileAPIServer, alertMissedByWebhook)
+				return func() { admitted(); missed() }
+			},
+			fix: &runbookFix{alert: alertMissedByWebhook, when: "webhook-configuration FAIL", confirmed: shows(`webhook-configuration\s+FAIL`)},
+			// Once more, repaired by the runbook of the Shoot profile's
+			// witness of calls missing, which restarts both binaries:
 			// "Confirmed, and its cause named, by the item that FAILs."
-			// The Fix restarts both binaries.
-			&runbookFix{alert: alertAdmittedWithoutWebhook, when: "admission FAIL", confirmed: shows(`admission\s+FAIL`)}),
+			again: []variant{{runbook: "admitted_without_webhook",
+				fix: &runbookFix{alert: alertAdmittedWithoutWebhook, when: "admission FAIL", confirmed: shows(`admission\s+FAIL`)}}},
+		},
 		{
 			// Deleted by hand, without the emergency disable's marker: the
 			// API server calls nothing and nothing fails, so only the
@@ -473,7 +463,7 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 			maybe: []string{alertMissedByWebhook},
 		},
 	}
-	for _, tt := range tests {
+	for _, tt := range runs(tests) {
 		t.Run(tt.subtest(), func(t *testing.T) {
 			if tt.smoke {
 				framework.InTier(t, framework.Smoke, "one break, in both monitoring profiles, reaching Alertmanager")
@@ -493,206 +483,3 @@ func TestCheckFailsExactlyTheBrokenItem(t *testing.T) {
 // a certificate: "unable to load certificate" (1.1) or "Unable to load
 // certificate" (3).
 var unloadableCertificate = regexp.MustCompile(`(?i)unable to load certificate`)
-
-// settle returns want with each unsettled item's status taken from r,
-// where it is PASS or FAIL.
-func settle(want map[string]check.Status, r check.Report, unsettled []string) map[string]check.Status {
-	out := maps.Clone(want)
-	for _, id := range unsettled {
-		if st := result(r, id).Status; st == check.StatusPass || st == check.StatusFail {
-			out[id] = st
-		}
-	}
-	return out
-}
-
-// syncerStopper stops every syncer replica; the local stack can.
-type syncerStopper interface {
-	StopSyncers(ctx context.Context) error
-}
-
-// onceCleanup returns restore made safe to call twice, and calls it when
-// t ends if the test did not, so that a failed step never leaves the
-// shared installation broken for the next test. disarm drops restore, once
-// something else has repaired the installation.
-func onceCleanup(t *testing.T, restore func(context.Context) error) (do func(context.Context) error, disarm func()) {
-	var once sync.Once
-	var err error
-	do = func(ctx context.Context) error {
-		once.Do(func() { err = restore(ctx) })
-		return err
-	}
-	disarm = func() { once.Do(func() {}) }
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := do(ctx); err != nil {
-			t.Errorf("restore: %v", err)
-		}
-	})
-	return do, disarm
-}
-
-// A checkBreak is one item of the checklist broken on its own, and what
-// the check and the alerts must then show.
-type checkBreak struct {
-	name string
-	// smoke puts the break in the smoke tier; the others are in the full.
-	smoke bool
-	// item is the item that must fail (or have status, when set),
-	// with message in its message.
-	item, message string
-	status        check.Status
-	// others are the items that are not PASS by design, and their
-	// status; unsettled items may PASS or FAIL from run to run.
-	others    map[string]check.Status
-	unsettled []string
-	// breakIt breaks the installation and returns what repairs it.
-	breakIt func(t *testing.T) (restore func(context.Context) error)
-	// hold is how long the fault must last before the check runs
-	// once more and reports the same.
-	hold time.Duration
-	// alerts and shoot are the alerts that fire in the API server
-	// scraped and the Shoot profile, and no other. exercise, when set,
-	// makes the fault show in the metrics, as traffic would, once the
-	// check has seen it; it returns what undoes its side effects.
-	// adjust, when set, drops from both what the break did not cause.
-	// maybe are alerts that may fire too, in either profile, and are
-	// not required.
-	alerts, shoot, maybe []string
-	exercise             func(t *testing.T) (undo func())
-	adjust               func(alerts []string) []string
-	// fix, where the suite watches the alerts, is the alert whose
-	// runbook repairs the break instead of breakIt's repair.
-	fix *runbookFix
-}
-
-// prove breaks the installation, holds the check's report to the break,
-// awaits the break's alerts where they are watched, and repairs it.
-func (tt checkBreak) prove(t *testing.T, c checker, watch *alertWatch, args []string) {
-	want := tt.want()
-	alerts := map[string][]string{stack.ProfileAPIServer: tt.alerts, stack.ProfileShoot: tt.shoot}
-	if watch != nil {
-		watch.quiet(t, alerts)
-	}
-	broken := time.Now()
-	restore, disarm := onceCleanup(t, tt.breakIt(t))
-	tt.assertReported(t, c, args, want, broken)
-	if watch == nil {
-		tt.assertRepaired(t, c, args, restore)
-		return
-	}
-	tt.awaitAlerts(t, watch, broken, alerts)
-	if tt.fix != nil {
-		tt.repairByRunbook(t, c, watch, args, alerts, broken, disarm)
-		return
-	}
-	tt.assertRepaired(t, c, args, restore)
-}
-
-// again is the same break once more, named <name>_fixed_by_<runbook>,
-// whose alerts where the kube-apiserver is scraped are alerts when given,
-// and whose runbook Fix is fix's: a break that fires two alerts proves
-// each one's runbook.
-func (tt checkBreak) again(runbook string, alerts []string, fix *runbookFix) checkBreak {
-	tt.name, tt.fix = tt.name+"_fixed_by_"+runbook, fix
-	if alerts != nil {
-		tt.alerts = alerts
-	}
-	return tt
-}
-
-// subtest names the break and its outcome, the item it fails, warns or
-// passes on: secret_deleted_fails_ca-secret. The break's own name keys its
-// panel in breakPanels and its lines in the logs and tables.
-func (tt checkBreak) subtest() string {
-	verb := map[check.Status]string{check.StatusFail: "fails", check.StatusWarn: "warns", check.StatusPass: "passes"}[tt.itemStatus()]
-	return tt.name + "_" + verb + "_" + tt.item
-}
-
-// itemStatus is the status the broken item must have: FAIL unless set.
-func (tt checkBreak) itemStatus() check.Status {
-	if tt.status == "" {
-		return check.StatusFail
-	}
-	return tt.status
-}
-
-// want is the status of each item that is not PASS by the break.
-func (tt checkBreak) want() map[string]check.Status {
-	want := map[string]check.Status{tt.item: tt.itemStatus()}
-	for id, st := range tt.others {
-		want[id] = st
-	}
-	return want
-}
-
-// assertReported waits until the check reports the break, in JSON, holds
-// the table to it, and holds the report once more after tt.hold.
-func (tt checkBreak) assertReported(t *testing.T, c checker, args []string, want map[string]check.Status, broken time.Time) {
-	status := tt.itemStatus()
-	// Pods of stopped replicas go away and the Lease is released
-	// a moment after the processes end, and restarted replicas
-	// take a moment to show again: wait for the report to settle
-	// on exactly the expected statuses, then hold it to the rest
-	// of the expectation.
-	run, r, ok := c.waitReport(t, nil, time.Minute, args, func(r check.Report) bool {
-		return strings.Contains(result(r, tt.item).Message, tt.message) && statusesAre(r, settle(want, r, tt.unsettled))
-	})
-	if !ok {
-		t.Fatalf("the report did not settle on %s %s with %q and %v within 1m; last run: %s", tt.item, status, tt.message, tt.others, run)
-	}
-	detected := time.Since(broken)
-	assertReport(t, run, r, settle(want, r, tt.unsettled))
-
-	table := c.run(t, nil, "--kubeconfig", sys.KubeconfigPath())
-	logf("check, %s (%s reported %s after the break was in place, run took %s):\n%s",
-		tt.name, status, detected.Round(time.Millisecond), table.took.Round(time.Millisecond), table.stdout)
-	if len(tt.unsettled) == 0 {
-		assertTable(t, table, want)
-	}
-	time.Sleep(tt.hold)
-	run, r = c.report(t, nil, args...)
-	assertReport(t, run, r, settle(want, r, tt.unsettled))
-}
-
-// awaitAlerts exercises the break where it says how, and awaits its
-// alerts and its dashboard panel.
-func (tt checkBreak) awaitAlerts(t *testing.T, watch *alertWatch, broken time.Time, alerts map[string][]string) {
-	undo := func() {}
-	if tt.exercise != nil {
-		undo = tt.exercise(t)
-	}
-	if tt.adjust != nil {
-		for profile := range alerts {
-			alerts[profile] = tt.adjust(alerts[profile])
-		}
-	}
-	change, ok := breakPanels[tt.name]
-	if !ok {
-		t.Fatalf("no panel in breakPanels shows the break %s", tt.name)
-	}
-	watch.await(t, tt.name, broken, alerts, tt.maybe, change)
-	undo()
-}
-
-// assertRepaired repairs the break and waits until the check passes again.
-func (tt checkBreak) assertRepaired(t *testing.T, c checker, args []string, restore func(context.Context) error) {
-	start := time.Now()
-	if err := restore(context.Background()); err != nil {
-		t.Fatalf("restore: %v", err)
-	}
-	assertCheckPasses(t, c, args, tt.name, start)
-}
-
-// assertCheckPasses waits until the check passes again after the repair
-// of the break name that started at start.
-func assertCheckPasses(t *testing.T, c checker, args []string, name string, start time.Time) {
-	t.Helper()
-	run, r, ok := c.waitReport(t, nil, 2*time.Minute, args, func(r check.Report) bool { return r.Status == check.StatusPass })
-	if !ok {
-		t.Fatalf("the check does not pass within 2m of the repair; last run: %s", run)
-	}
-	assertReport(t, run, r, nil)
-	logf("check, %s: PASS again %s after the repair started", name, time.Since(start).Round(time.Millisecond))
-}
