@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-openapi/jsonpointer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kyma-project/kim-snatch/test/e2e/stack"
@@ -73,22 +75,10 @@ const prometheusBinary = "/bin/prometheus"
 func admitPrometheusOnlyTo(keep, cut string) func(t *testing.T) func(context.Context) error {
 	return func(t *testing.T) func(context.Context) error {
 		ctx := context.Background()
-		kc := sys.KubeconfigPath()
-		values, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "jsonpath={.spec.podSelector.matchExpressions[0].values}"}, prometheusPolicy...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		values, restore := replaceField(t, prometheusPolicy, "/spec/podSelector/matchExpressions/0/values", fmt.Sprintf("[%q]", keep))
 		if !strings.Contains(values, cut) {
-			t.Fatalf("NetworkPolicy %s does not admit Prometheus to %s: %s", prometheusPolicy[3], cut, values)
-		}
-		narrow := fmt.Sprintf(`[{"op": "replace", "path": "/spec/podSelector/matchExpressions/0/values", "value": [%q]}]`, keep)
-		if _, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", narrow}, prometheusPolicy...)...); err != nil {
-			t.Fatal(err)
-		}
-		restore := func(ctx context.Context) error {
-			put := `[{"op": "replace", "path": "/spec/podSelector/matchExpressions/0/values", "value": ` + values + `}]`
-			_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", put}, prometheusPolicy...)...)
-			return err
+			_ = restore(ctx)
+			t.Fatalf("NetworkPolicy %s did not admit Prometheus to %s: %s", prometheusPolicy[3], cut, values)
 		}
 		if err := abortScrapes(ctx, cut); err != nil {
 			_ = restore(ctx)
@@ -164,26 +154,61 @@ const ownAllowlist = "pods=[kim-snatch.kyma-project.io/opt-out]"
 // arguments, leaves it, and waits for its rollout. Restoring puts the
 // arguments back.
 func allowlistOfItsOwn(t *testing.T) func(context.Context) error {
+	own := fmt.Sprintf(`[%q, "--metric-opt-in-list=kube_pod_nodeselectors"]`, "--metric-labels-allowlist="+ownAllowlist)
+	_, restore := replaceField(t, ksmDeployment, "/spec/template/spec/containers/0/args", own)
+	rolledOut := func(ctx context.Context) error {
+		_, err := stack.Kubectl(ctx, sys.KubeconfigPath(), "-n", "monitoring", "rollout", "status", "deployment/kube-state-metrics", "--timeout=2m")
+		return err
+	}
+	if err := rolledOut(context.Background()); err != nil {
+		_ = restore(context.Background())
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) error { return errors.Join(restore(ctx), rolledOut(ctx)) }
+}
+
+// replaceField replaces the value at path, a JSON pointer, of object with
+// value, a JSON document, and returns the value it had, in JSON, and what
+// puts that back.
+func replaceField(t *testing.T, object []string, path, value string) (was string, restore func(context.Context) error) {
+	t.Helper()
 	ctx := context.Background()
 	kc := sys.KubeconfigPath()
-	args, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "jsonpath={.spec.template.spec.containers[0].args}"}, ksmDeployment...)...)
+	doc, err := stack.Kubectl(ctx, kc, append([]string{"get", "-o", "json"}, object...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	setArgs := func(ctx context.Context, args string) error {
-		patch := `[{"op": "test", "path": "/spec/template/spec/containers/0/name", "value": "kube-state-metrics"},` +
-			`{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": ` + args + `}]`
-		if _, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", patch}, ksmDeployment...)...); err != nil {
-			return err
-		}
-		_, err := stack.Kubectl(ctx, kc, "-n", "monitoring", "rollout", "status", "deployment/kube-state-metrics", "--timeout=2m")
+	was = fieldAt(t, doc, path)
+	set := func(ctx context.Context, value string) error {
+		patch := `[{"op": "replace", "path": "` + path + `", "value": ` + value + `}]`
+		_, err := stack.Kubectl(ctx, kc, append([]string{"patch", "--type=json", "-p", patch}, object...)...)
 		return err
 	}
-	restore := func(ctx context.Context) error { return setArgs(ctx, args) }
-	own := fmt.Sprintf(`[%q, "--metric-opt-in-list=kube_pod_nodeselectors"]`, "--metric-labels-allowlist="+ownAllowlist)
-	if err := setArgs(ctx, own); err != nil {
-		_ = restore(ctx)
+	if err := set(ctx, value); err != nil {
 		t.Fatal(err)
 	}
-	return restore
+	return was, func(ctx context.Context) error { return set(ctx, was) }
+}
+
+// fieldAt returns the value at path, a JSON pointer, of the JSON document
+// doc, in JSON.
+func fieldAt(t *testing.T, doc, path string) string {
+	t.Helper()
+	var obj any
+	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpointer.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := p.Get(obj)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
