@@ -14,6 +14,7 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/kyma-project/kim-snatch/test/e2e/stack"
 	"github.com/kyma-project/kim-snatch/test/framework"
 	"github.com/kyma-project/kim-snatch/test/framework/poll"
 	"github.com/kyma-project/kim-snatch/test/runbook"
@@ -54,6 +55,11 @@ type runbookFix struct {
 	// `kubectl edit` of the Fix opens, as a command that edits the file
 	// it is given (KUBE_EDITOR).
 	editor string
+	// renews says that the Fix renews the Certificate: the scenario ends
+	// only once every replica serves the new CA, so that the rotation it
+	// starts, and the failed loads of a bad pair before it, do not reach
+	// into the next break.
+	renews bool
 }
 
 // shows is a runbookFix.confirmed that holds when the output matches re.
@@ -270,6 +276,7 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 			t.Fatalf("%s: before the Fix: %v", tt.name, err)
 		}
 	}
+	renewedFrom := stack.CurrentFingerprint(t.Context(), sys.Clientset())
 	start := time.Now()
 	fix := shell.run(t, rb.Fix.Script, true)
 	logf("runbook of %s, Fix, for %s (exit %d, %s):\n%s", tt.fix.alert, tt.name, fix.code, fix.took.Round(time.Second), fix)
@@ -283,12 +290,36 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 		row.resolved = watch.awaitResolved(t, tt.fix.alert, alerts, p, start)
 	}
 	assertCheckPasses(t, c, args, tt.name, start)
+	if tt.fix.renews {
+		awaitRenewal(t, renewedFrom)
+	}
 	if err := p.seeAlerts(t.Context(), watch); err != nil {
 		t.Errorf("%s: after the Fix of %s: %v", tt.name, tt.fix.alert, err)
 	} else if len(p.others) > 0 {
 		t.Errorf("%s: after the Fix of %s, alerts fired that the break does not raise: %v", tt.name, tt.fix.alert, p.others)
 	}
 	watch.fixes = append(watch.fixes, row)
+}
+
+// awaitRenewal waits until the Secret holds a CA other than before, and
+// every webhook replica serves it.
+func awaitRenewal(t *testing.T, before string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var fp string
+	err := poll.Until(ctx, "the Fix's renewal to write a new CA", func(ctx context.Context) error {
+		if fp = stack.CurrentFingerprint(ctx, sys.Clientset()); fp == "" || fp == before {
+			return fmt.Errorf("the Secret's CA is %q, as before the Fix", fp)
+		}
+		return nil
+	})
+	if err == nil {
+		err = sys.WaitServed(ctx, fp)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // firedAfter is the time from the break of scenario to alert firing, in
