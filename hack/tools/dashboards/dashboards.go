@@ -94,11 +94,11 @@ func rolloutStuck(deployment, alert string) cog.Builder[dashboard.Panel] {
 			`", condition="Progressing", status="false"})`, "stuck"))
 }
 
-// scraped is the panel of the replicas Prometheus scrapes of job, beside
-// the targets it finds: fewer scraped than found is what alert warns of
+// scraped is the panel of the replicas Prometheus scrapes of the job that
+// sel selects, beside the targets it finds: fewer scraped than found is
+// what alert warns of
 // after 10 minutes.
-func scraped(job, alert string) cog.Builder[dashboard.Panel] {
-	sel := `job="` + job + `", cluster=~"$cluster", namespace="$namespace"`
+func scraped(sel, alert string) cog.Builder[dashboard.Panel] {
 	return single("Scraped replicas", "Replicas whose last scrape succeeded, and the targets Prometheus finds. "+
 		"A target it cannot scrape is blind to every alert on its series; "+alert+" warns after 10 minutes of it.", "none",
 		q(`sum(up{`+sel+`})`, "scraped"),
@@ -117,7 +117,7 @@ func webhookBoard() *dashboard.DashboardBuilder {
 			q(`sum(kube_deployment_status_replicas_available{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "available"),
 			q(`sum(kube_deployment_spec_replicas{cluster=~"$cluster", namespace="$namespace", deployment="snatch-webhook"})`, "desired")),
 		rolloutStuck("snatch-webhook", "KimSnatchWebhookRolloutStuck"),
-		scraped(webhookJob, "KimSnatchWebhookTargetDown"),
+		scraped(webhookSel, "KimSnatchWebhookTargetDown"),
 		single("Serving certificate expires in", "Time until the earliest expiry among the certificates the replicas serve.", "s",
 			q(`min(snatch_webhook_serving_cert_not_after_seconds{`+webhookSel+`} > 0) - time()`, "expires in")),
 		single("Failing open", "Pod admissions per second that the kube-apiserver let through without a successful call to the webhook (kube-apiserver metrics). Kyma Pods admitted so lack the term.", "reqps",
@@ -167,7 +167,7 @@ func syncerBoard() *dashboard.DashboardBuilder {
 		single("Leader", "Replicas that hold the Lease: 1 when healthy, 0 when none does or none is scraped.", "none",
 			q(`sum(cabundle_syncer_is_leader{`+syncerSel+`}) or vector(0)`, "leaders")),
 		rolloutStuck("cabundle-syncer", "KimSnatchCABundleSyncerRolloutStuck"),
-		scraped(syncerJob, "KimSnatchCABundleSyncerTargetDown"),
+		scraped(syncerSel, "KimSnatchCABundleSyncerTargetDown"),
 		single("Check runs failed", "Runs of the in-cluster check (Jobs kim-snatch-check*) that failed, of those kube-state-metrics still reports: "+
 			"a FAIL, an INCOMPLETE run or one that could not start. KimSnatchCheckJobFailed warns while the newest run is one of them.", "none",
 			q(`sum(kube_job_failed{cluster=~"$cluster", namespace="$namespace", job_name=~"kim-snatch-check.*", condition="true"}) or vector(0)`, "failed")),
