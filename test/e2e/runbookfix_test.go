@@ -276,7 +276,10 @@ func (tt checkBreak) repairByRunbook(t *testing.T, c checker, watch *alertWatch,
 			t.Fatalf("%s: before the Fix: %v", tt.name, err)
 		}
 	}
-	renewedFrom := stack.CurrentFingerprint(t.Context(), sys.Clientset())
+	var renewedFrom string
+	if tt.fix.renews {
+		renewedFrom = stack.CurrentFingerprint(t.Context(), sys.Clientset())
+	}
 	start := time.Now()
 	fix := shell.run(t, rb.Fix.Script, true)
 	logf("runbook of %s, Fix, for %s (exit %d, %s):\n%s", tt.fix.alert, tt.name, fix.code, fix.took.Round(time.Second), fix)
