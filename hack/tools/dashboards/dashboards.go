@@ -96,8 +96,7 @@ func rolloutStuck(deployment, alert string) cog.Builder[dashboard.Panel] {
 
 // scraped is the panel of the replicas Prometheus scrapes of the job that
 // sel selects, beside the targets it finds: fewer scraped than found is
-// what alert warns of
-// after 10 minutes.
+// what alert warns of after 10 minutes.
 func scraped(sel, alert string) cog.Builder[dashboard.Panel] {
 	return single("Scraped replicas", "Replicas whose last scrape succeeded, and the targets Prometheus finds. "+
 		"A target it cannot scrape is blind to every alert on its series; "+alert+" warns after 10 minutes of it.", "none",
